@@ -1,0 +1,80 @@
+#include "db/database_file.hpp"
+
+#include <SQLiteCpp/Exception.h>
+#include <sqlite3.h>
+
+#include <array>
+#include <cstring>
+#include <fstream>
+#include <system_error>
+
+#include "db/database_errors.hpp"
+#include "db/migration_runner.hpp"
+
+namespace swr::db {
+namespace {
+
+constexpr char kSqliteHeader[16] = "SQLite format 3";  // 15 characters and the terminating NUL
+
+// Valid header, but the pages behind it are not a database SQLite can read.
+bool is_damage(const SQLite::Exception& error) {
+  const int code = error.getErrorCode() & 0xff;
+  return code == SQLITE_NOTADB || code == SQLITE_CORRUPT;
+}
+
+}  // namespace
+
+DatabaseFileState inspect_database_file(const std::filesystem::path& path) {
+  std::error_code error;
+  const auto status = std::filesystem::status(path, error);
+  if (!std::filesystem::exists(status)) return DatabaseFileState::missing;
+  if (std::filesystem::is_directory(status)) {
+    throw UsageError(path.string() + " is a directory, not a results database file");
+  }
+  if (!std::filesystem::is_regular_file(status)) {
+    throw UsageError(path.string() + " is not a regular file, so not an swr results database");
+  }
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw UsageError("cannot read the results database " + path.string());
+  std::array<char, sizeof(kSqliteHeader)> header{};
+  file.read(header.data(), header.size());
+  const auto bytes_read = file.gcount();
+  if (bytes_read == 0) return DatabaseFileState::empty;
+  if (bytes_read != static_cast<std::streamsize>(header.size()) ||
+      std::memcmp(header.data(), kSqliteHeader, header.size()) != 0) {
+    throw not_sqlite(path);
+  }
+  return DatabaseFileState::sqlite;
+}
+
+int require_known_schema(SQLite::Database& database, const std::filesystem::path& path,
+                         int latest) {
+  try {
+    const int version = read_schema_version(database);
+    if (version == 0) {
+      const int tables =
+          database.execAndGet("SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'")
+              .getInt();
+      // Never add our tables to someone else's database.
+      if (tables > 0) throw not_a_results_database(path);
+    }
+    if (version > latest) throw schema_too_new(path, version, latest);
+    return version;
+  } catch (const SQLite::Exception& error) {
+    if (!is_damage(error)) throw;
+    throw damaged_sqlite(path, error.what());
+  }
+}
+
+int check_existing_database(const std::filesystem::path& path, int latest) {
+  if (inspect_database_file(path) != DatabaseFileState::sqlite) return 0;
+  try {
+    SQLite::Database database(path, SQLite::OPEN_READONLY, 10'000);
+    return require_known_schema(database, path, latest);
+  } catch (const SQLite::Exception& error) {
+    if (!is_damage(error)) throw;
+    throw damaged_sqlite(path, error.what());
+  }
+}
+
+}  // namespace swr::db

@@ -1,0 +1,215 @@
+// ResultsDatabase: recording measurements and reading them back (resume, best, listings).
+#include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Statement.h>
+#include <SQLiteCpp/Transaction.h>
+
+#include <cmath>
+#include <stdexcept>
+
+#include "db/results_database.hpp"
+#include "db/sqlite_values.hpp"
+#include "db/statement_cache.hpp"
+
+namespace swr::db {
+namespace {
+
+void require_valid(const MeasurementRecord& record) {
+  const std::string status(to_string(record.status));
+  if (record.status == MeasurementStatus::ok) {
+    if (!record.median_ms || !std::isfinite(*record.median_ms) || *record.median_ms <= 0) {
+      throw std::invalid_argument("a measurement with status ok needs a positive median time");
+    }
+    if (!record.error.empty()) {
+      throw std::invalid_argument("a measurement with status ok carries no error text");
+    }
+  } else if (record.error.empty()) {
+    throw std::invalid_argument("a measurement with status " + status + " needs its error text");
+  }
+  if (record.l2_hit_rate && !(*record.l2_hit_rate >= 0 && *record.l2_hit_rate <= 1)) {
+    throw std::invalid_argument("l2_hit_rate is a fraction in [0, 1] (got " +
+                                std::to_string(*record.l2_hit_rate) + ")");
+  }
+  if (!record.method.is_object()) {
+    throw std::invalid_argument("the measurement method must be a JSON object");
+  }
+}
+
+// The columns every measurement query returns, read by read_measurement; `m` is a measurements
+// row and `c` its config.
+constexpr const char* kMeasurementColumns =
+    "m.id, c.key, c.json, m.gpu_id, m.problem_id, m.config_id, m.status, m.error,"
+    " m.median_ms, m.p95_ms, m.min_ms, m.timed_runs, m.tflops, m.relative_error,"
+    " m.l2_sectors_from_tex, m.l2_sector_misses, m.l2_hit_rate, m.dram_read_bytes,"
+    " m.dram_write_bytes, m.observed_intensity, m.algorithmic_intensity, m.roofline_fraction,"
+    " m.registers, m.spill_bytes, m.dynamic_shared_bytes, m.blocks_per_sm, m.method,"
+    " m.source_hash, m.toolkit_version, m.driver_version, m.measured_at";
+
+StoredMeasurement read_measurement(SQLite::Statement& query) {
+  ColumnReader columns(query);
+  StoredMeasurement stored;
+  stored.id = columns.int64();
+  stored.config_key = columns.text();
+  stored.config_json = nlohmann::json::parse(columns.text());
+  MeasurementRecord& record = stored.record;
+  record.gpu = GpuId{columns.int64()};
+  record.problem = ProblemId{columns.int64()};
+  record.config = ConfigId{columns.int64()};
+  const std::string status = columns.text();
+  const std::optional<MeasurementStatus> parsed = parse_measurement_status(status);
+  if (!parsed) throw std::runtime_error("unknown measurement status '" + status + "'");
+  record.status = *parsed;
+  record.error = columns.text();
+  record.median_ms = columns.optional_real();
+  record.p95_ms = columns.optional_real();
+  record.min_ms = columns.optional_real();
+  record.timed_runs = columns.optional_integer();
+  record.tflops = columns.optional_real();
+  record.relative_error = columns.optional_real();
+  record.l2_sectors_from_tex = columns.optional_real();
+  record.l2_sector_misses = columns.optional_real();
+  record.l2_hit_rate = columns.optional_real();
+  record.dram_read_bytes = columns.optional_real();
+  record.dram_write_bytes = columns.optional_real();
+  record.observed_intensity = columns.optional_real();
+  record.algorithmic_intensity = columns.optional_real();
+  record.roofline_fraction = columns.optional_real();
+  record.registers = columns.optional_integer();
+  record.spill_bytes = columns.optional_integer();
+  record.dynamic_shared_bytes = columns.optional_integer();
+  record.blocks_per_sm = columns.optional_integer();
+  record.method = nlohmann::json::parse(columns.text());
+  record.source_hash = columns.text();
+  record.toolkit_version = columns.text();
+  record.driver_version = columns.text();
+  record.measured_at = columns.text();
+  return stored;
+}
+
+}  // namespace
+
+std::int64_t ResultsDatabase::record_measurement(const MeasurementRecord& record) {
+  require_writable("record_measurement");
+  require_valid(record);
+  SQLite::Transaction transaction(*database_, SQLite::TransactionBehavior::IMMEDIATE);
+  StatementLease insert_lease = statements_->lease(
+      "INSERT INTO measurements (gpu_id, problem_id, config_id, status, error, median_ms, p95_ms,"
+      " min_ms, timed_runs, tflops, relative_error, l2_sectors_from_tex, l2_sector_misses,"
+      " l2_hit_rate, dram_read_bytes, dram_write_bytes, observed_intensity,"
+      " algorithmic_intensity, roofline_fraction, registers, spill_bytes, dynamic_shared_bytes,"
+      " blocks_per_sm, method, source_hash, toolkit_version, driver_version, measured_at)"
+      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
+      " COALESCE(?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))");
+  SQLite::Statement& insert = insert_lease.statement();
+  ParameterBinder(insert)
+      .add(raw(record.gpu))
+      .add(raw(record.problem))
+      .add(raw(record.config))
+      .add(std::string(to_string(record.status)))
+      .add_text_or_null(record.error)
+      .add(record.median_ms)
+      .add(record.p95_ms)
+      .add(record.min_ms)
+      .add(record.timed_runs)
+      .add(record.tflops)
+      .add(record.relative_error)
+      .add(record.l2_sectors_from_tex)
+      .add(record.l2_sector_misses)
+      .add(record.l2_hit_rate)
+      .add(record.dram_read_bytes)
+      .add(record.dram_write_bytes)
+      .add(record.observed_intensity)
+      .add(record.algorithmic_intensity)
+      .add(record.roofline_fraction)
+      .add(record.registers)
+      .add(record.spill_bytes)
+      .add(record.dynamic_shared_bytes)
+      .add(record.blocks_per_sm)
+      .add(record.method.dump())
+      .add(record.source_hash)
+      .add(record.toolkit_version)
+      .add(record.driver_version)
+      .add_text_or_null(record.measured_at);
+  insert.exec();
+  const std::int64_t id = database_->getLastInsertRowid();
+  transaction.commit();
+  return id;
+}
+
+std::set<std::string> ResultsDatabase::measured_config_keys(GpuId gpu, ProblemId problem) const {
+  StatementLease query_lease = statements_->lease(
+      "SELECT config_key FROM current_measurements"
+      " WHERE gpu_id = ? AND problem_id = ?");
+  SQLite::Statement& query = query_lease.statement();
+  ParameterBinder(query).add(raw(gpu)).add(raw(problem));
+  std::set<std::string> keys;
+  while (query.executeStep()) keys.insert(query.getColumn(0).getString());
+  return keys;
+}
+
+std::optional<StoredMeasurement> ResultsDatabase::best_for(GpuId gpu, ProblemId problem) const {
+  // The same choice as the best_measurements view, as one seek in the speed index.
+  StatementLease query_lease =
+      statements_->lease(std::string("SELECT ") + kMeasurementColumns +
+                         " FROM measurements AS m"
+                         " JOIN configs AS c ON c.id = m.config_id"
+                         " WHERE m.id = (SELECT measurement_id"
+                         " FROM current_measurements"
+                         " WHERE gpu_id = ? AND problem_id = ? AND valid = 1"
+                         " ORDER BY median_ms, config_key LIMIT 1)");
+  SQLite::Statement& query = query_lease.statement();
+  ParameterBinder(query).add(raw(gpu)).add(raw(problem));
+  if (!query.executeStep()) return std::nullopt;
+  return read_measurement(query);
+}
+
+std::vector<StoredMeasurement> ResultsDatabase::measurements_for(GpuId gpu,
+                                                                 ProblemId problem) const {
+  StatementLease query_lease =
+      statements_->lease(std::string("SELECT ") + kMeasurementColumns +
+                         " FROM current_measurements AS cur"
+                         " JOIN measurements AS m ON m.id = cur.measurement_id"
+                         " JOIN configs AS c ON c.id = cur.config_id"
+                         " WHERE cur.gpu_id = ? AND cur.problem_id = ?"
+                         " ORDER BY cur.valid DESC, cur.median_ms, m.status,"
+                         " cur.config_key");
+  SQLite::Statement& query = query_lease.statement();
+  ParameterBinder(query).add(raw(gpu)).add(raw(problem));
+  std::vector<StoredMeasurement> measurements;
+  while (query.executeStep()) measurements.push_back(read_measurement(query));
+  return measurements;
+}
+
+std::vector<ProblemSummary> ResultsDatabase::problem_summaries(std::optional<GpuId> gpu) const {
+  StatementLease query_lease = statements_->lease(
+      "SELECT cur.gpu_id, cur.problem_id, COUNT(*), SUM(1 - cur.valid)"
+      " FROM current_measurements AS cur"
+      " JOIN gpus AS g ON g.id = cur.gpu_id"
+      " JOIN problems AS p ON p.id = cur.problem_id"
+      " LEFT JOIN attention_problems AS a ON a.problem_id = p.id"
+      " WHERE ?1 IS NULL OR cur.gpu_id = ?1"
+      " GROUP BY cur.gpu_id, cur.problem_id"
+      " ORDER BY g.name, g.id, p.family, a.head_dim, a.dtype, a.causal,"
+      " a.seq_kv, a.seq_q, a.batch, a.heads, p.key");
+  SQLite::Statement& query = query_lease.statement();
+  if (gpu) {
+    query.bind(1, raw(*gpu));
+  } else {
+    query.bind(1);
+  }
+  std::vector<ProblemSummary> summaries;
+  while (query.executeStep()) {
+    ColumnReader columns(query);
+    const GpuId gpu_id{columns.int64()};
+    const ProblemId problem_id{columns.int64()};
+    ProblemSummary summary;
+    summary.variants_measured = columns.integer();
+    summary.variants_failed = columns.integer();
+    summary.gpu = this->gpu(gpu_id);
+    summary.problem = problem(problem_id);
+    summary.best = best_for(gpu_id, problem_id);
+    summaries.push_back(std::move(summary));
+  }
+  return summaries;
+}
+
+}  // namespace swr::db

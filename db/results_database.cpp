@@ -1,0 +1,295 @@
+#include "db/results_database.hpp"
+
+#include <sqlite3.h>
+
+#include <chrono>
+#include <thread>
+
+#include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Statement.h>
+#include <SQLiteCpp/Transaction.h>
+
+#include <stdexcept>
+
+#include "db/database_errors.hpp"
+#include "db/database_file.hpp"
+#include "db/database_location.hpp"
+#include "db/schema_migrations.hpp"
+#include "db/sqlite_values.hpp"
+#include "db/statement_cache.hpp"
+
+namespace swr::db {
+namespace {
+
+constexpr const char* kAttentionFamily = "attention";
+
+// Switching a new file to WAL needs an exclusive lock, and SQLite answers SQLITE_BUSY at once,
+// without the busy handler, when another process is creating the same file: retry for as long
+// as the busy timeout.
+void switch_to_wal(SQLite::Database& database) {
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(ResultsDatabase::kBusyTimeoutMs);
+  for (;;) {
+    try {
+      database.exec("PRAGMA journal_mode = WAL");
+      return;
+    } catch (const SQLite::Exception& error) {
+      const int code = error.getErrorCode() & 0xff;
+      if ((code != SQLITE_BUSY && code != SQLITE_LOCKED) ||
+          std::chrono::steady_clock::now() > deadline)
+        throw;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
+}
+
+std::unique_ptr<SQLite::Database> open_for_writing(const std::filesystem::path& path) {
+  // Refuses foreign, damaged and newer files before SQLite may write a byte into them.
+  check_database_writable(path);
+  auto database = std::make_unique<SQLite::Database>(
+      path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE, ResultsDatabase::kBusyTimeoutMs);
+  // Two tuners on one host share the file: readers never block the writer in WAL mode.
+  switch_to_wal(*database);
+  // In WAL mode NORMAL keeps every commit through a crash of the process (a killed tuner loses
+  // nothing); only a power cut may lose the last commits. FULL would fsync every variant.
+  database->exec("PRAGMA synchronous = NORMAL");
+  database->exec("PRAGMA foreign_keys = ON");
+  apply_migrations(*database, schema_migrations());
+  return database;
+}
+
+std::unique_ptr<SQLite::Database> open_for_reading(const std::filesystem::path& path) {
+  if (inspect_database_file(path) != DatabaseFileState::sqlite) throw no_database(path);
+  auto database = std::make_unique<SQLite::Database>(path, SQLite::OPEN_READONLY,
+                                                     ResultsDatabase::kBusyTimeoutMs);
+  const int latest = latest_schema_version();
+  const int version = require_known_schema(*database, path, latest);
+  if (version == 0) throw no_database(path);
+  if (version < latest) throw schema_too_old_to_read(path, version, latest);
+  return database;
+}
+
+nlohmann::json attention_problem_json(const AttentionProblem& problem) {
+  return {{"batch", problem.batch},       {"heads", problem.heads},
+          {"seq_q", problem.seq_q},       {"seq_kv", problem.seq_kv},
+          {"head_dim", problem.head_dim}, {"dtype", std::string(to_string(problem.dtype))},
+          {"causal", problem.causal}};
+}
+
+constexpr const char* kGpuColumns =
+    "id, name, arch, sm_count, l2_bytes, device_name, driver_version, cuda_version";
+
+StoredGpu read_gpu(SQLite::Statement& query) {
+  ColumnReader columns(query);
+  StoredGpu stored;
+  stored.id = GpuId{columns.int64()};
+  stored.gpu.name = columns.text();
+  stored.gpu.arch = columns.text();
+  stored.gpu.sm_count = columns.integer();
+  stored.gpu.l2_bytes = columns.int64();
+  stored.gpu.device_name = columns.text();
+  stored.gpu.driver_version = columns.text();
+  stored.gpu.cuda_version = columns.text();
+  return stored;
+}
+
+std::optional<std::int64_t> find_id(StatementCache& statements, const char* sql,
+                                    const std::string& family, const std::string& key) {
+  StatementLease lease = statements.lease(sql);
+  SQLite::Statement& query = lease.statement();
+  ParameterBinder(query).add(family).add(key);
+  if (!query.executeStep()) return std::nullopt;
+  return query.getColumn(0).getInt64();
+}
+
+}  // namespace
+
+ResultsDatabase::ResultsDatabase(const std::filesystem::path& path, OpenMode mode)
+    : path_(path),
+      mode_(mode),
+      database_(mode == OpenMode::read_write ? open_for_writing(path) : open_for_reading(path)),
+      statements_(std::make_unique<StatementCache>(*database_)) {}
+
+ResultsDatabase::~ResultsDatabase() = default;
+ResultsDatabase::ResultsDatabase(ResultsDatabase&&) noexcept = default;
+ResultsDatabase& ResultsDatabase::operator=(ResultsDatabase&& other) noexcept {
+  if (this != &other) {
+    statements_.reset();  // finalized before their connection closes, or the close fails
+    database_ = std::move(other.database_);
+    statements_ = std::move(other.statements_);
+    path_ = std::move(other.path_);
+    mode_ = other.mode_;
+  }
+  return *this;
+}
+
+int ResultsDatabase::schema_version() const {
+  return read_schema_version(*database_);
+}
+
+void ResultsDatabase::require_writable(const char* operation) const {
+  if (mode_ == OpenMode::read_only) {
+    throw std::logic_error(std::string(operation) + ": " + path_.string() +
+                           " was opened read-only");
+  }
+}
+
+GpuId ResultsDatabase::upsert_gpu(const GpuRecord& gpu) {
+  require_writable("upsert_gpu");
+  SQLite::Transaction transaction(*database_, SQLite::TransactionBehavior::IMMEDIATE);
+  StatementLease insert_lease = statements_->lease(
+      "INSERT INTO gpus (name, arch, sm_count, l2_bytes, device_name,"
+      " driver_version, cuda_version) VALUES (?, ?, ?, ?, ?, ?, ?)"
+      " ON CONFLICT (name, arch, sm_count, l2_bytes, device_name) DO UPDATE"
+      " SET driver_version = excluded.driver_version,"
+      " cuda_version = excluded.cuda_version");
+  SQLite::Statement& insert = insert_lease.statement();
+  ParameterBinder(insert)
+      .add(gpu.name)
+      .add(gpu.arch)
+      .add(gpu.sm_count)
+      .add(gpu.l2_bytes)
+      .add(gpu.device_name)
+      .add(gpu.driver_version)
+      .add(gpu.cuda_version);
+  insert.exec();
+  const std::optional<GpuId> id = find_gpu(gpu);
+  transaction.commit();
+  return id.value();
+}
+
+ProblemId ResultsDatabase::upsert_problem(const AttentionProblem& problem) {
+  require_writable("upsert_problem");
+  problem.validate();
+  SQLite::Transaction transaction(*database_, SQLite::TransactionBehavior::IMMEDIATE);
+  if (const std::optional<ProblemId> existing = find_problem(problem)) return *existing;
+  StatementLease insert_lease =
+      statements_->lease("INSERT INTO problems (family, key, json) VALUES (?, ?, ?)");
+  SQLite::Statement& insert = insert_lease.statement();
+  ParameterBinder(insert)
+      .add(kAttentionFamily)
+      .add(problem.key())
+      .add(attention_problem_json(problem).dump());
+  insert.exec();
+  const std::int64_t id = database_->getLastInsertRowid();
+  StatementLease detail_lease = statements_->lease(
+      "INSERT INTO attention_problems (problem_id, batch, heads, seq_q, seq_kv,"
+      " head_dim, dtype, causal) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+  SQLite::Statement& detail = detail_lease.statement();
+  ParameterBinder(detail)
+      .add(id)
+      .add(problem.batch)
+      .add(problem.heads)
+      .add(problem.seq_q)
+      .add(problem.seq_kv)
+      .add(problem.head_dim)
+      .add(std::string(to_string(problem.dtype)))
+      .add(problem.causal);
+  detail.exec();
+  transaction.commit();
+  return ProblemId{id};
+}
+
+ConfigId ResultsDatabase::upsert_config(const AttentionConfig& config) {
+  require_writable("upsert_config");
+  SQLite::Transaction transaction(*database_, SQLite::TransactionBehavior::IMMEDIATE);
+  StatementLease insert_lease = statements_->lease(
+      "INSERT INTO configs (family, key, json) VALUES (?, ?, ?)"
+      " ON CONFLICT (family, key) DO NOTHING");
+  SQLite::Statement& insert = insert_lease.statement();
+  ParameterBinder(insert).add(kAttentionFamily).add(config.key()).add(config.to_json().dump());
+  insert.exec();
+  const std::optional<ConfigId> id = find_config(config);
+  transaction.commit();
+  return id.value();
+}
+
+std::optional<GpuId> ResultsDatabase::find_gpu(const GpuRecord& gpu) const {
+  StatementLease query_lease = statements_->lease(
+      "SELECT id FROM gpus WHERE name = ? AND arch = ? AND sm_count = ?"
+      " AND l2_bytes = ? AND device_name = ?");
+  SQLite::Statement& query = query_lease.statement();
+  ParameterBinder(query)
+      .add(gpu.name)
+      .add(gpu.arch)
+      .add(gpu.sm_count)
+      .add(gpu.l2_bytes)
+      .add(gpu.device_name);
+  if (!query.executeStep()) return std::nullopt;
+  return GpuId{query.getColumn(0).getInt64()};
+}
+
+std::vector<StoredGpu> ResultsDatabase::gpus_named(std::string_view name) const {
+  StatementLease query_lease = statements_->lease(std::string("SELECT ") + kGpuColumns +
+                                                  " FROM gpus WHERE name = ? ORDER BY id");
+  SQLite::Statement& query = query_lease.statement();
+  ParameterBinder(query).add(std::string(name));
+  std::vector<StoredGpu> gpus;
+  while (query.executeStep()) gpus.push_back(read_gpu(query));
+  return gpus;
+}
+
+std::optional<ProblemId> ResultsDatabase::find_problem(const AttentionProblem& problem) const {
+  const auto id = find_id(*statements_, "SELECT id FROM problems WHERE family = ? AND key = ?",
+                          kAttentionFamily, problem.key());
+  if (!id) return std::nullopt;
+  return ProblemId{*id};
+}
+
+std::optional<ConfigId> ResultsDatabase::find_config(const AttentionConfig& config) const {
+  const auto id = find_id(*statements_, "SELECT id FROM configs WHERE family = ? AND key = ?",
+                          kAttentionFamily, config.key());
+  if (!id) return std::nullopt;
+  return ConfigId{*id};
+}
+
+StoredGpu ResultsDatabase::gpu(GpuId id) const {
+  StatementLease query_lease =
+      statements_->lease(std::string("SELECT ") + kGpuColumns + " FROM gpus WHERE id = ?");
+  SQLite::Statement& query = query_lease.statement();
+  ParameterBinder(query).add(raw(id));
+  if (!query.executeStep()) {
+    throw std::out_of_range("no GPU with id " + std::to_string(raw(id)) + " in " + path_.string());
+  }
+  return read_gpu(query);
+}
+
+StoredProblem ResultsDatabase::problem(ProblemId id) const {
+  StatementLease query_lease = statements_->lease(
+      "SELECT p.family, p.key, p.json, a.problem_id, a.batch, a.heads,"
+      " a.seq_q, a.seq_kv, a.head_dim, a.dtype, a.causal"
+      " FROM problems AS p LEFT JOIN attention_problems AS a"
+      " ON a.problem_id = p.id WHERE p.id = ?");
+  SQLite::Statement& query = query_lease.statement();
+  ParameterBinder(query).add(raw(id));
+  if (!query.executeStep()) {
+    throw std::out_of_range("no problem with id " + std::to_string(raw(id)) + " in " +
+                            path_.string());
+  }
+  ColumnReader columns(query);
+  StoredProblem stored;
+  stored.id = id;
+  stored.family = columns.text();
+  stored.key = columns.text();
+  stored.json = nlohmann::json::parse(columns.text());
+  if (columns.optional_integer()) {  // an attention_problems row exists
+    AttentionProblem attention;
+    attention.batch = columns.integer();
+    attention.heads = columns.integer();
+    attention.seq_q = columns.integer();
+    attention.seq_kv = columns.integer();
+    attention.head_dim = columns.integer();
+    const std::string dtype = columns.text();
+    const std::optional<DataType> type = parse_data_type(dtype);
+    if (!type) {
+      throw std::runtime_error("problem " + stored.key + " in " + path_.string() +
+                               " has an unknown dtype '" + dtype + "'");
+    }
+    attention.dtype = *type;
+    attention.causal = columns.boolean();
+    stored.attention = attention;
+  }
+  return stored;
+}
+
+}  // namespace swr::db

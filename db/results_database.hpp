@@ -1,0 +1,108 @@
+// The SQLite results database: GPUs, problems, configs, every measured variant (one transaction
+// each, so a killed run loses nothing already measured), and model predictions kept apart from
+// measurements. One object holds one connection: use one per thread; several processes may
+// share a file (WAL mode, 10 s busy timeout).
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "db/database_ids.hpp"
+#include "db/gpu_record.hpp"
+#include "db/measurement_record.hpp"
+#include "db/prediction_record.hpp"
+#include "swr/attention_config.hpp"
+#include "swr/attention_problem.hpp"
+
+namespace SQLite {
+class Database;
+}
+
+namespace swr::db {
+
+class StatementCache;
+
+enum class OpenMode {
+  read_write,  // creates or migrates the file
+  read_only,   // for queries: the file must exist at this build's schema version
+};
+
+struct StoredProblem {
+  ProblemId id{};
+  std::string family;  // "attention" or "gemm"
+  std::string key;
+  nlohmann::json json;
+  std::optional<AttentionProblem> attention;  // the shape, for the attention family
+};
+
+// A (gpu, problem) that has measurements, for listings such as `swr-tune show`.
+struct ProblemSummary {
+  StoredGpu gpu;
+  StoredProblem problem;
+  std::optional<StoredMeasurement> best;  // none when every variant failed
+  int variants_measured = 0;              // configs measured (newest measurement per config)
+  int variants_failed = 0;                // of those, the ones whose newest measurement failed
+};
+
+class ResultsDatabase {
+ public:
+  static constexpr int kBusyTimeoutMs = 10'000;
+
+  // read_write: check_database_writable(path), then create or migrate; WAL and foreign keys on.
+  // Throws UsageError (file untouched) for a path that is not a usable results database.
+  explicit ResultsDatabase(const std::filesystem::path& path, OpenMode mode = OpenMode::read_write);
+  ~ResultsDatabase();
+  ResultsDatabase(ResultsDatabase&&) noexcept;
+  ResultsDatabase& operator=(ResultsDatabase&&) noexcept;
+
+  const std::filesystem::path& path() const { return path_; }
+  OpenMode mode() const { return mode_; }
+  int schema_version() const;
+
+  // Insert-or-find by identity. upsert_gpu also stores the record's driver and CUDA versions.
+  GpuId upsert_gpu(const GpuRecord& gpu);
+  ProblemId upsert_problem(const AttentionProblem& problem);  // validates the problem first
+  ConfigId upsert_config(const AttentionConfig& config);
+
+  // Lookups that never write (for read-only use).
+  std::optional<GpuId> find_gpu(const GpuRecord& gpu) const;  // by identity, versions ignored
+  std::vector<StoredGpu> gpus_named(std::string_view name) const;
+  std::optional<ProblemId> find_problem(const AttentionProblem& problem) const;
+  std::optional<ConfigId> find_config(const AttentionConfig& config) const;
+  StoredGpu gpu(GpuId id) const;
+  StoredProblem problem(ProblemId id) const;
+
+  // Commits one measured variant in its own transaction; returns the measurement's id. Throws
+  // std::invalid_argument for a record that breaks the rules in measurement_record.hpp (and
+  // SQLite::Exception for one the schema refuses, e.g. a malformed measured_at).
+  std::int64_t record_measurement(const MeasurementRecord& record);
+  // Keys of every config with a measurement of this (gpu, problem), valid or failed: what a
+  // resumed run skips.
+  std::set<std::string> measured_config_keys(GpuId gpu, ProblemId problem) const;
+  // The fastest valid variant (newest measurement per config only); never a failed one.
+  std::optional<StoredMeasurement> best_for(GpuId gpu, ProblemId problem) const;
+  // The newest measurement of each config: valid ones by median time, then the failed ones.
+  std::vector<StoredMeasurement> measurements_for(GpuId gpu, ProblemId problem) const;
+  // Every (gpu, problem) with measurements, optionally on one GPU only.
+  std::vector<ProblemSummary> problem_summaries(std::optional<GpuId> gpu = std::nullopt) const;
+
+  std::int64_t record_prediction(const PredictionRecord& record);
+  // The newest prediction of each (config, model), by model name then predicted time.
+  std::vector<StoredPrediction> predictions_for(GpuId gpu, ProblemId problem) const;
+
+ private:
+  void require_writable(const char* operation) const;
+
+  std::filesystem::path path_;
+  OpenMode mode_ = OpenMode::read_write;
+  std::unique_ptr<SQLite::Database> database_;
+  std::unique_ptr<StatementCache> statements_;  // after database_: finalized before it closes
+};
+
+}  // namespace swr::db

@@ -1,0 +1,232 @@
+#include "db/schema_migrations.hpp"
+
+#include <vector>
+
+namespace swr::db {
+namespace {
+
+// Times are UTC text of one fixed width, so that text order is time order.
+#define SWR_UTC_TIME_GLOB \
+  "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'"
+
+// Version 1: GPUs, problems (generic row + attention detail), configs, measurements (with the
+// newest per triple kept current by triggers), predictions, and the views over them.
+Migration initial_schema() {
+  return {
+      1,
+      "gpus, problems, attention_problems, configs, measurements, predictions, best view",
+      {
+          R"sql(
+CREATE TABLE gpus (
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL,
+  arch TEXT NOT NULL,
+  sm_count INTEGER NOT NULL CHECK (sm_count > 0),
+  l2_bytes INTEGER NOT NULL CHECK (l2_bytes > 0),
+  device_name TEXT NOT NULL,
+  driver_version TEXT NOT NULL,  -- as seen last; each measurement keeps its own
+  cuda_version TEXT NOT NULL,
+  UNIQUE (name, arch, sm_count, l2_bytes, device_name)
+))sql",
+          // One row per problem of any family; the family's own table holds the shape columns.
+          R"sql(
+CREATE TABLE problems (
+  id INTEGER PRIMARY KEY,
+  family TEXT NOT NULL CHECK (family IN ('attention', 'gemm')),
+  key TEXT NOT NULL,
+  json TEXT NOT NULL,
+  UNIQUE (family, key)
+))sql",
+          R"sql(
+CREATE TABLE attention_problems (
+  problem_id INTEGER PRIMARY KEY REFERENCES problems (id) ON DELETE CASCADE,
+  batch INTEGER NOT NULL CHECK (batch > 0),
+  heads INTEGER NOT NULL CHECK (heads > 0),
+  seq_q INTEGER NOT NULL CHECK (seq_q > 0),
+  seq_kv INTEGER NOT NULL CHECK (seq_kv > 0),
+  head_dim INTEGER NOT NULL CHECK (head_dim > 0),
+  dtype TEXT NOT NULL,
+  causal INTEGER NOT NULL CHECK (causal IN (0, 1))
+))sql",
+          // Nearest-shape lookups fix head_dim, dtype and causal, then compare sizes.
+          "CREATE INDEX attention_problems_by_shape"
+          " ON attention_problems (head_dim, dtype, causal, seq_kv, seq_q, batch, heads)",
+          R"sql(
+CREATE TABLE configs (
+  id INTEGER PRIMARY KEY,
+  family TEXT NOT NULL CHECK (family IN ('attention', 'gemm')),
+  key TEXT NOT NULL,
+  json TEXT NOT NULL,
+  UNIQUE (family, key)
+))sql",
+          R"sql(
+CREATE TABLE measurements (
+  id INTEGER PRIMARY KEY,
+  gpu_id INTEGER NOT NULL REFERENCES gpus (id),
+  problem_id INTEGER NOT NULL REFERENCES problems (id),
+  config_id INTEGER NOT NULL REFERENCES configs (id),
+  status TEXT NOT NULL CHECK (status IN
+    ('ok', 'wrong_result', 'compile_error', 'launch_error', 'fault', 'timeout')),
+  error TEXT,
+  median_ms REAL,
+  p95_ms REAL,
+  min_ms REAL,
+  timed_runs INTEGER,
+  tflops REAL,
+  relative_error REAL,
+  l2_sectors_from_tex REAL,
+  l2_sector_misses REAL,
+  l2_hit_rate REAL CHECK (l2_hit_rate BETWEEN 0 AND 1),  -- a fraction, not percent
+  dram_read_bytes REAL,
+  dram_write_bytes REAL,
+  observed_intensity REAL,
+  algorithmic_intensity REAL,
+  roofline_fraction REAL,
+  registers INTEGER,
+  spill_bytes INTEGER,
+  dynamic_shared_bytes INTEGER,
+  blocks_per_sm INTEGER,
+  method TEXT NOT NULL,  -- JSON object: warm-up, runs, L2 flush, counter source
+  source_hash TEXT NOT NULL,
+  toolkit_version TEXT NOT NULL,
+  driver_version TEXT NOT NULL,
+  measured_at TEXT NOT NULL CHECK (measured_at GLOB )sql" SWR_UTC_TIME_GLOB R"sql(),
+  -- A valid result has a time and no error; a failure always says why.
+  CHECK ((status = 'ok' AND error IS NULL AND median_ms IS NOT NULL AND median_ms > 0)
+      OR (status <> 'ok' AND error IS NOT NULL AND error <> ''))
+))sql",
+          "CREATE INDEX measurements_by_triple ON measurements"
+          " (gpu_id, problem_id, config_id, measured_at DESC, id DESC)",
+          // Only the newest measurement of a triple counts (a --retune adds a row): "newest" is the
+          // latest measured_at, then the highest id, so an imported older row does not win.
+          // Triggers keep this table pointing at it, with what ranking needs, so that the best
+          // of a (gpu, problem) is one index seek however many measurements the file holds.
+          R"sql(
+CREATE TABLE current_measurements (
+  gpu_id INTEGER NOT NULL,
+  problem_id INTEGER NOT NULL,
+  config_id INTEGER NOT NULL,
+  measurement_id INTEGER NOT NULL,
+  measured_at TEXT NOT NULL,
+  valid INTEGER NOT NULL,  -- status = 'ok'
+  median_ms REAL,
+  config_key TEXT NOT NULL,
+  PRIMARY KEY (gpu_id, problem_id, config_id)
+) WITHOUT ROWID)sql",
+          "CREATE INDEX current_measurements_by_speed ON current_measurements"
+          " (gpu_id, problem_id, valid, median_ms, config_key)",
+          R"sql(
+CREATE TRIGGER measurements_keep_current AFTER INSERT ON measurements
+BEGIN
+  DELETE FROM current_measurements
+  WHERE gpu_id = NEW.gpu_id AND problem_id = NEW.problem_id AND config_id = NEW.config_id
+    AND measured_at <= NEW.measured_at;
+  INSERT INTO current_measurements (gpu_id, problem_id, config_id, measurement_id, measured_at,
+                                    valid, median_ms, config_key)
+  SELECT NEW.gpu_id, NEW.problem_id, NEW.config_id, NEW.id, NEW.measured_at,
+         NEW.status = 'ok', NEW.median_ms, c.key
+  FROM configs AS c
+  WHERE c.id = NEW.config_id AND NOT EXISTS (
+    SELECT 1 FROM current_measurements
+    WHERE gpu_id = NEW.gpu_id AND problem_id = NEW.problem_id AND config_id = NEW.config_id);
+END)sql",
+          // Deleting the newest row of a triple makes the one before it current.
+          R"sql(
+CREATE TRIGGER measurements_deleted AFTER DELETE ON measurements
+BEGIN
+  DELETE FROM current_measurements
+  WHERE gpu_id = OLD.gpu_id AND problem_id = OLD.problem_id AND config_id = OLD.config_id
+    AND measurement_id = OLD.id;
+  INSERT INTO current_measurements (gpu_id, problem_id, config_id, measurement_id, measured_at,
+                                    valid, median_ms, config_key)
+  SELECT m.gpu_id, m.problem_id, m.config_id, m.id, m.measured_at, m.status = 'ok',
+         m.median_ms, c.key
+  FROM measurements AS m JOIN configs AS c ON c.id = m.config_id
+  WHERE m.gpu_id = OLD.gpu_id AND m.problem_id = OLD.problem_id AND m.config_id = OLD.config_id
+    AND NOT EXISTS (
+      SELECT 1 FROM current_measurements
+      WHERE gpu_id = OLD.gpu_id AND problem_id = OLD.problem_id AND config_id = OLD.config_id)
+  ORDER BY m.measured_at DESC, m.id DESC
+  LIMIT 1;
+END)sql",
+          // A measurement is a fact about a run: a new run adds a row, it never edits one.
+          R"sql(
+CREATE TRIGGER measurements_are_kept BEFORE UPDATE ON measurements
+BEGIN
+  SELECT RAISE(ABORT, 'measurements are never changed: record a new one (the newest counts)');
+END)sql",
+          R"sql(
+CREATE TABLE predictions (
+  id INTEGER PRIMARY KEY,
+  gpu_id INTEGER NOT NULL REFERENCES gpus (id),
+  problem_id INTEGER NOT NULL REFERENCES problems (id),
+  config_id INTEGER NOT NULL REFERENCES configs (id),
+  model_name TEXT NOT NULL CHECK (model_name <> ''),
+  model_version TEXT NOT NULL,
+  requested_sectors REAL,
+  sector_misses REAL,
+  hit_rate REAL CHECK (hit_rate BETWEEN 0 AND 1),
+  dram_bytes REAL,
+  predicted_ms REAL,
+  predicted_tflops REAL,
+  sampled INTEGER NOT NULL CHECK (sampled IN (0, 1)),
+  note TEXT NOT NULL,
+  predicted_at TEXT NOT NULL CHECK (predicted_at GLOB )sql" SWR_UTC_TIME_GLOB R"sql()
+))sql",
+          "CREATE INDEX predictions_by_triple ON predictions"
+          " (gpu_id, problem_id, config_id, model_name, predicted_at DESC, id DESC)",
+          // A measurement or prediction pairs a problem and a config of the same family.
+          R"sql(
+CREATE TRIGGER measurements_same_family BEFORE INSERT ON measurements
+WHEN (SELECT family FROM problems WHERE id = NEW.problem_id)
+     IS NOT (SELECT family FROM configs WHERE id = NEW.config_id)
+BEGIN SELECT RAISE(ABORT, 'the config and the problem of a measurement are of different families'); END)sql",
+          R"sql(
+CREATE TRIGGER predictions_same_family BEFORE INSERT ON predictions
+WHEN (SELECT family FROM problems WHERE id = NEW.problem_id)
+     IS NOT (SELECT family FROM configs WHERE id = NEW.config_id)
+BEGIN SELECT RAISE(ABORT, 'the config and the problem of a prediction are of different families'); END)sql",
+          // Filters on gpu_id / problem_id reach current_measurements' key through the join.
+          R"sql(
+CREATE VIEW latest_measurements AS
+SELECT m.* FROM current_measurements AS cur
+JOIN measurements AS m ON m.id = cur.measurement_id AND m.gpu_id = cur.gpu_id
+  AND m.problem_id = cur.problem_id AND m.config_id = cur.config_id)sql",
+          // The fastest valid variant per (gpu, problem); equal times go to the smaller config
+          // key, which is the same in every database (row ids are not).
+          R"sql(
+CREATE VIEW best_measurements AS
+SELECT m.* FROM current_measurements AS cur
+JOIN measurements AS m ON m.id = cur.measurement_id AND m.gpu_id = cur.gpu_id
+  AND m.problem_id = cur.problem_id AND m.config_id = cur.config_id
+WHERE cur.valid = 1 AND NOT EXISTS (
+  SELECT 1 FROM current_measurements AS faster
+  WHERE faster.gpu_id = cur.gpu_id AND faster.problem_id = cur.problem_id AND faster.valid = 1
+    AND (faster.median_ms < cur.median_ms
+         OR (faster.median_ms = cur.median_ms AND faster.config_key < cur.config_key))))sql",
+          R"sql(
+CREATE VIEW latest_predictions AS
+SELECT * FROM (
+  SELECT p.*, ROW_NUMBER() OVER (
+    PARTITION BY p.gpu_id, p.problem_id, p.config_id, p.model_name
+    ORDER BY p.predicted_at DESC, p.id DESC) AS recency
+  FROM predictions AS p)
+WHERE recency = 1)sql",
+      },
+  };
+}
+
+#undef SWR_UTC_TIME_GLOB
+
+}  // namespace
+
+std::span<const Migration> schema_migrations() {
+  static const std::vector<Migration> migrations = {initial_schema()};
+  return migrations;
+}
+
+int latest_schema_version() {
+  return static_cast<int>(schema_migrations().size());
+}
+
+}  // namespace swr::db

@@ -1,0 +1,87 @@
+#include "swr/attention_problem.hpp"
+
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "swr/usage_error.hpp"
+
+namespace swr {
+namespace {
+
+void require_positive(const char* name, int value) {
+  if (value < 1) {
+    throw UsageError(std::string(name) + " must be at least 1 (got " + std::to_string(value) + ")");
+  }
+}
+
+std::string supported_head_dims_text() {
+  std::string text;
+  for (int dim : kSupportedHeadDims) {
+    if (!text.empty()) text += ", ";
+    text += std::to_string(dim);
+  }
+  return text;
+}
+
+// The kernel indexes rows of [B, H, S, D] with 64-bit offsets, but tile and row counters
+// (batch * heads * tiles, batch * heads * seq) are 32-bit ints: keep them below 2^31.
+void require_rows_fit_int(const char* seq_name, int seq, int batch, int heads) {
+  const std::int64_t pairs = static_cast<std::int64_t>(batch) * heads;
+  const std::int64_t limit = std::numeric_limits<std::int32_t>::max();
+  if (pairs * seq > limit) {
+    throw UsageError(
+        std::string(seq_name) + " " + std::to_string(seq) + " is too large for batch " +
+        std::to_string(batch) + " x heads " + std::to_string(heads) + ": batch*heads*" + seq_name +
+        " must stay below 2^31 (" + seq_name + " at most " + std::to_string(limit / pairs) + ")");
+  }
+}
+
+}  // namespace
+
+void AttentionProblem::validate() const {
+  require_positive("batch", batch);
+  require_positive("heads", heads);
+  require_positive("seq_q", seq_q);
+  require_positive("seq_kv", seq_kv);
+  bool supported = false;
+  for (int dim : kSupportedHeadDims) supported = supported || dim == head_dim;
+  if (!supported) {
+    throw UsageError("head dim " + std::to_string(head_dim) +
+                     " is not supported (allowed: " + supported_head_dims_text() + ")");
+  }
+  if (dtype != DataType::f16 && dtype != DataType::bf16) {
+    throw UsageError("unsupported data type (allowed: f16, bf16)");
+  }
+  if (static_cast<std::int64_t>(batch) * heads > std::numeric_limits<std::int32_t>::max()) {
+    throw UsageError("batch " + std::to_string(batch) + " x heads " + std::to_string(heads) +
+                     " must stay below 2^31");
+  }
+  require_rows_fit_int("seq_q", seq_q, batch, heads);
+  require_rows_fit_int("seq_kv", seq_kv, batch, heads);
+}
+
+double AttentionProblem::flops() const {
+  const double full = 4.0 * batch * heads * static_cast<double>(seq_q) * seq_kv * head_dim;
+  return causal ? full / 2 : full;
+}
+
+double AttentionProblem::kv_bytes_per_head() const {
+  return 2.0 * seq_kv * head_dim * static_cast<double>(element_bytes(dtype));
+}
+
+std::string AttentionProblem::key() const {
+  // Appended piece by piece: GCC 12 warns falsely (-Wrestrict) on "literal" + std::string.
+  std::string key = "b";
+  key += std::to_string(batch);
+  key += "_h" + std::to_string(heads);
+  key += "_sq" + std::to_string(seq_q);
+  key += "_skv" + std::to_string(seq_kv);
+  key += "_d" + std::to_string(head_dim);
+  key += "_";
+  key += to_string(dtype);
+  key += causal ? "_causal" : "_noncausal";
+  return key;
+}
+
+}  // namespace swr

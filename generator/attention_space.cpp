@@ -1,0 +1,112 @@
+#include "generator/attention_space.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include "generator/resource_model.hpp"
+
+namespace swr {
+namespace {
+
+struct Tile {
+  int block_m;
+  int block_n;
+  int warps;
+};
+
+// The tiles the mma.sync layer is written for: 16 or 32 Q rows per warp, 64 or 128 K/V rows a step.
+constexpr Tile kTiles[] = {{64, 64, 4}, {128, 64, 4}, {128, 64, 8}, {128, 128, 8}, {64, 128, 4}};
+constexpr int kStages[] = {1, 2, 3};
+constexpr KvOrder kOrders[] = {KvOrder::cyclic, KvOrder::sawtooth};
+constexpr Persistence kPersistences[] = {Persistence::grid, Persistence::static_loop,
+                                         Persistence::dynamic};
+constexpr TileSwizzle kSwizzles[] = {TileSwizzle::head_major, TileSwizzle::heads_interleaved,
+                                     TileSwizzle::head_groups};
+
+constexpr int kTileRowGranularity = 64;
+
+std::int64_t round_up(std::int64_t value, std::int64_t multiple) {
+  return (value + multiple - 1) / multiple * multiple;
+}
+
+// Why a config is redundant or wasteful for this problem; empty when it is worth measuring.
+std::string problem_reason(const AttentionProblem& problem, const AttentionConfig& config) {
+  const std::int64_t pairs = static_cast<std::int64_t>(problem.batch) * problem.heads;
+  const std::int64_t tile_limit =
+      round_up(2 * static_cast<std::int64_t>(problem.seq_q), kTileRowGranularity);
+  if (config.block_m > tile_limit) {
+    return "block_m " + std::to_string(config.block_m) + " is larger than twice seq_q " +
+           std::to_string(problem.seq_q) + " (rounded up to " +
+           std::to_string(kTileRowGranularity) + "): the tile would be mostly padding";
+  }
+  if (pairs == 1 && config.swizzle != TileSwizzle::head_major) {
+    return "batch*heads is 1: every swizzle is the same as head_major";
+  }
+  if (config.swizzle == TileSwizzle::head_groups && config.head_group <= 1) {
+    return "a head group of 1 (one head's K/V already fills the usable L2) is the same as "
+           "head_major";
+  }
+  if (config.swizzle == TileSwizzle::head_groups && config.head_group >= pairs) {
+    return "a head group of " + std::to_string(config.head_group) + " covers all " +
+           std::to_string(pairs) + " (batch, head) pairs: the same as heads_interleaved";
+  }
+  return {};
+}
+
+}  // namespace
+
+int head_group_fitting_l2(const AttentionProblem& problem, const GpuProfile& gpu) {
+  // On sm_90 the L2 is two partitions and data every SM reads behaves as if each kept a copy
+  // (shared/notes/h200-l2-streaming.md): only one partition's share holds a shared working set.
+  const double usable_l2 = static_cast<double>(gpu.l2_bytes) / std::max(gpu.l2_partitions, 1);
+  const double per_head = problem.kv_bytes_per_head();
+  const std::int64_t pairs = static_cast<std::int64_t>(problem.batch) * problem.heads;
+  std::int64_t group = per_head > 0 ? static_cast<std::int64_t>(usable_l2 / per_head) : pairs;
+  group = std::clamp<std::int64_t>(group, 1, std::max<std::int64_t>(pairs, 1));
+  return static_cast<int>(group);
+}
+
+std::vector<AttentionConfig> enumerate_attention_configs(const AttentionProblem& problem,
+                                                         const GpuProfile& gpu) {
+  const int group = head_group_fitting_l2(problem, gpu);
+  std::vector<AttentionConfig> configs;
+  for (const Tile& tile : kTiles) {
+    for (int stages : kStages) {
+      for (KvOrder order : kOrders) {
+        for (Persistence persistence : kPersistences) {
+          for (TileSwizzle swizzle : kSwizzles) {
+            AttentionConfig config;
+            config.block_m = tile.block_m;
+            config.block_n = tile.block_n;
+            config.warps = tile.warps;
+            config.stages = stages;
+            config.order = order;
+            config.persistence = persistence;
+            config.swizzle = swizzle;
+            config.head_group = swizzle == TileSwizzle::head_groups ? group : 1;
+            configs.push_back(config);
+          }
+        }
+      }
+    }
+  }
+  return configs;
+}
+
+AttentionSpace build_attention_space(const AttentionProblem& problem, const GpuProfile& gpu) {
+  problem.validate();
+  AttentionSpace space;
+  for (const AttentionConfig& config : enumerate_attention_configs(problem, gpu)) {
+    std::string reason = attention_resource_use(problem, config, gpu).does_not_fit;
+    if (reason.empty()) reason = problem_reason(problem, config);
+    if (reason.empty()) {
+      space.configs.push_back(config);
+    } else {
+      space.pruned.push_back({config, std::move(reason)});
+    }
+  }
+  return space;
+}
+
+}  // namespace swr

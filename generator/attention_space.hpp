@@ -1,0 +1,33 @@
+// The attention variant space for one problem on one GPU: enumerate every knob combination,
+// drop what the target cannot run (resource model) or what is redundant for the problem.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "swr/attention_config.hpp"
+#include "swr/attention_problem.hpp"
+#include "swr/gpu_profile.hpp"
+
+namespace swr {
+
+struct PrunedConfig {
+  AttentionConfig config;
+  std::string reason;  // why it was dropped
+};
+
+struct AttentionSpace {
+  std::vector<AttentionConfig> configs;  // runnable, in a stable order
+  std::vector<PrunedConfig> pruned;
+};
+
+// Every knob value the generator knows, before pruning.
+std::vector<AttentionConfig> enumerate_attention_configs(const AttentionProblem& problem,
+                                                         const GpuProfile& gpu);
+
+AttentionSpace build_attention_space(const AttentionProblem& problem, const GpuProfile& gpu);
+
+// Head-group size whose K/V fits in the part of the L2 that shared data can use.
+int head_group_fitting_l2(const AttentionProblem& problem, const GpuProfile& gpu);
+
+}  // namespace swr

@@ -1,0 +1,129 @@
+// The built-in GPU targets. Every number names where it comes from; "guide" is the CUDA C++
+// Programming Guide, table "Technical Specifications per Compute Capability".
+#include <algorithm>
+#include <cctype>
+#include <string>
+
+#include "swr/gpu_profile.hpp"
+
+namespace swr {
+namespace {
+
+constexpr std::int64_t kMiB = 1024 * 1024;
+constexpr int kKiB = 1024;
+// L2 sectors are 32 bytes on every NVIDIA GPU since Volta (CUDA Best Practices Guide, "Coalesced
+// Access to Global Memory"; Nsight Compute's lts__t_sectors counts them).
+constexpr int kL2SectorBytes = 32;
+
+GpuProfile gb10_profile() {
+  GpuProfile gpu;
+  gpu.name = "gb10";
+  gpu.description = "NVIDIA GB10 (DGX Spark)";
+  gpu.arch = "sm_121";  // compute capability 12.1 (NVIDIA DGX Spark documentation, guide)
+  gpu.compute_major = 12;
+  gpu.compute_minor = 1;
+  // 6,144 CUDA cores at 128 per Blackwell SM (DGX Spark spec sheet; Hot Chips 2025 GB10 talk).
+  gpu.sm_count = 48;
+  gpu.l2_sector_bytes = kL2SectorBytes;
+  gpu.l2_bytes = 24 * kMiB;  // 24 MB GPU L2 (Hot Chips 2025 GB10 talk)
+  // No public sign of a split L2 on GB10: one partition, every sector counted once. Not measured.
+  gpu.l2_partitions = 1;
+  gpu.l2_shared_miss_factor = 1.0;
+  // Guide, 12.x column: 99 KB per block with opt-in, 100 KB of shared memory per SM.
+  gpu.shared_memory_per_block_optin = 99 * kKiB;
+  gpu.shared_memory_per_sm = 100 * kKiB;
+  gpu.registers_per_sm = 64 * 1024;  // guide, 12.x: 64K 32-bit registers per SM
+  gpu.max_threads_per_sm = 1536;     // guide, 12.x: 48 resident warps per SM
+  gpu.max_blocks_per_sm = 32;        // guide, 12.x
+  // 128 GB LPDDR5X, 256-bit, 273 GB/s (DGX Spark spec sheet; Hot Chips quoted 301 GB/s peak).
+  gpu.dram_bytes_per_second = 273e9;
+  // NVIDIA quotes 1 PFLOP/s FP4 with 2:4 sparsity; dense is half that, and each step up in
+  // precision (FP4 -> FP8 -> FP16) halves it again: ~125 TFLOP/s dense fp16. Not measured here.
+  gpu.peak_tensor_flops = 125e12;
+  return gpu;
+}
+
+GpuProfile h100_profile() {
+  GpuProfile gpu;
+  gpu.name = "h100";
+  gpu.description = "NVIDIA H100 (SXM5 80GB)";
+  // sm_90a: the arch-specific target, needed for wgmma/setmaxnreg (guide; H100 datasheet: CC 9.0).
+  gpu.arch = "sm_90a";
+  gpu.compute_major = 9;
+  gpu.compute_minor = 0;
+  gpu.l2_sector_bytes = kL2SectorBytes;
+  gpu.sm_count = 132;  // H100 SXM5 datasheet; PyTorch on the lent H100 reported 132 (KINDS.md)
+  // 50 MB = 52,428,800 B as cudaDeviceProp::l2CacheSize reports it; PyTorch on the lent H100
+  // printed "50 MB" (KINDS.md).
+  gpu.l2_bytes = 50 * kMiB;
+  // GH100's L2 is two partitions (NVIDIA H100 architecture whitepaper); data that every SM reads
+  // is held once per partition. The 1.43 misses per missing sector were measured on the H200
+  // (shared/notes/h200-l2-streaming.md), the same chip; not measured on an H100.
+  gpu.l2_partitions = 2;
+  gpu.l2_shared_miss_factor = 1.43;
+  // Guide, 9.0 column: 227 KB per block with opt-in, 228 KB per SM.
+  gpu.shared_memory_per_block_optin = 227 * kKiB;
+  gpu.shared_memory_per_sm = 228 * kKiB;
+  gpu.registers_per_sm = 64 * 1024;     // guide, 9.0
+  gpu.max_threads_per_sm = 2048;        // guide, 9.0: 64 resident warps
+  gpu.max_blocks_per_sm = 32;           // guide, 9.0
+  gpu.dram_bytes_per_second = 3.35e12;  // H100 SXM5 datasheet: 3.35 TB/s HBM3
+  // H100 SXM5 datasheet: 989.4 TFLOP/s dense fp16/bf16 tensor (1,979 with sparsity). A bf16
+  // GEMM measured 798 TFLOP/s on the lent H100 (KINDS.md).
+  gpu.peak_tensor_flops = 989e12;
+  // Two L2 partitions; data every SM streams behaves as if each kept a copy, and each missing
+  // sector counts 1.43 misses (measured on the H200, the same GH100 L2: h200-l2-streaming.md).
+  gpu.l2_partitions = 2;
+  gpu.l2_shared_miss_factor = 1.43;
+  return gpu;
+}
+
+GpuProfile h200_profile() {
+  GpuProfile gpu = h100_profile();  // same GH100 chip and SM; more and faster memory
+  gpu.name = "h200";
+  gpu.description = "NVIDIA H200 (SXM 141GB)";
+  // The device reports l2CacheSize = 62,914,560 B (60 MiB); PyTorch on the lent H200 printed
+  // "60 MB" (KINDS.md). Only about half of it holds data that every SM shares
+  // (shared/notes/h200-l2-streaming.md); the L2 model accounts for that, not this number.
+  gpu.l2_bytes = 60 * kMiB;
+  gpu.dram_bytes_per_second =
+      4.8e12;  // H200 datasheet: 4.8 TB/s HBM3e; D2D copies measured 4.17-4.3 TB/s
+  // H200 datasheet: 989 TFLOP/s dense fp16 (same SMs as H100). cuBLAS measured 721-748 TFLOP/s
+  // fp16 on the lent H200 (developers' guide), a bf16 GEMM 769-798 (KINDS.md).
+  gpu.peak_tensor_flops = 989e12;
+  return gpu;
+}
+
+std::string lowercase(std::string_view text) {
+  std::string lower(text);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return lower;
+}
+
+}  // namespace
+
+std::string GpuProfile::compute_capability() const {
+  return std::to_string(compute_major) + "." + std::to_string(compute_minor);
+}
+
+const std::vector<GpuProfile>& builtin_gpu_profiles() {
+  static const std::vector<GpuProfile> profiles = {gb10_profile(), h100_profile(), h200_profile()};
+  return profiles;
+}
+
+std::optional<GpuProfile> find_gpu_profile(std::string_view name) {
+  const std::string wanted = lowercase(name);
+  for (const GpuProfile& gpu : builtin_gpu_profiles()) {
+    if (gpu.name == wanted) return gpu;
+  }
+  return std::nullopt;
+}
+
+std::string gpu_profile_names() {
+  std::string names;
+  for (const GpuProfile& gpu : builtin_gpu_profiles()) names += gpu.name + ", ";
+  return names + "auto";
+}
+
+}  // namespace swr

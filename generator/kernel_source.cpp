@@ -1,0 +1,103 @@
+#include "generator/kernel_source.hpp"
+
+#include <string>
+
+#include "generator/resource_model.hpp"
+
+namespace swr {
+namespace {
+
+// Spellings of the template's enumerators (templates/attention/forward_kernel.cuh).
+const char* template_element(DataType type) {
+  return type == DataType::bf16 ? "swr::attention::Element::bf16" : "swr::attention::Element::f16";
+}
+
+const char* template_order(KvOrder order) {
+  return order == KvOrder::sawtooth ? "swr::attention::KvOrder::sawtooth"
+                                    : "swr::attention::KvOrder::cyclic";
+}
+
+const char* template_persistence(Persistence persistence) {
+  switch (persistence) {
+    case Persistence::grid:
+      return "swr::attention::Persistence::grid";
+    case Persistence::static_loop:
+      return "swr::attention::Persistence::static_loop";
+    case Persistence::dynamic:
+      return "swr::attention::Persistence::dynamic";
+  }
+  return "";
+}
+
+const char* template_swizzle(TileSwizzle swizzle) {
+  switch (swizzle) {
+    case TileSwizzle::head_major:
+      return "swr::attention::TileSwizzle::head_major";
+    case TileSwizzle::heads_interleaved:
+      return "swr::attention::TileSwizzle::heads_interleaved";
+    case TileSwizzle::head_groups:
+      return "swr::attention::TileSwizzle::head_groups";
+  }
+  return "";
+}
+
+const char* boolean(bool value) {
+  return value ? "true" : "false";
+}
+
+// "d128_f16_causal": the part of the problem that is compiled in.
+std::string compiled_problem_part(const AttentionProblem& problem) {
+  std::string part = "d";
+  part += std::to_string(problem.head_dim);
+  part += '_';
+  part += to_string(problem.dtype);
+  part += problem.causal ? "_causal" : "_noncausal";
+  return part;
+}
+
+}  // namespace
+
+KernelSource render_attention_kernel(const AttentionProblem& problem,
+                                     const AttentionConfig& config) {
+  const int head_group = config.swizzle == TileSwizzle::head_groups ? config.head_group : 1;
+  const std::string variant = config.key() + "_" + compiled_problem_part(problem);
+
+  std::string text;
+  text += "// swr attention forward, config " + config.key() + ", problem " +
+          compiled_problem_part(problem) + "\n";
+  text += "#include \"attention/forward_kernel.cuh\"\n";
+  text += "using Traits = swr::attention::Traits<\n";
+  text += "    /*head_dim*/ " + std::to_string(problem.head_dim) + ", /*block_m*/ " +
+          std::to_string(config.block_m) + ", /*block_n*/ " + std::to_string(config.block_n) +
+          ", /*warps*/ " + std::to_string(config.warps) + ", /*stages*/ " +
+          std::to_string(config.stages) + ",\n";
+  text += "    " + std::string(template_element(problem.dtype)) + ", /*causal*/ " +
+          boolean(problem.causal) + ",\n";
+  text += "    " + std::string(template_order(config.order)) + ",\n";
+  text += "    " + std::string(template_persistence(config.persistence)) + ",\n";
+  text += "    " + std::string(template_swizzle(config.swizzle)) + ",\n";
+  text += "    /*head_group*/ " + std::to_string(head_group) + ", /*planted_fault*/ " +
+          boolean(config.planted_fault) + ">;\n";
+  text += "extern \"C\" __global__ void __launch_bounds__(Traits::kThreads) ";
+  text += std::string(kAttentionEntryName) + "(\n";
+  text +=
+      "    const void* q, const void* k, const void* v, void* o, int batch, int heads, "
+      "int seq_q,\n";
+  text += "    int seq_kv, float scale_log2, int* tile_counter, int wave_size) {\n";
+  text +=
+      "  swr::attention::forward<Traits>(q, k, v, o, batch, heads, seq_q, seq_kv, "
+      "scale_log2,\n";
+  text += "                                  tile_counter, wave_size);\n";
+  text += "}\n";
+
+  KernelSource source;
+  source.name = variant + ".cu";
+  source.entry = kAttentionEntryName;
+  source.text = std::move(text);
+  source.headers = embedded_template_headers();
+  source.threads_per_block = config.threads();
+  source.dynamic_shared_bytes = attention_dynamic_shared_bytes(problem, config);
+  return source;
+}
+
+}  // namespace swr

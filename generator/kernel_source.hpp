@@ -1,0 +1,37 @@
+// Rendering a Config into CUDA source for NVRTC, with the template headers it includes.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "swr/attention_config.hpp"
+#include "swr/attention_problem.hpp"
+
+namespace swr {
+
+// The one entry point every rendered attention kernel defines (extern "C").
+inline constexpr const char* kAttentionEntryName = "swr_attention_forward";
+
+struct HeaderFile {
+  std::string include_name;  // as written in #include, e.g. "attention/forward_kernel.cuh"
+  std::string text;
+};
+
+struct KernelSource {
+  std::string name;                 // file name NVRTC shows in its log, e.g. "<config key>.cu"
+  std::string entry;                // extern "C" entry point
+  std::string text;                 // the rendered translation unit
+  std::vector<HeaderFile> headers;  // every template header, embedded at build time
+  int threads_per_block = 0;
+  int dynamic_shared_bytes = 0;
+};
+
+// The compile-time part of the problem (head dim, dtype, causal) goes into the source too;
+// sizes (B, H, S) stay run-time arguments.
+KernelSource render_attention_kernel(const AttentionProblem& problem,
+                                     const AttentionConfig& config);
+
+// Every header under templates/, embedded into the library at build time.
+const std::vector<HeaderFile>& embedded_template_headers();
+
+}  // namespace swr

@@ -1,0 +1,64 @@
+// One point of the attention variant space: "which tile, in which order, on how many CTAs".
+// The text key is stable forever: the same key must always mean the same kernel.
+#pragma once
+
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace swr {
+
+// Direction in which a CTA walks the K/V tiles of successive Q tiles.
+enum class KvOrder {
+  cyclic,    // every Q tile scans K/V tiles 0..n-1
+  sawtooth,  // the scan direction flips on each successive Q tile of a CTA (paper Algorithm 4)
+};
+
+// How Q tiles are handed to CTAs.
+enum class Persistence {
+  grid,         // one CTA per Q tile
+  static_loop,  // ~#SM x occupancy CTAs in a grid-stride loop (paper Algorithm 2)
+  dynamic,      // CTAs claim tiles from an atomic counter
+};
+
+// How the linear tile index maps onto (batch, head, q-tile).
+enum class TileSwizzle {
+  head_major,         // all q-tiles of one (batch, head) are consecutive
+  heads_interleaved,  // consecutive tiles walk the (batch, head) pairs first
+  head_groups,        // groups of `head_group` (batch, head) pairs, q-tiles interleaved in a group
+};
+
+struct AttentionConfig {
+  int block_m = 128;  // Q rows per tile
+  int block_n = 64;   // K/V rows per pipeline step
+  int warps = 8;      // each warp owns block_m / warps Q rows
+  int stages = 2;     // K/V cp.async pipeline depth, 1..3
+  KvOrder order = KvOrder::cyclic;
+  Persistence persistence = Persistence::grid;
+  TileSwizzle swizzle = TileSwizzle::head_major;
+  int head_group = 1;  // only for head_groups: (batch, head) pairs per group
+  // Test-only: the kernel writes through a null pointer, to prove fault isolation. Never
+  // enumerated.
+  bool planted_fault = false;
+
+  int threads() const { return warps * 32; }
+  int rows_per_warp() const { return block_m / warps; }
+
+  // e.g. "m128n64w8s2-sawtooth-static-groups4"
+  std::string key() const;
+  static std::optional<AttentionConfig> from_key(std::string_view key);
+  nlohmann::json to_json() const;
+  static AttentionConfig from_json(const nlohmann::json& json);
+
+  bool operator==(const AttentionConfig&) const = default;
+};
+
+std::string_view to_string(KvOrder order);
+std::string_view to_string(Persistence persistence);
+std::string_view to_string(TileSwizzle swizzle);
+std::optional<KvOrder> parse_kv_order(std::string_view text);
+std::optional<Persistence> parse_persistence(std::string_view text);
+std::optional<TileSwizzle> parse_tile_swizzle(std::string_view text);
+
+}  // namespace swr

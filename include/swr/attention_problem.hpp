@@ -1,0 +1,37 @@
+// One attention forward problem: O = softmax(Q K^T * scale [+ causal mask]) V, tensors [B, H, S,
+// D].
+#pragma once
+
+#include <string>
+
+#include "swr/data_type.hpp"
+
+namespace swr {
+
+struct AttentionProblem {
+  int batch = 1;
+  int heads = 1;
+  int seq_q = 0;   // query rows per (batch, head)
+  int seq_kv = 0;  // key/value rows per (batch, head)
+  int head_dim = 64;
+  DataType dtype = DataType::f16;
+  // Top-left aligned causal mask: query row i sees key columns j <= i (PyTorch's is_causal).
+  bool causal = false;
+
+  // Throws UsageError naming the bad value and the allowed ones.
+  void validate() const;
+
+  // FlashAttention's convention: 4·B·H·S_q·S_kv·D, halved for causal.
+  double flops() const;
+
+  // Bytes of K and V of one (batch, head): what a head's q-tiles re-read.
+  double kv_bytes_per_head() const;
+
+  // e.g. "b8_h1_sq131072_skv131072_d128_f16_causal"
+  std::string key() const;
+};
+
+// Head dims the template instantiates.
+inline constexpr int kSupportedHeadDims[] = {64, 128};
+
+}  // namespace swr

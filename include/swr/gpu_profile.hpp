@@ -1,0 +1,52 @@
+// A GPU target: what NVRTC compiles for and what the resource and L2 models need to know.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace swr {
+
+struct GpuProfile {
+  std::string name;         // "gb10", "h100", "h200", or the present device's for "auto"
+  std::string description;  // marketing name, e.g. "NVIDIA H200 (SXM)"
+  std::string arch;         // NVRTC target, e.g. "sm_90a"
+  int compute_major = 0;
+  int compute_minor = 0;
+  int sm_count = 0;
+  std::int64_t l2_bytes = 0;
+  // Shared memory one CTA may opt into (net of the reserve), and what one SM has in all; each
+  // resident CTA also takes `reserved_shared_memory_per_block` of the SM's share.
+  int shared_memory_per_block_optin = 0;
+  int shared_memory_per_sm = 0;
+  int reserved_shared_memory_per_block = 1024;  // CUDA guide: 1 KB per CTA since compute 8.0
+  int registers_per_sm = 65536;
+  int max_threads_per_sm = 2048;
+  int max_blocks_per_sm = 32;
+  double dram_bytes_per_second = 0;  // for the roofline
+  double peak_tensor_flops = 0;      // dense fp16/bf16 with fp32 accumulate
+  // L2 geometry for the L2 model (model/). Sectors are what the L2 tags and the counters count.
+  int l2_sector_bytes = 32;
+  // Partitions that each keep their own copy of data that all SMs read: shared data fits only in
+  // l2_bytes / l2_partitions (2 on sm_90: shared/notes/h200-l2-streaming.md).
+  int l2_partitions = 1;
+  // Misses the counters report per missing sector when every partition misses it at once
+  // (requests in flight count too): 1.43 measured on the H200, 1 on a single-partition L2.
+  double l2_shared_miss_factor = 1.0;
+
+  // "9.0", "12.1"
+  std::string compute_capability() const;
+};
+
+// The built-in targets, in display order.
+const std::vector<GpuProfile>& builtin_gpu_profiles();
+
+// Looks up a built-in profile by name ("gb10", "h100", "h200"). Names are case-insensitive.
+std::optional<GpuProfile> find_gpu_profile(std::string_view name);
+
+// "gb10, h100, h200, auto" for error messages.
+std::string gpu_profile_names();
+
+}  // namespace swr

@@ -1,0 +1,146 @@
+#include "model/model_prediction.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <thread>
+#include <tuple>
+
+#include "generator/resource_model.hpp"
+#include "model/model_profile.hpp"
+#include "model/roofline_estimate.hpp"
+#include "swr/usage_error.hpp"
+
+namespace swr::model {
+namespace {
+
+ModelPrediction from_simulation(const AttentionProblem& problem, const GpuProfile& gpu,
+                                const AttentionConfig& config, const SimulationResult& result) {
+  ModelPrediction prediction;
+  prediction.config = config;
+  prediction.config_key = config.key();
+  prediction.requested_sectors = result.requested.total();
+  prediction.compulsory_misses = result.compulsory.total();
+  prediction.misses = result.misses.total();
+  prediction.hit_rate = result.hit_rate;
+  prediction.dram_bytes_read = result.dram_bytes_read;
+  prediction.dram_bytes_written = result.dram_bytes_written;
+  const RooflineEstimate roofline =
+      roofline_estimate(problem.flops(), static_cast<double>(prediction.dram_bytes()), gpu);
+  prediction.predicted_seconds = roofline.seconds;
+  prediction.predicted_tflops = roofline.tflops;
+  prediction.bound = roofline.bound;
+  prediction.wave_size = result.wave_size;
+  prediction.sampled = result.sampled;
+  prediction.note = result.note;
+  if (gpu.peak_tensor_flops <= 0)
+    prediction.note += "; peak tensor rate unknown: time is DRAM only";
+  return prediction;
+}
+
+ModelPrediction not_runnable(const AttentionConfig& config, const std::string& reason) {
+  ModelPrediction prediction;
+  prediction.config = config;
+  prediction.config_key = config.key();
+  prediction.runnable = false;
+  prediction.note = reason;
+  return prediction;
+}
+
+// What the simulated schedule depends on: tiles, order, persistence, swizzle, CTAs resident.
+using ScheduleKey = std::tuple<int, int, KvOrder, Persistence, TileSwizzle, int, int>;
+
+ScheduleKey schedule_key(const AttentionConfig& config, int wave_size) {
+  const int group = config.swizzle == TileSwizzle::head_groups ? config.head_group : 0;
+  return {config.block_m, config.block_n, config.order, config.persistence,
+          config.swizzle, group,          wave_size};
+}
+
+}  // namespace
+
+nlohmann::json ModelPrediction::to_json() const {
+  nlohmann::json json = {{"config", config_key},
+                         {"config_json", config.to_json()},
+                         {"runnable", runnable},
+                         {"note", note}};
+  if (!runnable) return json;
+  json["requested_sectors"] = requested_sectors;
+  json["compulsory_misses"] = compulsory_misses;
+  json["misses"] = misses;
+  json["hit_rate"] = hit_rate;
+  json["dram_bytes_read"] = dram_bytes_read;
+  json["dram_bytes_written"] = dram_bytes_written;
+  json["predicted_seconds"] = predicted_seconds;
+  json["predicted_tflops"] = predicted_tflops;
+  json["bound"] = bound;
+  json["wave_size"] = wave_size;
+  json["sampled"] = sampled;
+  return json;
+}
+
+ModelPrediction predict_variant(const AttentionProblem& problem, const GpuProfile& gpu,
+                                const AttentionConfig& config, const SimulationOptions& options) {
+  return from_simulation(problem, gpu, config, simulate_l2(problem, config, gpu, options));
+}
+
+std::vector<ModelPrediction> predict_space(const AttentionProblem& problem, const GpuProfile& gpu,
+                                           const std::vector<AttentionConfig>& configs,
+                                           const SimulationOptions& options, int threads) {
+  problem.validate();
+  validate_model_profile(gpu);
+
+  // Wave size per variant (resource model), then one simulation per distinct schedule.
+  std::vector<ModelPrediction> predictions(configs.size());
+  std::vector<int> job_of(configs.size(), -1);
+  std::map<ScheduleKey, int> job_by_key;
+  std::vector<std::size_t> job_config;  // the first variant of each job
+  for (std::size_t i = 0; i < configs.size(); ++i) {
+    int wave_size = options.wave_size;
+    if (wave_size <= 0) {
+      const ResourceUse use = attention_resource_use(problem, configs[i], gpu);
+      if (!use.does_not_fit.empty()) {
+        predictions[i] =
+            not_runnable(configs[i], "does not run on " + gpu.name + ": " + use.does_not_fit);
+        continue;
+      }
+      wave_size = gpu.sm_count * use.blocks_per_sm;
+    }
+    const auto [entry, inserted] = job_by_key.try_emplace(schedule_key(configs[i], wave_size),
+                                                          static_cast<int>(job_config.size()));
+    if (inserted) job_config.push_back(i);
+    job_of[i] = entry->second;
+  }
+
+  std::vector<SimulationResult> results(job_config.size());
+  std::vector<std::string> failures(job_config.size());
+  std::atomic<std::size_t> next_job{0};
+  const auto work = [&] {
+    for (std::size_t job = next_job++; job < job_config.size(); job = next_job++) {
+      try {
+        SimulationOptions job_options = options;
+        results[job] = simulate_l2(problem, configs[job_config[job]], gpu, job_options);
+      } catch (const std::exception& error) {  // budget refusals, out of memory
+        failures[job] = error.what();
+      }
+    }
+  };
+  const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
+  const std::size_t worker_count =
+      std::min<std::size_t>(threads > 0 ? static_cast<std::size_t>(threads) : hardware,
+                            std::max<std::size_t>(1, job_config.size()));
+  std::vector<std::thread> workers;
+  for (std::size_t w = 1; w < worker_count; ++w) workers.emplace_back(work);
+  work();
+  for (std::thread& worker : workers) worker.join();
+
+  for (std::size_t i = 0; i < configs.size(); ++i) {
+    const int job = job_of[i];
+    if (job < 0) continue;
+    predictions[i] = failures[job].empty() ? from_simulation(problem, gpu, configs[i], results[job])
+                                           : not_runnable(configs[i], failures[job]);
+  }
+  return predictions;
+}
+
+}  // namespace swr::model

@@ -1,0 +1,52 @@
+// One row of `swr-tune model`: what the L2 model predicts for a variant on a GPU profile,
+// whether or not that GPU is present. Predictions are never measurements: they carry their
+// `sampled` flag and a note on how they were computed.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <vector>
+
+#include "model/l2_simulator.hpp"
+#include "swr/attention_config.hpp"
+#include "swr/attention_problem.hpp"
+#include "swr/gpu_profile.hpp"
+
+namespace swr::model {
+
+struct ModelPrediction {
+  AttentionConfig config;
+  std::string config_key;
+  bool runnable = true;  // false: the variant does not fit the GPU; `note` says why
+  std::int64_t requested_sectors = 0;
+  std::int64_t compulsory_misses = 0;
+  std::int64_t misses = 0;  // as lts__t_sectors_srcunit_tex_lookup_miss would count them
+  double hit_rate = 0;
+  std::int64_t dram_bytes_read = 0;
+  std::int64_t dram_bytes_written = 0;
+  double predicted_seconds = 0;  // roofline over the predicted DRAM bytes
+  double predicted_tflops = 0;
+  std::string bound;  // "memory" or "compute"
+  int wave_size = 0;
+  bool sampled = false;
+  std::string note;
+
+  std::int64_t dram_bytes() const { return dram_bytes_read + dram_bytes_written; }
+  nlohmann::json to_json() const;
+};
+
+// Simulates one variant. Throws UsageError for an invalid problem, profile or variant.
+ModelPrediction predict_variant(const AttentionProblem& problem, const GpuProfile& gpu,
+                                const AttentionConfig& config,
+                                const SimulationOptions& options = {});
+
+// Every variant, in the order given. Variants that differ only in what the schedule cannot see
+// (warps, stages with the same CTAs per SM) are simulated once; the rest run on `threads` worker
+// threads (0: one per hardware thread). A variant that does not fit the GPU or the simulation
+// budget comes back with runnable = false and the reason; a bad problem or profile throws.
+std::vector<ModelPrediction> predict_space(const AttentionProblem& problem, const GpuProfile& gpu,
+                                           const std::vector<AttentionConfig>& configs,
+                                           const SimulationOptions& options = {}, int threads = 0);
+
+}  // namespace swr::model

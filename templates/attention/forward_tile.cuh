@@ -1,0 +1,119 @@
+// How one Q tile is computed: FlashAttention-2 forward with mma.sync m16n8k16. This file stages
+// Q, K and V through shared memory (a cp.async pipeline kStages deep); warp_rows.cuh does the math.
+// The K/V tiles arrive in whatever order kv_tile_of(step, kv_tiles) says: the math does not care,
+// which is what keeps the schedule (tile_schedule.cuh, kv_order.cuh) apart from this file.
+#pragma once
+
+#include "attention/kv_tile_copy.cuh"
+#include "attention/tile_loader.cuh"
+#include "attention/warp_rows.cuh"
+
+namespace swr {
+namespace attention {
+
+template <class T>
+struct ForwardTile {
+  static constexpr int kHeadDim = T::kHeadDim;
+  static constexpr int kBlockM = T::kBlockM;
+  static constexpr int kBlockN = T::kBlockN;
+  static constexpr int kStages = T::kStages;
+  static constexpr int kThreads = T::kThreads;
+
+  using QTile = SwizzledTile<kBlockM, kHeadDim>;
+  using KvTile = SwizzledTile<kBlockN, kHeadDim>;
+
+  // Shared memory: the Q tile, then kStages K tiles, then kStages V tiles.
+  unsigned short* shared;
+
+  __device__ explicit ForwardTile(unsigned short* shared_memory) : shared(shared_memory) {}
+
+  // Slots are picked by a run-time step index: address arithmetic, not an array of views, so
+  // that nothing lands in local memory.
+  __device__ __forceinline__ QTile q_tile() const { return QTile{shared}; }
+  __device__ __forceinline__ KvTile k_tile(int slot) const {
+    return KvTile{shared + QTile::kElements + slot * KvTile::kElements};
+  }
+  __device__ __forceinline__ KvTile v_tile(int slot) const {
+    return KvTile{shared + QTile::kElements + (kStages + slot) * KvTile::kElements};
+  }
+
+  // Computes rows [q_row0, q_row0 + kBlockM) of one (batch, head). kv_tile_of(step, kv_tiles)
+  // names the K/V tile read at each step 0..kv_tiles-1.
+  template <class KvTileOf>
+  __device__ void compute(const unsigned short* q, const unsigned short* k, const unsigned short* v,
+                          unsigned short* o, int q_row0, int seq_q, int seq_kv, float scale_log2,
+                          KvTileOf kv_tile_of) {
+    WarpRows<T> rows;
+    rows.lane = threadIdx.x % 32;
+    rows.first_row = (threadIdx.x / 32) * WarpRows<T>::kRowsPerWarp;
+
+    const int all_kv_tiles = (seq_kv + kBlockN - 1) / kBlockN;
+    int kv_tiles = all_kv_tiles;
+    if constexpr (T::kCausal) {
+      const int rows_end = min(q_row0 + kBlockM, seq_q);  // keys up to the last row are seen
+      kv_tiles = min(all_kv_tiles, (rows_end + kBlockN - 1) / kBlockN);
+    }
+
+    // Shared memory may still be read by the previous tile's output store.
+    __syncthreads();
+    load_tile_async<kThreads>(q_tile(), q, q_row0, seq_q);
+    cp_async_commit();
+
+    // Each step commits two groups (K, then V) so that Q·K^T can start while V is in flight.
+    const KvTileCopy<kThreads, kBlockN, kHeadDim> copy_kv;
+    auto issue_kv = [&](int step) {
+      if (step < kv_tiles) {
+        const int kv_row0 = kv_tile_of(step, kv_tiles) * kBlockN;
+        copy_kv(k_tile(step % kStages), k, kv_row0, seq_kv);
+        cp_async_commit();
+        copy_kv(v_tile(step % kStages), v, kv_row0, seq_kv);
+        cp_async_commit();
+      } else {
+        cp_async_commit();  // empty groups keep the wait counts below uniform
+        cp_async_commit();
+      }
+    };
+#pragma unroll
+    for (int step = 0; step < kStages - 1; ++step) issue_kv(step);
+
+    cp_async_wait<2 * (kStages - 1)>();
+    __syncthreads();
+    rows.start(q_tile());
+
+    for (int step = 0; step < kv_tiles; ++step) {
+      const int slot = step % kStages;
+      if constexpr (kStages == 1) {
+        issue_kv(step);
+        cp_async_wait<1>();
+        __syncthreads();
+      } else {
+        cp_async_wait<2 * (kStages - 1) - 1>();
+        __syncthreads();  // K(step) visible; everyone is done with the slot refilled next
+        issue_kv(step + kStages - 1);
+      }
+
+      typename WarpRows<T>::Scores scores;
+      rows.scores(q_tile(), k_tile(slot), scores);
+      rows.mask(scores, q_row0, kv_tile_of(step, kv_tiles) * kBlockN, seq_kv);
+      rows.softmax(scores, scale_log2);
+
+      if constexpr (kStages == 1) {
+        cp_async_wait<0>();
+      } else {
+        cp_async_wait<2 * (kStages - 1)>();
+      }
+      __syncthreads();  // V(step) visible
+      rows.accumulate(scores, v_tile(slot));
+      if constexpr (kStages == 1) __syncthreads();  // the single slot is refilled next step
+    }
+
+    // O / l, staged through the Q tile for 16-byte coalesced stores. Every warp is past its last
+    // read of Q: those happen before the "V(step) visible" barrier of the last step.
+    rows.store_normalised(q_tile());
+    __syncthreads();
+    store_tile<kThreads>(q_tile(), o, q_row0, seq_q);
+  }
+};
+
+}  // namespace attention
+}  // namespace swr

@@ -1,0 +1,152 @@
+// Bad input to every command: one line on stderr naming the bad value and the allowed ones,
+// exit code 2, and nothing written (no cache directory, no output directory).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "run_swr_tune.hpp"
+
+namespace swr::test {
+namespace {
+
+struct BadInput {
+  std::string name;                    // test name
+  std::vector<std::string> arguments;  // after the command
+  std::string named_value;             // must appear in the message, quoted
+  std::string allowed;                 // must appear after "allowed"
+};
+
+const std::vector<BadInput> kBadInputs = {
+    {"unknown_gpu", {"--gpu", "a100", "--seq", "1024"}, "'a100'", "gb10, h100, h200, auto"},
+    {"zero_seq", {"--gpu", "gb10", "--seq", "0"}, "'0'", "a positive integer"},
+    {"negative_seq", {"--gpu", "gb10", "--seq=-5"}, "'-5'", "a positive integer"},
+    {"text_seq", {"--gpu", "gb10", "--seq", "long"}, "'long'", "a positive integer"},
+    {"huge_seq", {"--gpu", "gb10", "--seq", "99999999999"}, "'99999999999'", "a positive integer"},
+    {"zero_seq_kv", {"--gpu", "gb10", "--seq", "1024", "--seq-kv", "0"}, "'0'", "positive"},
+    {"zero_batch", {"--gpu", "h100", "--seq", "1024", "--batch", "0"}, "'0'", "positive"},
+    {"negative_heads", {"--gpu", "h200", "--seq", "1024", "--heads=-2"}, "'-2'", "positive"},
+    {"head_dim", {"--gpu", "gb10", "--seq", "1024", "--head-dim", "96"}, "'96'", "64, 128"},
+    {"dtype", {"--gpu", "gb10", "--seq", "1024", "--dtype", "f32"}, "'f32'", "f16, bf16"},
+    {"missing_gpu", {"--seq", "1024"}, "--gpu", "gb10, h100, h200, auto"},
+    {"missing_seq", {"--gpu", "gb10"}, "--seq", "a positive integer"},
+    {"unknown_option", {"--gpu", "gb10", "--seq", "1024", "--bogus"}, "'--bogus'", "--help"},
+    {"config_key",
+     {"--gpu", "gb10", "--seq", "1024", "--config", "not-a-key"},
+     "'not-a-key'",
+     "config key"},
+};
+
+// The commands that take a problem, with the options that would make them write files.
+struct Command {
+  std::string name;
+  std::vector<std::string> prefix;  // subcommand, if any
+  bool writes_output;               // takes --cache-dir (and --out for compile)
+};
+
+const std::vector<Command> kCommands = {
+    {"main_job", {}, true},
+    {"tune", {"tune"}, true},
+    {"space", {"space"}, false},
+    {"compile", {"compile"}, true},
+};
+
+void expect_usage_error(const ProcessResult& result, const std::string& named_value,
+                        const std::string& allowed) {
+  EXPECT_EQ(result.exit_code, 2) << result.err;
+  const std::vector<std::string> lines = lines_of(result.err);
+  ASSERT_EQ(lines.size(), 1u) << "stderr: " << result.err;
+  EXPECT_EQ(lines[0].rfind("swr-tune: error: ", 0), 0u) << lines[0];
+  EXPECT_NE(lines[0].find(named_value), std::string::npos) << lines[0];
+  const auto allowed_at = lines[0].find("allowed");
+  ASSERT_NE(allowed_at, std::string::npos) << lines[0];
+  EXPECT_NE(lines[0].find(allowed, allowed_at), std::string::npos) << lines[0];
+  EXPECT_EQ(result.out, "");
+}
+
+TEST(BadInput, EveryCommandRejectsEveryBadValueWithoutWriting) {
+  for (const Command& command : kCommands) {
+    for (const BadInput& bad : kBadInputs) {
+      SCOPED_TRACE(command.name + " / " + bad.name);
+      TemporaryDirectory scratch;
+      const auto default_cache = scratch.path() / "default-cache";
+      const auto cache = scratch.path() / "cache";
+      const auto out = scratch.path() / "out";
+      std::vector<std::string> arguments = command.prefix;
+      arguments.insert(arguments.end(), bad.arguments.begin(), bad.arguments.end());
+      if (command.writes_output) {
+        arguments.insert(arguments.end(), {"--cache-dir", cache.string()});
+      }
+      if (command.name == "compile") arguments.insert(arguments.end(), {"--out", out.string()});
+
+      const ProcessResult result =
+          run_swr_tune(arguments, {{"SWR_CACHE_DIR", default_cache.string()}});
+      expect_usage_error(result, bad.named_value, bad.allowed);
+      EXPECT_FALSE(std::filesystem::exists(default_cache));
+      EXPECT_FALSE(std::filesystem::exists(cache));
+      EXPECT_FALSE(std::filesystem::exists(out));
+    }
+  }
+}
+
+TEST(BadInput, CompileOptionsAreCheckedBeforeWriting) {
+  TemporaryDirectory scratch;
+  const auto cache = scratch.path() / "cache";
+  const auto out = scratch.path() / "out";
+  const std::vector<std::string> problem = {"--gpu", "gb10", "--seq", "1024"};
+  struct Case {
+    std::vector<std::string> options;
+    std::string named_value;
+  };
+  const std::vector<Case> cases = {
+      {{"--jobs", "0"}, "'0'"},
+      {{"--jobs", "many"}, "'many'"},
+      {{"--limit=-1"}, "'-1'"},
+  };
+  for (const std::string& command : {"compile", "tune"}) {
+    for (const Case& bad : cases) {
+      SCOPED_TRACE(command + std::string(" ") + bad.options.front());
+      std::vector<std::string> arguments = {command};
+      arguments.insert(arguments.end(), problem.begin(), problem.end());
+      arguments.insert(arguments.end(), bad.options.begin(), bad.options.end());
+      arguments.insert(arguments.end(), {"--cache-dir", cache.string()});
+      if (std::string(command) == "compile")
+        arguments.insert(arguments.end(), {"--out", out.string()});
+      expect_usage_error(run_swr_tune(arguments), bad.named_value, "positive integer");
+      EXPECT_FALSE(std::filesystem::exists(cache));
+      EXPECT_FALSE(std::filesystem::exists(out));
+    }
+  }
+}
+
+TEST(BadInput, OutputPathThatIsAFileIsRefused) {
+  TemporaryDirectory scratch;
+  const auto file = scratch.path() / "a-file";
+  { std::ofstream(file) << "x"; }
+  const ProcessResult result =
+      run_swr_tune({"compile", "--gpu", "gb10", "--seq", "1024", "--out", file.string(),
+                    "--cache-dir", (scratch.path() / "cache").string()});
+  expect_usage_error(result, "'" + file.string() + "'", "directory");
+  EXPECT_FALSE(std::filesystem::exists(scratch.path() / "cache"));
+}
+
+TEST(BadInput, BadDeviceOrdinalStopsTheMainJobBeforeCompiling) {
+  TemporaryDirectory scratch;
+  const auto cache = scratch.path() / "cache";
+  const ProcessResult result =
+      run_swr_tune({"--gpu", "gb10", "--seq", "1024"},
+                   {{"SWR_DEVICE", "second"}, {"SWR_CACHE_DIR", cache.string()}});
+  expect_usage_error(result, "'second'", "device ordinal");
+  EXPECT_FALSE(std::filesystem::exists(cache));
+}
+
+TEST(BadInput, GpuNamesAreCaseInsensitiveButNotFuzzy) {
+  TemporaryDirectory scratch;
+  EXPECT_EQ(run_swr_tune({"space", "--gpu", "GB10", "--seq", "1024"}).exit_code, 0);
+  expect_usage_error(run_swr_tune({"space", "--gpu", "gb1", "--seq", "1024"}), "'gb1'",
+                     "gb10, h100, h200, auto");
+}
+
+}  // namespace
+}  // namespace swr::test

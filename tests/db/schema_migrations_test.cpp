@@ -1,0 +1,204 @@
+// The schema and the migration mechanism, on real SQLite files.
+#include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Exception.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <stdexcept>
+#include <vector>
+
+#include "db/migration_runner.hpp"
+#include "db/results_database.hpp"
+#include "db/schema_migrations.hpp"
+#include "swr/usage_error.hpp"
+#include "tests/db/results_fixtures.hpp"
+#include "tests/generator/temporary_directory.hpp"
+
+namespace swr::db {
+namespace {
+
+using swr::testing::TemporaryDirectory;
+
+bool has_object(SQLite::Database& database, const std::string& type, const std::string& name) {
+  SQLite::Statement query(database,
+                          "SELECT count(*) FROM sqlite_master WHERE type = ? AND name = ?");
+  query.bind(1, type);
+  query.bind(2, name);
+  query.executeStep();
+  return query.getColumn(0).getInt() == 1;
+}
+
+// Everything the schema's first version holds, then a made-up second version.
+std::vector<Migration> migrations_with_fake_second() {
+  std::vector<Migration> migrations(schema_migrations().begin(), schema_migrations().end());
+  migrations.push_back({2,
+                        "test only: a note on measurements and a new table",
+                        {"ALTER TABLE measurements ADD COLUMN test_note TEXT",
+                         "CREATE TABLE test_extra (id INTEGER PRIMARY KEY, value TEXT)"}});
+  return migrations;
+}
+
+TEST(SchemaMigrations, ListIsNumberedFromOne) {
+  ASSERT_GE(schema_migrations().size(), 1u);
+  for (std::size_t i = 0; i < schema_migrations().size(); ++i) {
+    EXPECT_EQ(schema_migrations()[i].version, static_cast<int>(i) + 1);
+  }
+  EXPECT_EQ(latest_schema_version(), static_cast<int>(schema_migrations().size()));
+}
+
+TEST(SchemaMigrations, NewDatabaseGetsTheWholeSchema) {
+  TemporaryDirectory directory;
+  const auto path = directory.path() / "results.db";
+  {
+    ResultsDatabase database(path);
+    EXPECT_EQ(database.schema_version(), latest_schema_version());
+  }
+  SQLite::Database raw(path, SQLite::OPEN_READONLY);
+  for (const char* table : {"schema_version", "gpus", "problems", "attention_problems", "configs",
+                            "measurements", "predictions"}) {
+    EXPECT_TRUE(has_object(raw, "table", table)) << table;
+  }
+  for (const char* view : {"latest_measurements", "best_measurements", "latest_predictions"}) {
+    EXPECT_TRUE(has_object(raw, "view", view)) << view;
+  }
+  EXPECT_EQ(raw.execAndGet("PRAGMA journal_mode").getString(), "wal");
+  EXPECT_EQ(raw.execAndGet("SELECT count(*) FROM schema_version").getInt(),
+            latest_schema_version());
+  EXPECT_EQ(raw.execAndGet("SELECT description FROM schema_version WHERE version = 1").getString(),
+            schema_migrations()[0].description);
+}
+
+TEST(SchemaMigrations, ReopeningAppliesNothingTwice) {
+  TemporaryDirectory directory;
+  const auto path = directory.path() / "results.db";
+  { ResultsDatabase first(path); }
+  { ResultsDatabase second(path); }
+  SQLite::Database raw(path, SQLite::OPEN_READONLY);
+  EXPECT_EQ(raw.execAndGet("SELECT count(*) FROM schema_version").getInt(),
+            latest_schema_version());
+}
+
+TEST(SchemaMigrations, EmptySqliteFileIsVersionZeroAndGetsCreated) {
+  TemporaryDirectory directory;
+  const auto path = directory.path() / "results.db";
+  {
+    SQLite::Database raw(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    raw.exec("VACUUM");  // writes the header of a database with no tables
+    EXPECT_EQ(read_schema_version(raw), 0);
+  }
+  ASSERT_EQ(swr::testing::file_bytes(path).substr(0, 15), "SQLite format 3");
+  ResultsDatabase database(path);
+  EXPECT_EQ(database.schema_version(), latest_schema_version());
+}
+
+TEST(SchemaMigrations, ForeignKeysAreEnforced) {
+  TemporaryDirectory directory;
+  ResultsDatabase database(directory.path() / "results.db");
+  // GPU 77 and problem 78 do not exist.
+  const auto record = swr::testing::ok_measurement(GpuId{77}, ProblemId{78}, ConfigId{79}, 1.0);
+  EXPECT_THROW(database.record_measurement(record), SQLite::Exception);
+}
+
+// The cached statements of a connection are finalized before it closes: the close then
+// completes and, as the last connection of a WAL database, removes the -wal file.
+TEST(ResultsDatabaseLifetime, ClosingLeavesNoWalFileBehind) {
+  TemporaryDirectory directory;
+  const auto first = directory.path() / "first.db";
+  const auto second = directory.path() / "second.db";
+  const auto wal_of = [](const std::filesystem::path& path) { return path.string() + "-wal"; };
+  ResultsDatabase database(first);
+  const GpuId gpu = database.upsert_gpu(swr::testing::sample_gpu());
+  const ProblemId problem = database.upsert_problem(swr::testing::sample_problem());
+  database.record_measurement(swr::testing::ok_measurement(
+      gpu, problem, database.upsert_config(swr::testing::numbered_config(0)), 1.0));
+  EXPECT_TRUE(database.best_for(gpu, problem).has_value());
+  ASSERT_TRUE(std::filesystem::exists(wal_of(first)));
+  database = ResultsDatabase(second);  // closes first.db
+  EXPECT_FALSE(std::filesystem::exists(wal_of(first)));
+  EXPECT_FALSE(database.best_for(gpu, problem).has_value());
+  {
+    ResultsDatabase moved(std::move(database));
+    EXPECT_TRUE(std::filesystem::exists(wal_of(second)));
+  }
+  EXPECT_FALSE(std::filesystem::exists(wal_of(second)));
+}
+
+// v0 -> v1 -> v2 one step at a time, with data recorded at v1 kept through v2.
+TEST(MigrationRunner, AppliesStepByStepAndKeepsData) {
+  TemporaryDirectory directory;
+  const auto path = directory.path() / "results.db";
+  const std::vector<Migration> migrations = migrations_with_fake_second();
+  {
+    SQLite::Database raw(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    EXPECT_EQ(read_schema_version(raw), 0);
+    apply_migrations(raw, std::span(migrations).first(1));
+    EXPECT_EQ(read_schema_version(raw), 1);
+    EXPECT_FALSE(raw.tableExists("test_extra"));
+  }
+  std::int64_t measurement_id = 0;
+  {
+    ResultsDatabase database(path);  // a v1 file is current for this build
+    const GpuId gpu = database.upsert_gpu(swr::testing::sample_gpu());
+    const ProblemId problem = database.upsert_problem(swr::testing::sample_problem());
+    const ConfigId config = database.upsert_config(swr::testing::numbered_config(0));
+    measurement_id =
+        database.record_measurement(swr::testing::ok_measurement(gpu, problem, config, 2.5));
+  }
+  {
+    SQLite::Database raw(path, SQLite::OPEN_READWRITE);
+    apply_migrations(raw, migrations);
+    EXPECT_EQ(read_schema_version(raw), 2);
+    EXPECT_TRUE(raw.tableExists("test_extra"));
+    SQLite::Statement query(raw, "SELECT median_ms, test_note FROM measurements WHERE id = ?");
+    query.bind(1, measurement_id);
+    ASSERT_TRUE(query.executeStep());
+    EXPECT_DOUBLE_EQ(query.getColumn(0).getDouble(), 2.5);
+    EXPECT_TRUE(query.getColumn(1).isNull());
+    // Running the list again changes nothing.
+    apply_migrations(raw, migrations);
+    EXPECT_EQ(raw.execAndGet("SELECT count(*) FROM schema_version").getInt(), 2);
+  }
+  // This build only knows version 1: the migrated file is now too new for it.
+  EXPECT_THROW(ResultsDatabase database(path), UsageError);
+}
+
+TEST(MigrationRunner, FailingMigrationIsRolledBackWhole) {
+  TemporaryDirectory directory;
+  const auto path = directory.path() / "results.db";
+  { ResultsDatabase database(path); }
+  std::vector<Migration> migrations(schema_migrations().begin(), schema_migrations().end());
+  migrations.push_back({2,
+                        "test only: fails halfway",
+                        {"CREATE TABLE half_done (id INTEGER PRIMARY KEY)", "THIS IS NOT SQL"}});
+  SQLite::Database raw(path, SQLite::OPEN_READWRITE);
+  EXPECT_THROW(apply_migrations(raw, migrations), SQLite::Exception);
+  EXPECT_EQ(read_schema_version(raw), 1);
+  EXPECT_FALSE(raw.tableExists("half_done"));
+}
+
+TEST(MigrationRunner, RefusesAListWithAGap) {
+  TemporaryDirectory directory;
+  SQLite::Database raw(directory.path() / "results.db",
+                       SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+  std::vector<Migration> migrations(schema_migrations().begin(), schema_migrations().end());
+  migrations.push_back({3, "test only: skips 2", {"CREATE TABLE skipped (id INTEGER)"}});
+  EXPECT_THROW(apply_migrations(raw, migrations), std::logic_error);
+  EXPECT_EQ(read_schema_version(raw), 0);  // checked before anything is applied
+}
+
+TEST(MigrationRunner, RefusesADatabaseNewerThanTheList) {
+  TemporaryDirectory directory;
+  const auto path = directory.path() / "results.db";
+  const std::vector<Migration> migrations = migrations_with_fake_second();
+  SQLite::Database raw(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+  apply_migrations(raw, migrations);
+  try {
+    apply_migrations(raw, std::span(migrations).first(1));
+    FAIL() << "a version-2 database was accepted by a version-1 list";
+  } catch (const UsageError& error) {
+    EXPECT_NE(std::string(error.what()).find("version 2"), std::string::npos) << error.what();
+  }
+}
+
+}  // namespace
+}  // namespace swr::db

@@ -1,0 +1,209 @@
+#include "swr/attention_config.hpp"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "generator/attention_space.hpp"
+#include "swr/gpu_profile.hpp"
+#include "swr/usage_error.hpp"
+
+namespace swr {
+namespace {
+
+AttentionConfig example_config() {
+  AttentionConfig config;
+  config.block_m = 128;
+  config.block_n = 64;
+  config.warps = 8;
+  config.stages = 2;
+  config.order = KvOrder::sawtooth;
+  config.persistence = Persistence::static_loop;
+  config.swizzle = TileSwizzle::head_groups;
+  config.head_group = 4;
+  return config;
+}
+
+// Every config the generator can enumerate, for a few problems on every built-in GPU.
+std::vector<AttentionConfig> all_enumerated_configs() {
+  std::vector<AttentionConfig> configs;
+  for (const GpuProfile& gpu : builtin_gpu_profiles()) {
+    for (int seq : {1000, 16384, 131072}) {
+      AttentionProblem problem{.batch = 8, .heads = 16, .seq_q = seq, .seq_kv = seq};
+      for (const AttentionConfig& config : enumerate_attention_configs(problem, gpu)) {
+        configs.push_back(config);
+      }
+    }
+  }
+  return configs;
+}
+
+TEST(AttentionConfig, KeyOfTheDocumentedExample) {
+  EXPECT_EQ(example_config().key(), "m128n64w8s2-sawtooth-static-groups4");
+}
+
+TEST(AttentionConfig, KeyNamesEveryKnob) {
+  AttentionConfig config;
+  EXPECT_EQ(config.key(), "m128n64w8s2-cyclic-grid-head_major");
+  config.swizzle = TileSwizzle::heads_interleaved;
+  config.persistence = Persistence::dynamic;
+  config.stages = 3;
+  EXPECT_EQ(config.key(), "m128n64w8s3-cyclic-dynamic-heads_interleaved");
+  config.planted_fault = true;
+  EXPECT_EQ(config.key(), "m128n64w8s3-cyclic-dynamic-heads_interleaved-fault");
+}
+
+TEST(AttentionConfig, KeyAndJsonRoundTripForEveryEnumeratedConfig) {
+  const std::vector<AttentionConfig> configs = all_enumerated_configs();
+  ASSERT_GT(configs.size(), 270u);
+  for (const AttentionConfig& config : configs) {
+    const std::optional<AttentionConfig> parsed = AttentionConfig::from_key(config.key());
+    ASSERT_TRUE(parsed.has_value()) << config.key();
+    EXPECT_EQ(*parsed, config) << config.key();
+    const nlohmann::json json = config.to_json();
+    EXPECT_EQ(AttentionConfig::from_json(json), config) << json.dump();
+    EXPECT_EQ(AttentionConfig::from_json(nlohmann::json::parse(json.dump())), config);
+  }
+}
+
+TEST(AttentionConfig, EnumeratedKeysAreUnique) {
+  for (const GpuProfile& gpu : builtin_gpu_profiles()) {
+    AttentionProblem problem{.batch = 4, .heads = 8, .seq_q = 16384, .seq_kv = 16384};
+    std::set<std::string> keys;
+    const auto configs = enumerate_attention_configs(problem, gpu);
+    for (const AttentionConfig& config : configs) keys.insert(config.key());
+    EXPECT_EQ(keys.size(), configs.size()) << gpu.name;
+  }
+}
+
+TEST(AttentionConfig, PlantedFaultRoundTrips) {
+  AttentionConfig config = example_config();
+  config.planted_fault = true;
+  EXPECT_EQ(config.key(), "m128n64w8s2-sawtooth-static-groups4-fault");
+  EXPECT_EQ(AttentionConfig::from_key(config.key()), config);
+  EXPECT_EQ(AttentionConfig::from_json(config.to_json()), config);
+}
+
+TEST(AttentionConfig, FromKeyRejectsAnythingButACanonicalKey) {
+  const char* bad_keys[] = {
+      "",
+      "m128n64w8s2",
+      "m128n64w8s2-sawtooth-static",
+      "m128n64w8s2-sawtooth-static-groups4-",
+      "m128n64w8s2-sawtooth-static-groups4-fault-fault",
+      "m128n64w8s2-sawtooth-static-groups4-faulty",
+      "m128n64w8s2-zigzag-static-head_major",
+      "m128n64w8s2-cyclic-static_loop-head_major",
+      "m128n64w8s2-cyclic-persistent-head_major",
+      "m128n64w8s2-cyclic-grid-head_groups",
+      "m128n64w8s2-cyclic-grid-groups",
+      "m128n64w8s2-cyclic-grid-groups0",
+      "m128n64w8s2-cyclic-grid-groups-3",
+      "m128n64w8s2-cyclic-grid-groups04",
+      "m128n64w8s2-cyclic-grid-interleaved",
+      "m0128n64w8s2-cyclic-grid-head_major",
+      "m0n64w8s2-cyclic-grid-head_major",
+      "m128n64w8-cyclic-grid-head_major",
+      "m128n64w8s2x-cyclic-grid-head_major",
+      "n64m128w8s2-cyclic-grid-head_major",
+      "M128N64W8S2-cyclic-grid-head_major",
+      "m99999999999n64w8s2-cyclic-grid-head_major",
+      "m+128n64w8s2-cyclic-grid-head_major",
+      " m128n64w8s2-cyclic-grid-head_major",
+      "m128n64w8s2-cyclic-grid-head_major ",
+      "m128n64w8s2--cyclic-grid-head_major",
+      "m128n64w8s2-Cyclic-grid-head_major",
+  };
+  for (const char* key : bad_keys) {
+    EXPECT_FALSE(AttentionConfig::from_key(key).has_value()) << '"' << key << '"';
+  }
+}
+
+TEST(AttentionConfig, JsonCarriesNamedFields) {
+  const nlohmann::json json = example_config().to_json();
+  EXPECT_EQ(json.at("block_m"), 128);
+  EXPECT_EQ(json.at("order"), "sawtooth");
+  EXPECT_EQ(json.at("persistence"), "static");
+  EXPECT_EQ(json.at("swizzle"), "head_groups");
+  EXPECT_EQ(json.at("head_group"), 4);
+  EXPECT_EQ(json.at("key"), "m128n64w8s2-sawtooth-static-groups4");
+}
+
+void expect_usage_error(const nlohmann::json& json, const std::string& fragment) {
+  try {
+    (void)AttentionConfig::from_json(json);
+    ADD_FAILURE() << "accepted " << json.dump();
+  } catch (const UsageError& error) {
+    EXPECT_NE(std::string(error.what()).find(fragment), std::string::npos)
+        << "message \"" << error.what() << "\" lacks \"" << fragment << '"';
+  }
+}
+
+TEST(AttentionConfig, FromJsonRejectsMissingAndWrongFields) {
+  const nlohmann::json good = example_config().to_json();
+  for (const char* field :
+       {"block_m", "block_n", "warps", "stages", "order", "persistence", "swizzle", "head_group"}) {
+    nlohmann::json json = good;
+    json.erase(field);
+    json.erase("key");
+    expect_usage_error(json, field);
+  }
+  nlohmann::json json = good;
+  json["stages"] = "two";
+  expect_usage_error(json, "stages");
+  json = good;
+  json["warps"] = 0;
+  expect_usage_error(json, "warps");
+  json = good;
+  json["block_n"] = 64.5;
+  expect_usage_error(json, "block_n");
+  json = good;
+  json["order"] = "zigzag";
+  expect_usage_error(json, "cyclic, sawtooth");
+  json = good;
+  json["persistence"] = 3;
+  expect_usage_error(json, "grid, static, dynamic");
+  json = good;
+  json["swizzle"] = "diagonal";
+  expect_usage_error(json, "head_major, heads_interleaved, head_groups");
+  json = good;
+  json["planted_fault"] = "yes";
+  expect_usage_error(json, "planted_fault");
+  json = good;
+  json["key"] = "m64n64w4s1-cyclic-grid-head_major";
+  expect_usage_error(json, "key");
+  expect_usage_error(nlohmann::json::array({1, 2}), "object");
+}
+
+TEST(AttentionConfig, HeadGroupIsOnlyReadForHeadGroups) {
+  nlohmann::json json = example_config().to_json();
+  json["swizzle"] = "head_major";
+  json.erase("key");
+  json["head_group"] = 7;
+  const AttentionConfig config = AttentionConfig::from_json(json);
+  EXPECT_EQ(config.head_group, 1);
+  EXPECT_EQ(config.key(), "m128n64w8s2-sawtooth-static-head_major");
+}
+
+TEST(AttentionConfig, EnumTextForms) {
+  for (KvOrder order : {KvOrder::cyclic, KvOrder::sawtooth}) {
+    EXPECT_EQ(parse_kv_order(to_string(order)), order);
+  }
+  for (Persistence persistence :
+       {Persistence::grid, Persistence::static_loop, Persistence::dynamic}) {
+    EXPECT_EQ(parse_persistence(to_string(persistence)), persistence);
+  }
+  for (TileSwizzle swizzle :
+       {TileSwizzle::head_major, TileSwizzle::heads_interleaved, TileSwizzle::head_groups}) {
+    EXPECT_EQ(parse_tile_swizzle(to_string(swizzle)), swizzle);
+  }
+  EXPECT_EQ(to_string(Persistence::static_loop), "static");
+  EXPECT_EQ(parse_persistence("static_loop"), Persistence::static_loop);
+  EXPECT_FALSE(parse_kv_order("Sawtooth").has_value());
+  EXPECT_FALSE(parse_persistence("").has_value());
+  EXPECT_FALSE(parse_tile_swizzle("groups").has_value());
+}
+
+}  // namespace
+}  // namespace swr

@@ -1,0 +1,169 @@
+#include "generator/attention_space.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+#include "generator/resource_model.hpp"
+#include "swr/usage_error.hpp"
+
+namespace swr {
+namespace {
+
+constexpr std::size_t kEnumeratedCount = 5 * 3 * 2 * 3 * 3;  // tiles x stages x order x ...
+
+GpuProfile profile(const char* name) {
+  return find_gpu_profile(name).value();
+}
+
+AttentionProblem big_problem(int head_dim = 128) {
+  return {.batch = 4, .heads = 8, .seq_q = 16384, .seq_kv = 16384, .head_dim = head_dim};
+}
+
+std::size_t count_reason(const AttentionSpace& space, const std::string& fragment) {
+  std::size_t count = 0;
+  for (const PrunedConfig& pruned : space.pruned) {
+    count += pruned.reason.find(fragment) != std::string::npos;
+  }
+  return count;
+}
+
+TEST(AttentionSpace, HeadGroupFittingL2) {
+  // K + V of one head: 2 x 16384 x 128 x 2 B = 8 MiB.
+  const AttentionProblem problem = big_problem();
+  // H200: half of 60 MiB is usable for shared data -> 30 / 8 = 3.
+  EXPECT_EQ(head_group_fitting_l2(problem, profile("h200")), 3);
+  // H100: 25 / 8 = 3; GB10 (one partition): 24 / 8 = 3.
+  EXPECT_EQ(head_group_fitting_l2(problem, profile("h100")), 3);
+  EXPECT_EQ(head_group_fitting_l2(problem, profile("gb10")), 3);
+  // D=64, S=4096: 1 MiB a head -> H200 30, GB10 24, both below the 32 pairs.
+  AttentionProblem small = {.batch = 4, .heads = 8, .seq_q = 4096, .seq_kv = 4096, .head_dim = 64};
+  EXPECT_EQ(head_group_fitting_l2(small, profile("h200")), 30);
+  EXPECT_EQ(head_group_fitting_l2(small, profile("gb10")), 24);
+  // Clamped to batch*heads, and at least 1.
+  small.seq_kv = 1024;
+  EXPECT_EQ(head_group_fitting_l2(small, profile("h200")), 32);
+  AttentionProblem huge = {
+      .batch = 8, .heads = 1, .seq_q = 131072, .seq_kv = 131072, .head_dim = 128};
+  EXPECT_EQ(head_group_fitting_l2(huge, profile("h200")), 1);
+}
+
+TEST(AttentionSpace, EnumerationCoversEveryKnobInAStableOrder) {
+  const auto configs = enumerate_attention_configs(big_problem(), profile("h200"));
+  ASSERT_EQ(configs.size(), kEnumeratedCount);
+  EXPECT_EQ(configs.front().key(), "m64n64w4s1-cyclic-grid-head_major");
+  EXPECT_EQ(configs[2].key(), "m64n64w4s1-cyclic-grid-groups3");
+  EXPECT_EQ(configs.back().key(), "m64n128w4s3-sawtooth-dynamic-groups3");
+  EXPECT_EQ(configs, enumerate_attention_configs(big_problem(), profile("h200")));
+}
+
+TEST(AttentionSpace, BigProblemOnH200KeepsEverything) {
+  // Every tile and stage count fits 227 KiB at D=128, the largest (128,128,8,s3) at 229376 B.
+  const AttentionSpace space = build_attention_space(big_problem(), profile("h200"));
+  EXPECT_EQ(space.configs.size(), kEnumeratedCount);
+  EXPECT_TRUE(space.pruned.empty());
+  std::set<int> block_m, block_n, warps, stages, head_groups;
+  std::set<KvOrder> orders;
+  std::set<Persistence> persistences;
+  std::set<TileSwizzle> swizzles;
+  for (const AttentionConfig& config : space.configs) {
+    block_m.insert(config.block_m);
+    block_n.insert(config.block_n);
+    warps.insert(config.warps);
+    stages.insert(config.stages);
+    orders.insert(config.order);
+    persistences.insert(config.persistence);
+    swizzles.insert(config.swizzle);
+    if (config.swizzle == TileSwizzle::head_groups) head_groups.insert(config.head_group);
+  }
+  EXPECT_EQ(block_m, (std::set<int>{64, 128}));
+  EXPECT_EQ(block_n, (std::set<int>{64, 128}));
+  EXPECT_EQ(warps, (std::set<int>{4, 8}));
+  EXPECT_EQ(stages, (std::set<int>{1, 2, 3}));
+  EXPECT_EQ(orders.size(), 2u);
+  EXPECT_EQ(persistences.size(), 3u);
+  EXPECT_EQ(swizzles.size(), 3u);
+  EXPECT_EQ(head_groups, (std::set<int>{3}));
+}
+
+TEST(AttentionSpace, Gb10DropsWhatExceeds99KiB) {
+  // At D=128 a CTA may use 396 rows of 256 B: (64,64) s1-s2, (128,64,x) s1-s2, (128,128) s1,
+  // (64,128) s1 = 8 tile/stage pairs of 15, each with 2 x 3 x 3 schedules.
+  const GpuProfile gb10 = profile("gb10");
+  const AttentionSpace space = build_attention_space(big_problem(), gb10);
+  EXPECT_EQ(space.configs.size(), 8u * 18);
+  EXPECT_EQ(space.pruned.size(), 7u * 18);
+  EXPECT_EQ(count_reason(space, "B of shared memory per CTA, gb10 allows 101376"), 7u * 18);
+  for (const AttentionConfig& config : space.configs) {
+    EXPECT_TRUE(attention_resource_use(big_problem(), config, gb10).does_not_fit.empty());
+  }
+  for (const PrunedConfig& pruned : space.pruned) {
+    EXPECT_EQ(pruned.reason,
+              attention_resource_use(big_problem(), pruned.config, gb10).does_not_fit);
+  }
+}
+
+TEST(AttentionSpace, OneHeadKeepsOnlyHeadMajor) {
+  const AttentionProblem problem = {
+      .batch = 1, .heads = 1, .seq_q = 16384, .seq_kv = 16384, .head_dim = 64};
+  const AttentionSpace space = build_attention_space(problem, profile("h200"));
+  EXPECT_EQ(space.configs.size(), kEnumeratedCount / 3);
+  for (const AttentionConfig& config : space.configs) {
+    EXPECT_EQ(config.swizzle, TileSwizzle::head_major);
+  }
+  EXPECT_EQ(count_reason(space, "batch*heads is 1: every swizzle is the same as head_major"),
+            kEnumeratedCount * 2 / 3);
+}
+
+TEST(AttentionSpace, DegenerateHeadGroupsArePruned) {
+  // One head's K/V (64 MiB) is larger than the usable L2: a group of 1 is head_major.
+  const AttentionProblem huge = {
+      .batch = 8, .heads = 1, .seq_q = 131072, .seq_kv = 131072, .head_dim = 128};
+  const AttentionSpace space = build_attention_space(huge, profile("h200"));
+  for (const AttentionConfig& config : space.configs) {
+    EXPECT_NE(config.swizzle, TileSwizzle::head_groups);
+  }
+  EXPECT_EQ(count_reason(space, "a head group of 1"), kEnumeratedCount / 3);
+  // All 32 pairs fit at once: a single group is heads_interleaved.
+  const AttentionProblem short_kv = {
+      .batch = 4, .heads = 8, .seq_q = 4096, .seq_kv = 1024, .head_dim = 64};
+  const AttentionSpace short_space = build_attention_space(short_kv, profile("h200"));
+  EXPECT_EQ(count_reason(short_space, "covers all 32 (batch, head) pairs"), kEnumeratedCount / 3);
+}
+
+TEST(AttentionSpace, TilesLargerThanTheSequenceArePruned) {
+  const AttentionProblem problem = {
+      .batch = 2, .heads = 4, .seq_q = 20, .seq_kv = 4096, .head_dim = 64};
+  const AttentionSpace space = build_attention_space(problem, profile("h200"));
+  for (const AttentionConfig& config : space.configs) EXPECT_EQ(config.block_m, 64);
+  // Three of the five tiles have block_m 128.
+  EXPECT_EQ(count_reason(space, "block_m 128 is larger than twice seq_q 20"),
+            kEnumeratedCount * 3 / 5);
+  // seq_q 33 -> 66 rounds up to 128: the 128-row tiles stay.
+  AttentionProblem longer = problem;
+  longer.seq_q = 33;
+  EXPECT_EQ(count_reason(build_attention_space(longer, profile("h200")), "block_m"), 0u);
+}
+
+TEST(AttentionSpace, EveryDropHasAReasonAndNothingIsLost) {
+  for (const GpuProfile& gpu : builtin_gpu_profiles()) {
+    for (int seq : {17, 1000, 131072}) {
+      const AttentionProblem problem = {
+          .batch = 2, .heads = 3, .seq_q = seq, .seq_kv = seq, .head_dim = 128};
+      const AttentionSpace space = build_attention_space(problem, gpu);
+      EXPECT_EQ(space.configs.size() + space.pruned.size(), kEnumeratedCount);
+      for (const PrunedConfig& pruned : space.pruned) EXPECT_FALSE(pruned.reason.empty());
+      EXPECT_FALSE(space.configs.empty()) << gpu.name << " seq " << seq;
+    }
+  }
+}
+
+TEST(AttentionSpace, InvalidProblemIsAUsageError) {
+  AttentionProblem problem = big_problem();
+  problem.head_dim = 80;
+  EXPECT_THROW(build_attention_space(problem, profile("h200")), UsageError);
+}
+
+}  // namespace
+}  // namespace swr

@@ -1,0 +1,130 @@
+#include "generator/resource_model.hpp"
+
+#include <gtest/gtest.h>
+
+namespace swr {
+namespace {
+
+AttentionProblem problem_with_head_dim(int head_dim) {
+  return {.batch = 8, .heads = 16, .seq_q = 16384, .seq_kv = 16384, .head_dim = head_dim};
+}
+
+AttentionConfig tile(int block_m, int block_n, int warps, int stages) {
+  AttentionConfig config;
+  config.block_m = block_m;
+  config.block_n = block_n;
+  config.warps = warps;
+  config.stages = stages;
+  return config;
+}
+
+const GpuProfile& gpu(const char* name) {
+  static const GpuProfile gb10 = find_gpu_profile("gb10").value();
+  static const GpuProfile h200 = find_gpu_profile("h200").value();
+  return std::string(name) == "gb10" ? gb10 : h200;
+}
+
+TEST(ResourceModel, SharedMemoryFormula) {
+  // (128 + 2 * 2 * 64) rows x 128 x 2 B
+  EXPECT_EQ(attention_dynamic_shared_bytes(problem_with_head_dim(128), tile(128, 64, 8, 2)), 98304);
+  // (64 + 2 * 1 * 64) x 64 x 2
+  EXPECT_EQ(attention_dynamic_shared_bytes(problem_with_head_dim(64), tile(64, 64, 4, 1)), 24576);
+  // (128 + 2 * 3 * 128) x 128 x 2
+  EXPECT_EQ(attention_dynamic_shared_bytes(problem_with_head_dim(128), tile(128, 128, 8, 3)),
+            229376);
+}
+
+TEST(ResourceModel, RegisterEstimate) {
+  // 16 rows per warp: O 16x128/32 = 64, S 16x64/32 = 32, plus 40.
+  EXPECT_EQ(estimate_attention_registers(problem_with_head_dim(128), tile(128, 64, 8, 2)), 136);
+  // 32 rows per warp: O 32x128/32 = 128, S 32x64/32 = 64, plus 40.
+  EXPECT_EQ(estimate_attention_registers(problem_with_head_dim(128), tile(128, 64, 4, 2)), 232);
+}
+
+TEST(ResourceModel, H200FitsTwoCtasBySharedMemory) {
+  const ResourceUse use =
+      attention_resource_use(problem_with_head_dim(128), tile(128, 64, 8, 2), gpu("h200"), 128);
+  EXPECT_TRUE(use.does_not_fit.empty()) << use.does_not_fit;
+  EXPECT_EQ(use.threads_per_block, 256);
+  EXPECT_EQ(use.dynamic_shared_bytes, 98304);
+  // 233472 / (98304 + 1024) = 2; 128 registers x 256 threads allow 2 as well.
+  EXPECT_EQ(use.blocks_per_sm, 2);
+  EXPECT_EQ(use.limited_by, "shared memory");
+}
+
+TEST(ResourceModel, EstimatedRegistersLimitOccupancy) {
+  // 136 -> 136 x 32 = 4352 registers a warp; 65536 / 4352 = 15 warps: one CTA of 8 warps.
+  const ResourceUse use =
+      attention_resource_use(problem_with_head_dim(128), tile(128, 64, 8, 2), gpu("h200"));
+  EXPECT_TRUE(use.does_not_fit.empty());
+  EXPECT_EQ(use.estimated_registers, 136);
+  EXPECT_EQ(use.blocks_per_sm, 1);
+  EXPECT_EQ(use.limited_by, "registers");
+}
+
+TEST(ResourceModel, Gb10Occupancy) {
+  // 102400 / (24576 + 1024) = 4; 104 registers: 65536 / 3328 = 19 warps = 4 CTAs of 4 warps.
+  const ResourceUse use =
+      attention_resource_use(problem_with_head_dim(64), tile(64, 64, 4, 1), gpu("gb10"));
+  EXPECT_TRUE(use.does_not_fit.empty());
+  EXPECT_EQ(use.blocks_per_sm, 4);
+  // Compiled at 64 registers: registers allow 8, threads 12, shared memory still 4.
+  EXPECT_EQ(attention_resource_use(problem_with_head_dim(64), tile(64, 64, 4, 1), gpu("gb10"), 64)
+                .limited_by,
+            "shared memory");
+}
+
+TEST(ResourceModel, Gb10RejectsMoreThan99KiBWithTheNumbers) {
+  const ResourceUse use =
+      attention_resource_use(problem_with_head_dim(128), tile(128, 64, 8, 3), gpu("gb10"));
+  EXPECT_EQ(use.dynamic_shared_bytes, 131072);
+  EXPECT_EQ(use.does_not_fit, "needs 131072 B of shared memory per CTA, gb10 allows 101376");
+  EXPECT_EQ(use.blocks_per_sm, 0);
+  // The same tile fits the H200's 227 KiB.
+  EXPECT_TRUE(attention_resource_use(problem_with_head_dim(128), tile(128, 64, 8, 3), gpu("h200"))
+                  .does_not_fit.empty());
+}
+
+TEST(ResourceModel, H200RejectsAboveItsOptIn) {
+  AttentionProblem problem = problem_with_head_dim(128);
+  // (128 + 2 * 4 * 128) x 256 = 294912 > 232448; stages are checked first.
+  EXPECT_EQ(attention_resource_use(problem, tile(128, 128, 8, 4), gpu("h200")).does_not_fit,
+            "stages 4 must be 1, 2 or 3");
+  // (256 + 2 * 3 * 128) x 256 = 262144
+  EXPECT_EQ(attention_resource_use(problem, tile(256, 128, 16, 3), gpu("h200")).does_not_fit,
+            "needs 262144 B of shared memory per CTA, h200 allows 232448");
+}
+
+TEST(ResourceModel, ShapeRules) {
+  const AttentionProblem problem = problem_with_head_dim(64);
+  EXPECT_EQ(attention_resource_use(problem, tile(128, 64, 2, 1), gpu("h200")).does_not_fit,
+            "rows per warp (block_m 128 / warps 2) must be 16 or 32");
+  EXPECT_EQ(attention_resource_use(problem, tile(64, 64, 8, 1), gpu("h200")).does_not_fit,
+            "rows per warp (block_m 64 / warps 8) must be 16 or 32");
+  EXPECT_EQ(attention_resource_use(problem, tile(128, 64, 4, 1), gpu("h200")).does_not_fit, "");
+  EXPECT_EQ(attention_resource_use(problem, tile(64, 40, 4, 1), gpu("h200")).does_not_fit,
+            "block_n 40 must be a multiple of 16 up to 128");
+  EXPECT_EQ(attention_resource_use(problem, tile(64, 256, 4, 1), gpu("h200")).does_not_fit,
+            "block_n 256 must be a multiple of 16 up to 128");
+  EXPECT_EQ(attention_resource_use(problem, tile(64, 64, 4, 0), gpu("h200")).does_not_fit,
+            "stages 0 must be 1, 2 or 3");
+  EXPECT_EQ(attention_resource_use(problem, tile(64, 64, 0, 1), gpu("h200")).does_not_fit,
+            "rows per warp (block_m 64 / warps 0) must be 16 or 32");
+  EXPECT_EQ(attention_resource_use(problem, tile(2048, 64, 64, 1), gpu("h200")).does_not_fit,
+            "needs 2048 threads per CTA, at most 1024");
+}
+
+TEST(ResourceModel, RegisterCeiling) {
+  // 32 rows per warp, d128, n128: 128 + 128 + 40 = 296 registers.
+  const ResourceUse use =
+      attention_resource_use(problem_with_head_dim(128), tile(128, 128, 4, 1), gpu("h200"));
+  EXPECT_EQ(use.does_not_fit, "needs an estimated 296 registers per thread, at most 255");
+  // A compiled count is reported as such.
+  EXPECT_EQ(
+      attention_resource_use(problem_with_head_dim(128), tile(128, 64, 8, 1), gpu("h200"), 300)
+          .does_not_fit,
+      "needs 300 registers per thread, at most 255");
+}
+
+}  // namespace
+}  // namespace swr

@@ -1,0 +1,242 @@
+// The schedule simulator: agrees with the closed form and the exact sector replay, and predicts
+// the paper's sawtooth effect on GB10 exactly where K/V outgrows the L2.
+#include "model/l2_simulator.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "model_test_support.hpp"
+#include "swr/usage_error.hpp"
+
+namespace swr::model {
+namespace {
+
+using testing::attention_config;
+using testing::attention_problem;
+
+constexpr Persistence kPersistences[] = {Persistence::grid, Persistence::static_loop,
+                                         Persistence::dynamic};
+constexpr TileSwizzle kSwizzles[] = {TileSwizzle::head_major, TileSwizzle::heads_interleaved,
+                                     TileSwizzle::head_groups};
+
+TEST(L2Simulator, RequestedSectorsEqualTheClosedForm) {
+  const GpuProfile gpu = testing::small_gpu(256 * 1024, 4);
+  for (bool causal : {false, true}) {
+    AttentionProblem problem = attention_problem(2, 3, 1000, 64, causal);
+    problem.seq_kv = 1300;
+    for (Persistence persistence : kPersistences) {
+      for (TileSwizzle swizzle : kSwizzles) {
+        for (KvOrder order : {KvOrder::cyclic, KvOrder::sawtooth}) {
+          const AttentionConfig config =
+              attention_config(128, 64, 8, order, persistence, swizzle, 4);
+          const SimulationResult result = simulate_l2(problem, config, gpu);
+          EXPECT_EQ(result.requested, closed_form_traffic(problem, config, gpu).requested);
+          EXPECT_FALSE(result.sampled);
+          EXPECT_EQ(result.kv_steps_simulated, result.kv_steps_total);
+          EXPECT_GE(result.misses.total(), result.compulsory.total()) << config.key();
+          EXPECT_LE(result.misses.total(), result.requested.total()) << config.key();
+        }
+      }
+    }
+  }
+}
+
+TEST(L2Simulator, MissesAreColdWhenEverythingFits) {
+  // GB10, B=8, D=64, S=16K: all of Q, K, V, O is 32 MiB, but a wave reads one or two heads'
+  // K/V (4 MiB each) at a time: only cold misses, in every mode.
+  const GpuProfile gb10 = testing::builtin("gb10");
+  const AttentionProblem problem = attention_problem(8, 1, 16384, 64, false);
+  for (Persistence persistence : kPersistences) {
+    for (KvOrder order : {KvOrder::cyclic, KvOrder::sawtooth}) {
+      const SimulationResult result =
+          simulate_l2(problem, attention_config(64, 64, 4, order, persistence), gb10);
+      EXPECT_EQ(result.misses, result.compulsory) << to_string(persistence);
+      EXPECT_EQ(result.dram_bytes_read, result.compulsory.reads() * 32);
+      EXPECT_EQ(result.dram_bytes_written, result.compulsory.o * 32);
+    }
+  }
+}
+
+TEST(L2Simulator, PartitionedL2CountsSharedColdMissesTwiceOverAndReadsDramOnce) {
+  // H200: K/V reads of a wave that spans both partitions miss in both at once (1.43 counted
+  // misses per sector); Q and O belong to one CTA each. DRAM reads every byte once.
+  const GpuProfile h200 = testing::builtin("h200");
+  const AttentionProblem problem = attention_problem(4, 1, 16384, 128, false);
+  const SimulationResult result = simulate_l2(
+      problem, attention_config(128, 64, 8, KvOrder::cyclic, Persistence::static_loop), h200);
+  EXPECT_EQ(result.partitions, 2);
+  EXPECT_EQ(result.misses.q, result.compulsory.q);
+  EXPECT_EQ(result.misses.o, result.compulsory.o);
+  EXPECT_NEAR(static_cast<double>(result.misses.k), 1.43 * result.compulsory.k,
+              0.01 * result.compulsory.k);
+  EXPECT_EQ(result.dram_bytes_read, result.compulsory.reads() * 32);
+}
+
+// The tile model is exact: whole-tile LRU gives the same misses as replaying every sector (and
+// every 128-byte line, since tiles are whole lines), in thrashing configurations of every mode.
+TEST(L2Simulator, TileGranularityEqualsSectorReplay) {
+  const GpuProfile gpu = testing::small_gpu(256 * 1024, 4);
+  const GpuProfile partitioned = testing::small_gpu(512 * 1024, 4, 2, 1.43);
+  int thrashing = 0;
+  for (const GpuProfile* profile : {&gpu, &partitioned}) {
+    for (bool causal : {false, true}) {
+      // K/V per head = 2 * 1024 * 128 B = 256 KiB: with the Q and O tiles of the wave it
+      // overflows 256 KiB (per partition).
+      const AttentionProblem problem = attention_problem(3, 1, 1024, 64, causal);
+      for (Persistence persistence : kPersistences) {
+        for (TileSwizzle swizzle : {TileSwizzle::head_major, TileSwizzle::heads_interleaved}) {
+          for (KvOrder order : {KvOrder::cyclic, KvOrder::sawtooth}) {
+            for (int skew : {0, 5}) {
+              const AttentionConfig config =
+                  attention_config(64, 64, 4, order, persistence, swizzle);
+              SimulationOptions options;
+              options.progress.skew_steps = skew;
+              const SimulationResult tile = simulate_l2(problem, config, *profile, options);
+              options.granularity = CacheGranularity::sector;
+              const SimulationResult sector = simulate_l2(problem, config, *profile, options);
+              options.granularity = CacheGranularity::line;
+              const SimulationResult line = simulate_l2(problem, config, *profile, options);
+              const std::string label = config.key() + (causal ? " causal" : "") + " skew " +
+                                        std::to_string(skew) + " on " +
+                                        std::to_string(profile->l2_partitions) + " partitions";
+              EXPECT_EQ(tile.misses, sector.misses) << label;
+              EXPECT_EQ(tile.misses, line.misses) << label;
+              EXPECT_EQ(tile.dram_bytes_read, sector.dram_bytes_read) << label;
+              if (tile.misses.total() > tile.compulsory.total() * 3 / 2) ++thrashing;
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(thrashing, 20);  // the comparison covered thrashing cases, not only cold ones
+}
+
+TEST(L2Simulator, SetAssociativeReplayStaysWithinBounds) {
+  const GpuProfile gpu = testing::small_gpu(512 * 1024, 4);
+  const AttentionProblem problem = attention_problem(2, 1, 1536, 64, false);
+  SimulationOptions options;
+  options.granularity = CacheGranularity::line;
+  options.ways = 16;
+  const SimulationResult result =
+      simulate_l2(problem, attention_config(64, 64, 4, KvOrder::sawtooth, Persistence::static_loop),
+                  gpu, options);
+  EXPECT_GE(result.misses.total(), result.compulsory.total());
+  EXPECT_LE(result.misses.total(), result.requested.total());
+  EXPECT_NE(result.note.find("16-way"), std::string::npos) << result.note;
+}
+
+// Issue 5's acceptance check, the paper's setting: GB10, B=8, H=1, D=64, fp16, non-causal,
+// 64x64 tiles, static persistence.
+struct Twins {
+  SimulationResult cyclic;
+  SimulationResult sawtooth;
+};
+
+Twins gb10_twins(int seq) {
+  const GpuProfile gb10 = testing::builtin("gb10");
+  const AttentionProblem problem = attention_problem(8, 1, seq, 64, false);
+  Twins twins;
+  twins.cyclic = simulate_l2(
+      problem, attention_config(64, 64, 4, KvOrder::cyclic, Persistence::static_loop), gb10);
+  twins.sawtooth = simulate_l2(
+      problem, attention_config(64, 64, 4, KvOrder::sawtooth, Persistence::static_loop), gb10);
+  EXPECT_FALSE(twins.cyclic.sampled);
+  EXPECT_FALSE(twins.sawtooth.sampled);
+  return twins;
+}
+
+TEST(L2Simulator, GB10SawtoothMakesNoDifferenceWhileKvFits) {
+  const Twins twins = gb10_twins(32768);  // K/V per head 8 MiB, L2 24 MiB
+  const double cyclic = static_cast<double>(twins.cyclic.misses.total());
+  const double sawtooth = static_cast<double>(twins.sawtooth.misses.total());
+  EXPECT_LE(std::abs(cyclic - sawtooth) / cyclic, 0.01);
+  EXPECT_EQ(twins.cyclic.misses, twins.cyclic.compulsory);
+}
+
+TEST(L2Simulator, GB10SawtoothHalvesTheMissesOnceKvExceedsTheL2) {
+  const Twins twins = gb10_twins(131072);  // K/V per head 32 MiB
+  const double cyclic = static_cast<double>(twins.cyclic.misses.total());
+  const double sawtooth = static_cast<double>(twins.sawtooth.misses.total());
+  const double compulsory = static_cast<double>(twins.cyclic.compulsory.total());
+  EXPECT_GT(cyclic, 2 * compulsory);
+  EXPECT_LE(sawtooth, 0.5 * cyclic);                              // total misses
+  EXPECT_LE(sawtooth - compulsory, 0.5 * (cyclic - compulsory));  // non-compulsory misses
+  EXPECT_GT(twins.sawtooth.hit_rate, twins.cyclic.hit_rate);
+  EXPECT_LT(twins.sawtooth.dram_bytes_read, twins.cyclic.dram_bytes_read / 2);
+}
+
+// A sampled replay sees only the first heads: with half of the K/V steps it lands within 2% of the
+// full replay, with a fifth (about 0.8 of the 4 heads: no head boundary, where a wave straddles two
+// heads) within 10%.
+TEST(L2Simulator, SamplingExtrapolatesCloseToTheFullReplay) {
+  const GpuProfile gb10 = testing::builtin("gb10");
+  const AttentionProblem problem = attention_problem(4, 1, 131072, 64, false);
+  for (KvOrder order : {KvOrder::cyclic, KvOrder::sawtooth}) {
+    const AttentionConfig config = attention_config(64, 64, 4, order, Persistence::static_loop);
+    const SimulationResult full = simulate_l2(problem, config, gb10);
+    EXPECT_FALSE(full.sampled);
+    const double exact = static_cast<double>(full.misses.total());
+    for (const auto& [share, tolerance] : {std::pair{2, 0.02}, std::pair{5, 0.10}}) {
+      SimulationOptions options;
+      options.max_kv_steps = full.kv_steps_total / share;
+      const SimulationResult sampled = simulate_l2(problem, config, gb10, options);
+      EXPECT_TRUE(sampled.sampled);
+      EXPECT_NE(sampled.note.find("sampled"), std::string::npos) << sampled.note;
+      EXPECT_EQ(sampled.note.find("lower bound"), std::string::npos) << sampled.note;
+      EXPECT_EQ(sampled.requested, full.requested);
+      EXPECT_LT(std::abs(static_cast<double>(sampled.misses.total()) - exact) / exact, tolerance)
+          << to_string(order) << " sampling 1/" << share;
+    }
+  }
+}
+
+TEST(L2Simulator, HugeProblemsAreSampledNotHung) {
+  // 2^31 / 64 rows of causal attention would be 10^12 K/V steps: the budget stops it.
+  const GpuProfile gb10 = testing::builtin("gb10");
+  const AttentionProblem problem = attention_problem(1, 1, 1 << 24, 64, true);
+  SimulationOptions options;
+  options.max_kv_steps = 2'000'000;
+  const SimulationResult result = simulate_l2(
+      problem, attention_config(64, 64, 4, KvOrder::sawtooth, Persistence::dynamic), gb10, options);
+  EXPECT_TRUE(result.sampled);
+  EXPECT_LT(result.kv_steps_simulated, result.kv_steps_total / 1000);
+  EXPECT_GE(result.misses.total(), result.compulsory.total());
+  // No CTA got past its first Q tile: the sample saw no re-reads across Q tiles, and says so.
+  EXPECT_NE(result.note.find("lower bound"), std::string::npos) << result.note;
+}
+
+TEST(L2Simulator, RefusesOptionsOutOfRange) {
+  const GpuProfile gb10 = testing::builtin("gb10");
+  const AttentionProblem problem = attention_problem(1, 1, 4096, 64, false);
+  const AttentionConfig config = attention_config(64, 64, 4, KvOrder::cyclic, Persistence::grid);
+  SimulationOptions skew;
+  skew.progress.skew_steps = 2'000'000'000;  // would replay billions of empty ticks
+  EXPECT_THROW(simulate_l2(problem, config, gb10, skew), UsageError);
+  SimulationOptions wave;
+  wave.wave_size = -3;
+  EXPECT_THROW(simulate_l2(problem, config, gb10, wave), UsageError);
+  SimulationOptions steps;
+  steps.max_kv_steps = 0;
+  try {
+    simulate_l2(problem, config, gb10, steps);
+    ADD_FAILURE() << "accepted max_kv_steps 0";
+  } catch (const UsageError& error) {
+    EXPECT_NE(std::string(error.what()).find("max_kv_steps 0"), std::string::npos);
+  }
+}
+
+TEST(L2Simulator, TilesLargerThanTheSequenceReadOnlyValidRows) {
+  const GpuProfile gb10 = testing::builtin("gb10");
+  const AttentionProblem problem = attention_problem(1, 1, 100, 64, false);
+  const SimulationResult result =
+      simulate_l2(problem, attention_config(128, 128, 8, KvOrder::cyclic, Persistence::grid), gb10);
+  EXPECT_EQ(result.requested.total(), 4 * 100 * 4);
+  EXPECT_EQ(result.misses, result.compulsory);
+  EXPECT_NE(result.note.find("exceeds the sequence"), std::string::npos) << result.note;
+}
+
+}  // namespace
+}  // namespace swr::model

@@ -1,0 +1,65 @@
+// A VariantMeasurer without a device, for the session tests: plausible figures that differ per
+// config, failures on command, and hooks to interrupt or slow a run after a given variant.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tuner/tuning/variant_measurer.hpp"
+
+namespace swr::testing {
+
+class FakeVariantMeasurer : public VariantMeasurer {
+ public:
+  std::vector<std::string> measured_keys;  // in the order asked
+  std::set<std::string> wrong_keys;        // these come back as wrong_result
+  bool counters_unavailable = false;
+  std::chrono::milliseconds delay{0};  // per variant, for time budgets
+  std::function<void(int measured_so_far)> after_each;
+  std::function<bool(const VariantJob&)> drop_when;  // a second Ctrl-C during this one
+
+  VariantOutcome measure(const VariantJob& job) override {
+    if (delay.count() > 0) std::this_thread::sleep_for(delay);
+    VariantOutcome outcome;
+    const std::string key = job.config.key();
+    if (drop_when && drop_when(job)) {
+      outcome.dropped = true;
+      return outcome;
+    }
+    measured_keys.push_back(key);
+    received_cubin_bytes = job.cubin.size();
+    // A time that differs per config, so that there is a fastest one.
+    const double time_ms = 1.0 + static_cast<double>(std::hash<std::string>{}(key) % 1000) / 100.0;
+    outcome.times_ms = {time_ms * 1.02, time_ms, time_ms * 0.99, time_ms * 1.5};
+    outcome.relative_error = 3e-4;
+    if (counters_unavailable) {
+      outcome.counters_unavailable = "profiling unavailable: fake reason";
+      outcome.method["counters"] = "unavailable: fake reason";
+    } else {
+      outcome.counters.l2_sectors_from_tex = 1e8;
+      outcome.counters.l2_sector_misses_from_tex = time_ms * 1e7;
+      outcome.counters.l2_hit_rate_percent = 64.0;
+      outcome.counters.dram_bytes_read = time_ms * 3.2e8;
+      outcome.counters.dram_bytes_written = 4e6;
+      outcome.counters.dram_source = "dram__bytes";
+    }
+    outcome.registers = 168;
+    outcome.blocks_per_sm = 1;
+    outcome.method["fake"] = true;
+    if (wrong_keys.count(key) > 0) {
+      outcome.status = db::MeasurementStatus::wrong_result;
+      outcome.error = "wrong result: relative error 0.5 (fake)";
+      outcome.times_ms.clear();
+    }
+    if (after_each) after_each(static_cast<int>(measured_keys.size()));
+    return outcome;
+  }
+
+  std::size_t received_cubin_bytes = 0;
+};
+
+}  // namespace swr::testing

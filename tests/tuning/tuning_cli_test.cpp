@@ -1,0 +1,277 @@
+// swr-tune as a user runs it: the tuning options' bad input (exit 2, nothing written, before any
+// work), the main job without the named GPU, and `show` over a real results database.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "db/results_database.hpp"
+#include "run_swr_tune.hpp"
+#include "tuner/driver/cuda_driver.hpp"
+
+namespace swr::test {
+namespace {
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+class TuningCommandLine : public ::testing::Test {
+ protected:
+  ProcessResult tune(std::vector<std::string> extra) {
+    std::vector<std::string> arguments = {
+        "--gpu", "h200",    "--seq", "256",         "--batch",
+        "1",     "--heads", "2",     "--cache-dir", cache_.string()};
+    arguments.insert(arguments.end(), extra.begin(), extra.end());
+    return run_swr_tune(arguments, environment_);
+  }
+  // Bad input: exit 2, one line naming the value, nothing compiled.
+  void expect_refused(const ProcessResult& result, const std::string& message) {
+    EXPECT_EQ(result.exit_code, 2) << result.out << result.err;
+    EXPECT_EQ(result.err.rfind("swr-tune: error: ", 0), 0u) << result.err;
+    EXPECT_NE(result.err.find(message), std::string::npos) << result.err;
+    EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1) << result.err;
+    EXPECT_TRUE(result.out.empty()) << result.out;
+    EXPECT_FALSE(std::filesystem::exists(cache_)) << "compiled before refusing";
+  }
+
+  TemporaryDirectory scratch_;
+  std::filesystem::path cache_ = scratch_.path() / "cubins";
+  // Nothing of a test may land in the user's own cache directory.
+  std::map<std::string, std::string> environment_ = {
+      {"XDG_CACHE_HOME", (scratch_.path() / "xdg").string()}, {"SWR_DB", ""}};
+};
+
+TEST_F(TuningCommandLine, FileThatIsNotSqliteIsRefusedAndLeftAlone) {
+  const auto path = scratch_.path() / "notes.txt";
+  std::ofstream(path) << "my notes, not a database\n";
+  expect_refused(tune({"--db", path.string()}), "is not an swr results database (not SQLite)");
+  EXPECT_EQ(read_file(path), "my notes, not a database\n");
+}
+
+TEST_F(TuningCommandLine, MissingDatabaseDirectoryIsRefusedBeforeAnyWork) {
+  const auto path = scratch_.path() / "no" / "such" / "dir" / "results.db";
+  expect_refused(tune({"--db", path.string()}), "does not exist");
+  EXPECT_FALSE(std::filesystem::exists(scratch_.path() / "no"));
+}
+
+TEST_F(TuningCommandLine, ReadOnlyDatabaseDirectoryIsRefusedBeforeAnyWork) {
+  if (geteuid() == 0) GTEST_SKIP() << "root writes into read-only directories";
+  const auto directory = scratch_.path() / "read-only";
+  std::filesystem::create_directory(directory);
+  chmod(directory.c_str(), 0555);
+  expect_refused(tune({"--db", (directory / "results.db").string()}), directory.string());
+  chmod(directory.c_str(), 0755);
+  EXPECT_TRUE(std::filesystem::is_empty(directory));
+}
+
+TEST_F(TuningCommandLine, SwrDbEnvironmentNamesTheDatabaseToo) {
+  const auto path = scratch_.path() / "fake.db";
+  std::ofstream(path) << "SQLite format 2\n";
+  environment_["SWR_DB"] = path.string();
+  expect_refused(tune({}), path.string());
+}
+
+TEST_F(TuningCommandLine, LimitAndTimeBudgetExcludeEachOther) {
+  expect_refused(tune({"--limit", "3", "--time-budget", "60"}),
+                 "--limit and --time-budget exclude each other");
+}
+
+TEST_F(TuningCommandLine, BadTimeBudgetsAreRefused) {
+  for (const std::string bad : {"0", "-5", "soon", "1e999", "nan"}) {
+    expect_refused(tune({"--time-budget", bad}), "bad --time-budget '" + bad + "'");
+  }
+}
+
+TEST_F(TuningCommandLine, BothAndCausalExcludeEachOther) {
+  expect_refused(tune({"--both", "--causal"}), "--both and --causal exclude each other");
+}
+
+TEST_F(TuningCommandLine, WithoutTheNamedGpuItCompilesAndWritesNoDatabase) {
+  if (CudaDriver::try_get() != nullptr) GTEST_SKIP() << "a CUDA driver is present";
+  const auto database = scratch_.path() / "results.db";
+  const ProcessResult result = tune({"--db", database.string(), "--limit", "1", "--both"});
+  ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+  EXPECT_NE(result.out.find("timing needs the h200 GPU: no CUDA driver/device found"),
+            std::string::npos)
+      << result.out;
+  EXPECT_NE(result.out.find("nothing timed (compiled 2 variants for sm_90a"), std::string::npos)
+      << result.out;
+  EXPECT_FALSE(std::filesystem::exists(database));
+}
+
+TEST_F(TuningCommandLine, PlantFaultIsHiddenFromHelp) {
+  const ProcessResult help = run_swr_tune({"tune", "--help"}, environment_);
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_EQ(help.out.find("--plant-fault"), std::string::npos) << help.out;
+  for (const char* option : {"--db", "--time-budget", "--both", "--retune", "--limit"}) {
+    EXPECT_NE(help.out.find(option), std::string::npos) << option;
+  }
+}
+
+// A results database with one GPU, two shapes, and ok and failed variants.
+class ShowCommand : public TuningCommandLine {
+ protected:
+  void SetUp() override {
+    db::ResultsDatabase database(database_);
+    db::GpuRecord gpu;
+    gpu.name = "h200";
+    gpu.arch = "sm_90a";
+    gpu.sm_count = 132;
+    gpu.l2_bytes = 60 * 1024 * 1024;
+    gpu.device_name = "NVIDIA H200";
+    gpu.driver_version = "13.0";
+    gpu.cuda_version = "13.0";
+    const db::GpuId gpu_id = database.upsert_gpu(gpu);
+    const db::ProblemId shape = database.upsert_problem(shape_);
+    AttentionProblem other = shape_;
+    other.causal = true;
+    const db::ProblemId other_id = database.upsert_problem(other);
+    const std::vector<std::pair<std::string, double>> variants = {
+        {"m64n64w4s1-cyclic-grid-head_major", 2.0},
+        {"m64n64w4s1-sawtooth-grid-head_major", 1.5},
+        {"m64n64w4s1-cyclic-static-head_major", 3.0}};
+    for (const auto& [key, ms] : variants) {
+      db::MeasurementRecord record;
+      record.gpu = gpu_id;
+      record.problem = shape;
+      record.config = database.upsert_config(*AttentionConfig::from_key(key));
+      record.median_ms = ms;
+      record.p95_ms = ms * 1.1;
+      record.min_ms = ms * 0.9;
+      record.timed_runs = 5;
+      record.tflops = 10 / ms;
+      record.l2_sector_misses = ms * 1e6;
+      record.l2_hit_rate = 0.75;
+      record.dram_read_bytes = 3e8;
+      record.method = {{"timer", "events"}};
+      database.record_measurement(record);
+    }
+    db::MeasurementRecord fault;
+    fault.gpu = gpu_id;
+    fault.problem = shape;
+    fault.config = database.upsert_config(*AttentionConfig::from_key(failed_key_));
+    fault.status = db::MeasurementStatus::fault;
+    fault.error = "the measurement worker died while measuring: worker killed by signal 11";
+    database.record_measurement(fault);
+    db::MeasurementRecord causal;
+    causal.gpu = gpu_id;
+    causal.problem = other_id;
+    causal.config = database.upsert_config(*AttentionConfig::from_key(variants[0].first));
+    causal.median_ms = 1.25;
+    database.record_measurement(causal);
+  }
+  ProcessResult show(std::vector<std::string> extra) {
+    std::vector<std::string> arguments = {"show", "--db", database_.string()};
+    arguments.insert(arguments.end(), extra.begin(), extra.end());
+    return run_swr_tune(arguments, environment_);
+  }
+
+  std::filesystem::path database_ = scratch_.path() / "results.db";
+  AttentionProblem shape_{1, 2, 256, 256, 64, DataType::f16, false};
+  std::string failed_key_ = "m64n64w4s1-sawtooth-static-head_major";
+};
+
+TEST_F(ShowCommand, SummaryHasOneLinePerGpuAndShape) {
+  const ProcessResult result = show({});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const std::vector<std::string> lines = lines_of(result.out);
+  ASSERT_EQ(lines.size(), 4u) << result.out;  // title, header, two shapes
+  const std::string& non_causal =
+      lines[2].find("noncausal") != std::string::npos ? lines[2] : lines[3];
+  EXPECT_NE(non_causal.find("h200"), std::string::npos) << result.out;
+  EXPECT_NE(non_causal.find("m64n64w4s1-sawtooth-grid-head_major"), std::string::npos)
+      << result.out;
+  EXPECT_NE(non_causal.find("1.500"), std::string::npos) << result.out;
+  EXPECT_NE(non_causal.find("75.0%"), std::string::npos) << result.out;
+  // The last two columns: 4 measured, 1 failed.
+  std::istringstream words(non_causal);
+  std::vector<std::string> cells{std::istream_iterator<std::string>(words),
+                                 std::istream_iterator<std::string>()};
+  ASSERT_GE(cells.size(), 2u);
+  EXPECT_EQ(cells[cells.size() - 2], "4") << non_causal;
+  EXPECT_EQ(cells.back(), "1") << non_causal;
+}
+
+TEST_F(ShowCommand, SummaryFiltersAndJson) {
+  const ProcessResult causal_only = show({"--causal", "--json"});
+  ASSERT_EQ(causal_only.exit_code, 0) << causal_only.err;
+  const nlohmann::json json = nlohmann::json::parse(causal_only.out);
+  EXPECT_EQ(json.at("database"), database_.string());
+  ASSERT_EQ(json.at("results").size(), 1u);
+  const nlohmann::json& entry = json.at("results")[0];
+  EXPECT_EQ(entry.at("gpu").at("name"), "h200");
+  EXPECT_EQ(entry.at("problem").at("causal"), true);
+  EXPECT_EQ(entry.at("best").at("median_ms"), 1.25);
+  EXPECT_EQ(entry.at("variants_measured"), 1);
+
+  const ProcessResult other_gpu = show({"--gpu", "gb10"});
+  EXPECT_EQ(other_gpu.exit_code, 0);
+  EXPECT_NE(other_gpu.out.find("no results"), std::string::npos) << other_gpu.out;
+  const ProcessResult head_dim = show({"--head-dim", "128", "--json"});
+  EXPECT_EQ(nlohmann::json::parse(head_dim.out).at("results").size(), 0u);
+}
+
+TEST_F(ShowCommand, OneShapeListsEveryVariantFastestFirstFailedLast) {
+  const ProcessResult result =
+      show({"--gpu", "h200", "--seq", "256", "--batch", "1", "--heads", "2"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const std::string& out = result.out;
+  const auto fastest = out.find("m64n64w4s1-sawtooth-grid-head_major");
+  const auto middle = out.find("m64n64w4s1-cyclic-grid-head_major");
+  const auto slowest = out.find("m64n64w4s1-cyclic-static-head_major");
+  const auto failed = out.find(failed_key_ + "  fault");
+  ASSERT_NE(failed, std::string::npos) << out;
+  EXPECT_LT(fastest, middle);
+  EXPECT_LT(middle, slowest);
+  EXPECT_LT(slowest, failed);
+  EXPECT_NE(out.find("killed by signal 11"), std::string::npos) << out;
+  EXPECT_NE(out.find("best cyclic vs best sawtooth"), std::string::npos) << out;
+
+  const ProcessResult json_result =
+      show({"--seq", "256", "--batch", "1", "--heads", "2", "--json"});
+  const nlohmann::json json = nlohmann::json::parse(json_result.out);
+  ASSERT_EQ(json.at("results").size(), 1u);
+  const nlohmann::json& variants = json.at("results")[0].at("variants");
+  ASSERT_EQ(variants.size(), 4u);
+  EXPECT_EQ(variants[0].at("config_key"), "m64n64w4s1-sawtooth-grid-head_major");
+  EXPECT_EQ(variants[0].at("status"), "ok");
+  EXPECT_EQ(variants[0].at("l2_hit_rate"), 0.75);
+  EXPECT_TRUE(variants[0].at("dram_write_bytes").is_null());
+  EXPECT_EQ(variants[3].at("status"), "fault");
+  EXPECT_TRUE(variants[3].at("median_ms").is_null());
+}
+
+TEST_F(ShowCommand, ReadsWithoutWriting) {
+  const auto before = std::filesystem::last_write_time(database_);
+  const auto size = std::filesystem::file_size(database_);
+  chmod(database_.c_str(), 0444);
+  const ProcessResult result = show({"--seq", "256", "--batch", "1", "--heads", "2"});
+  chmod(database_.c_str(), 0644);
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(std::filesystem::last_write_time(database_), before);
+  EXPECT_EQ(std::filesystem::file_size(database_), size);
+}
+
+TEST_F(ShowCommand, BadInputIsRefused) {
+  const ProcessResult unknown_gpu = show({"--gpu", "tpu-v9"});
+  EXPECT_EQ(unknown_gpu.exit_code, 2);
+  EXPECT_NE(unknown_gpu.err.find("unknown GPU 'tpu-v9'"), std::string::npos) << unknown_gpu.err;
+  EXPECT_NE(unknown_gpu.err.find("allowed h200"), std::string::npos) << unknown_gpu.err;
+  const ProcessResult bad_seq = show({"--seq", "-3"});
+  EXPECT_EQ(bad_seq.exit_code, 2);
+  EXPECT_NE(bad_seq.err.find("bad --seq '-3'"), std::string::npos) << bad_seq.err;
+  const ProcessResult missing =
+      run_swr_tune({"show", "--db", (scratch_.path() / "none.db").string()}, environment_);
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("no results database at"), std::string::npos) << missing.err;
+  EXPECT_FALSE(std::filesystem::exists(scratch_.path() / "none.db"));
+}
+
+}  // namespace
+}  // namespace swr::test

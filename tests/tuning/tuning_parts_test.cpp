@@ -1,0 +1,283 @@
+// The tuner's pure parts: timing statistics and the run-count rule, base64, the worker protocol,
+// the derived figures, the record a measured or failed variant becomes, the result tables, and
+// the interrupt handler.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <sstream>
+
+#include "tuner/tuning/base64.hpp"
+#include "tuner/tuning/interrupt_flag.hpp"
+#include "tuner/tuning/result_table.hpp"
+#include "tuner/tuning/timing_statistics.hpp"
+#include "tuner/tuning/variant_record.hpp"
+#include "tuner/tuning/worker_protocol.hpp"
+
+namespace swr {
+namespace {
+
+TEST(TimingStatistics, MedianP95AndMinimum) {
+  const TimingStatistics odd = summarize_timings({3.0, 1.0, 2.0});
+  EXPECT_EQ(odd.median_ms, 2.0);
+  EXPECT_EQ(odd.min_ms, 1.0);
+  EXPECT_EQ(odd.p95_ms, 3.0);
+  EXPECT_EQ(odd.runs, 3);
+  EXPECT_EQ(summarize_timings({4.0, 1.0, 2.0, 3.0}).median_ms, 2.5);
+  std::vector<double> twenty;
+  for (int i = 1; i <= 20; ++i) twenty.push_back(i);
+  EXPECT_EQ(summarize_timings(twenty).p95_ms, 19.0);  // nearest rank: ceil(0.95 * 20) = 19
+  EXPECT_THROW(summarize_timings({}), std::invalid_argument);
+}
+
+TEST(TimingStatistics, RunCountAdaptsToTheKernelTime) {
+  // At least 3 runs even for a kernel of seconds.
+  EXPECT_TRUE(needs_another_timed_run(2, 5000));
+  EXPECT_FALSE(needs_another_timed_run(3, 5000));
+  // A fast kernel runs until 1 s has been timed, at most 20 times.
+  EXPECT_TRUE(needs_another_timed_run(10, 10 * 0.05));
+  EXPECT_FALSE(needs_another_timed_run(20, 20 * 0.05));
+  EXPECT_FALSE(needs_another_timed_run(8, 1000.5));
+  int runs = 0;
+  double total = 0;
+  while (needs_another_timed_run(runs, total)) {
+    ++runs;
+    total += 150.0;  // a 150 ms kernel: 7 runs make a second
+  }
+  EXPECT_EQ(runs, 7);
+}
+
+TEST(Base64, RoundTripsEveryLengthAndByte) {
+  for (std::size_t length = 0; length < 70; ++length) {
+    std::vector<char> bytes(length);
+    for (std::size_t i = 0; i < length; ++i) bytes[i] = static_cast<char>((i * 37 + 250) & 0xFF);
+    EXPECT_EQ(decode_base64(encode_base64(bytes)), bytes) << length;
+  }
+  EXPECT_EQ(encode_base64({'M', 'a', 'n'}), "TWFu");
+  EXPECT_EQ(encode_base64({'M', 'a'}), "TWE=");
+  EXPECT_EQ(encode_base64({'M'}), "TQ==");
+  EXPECT_THROW(decode_base64("TWF"), std::invalid_argument);
+  EXPECT_THROW(decode_base64("TW!u"), std::invalid_argument);
+  EXPECT_THROW(decode_base64("T=Fu"), std::invalid_argument);
+}
+
+TEST(WorkerProtocol, RequestAndResultSurviveTheirJsonLines) {
+  VariantJob job;
+  job.problem = {2, 3, 1000, 1200, 128, DataType::bf16, true};
+  job.config = *AttentionConfig::from_key("m128n64w8s2-sawtooth-static-groups4");
+  job.config.planted_fault = true;
+  job.cubin = {'\0', '\x01', '\xfe', '\xff', 'x'};
+  job.dynamic_shared_bytes = 98304;
+  job.gpu = *find_gpu_profile("h200");
+  job.seed = 0xfedcba9876543210ull;
+  const VariantJob back =
+      job_from_measure_request(nlohmann::json::parse(measure_request(job).dump()));
+  EXPECT_EQ(back.problem.key(), job.problem.key());
+  EXPECT_EQ(back.config, job.config);
+  EXPECT_EQ(back.cubin, job.cubin);
+  EXPECT_EQ(back.dynamic_shared_bytes, job.dynamic_shared_bytes);
+  EXPECT_EQ(back.gpu.sm_count, job.gpu.sm_count);
+  EXPECT_EQ(back.seed, job.seed);
+
+  WorkerReply reply;
+  reply.outcome.status = db::MeasurementStatus::wrong_result;
+  reply.outcome.error = "wrong result";
+  reply.outcome.times_ms = {1.0, 2.0};
+  reply.outcome.relative_error = 0.25;
+  reply.outcome.non_finite = 7;
+  reply.outcome.counters.l2_sector_misses_from_tex = 4.58e9;
+  reply.outcome.counters.dram_source = "l2_fill_sectors";
+  reply.outcome.counters_unavailable = "";
+  reply.outcome.registers = 255;
+  reply.outcome.method = {{"timer", "events"}};
+  reply.context_lost = true;
+  const WorkerReply read =
+      reply_from_result_message(nlohmann::json::parse(result_message(reply).dump()));
+  EXPECT_EQ(read.outcome.status, db::MeasurementStatus::wrong_result);
+  EXPECT_EQ(read.outcome.error, "wrong result");
+  EXPECT_EQ(read.outcome.times_ms, reply.outcome.times_ms);
+  EXPECT_EQ(read.outcome.relative_error, 0.25);
+  EXPECT_EQ(read.outcome.non_finite, 7);
+  EXPECT_EQ(read.outcome.counters.l2_sector_misses_from_tex, 4.58e9);
+  EXPECT_FALSE(read.outcome.counters.l2_hit_rate_percent.has_value());
+  EXPECT_EQ(read.outcome.counters.dram_source, "l2_fill_sectors");
+  EXPECT_EQ(read.outcome.registers, 255);
+  EXPECT_FALSE(read.outcome.blocks_per_sm.has_value());
+  EXPECT_EQ(read.outcome.method, reply.outcome.method);
+  EXPECT_TRUE(read.context_lost);
+
+  EXPECT_THROW(reply_from_result_message(ready_message("x")), std::invalid_argument);
+  nlohmann::json bad_status = result_message(reply);
+  bad_status["status"] = "fine";
+  EXPECT_THROW(reply_from_result_message(bad_status), std::invalid_argument);
+}
+
+TEST(DerivedFigures, FollowTheFlashAttentionConventionAndTheRoofline) {
+  const GpuProfile h200 = *find_gpu_profile("h200");
+  const AttentionProblem problem{8, 1, 131072, 131072, 128, DataType::f16, true};
+  // Q, K, V, O of 8 heads x 131072 x 128 halves: 4 x 256 MiB.
+  EXPECT_DOUBLE_EQ(compulsory_attention_bytes(problem), 4.0 * 8 * 131072 * 128 * 2);
+  L2Counters counters;
+  counters.dram_bytes_read = 109e9;
+  counters.dram_bytes_written = 1e9;
+  const DerivedFigures figures = derive_figures(problem, h200, 100.0, counters);
+  EXPECT_NEAR(*figures.tflops, problem.flops() / 0.1 / 1e12, 1e-6);
+  EXPECT_NEAR(*figures.observed_intensity, problem.flops() / 110e9, 1e-6);
+  EXPECT_NEAR(*figures.algorithmic_intensity, problem.flops() / compulsory_attention_bytes(problem),
+              1e-6);
+  const double roofline_seconds =
+      std::max(problem.flops() / h200.peak_tensor_flops, 110e9 / h200.dram_bytes_per_second);
+  EXPECT_NEAR(*figures.roofline_fraction, roofline_seconds / 0.1, 1e-12);
+
+  const DerivedFigures untimed = derive_figures(problem, h200, std::nullopt, {});
+  EXPECT_FALSE(untimed.tflops.has_value());
+  EXPECT_FALSE(untimed.observed_intensity.has_value());
+  EXPECT_FALSE(untimed.roofline_fraction.has_value());
+  EXPECT_TRUE(untimed.algorithmic_intensity.has_value());
+}
+
+CompileResult compiled_variant() {
+  CompileResult compiled;
+  compiled.job.problem = {1, 1, 1024, 1024, 64, DataType::f16, false};
+  compiled.job.config = *AttentionConfig::from_key("m64n64w4s1-cyclic-grid-head_major");
+  compiled.job.arch = "sm_90a";
+  compiled.source.dynamic_shared_bytes = 24576;
+  compiled.kernel.ok = true;
+  compiled.kernel.registers = 100;
+  compiled.kernel.spill_bytes = 8;
+  compiled.kernel.cache_key = "abc123";
+  return compiled;
+}
+
+TEST(VariantRecord, OkOutcomeWithoutTimesBecomesALaunchError) {
+  const VariantRecordContext context{db::GpuId{1}, db::ProblemId{2}, db::ConfigId{3}, "13.0",
+                                     "580.1"};
+  VariantOutcome outcome;  // ok, but nothing timed
+  const db::MeasurementRecord record =
+      measured_variant_record(context, compiled_variant().job.problem, *find_gpu_profile("h200"),
+                              compiled_variant(), outcome);
+  EXPECT_EQ(record.status, db::MeasurementStatus::launch_error);
+  EXPECT_FALSE(record.error.empty());
+  EXPECT_EQ(record.registers, 100);  // the compiler's count when the worker gave none
+  EXPECT_EQ(record.spill_bytes, 8);
+  EXPECT_EQ(record.source_hash, "abc123");
+}
+
+TEST(VariantRecord, HitRateIsAFractionAndFailuresKeepTheirError) {
+  const VariantRecordContext context{db::GpuId{1}, db::ProblemId{2}, db::ConfigId{3}, "13.0",
+                                     "580.1"};
+  VariantOutcome outcome;
+  outcome.times_ms = {2.0, 1.0, 3.0};
+  outcome.counters.l2_hit_rate_percent = 100.0000001;  // rounding above 100 stays a fraction
+  const db::MeasurementRecord record =
+      measured_variant_record(context, compiled_variant().job.problem, *find_gpu_profile("h200"),
+                              compiled_variant(), outcome);
+  EXPECT_EQ(record.status, db::MeasurementStatus::ok);
+  EXPECT_EQ(record.l2_hit_rate, 1.0);
+  EXPECT_EQ(record.median_ms, 2.0);
+  EXPECT_EQ(record.timed_runs, 3);
+
+  VariantOutcome fault;
+  fault.status = db::MeasurementStatus::fault;
+  fault.error = "worker killed by signal 11";
+  const db::MeasurementRecord faulted =
+      measured_variant_record(context, compiled_variant().job.problem, *find_gpu_profile("h200"),
+                              compiled_variant(), fault);
+  EXPECT_EQ(faulted.status, db::MeasurementStatus::fault);
+  EXPECT_EQ(faulted.error, "worker killed by signal 11");
+  EXPECT_FALSE(faulted.median_ms.has_value());
+
+  CompileResult refused = compiled_variant();
+  refused.kernel.ok = false;
+  refused.kernel.log = std::string(kMaximumStoredLogBytes + 100, 'e');
+  const db::MeasurementRecord compile_error = compile_failure_record(context, refused);
+  EXPECT_EQ(compile_error.status, db::MeasurementStatus::compile_error);
+  EXPECT_LT(compile_error.error.size(), kMaximumStoredLogBytes + 100);
+  EXPECT_NE(compile_error.error.find("[log cut at"), std::string::npos);
+  EXPECT_EQ(compile_error.method.at("arch"), "sm_90a");
+}
+
+db::StoredMeasurement stored(const std::string& key, double ms, double misses,
+                             db::MeasurementStatus status = db::MeasurementStatus::ok) {
+  db::StoredMeasurement measurement;
+  measurement.config_key = key;
+  measurement.record.status = status;
+  if (status == db::MeasurementStatus::ok) {
+    measurement.record.median_ms = ms;
+    measurement.record.tflops = 100.0 / ms;
+    measurement.record.l2_sector_misses = misses;
+    measurement.record.l2_hit_rate = 0.5;
+    measurement.record.dram_read_bytes = 2e9;
+  } else {
+    measurement.record.error = "illegal address\nmore detail";
+  }
+  return measurement;
+}
+
+TEST(ResultTable, NumbersAreCompact) {
+  EXPECT_EQ(format_count(4.58e9), "4.58e9");
+  EXPECT_EQ(format_count(812), "812");
+  EXPECT_EQ(format_count(std::nullopt), "-");
+  EXPECT_EQ(format_hit_rate(0.57), "57.0%");
+  EXPECT_EQ(format_milliseconds(12.3456), "12.346");
+  EXPECT_EQ(format_milliseconds(0.12345), "0.1235");
+}
+
+TEST(ResultTable, ComparesTheBestOfEachOrderAndTheWinnersTwin) {
+  const std::vector<db::StoredMeasurement> measurements = {
+      stored("m128n64w8s2-sawtooth-static-groups4", 10.0, 1e9),
+      stored("m128n64w8s2-cyclic-grid-head_major", 11.0, 3e9),
+      stored("m128n64w8s2-cyclic-static-groups4", 12.0, 4e9),
+      stored("m64n64w4s1-cyclic-grid-head_major", 0, 0, db::MeasurementStatus::fault),
+  };
+  std::ostringstream out;
+  print_top_variants(out, measurements, 2);
+  const std::string top = out.str();
+  EXPECT_NE(top.find("m128n64w8s2-sawtooth-static-groups4"), std::string::npos) << top;
+  EXPECT_NE(top.find("m128n64w8s2-cyclic-grid-head_major"), std::string::npos) << top;
+  EXPECT_EQ(top.find("m128n64w8s2-cyclic-static-groups4"), std::string::npos) << top;
+  EXPECT_NE(top.find("1.00e9"), std::string::npos) << top;
+
+  std::ostringstream comparison;
+  print_order_comparison(comparison, measurements);
+  const std::string text = comparison.str();
+  // Best cyclic (11 ms, 3e9 misses) against best sawtooth (10 ms, 1e9).
+  EXPECT_NE(text.find("sawtooth/cyclic: time 0.91x, L2 misses 0.33x"), std::string::npos) << text;
+  // The winner's twin is the cyclic static groups4 variant (12 ms, 4e9).
+  EXPECT_NE(text.find("winner vs its twin"), std::string::npos) << text;
+  EXPECT_NE(text.find("cyclic/sawtooth: time 1.20x, L2 misses 4.00x"), std::string::npos) << text;
+
+  std::ostringstream all;
+  print_all_variants(all, measurements);
+  const std::string listing = all.str();
+  EXPECT_NE(listing.find("fault"), std::string::npos);
+  EXPECT_NE(listing.find("illegal address"), std::string::npos);
+  EXPECT_EQ(listing.find("more detail"), std::string::npos);  // first line of the error only
+}
+
+TEST(ResultTable, SaysWhenTheTwinIsMissing) {
+  std::ostringstream out;
+  print_order_comparison(out, {stored("m128n64w8s2-sawtooth-static-groups4", 10.0, 1e9)});
+  const std::string text = out.str();
+  EXPECT_NE(text.find("cyclic: no valid variant"), std::string::npos) << text;
+  EXPECT_NE(text.find("m128n64w8s2-cyclic-static-groups4 not measured"), std::string::npos) << text;
+}
+
+TEST(InterruptHandler, FirstSignalStopsSecondDrops) {
+  InterruptFlag flag;
+  {
+    const ScopedInterruptHandler handler(flag);
+    EXPECT_THROW(ScopedInterruptHandler{flag}, std::logic_error);  // one at a time
+    raise(SIGINT);
+    EXPECT_TRUE(flag.stop_requested());
+    EXPECT_FALSE(flag.drop_requested());
+    raise(SIGTERM);
+    EXPECT_TRUE(flag.drop_requested());
+  }
+  // The previous disposition (the default) is back.
+  struct sigaction current {};
+  sigaction(SIGINT, nullptr, &current);
+  EXPECT_EQ(current.sa_handler, SIG_DFL);
+}
+
+}  // namespace
+}  // namespace swr

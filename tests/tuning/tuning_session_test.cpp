@@ -1,0 +1,301 @@
+// The tuning session's bookkeeping on real SQLite files and real NVRTC compiles, with a fake
+// measurer in place of the GPU: resume after an interruption, --retune, --limit, --time-budget,
+// compile failures, failed variants never best, and the figures each record carries.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+
+#include "db/results_database.hpp"
+#include "fake_variant_measurer.hpp"
+#include "generator/nvrtc_compiler.hpp"
+#include "tests/generator/temporary_directory.hpp"
+#include "tuner/tuning/tuning_session.hpp"
+
+namespace swr {
+namespace {
+
+using testing::FakeVariantMeasurer;
+
+const AttentionProblem kProblem{1, 2, 256, 256, 64, DataType::f16, false};
+
+// Three cyclic variants and their sawtooth twins.
+std::vector<AttentionConfig> six_configs() {
+  std::vector<AttentionConfig> configs;
+  for (const char* order : {"cyclic", "sawtooth"}) {
+    for (const char* persistence : {"grid", "static", "dynamic"}) {
+      const std::string key =
+          std::string("m64n64w4s1-") + order + "-" + persistence + "-head_major";
+      configs.push_back(*AttentionConfig::from_key(key));
+    }
+  }
+  return configs;
+}
+
+std::vector<std::string> keys_of(const std::vector<AttentionConfig>& configs) {
+  std::vector<std::string> keys;
+  for (const AttentionConfig& config : configs) keys.push_back(config.key());
+  return keys;
+}
+
+std::vector<std::string> sorted(std::vector<std::string> keys) {
+  std::sort(keys.begin(), keys.end());
+  return keys;
+}
+
+class TuningSessionTest : public ::testing::Test {
+ protected:
+  TuningPlan plan(std::vector<AttentionConfig> configs = six_configs()) const {
+    TuningPlan plan;
+    plan.gpu = *find_gpu_profile("h200");
+    plan.driver_version = "test-driver 13.0";
+    plan.shapes = {{kProblem, std::move(configs)}};
+    plan.database = database_path_;
+    // Shared by every test run: after the first, compiling is a cache hit.
+    plan.cubin_cache = SWR_TEST_CUBIN_CACHE;
+    plan.compile_threads = 2;
+    return plan;
+  }
+
+  TuningSummary run(const TuningPlan& tuning_plan, FakeVariantMeasurer& measurer) {
+    InterruptFlag interrupt;
+    return run(tuning_plan, measurer, interrupt);
+  }
+  TuningSummary run(const TuningPlan& tuning_plan, FakeVariantMeasurer& measurer,
+                    InterruptFlag& interrupt) {
+    TuningSession session(tuning_plan, measurer, interrupt);
+    return session.run();
+  }
+
+  // Newest measurement per config key, from a fresh read-only connection.
+  std::vector<db::StoredMeasurement> stored() const {
+    const db::ResultsDatabase database(database_path_, db::OpenMode::read_only);
+    db::GpuRecord gpu = db::GpuRecord::from_profile(*find_gpu_profile("h200"));
+    const auto gpu_id = database.find_gpu(gpu);
+    const auto problem_id = database.find_problem(kProblem);
+    if (!gpu_id || !problem_id) return {};
+    return database.measurements_for(*gpu_id, *problem_id);
+  }
+
+  testing::TemporaryDirectory scratch_;
+  std::filesystem::path database_path_ = scratch_.path() / "results.db";
+};
+
+TEST_F(TuningSessionTest, InterruptedRunResumesWithExactlyTheRest) {
+  InterruptFlag interrupt;
+  FakeVariantMeasurer first;
+  first.after_each = [&interrupt](int measured) {
+    if (measured == 2) interrupt.raise();  // Ctrl-C while the second variant runs
+  };
+  const TuningSummary stopped = run(plan(), first, interrupt);
+  EXPECT_TRUE(stopped.interrupted);
+  EXPECT_EQ(stopped.exit_code(), 130);
+  EXPECT_EQ(stopped.planned, 6);
+  EXPECT_EQ(stopped.recorded, 2);  // the variant in flight was finished and committed
+  ASSERT_EQ(first.measured_keys.size(), 2u);
+  EXPECT_EQ(stored().size(), 2u);
+
+  FakeVariantMeasurer second;
+  const TuningSummary resumed = run(plan(), second);
+  EXPECT_FALSE(resumed.interrupted);
+  EXPECT_EQ(resumed.exit_code(), 0);
+  EXPECT_EQ(resumed.already_measured, 2);
+  EXPECT_EQ(resumed.planned, 4);
+  EXPECT_EQ(resumed.recorded, 4);
+  std::vector<std::string> all = first.measured_keys;
+  all.insert(all.end(), second.measured_keys.begin(), second.measured_keys.end());
+  EXPECT_EQ(sorted(all), sorted(keys_of(six_configs())));  // each exactly once
+  EXPECT_EQ(stored().size(), 6u);
+}
+
+TEST_F(TuningSessionTest, CompleteShapeIsNotMeasuredAgainAndReturnsQuickly) {
+  FakeVariantMeasurer first;
+  EXPECT_EQ(run(plan(), first).recorded, 6);
+
+  FakeVariantMeasurer second;
+  const auto start = std::chrono::steady_clock::now();
+  const TuningSummary again = run(plan(), second);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_TRUE(second.measured_keys.empty());
+  EXPECT_EQ(again.planned, 0);
+  EXPECT_EQ(again.already_measured, 6);
+  EXPECT_LT(seconds, 5.0);
+}
+
+TEST_F(TuningSessionTest, RetuneMeasuresEverythingAgain) {
+  FakeVariantMeasurer first;
+  run(plan(), first);
+  TuningPlan retune = plan();
+  retune.retune = true;
+  FakeVariantMeasurer second;
+  const TuningSummary again = run(retune, second);
+  EXPECT_EQ(again.recorded, 6);
+  EXPECT_EQ(sorted(second.measured_keys), sorted(keys_of(six_configs())));
+  EXPECT_EQ(stored().size(), 6u);  // still one current measurement per config
+}
+
+TEST_F(TuningSessionTest, LimitMeasuresAtMostNAndTheNextRunTakesTheNextOnes) {
+  TuningPlan limited = plan();
+  limited.limit = 2;
+  FakeVariantMeasurer first;
+  const TuningSummary summary = run(limited, first);
+  EXPECT_EQ(summary.recorded, 2);
+  EXPECT_EQ(summary.left_for_later, 4);
+  EXPECT_EQ(sorted(first.measured_keys), sorted({six_configs()[0].key(), six_configs()[1].key()}));
+
+  FakeVariantMeasurer second;
+  run(limited, second);
+  EXPECT_EQ(sorted(second.measured_keys), sorted({six_configs()[2].key(), six_configs()[3].key()}));
+  EXPECT_EQ(stored().size(), 4u);
+}
+
+TEST_F(TuningSessionTest, TimeBudgetStopsStartingNewVariants) {
+  {  // compile everything once so that the budget is spent on measuring only
+    FakeVariantMeasurer warm;
+    TuningPlan elsewhere = plan();
+    elsewhere.database = scratch_.path() / "warm-up.db";
+    run(elsewhere, warm);
+  }
+  TuningPlan budgeted = plan();
+  budgeted.time_budget_seconds = 1.0;
+  FakeVariantMeasurer slow;
+  slow.delay = std::chrono::milliseconds(400);
+  const TuningSummary summary = run(budgeted, slow);
+  EXPECT_TRUE(summary.budget_reached);
+  EXPECT_FALSE(summary.interrupted);
+  EXPECT_EQ(summary.exit_code(), 0);
+  EXPECT_GE(summary.recorded, 1);
+  EXPECT_LE(summary.recorded, 4);
+  EXPECT_EQ(static_cast<std::size_t>(summary.recorded), stored().size());
+
+  FakeVariantMeasurer rest;
+  run(plan(), rest);
+  EXPECT_EQ(rest.measured_keys.size(), 6u - slow.measured_keys.size());
+}
+
+TEST_F(TuningSessionTest, CompileFailureIsRecordedWithItsLogAndNeverMeasured) {
+  std::vector<AttentionConfig> configs = six_configs();
+  AttentionConfig broken = configs.front();
+  broken.stages = 4;  // the template allows 1..3 stages: a static_assert fails in NVRTC
+  configs.push_back(broken);
+  FakeVariantMeasurer measurer;
+  const TuningSummary summary = run(plan(configs), measurer);
+  EXPECT_EQ(summary.recorded, 7);
+  EXPECT_EQ(summary.failed, 1);
+  EXPECT_EQ(std::count(measurer.measured_keys.begin(), measurer.measured_keys.end(), broken.key()),
+            0);
+  const auto measurements = stored();
+  const auto failed = std::find_if(measurements.begin(), measurements.end(),
+                                   [&](const auto& m) { return m.config_key == broken.key(); });
+  ASSERT_NE(failed, measurements.end());
+  EXPECT_EQ(failed->record.status, db::MeasurementStatus::compile_error);
+  EXPECT_NE(failed->record.error.find("K/V pipeline depth 1..3"), std::string::npos)
+      << failed->record.error;
+  EXPECT_FALSE(failed->record.median_ms.has_value());
+  // Failed variants are results: the next run does not try it again.
+  FakeVariantMeasurer again;
+  EXPECT_EQ(run(plan(configs), again).planned, 0);
+}
+
+TEST_F(TuningSessionTest, WrongResultIsStoredButNeverBest) {
+  // Find the fastest variant first, then make it wrong in a fresh database.
+  FakeVariantMeasurer probe;
+  run(plan(), probe);
+  const std::string fastest = stored().front().config_key;
+  database_path_ = scratch_.path() / "second.db";
+
+  FakeVariantMeasurer measurer;
+  measurer.wrong_keys = {fastest};
+  const TuningSummary summary = run(plan(), measurer);
+  EXPECT_EQ(summary.failed, 1);
+  const db::ResultsDatabase database(database_path_, db::OpenMode::read_only);
+  const auto gpu = database.find_gpu(db::GpuRecord::from_profile(*find_gpu_profile("h200")));
+  const auto problem = database.find_problem(kProblem);
+  ASSERT_TRUE(gpu && problem);
+  const auto best = database.best_for(*gpu, *problem);
+  ASSERT_TRUE(best.has_value());
+  EXPECT_NE(best->config_key, fastest);
+  EXPECT_EQ(best->record.status, db::MeasurementStatus::ok);
+  const auto all = database.measurements_for(*gpu, *problem);
+  EXPECT_EQ(all.back().config_key, fastest);  // failed ones last
+  EXPECT_EQ(all.back().record.status, db::MeasurementStatus::wrong_result);
+}
+
+TEST_F(TuningSessionTest, RecordsCarryFiguresVersionsAndMethod) {
+  FakeVariantMeasurer measurer;
+  run(plan(), measurer);
+  EXPECT_GT(measurer.received_cubin_bytes, 1000u);  // the compiled cubin reached the measurer
+  const NvrtcCompiler compiler;
+  for (const db::StoredMeasurement& measurement : stored()) {
+    const db::MeasurementRecord& record = measurement.record;
+    ASSERT_EQ(record.status, db::MeasurementStatus::ok) << record.error;
+    ASSERT_TRUE(record.median_ms && record.p95_ms && record.min_ms);
+    EXPECT_LE(*record.min_ms, *record.median_ms);
+    EXPECT_LE(*record.median_ms, *record.p95_ms);
+    EXPECT_EQ(record.timed_runs, 4);
+    EXPECT_NEAR(*record.tflops, kProblem.flops() / (*record.median_ms * 1e-3) / 1e12, 1e-9);
+    EXPECT_DOUBLE_EQ(*record.l2_hit_rate, 0.64);
+    ASSERT_TRUE(record.observed_intensity && record.algorithmic_intensity);
+    EXPECT_GT(*record.algorithmic_intensity, *record.observed_intensity);
+    ASSERT_TRUE(record.roofline_fraction.has_value());
+    EXPECT_GT(*record.roofline_fraction, 0);
+    EXPECT_LT(*record.roofline_fraction, 1);
+    EXPECT_EQ(record.registers, 168);
+    EXPECT_EQ(record.dynamic_shared_bytes, 24 * 1024);
+    EXPECT_EQ(record.method.at("fake"), true);
+    EXPECT_EQ(record.method.at("roofline_bytes"), "measured DRAM bytes");
+    EXPECT_EQ(record.source_hash.size(), 64u);  // the cubin cache key (SHA-256)
+    EXPECT_EQ(record.toolkit_version, compiler.version());
+    EXPECT_EQ(record.driver_version, "test-driver 13.0");
+  }
+}
+
+TEST_F(TuningSessionTest, MissingCountersAreStoredAsMissing) {
+  FakeVariantMeasurer measurer;
+  measurer.counters_unavailable = true;
+  ::testing::internal::CaptureStderr();
+  run(plan(), measurer);
+  const std::string notices = ::testing::internal::GetCapturedStderr();
+  // Said once for the whole run, not once per variant.
+  const auto first = notices.find("profiling unavailable: fake reason");
+  ASSERT_NE(first, std::string::npos) << notices;
+  EXPECT_EQ(notices.find("profiling unavailable", first + 1), std::string::npos) << notices;
+  for (const db::StoredMeasurement& measurement : stored()) {
+    EXPECT_EQ(measurement.record.status, db::MeasurementStatus::ok);
+    EXPECT_FALSE(measurement.record.l2_sector_misses.has_value());
+    EXPECT_FALSE(measurement.record.l2_hit_rate.has_value());
+    EXPECT_FALSE(measurement.record.observed_intensity.has_value());
+    EXPECT_EQ(measurement.record.method.at("counters"), "unavailable: fake reason");
+    EXPECT_EQ(measurement.record.method.at("roofline_bytes"), "compulsory bytes (Q, K, V, O once)");
+  }
+}
+
+TEST_F(TuningSessionTest, DroppedVariantIsNotRecorded) {
+  const std::string victim = six_configs()[3].key();
+  FakeVariantMeasurer measurer;
+  measurer.drop_when = [&](const VariantJob& job) { return job.config.key() == victim; };
+  const TuningSummary summary = run(plan(), measurer);
+  EXPECT_TRUE(summary.interrupted);
+  EXPECT_EQ(summary.exit_code(), 130);
+  for (const db::StoredMeasurement& measurement : stored()) {
+    EXPECT_NE(measurement.config_key, victim);
+  }
+  EXPECT_EQ(stored().size(), measurer.measured_keys.size());
+}
+
+TEST_F(TuningSessionTest, BothShapesAreTunedAndKeptApart) {
+  TuningPlan both = plan();
+  AttentionProblem causal = kProblem;
+  causal.causal = true;
+  both.shapes.push_back({causal, six_configs()});
+  FakeVariantMeasurer measurer;
+  const TuningSummary summary = run(both, measurer);
+  EXPECT_EQ(summary.recorded, 12);
+  const db::ResultsDatabase database(database_path_, db::OpenMode::read_only);
+  EXPECT_EQ(database.problem_summaries().size(), 2u);
+}
+
+}  // namespace
+}  // namespace swr

@@ -1,0 +1,30 @@
+// `swr-tune show`: what the results database holds. Without --seq, one line per (GPU, problem):
+// the best variant with its time and L2 figures, how many variants were measured and failed
+// (--gpu and the other problem options filter). With --seq, every variant of that shape (the
+// other options default as in `tune`), fastest first, failed ones last with their status.
+// The database is opened read-only.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+namespace swr::cli {
+
+struct ShowOptions {
+  std::string gpu;
+  std::string seq;
+  std::string seq_kv;
+  std::string batch;
+  std::string heads;
+  std::string head_dim;
+  std::string dtype;
+  bool causal = false;
+  std::string database;
+  bool database_given = false;
+  bool json = false;
+};
+
+CLI::App* add_show_command(CLI::App& app, ShowOptions& options);
+int run_show_command(const ShowOptions& options);
+
+}  // namespace swr::cli

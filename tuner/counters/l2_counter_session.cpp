@@ -1,0 +1,327 @@
+#include "tuner/counters/l2_counter_session.hpp"
+
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <stdexcept>
+
+#include "tuner/counters/cupti_library.hpp"
+#include "tuner/counters/metric_configuration.hpp"
+#include "tuner/l2_flush.hpp"
+
+namespace swr {
+namespace {
+
+// Ranges one pass may hold: the flush, the measured kernel, and room for a launch that runs a
+// few kernels (a memset kernel before a persistent kernel, say).
+constexpr std::size_t kMaxRanges = 16;
+
+// cuptiProfilerInitialize/DeInitialize act on the whole process: sessions share one.
+std::mutex profiler_users_mutex;
+int profiler_users = 0;
+
+void acquire_profiler(const CuptiLibrary& cupti) {
+  std::lock_guard<std::mutex> lock(profiler_users_mutex);
+  if (profiler_users == 0) {
+    auto params = SWR_CUPTI_PARAMS(CUpti_Profiler_Initialize_Params);
+    SWR_CUPTI(cupti, cuptiProfilerInitialize(&params));
+  }
+  ++profiler_users;
+}
+
+void release_profiler(const CuptiLibrary& cupti) {
+  std::lock_guard<std::mutex> lock(profiler_users_mutex);
+  if (--profiler_users == 0) {
+    auto params = SWR_CUPTI_PARAMS(CUpti_Profiler_DeInitialize_Params);
+    cupti.cuptiProfilerDeInitialize(&params);
+  }
+}
+
+// "RmProfilingAdminOnly: 1" in the driver's parameters: counters are for admins only.
+bool profiling_restricted_to_admins() {
+  std::ifstream params("/proc/driver/nvidia/params");
+  std::string line;
+  while (std::getline(params, line)) {
+    if (line.rfind("RmProfilingAdminOnly:", 0) == 0) return line.find('1') != std::string::npos;
+  }
+  return false;
+}
+
+std::string unsupported_device_reason(const CUpti_Profiler_DeviceSupported_Params& support) {
+  std::string parts;
+  auto note = [&](CUpti_Profiler_Support_Level level, const char* what) {
+    if (level == CUPTI_PROFILER_CONFIGURATION_SUPPORTED) return;
+    if (!parts.empty()) parts += ", ";
+    parts += what;
+    if (level == CUPTI_PROFILER_CONFIGURATION_DISABLED) parts += " (disabled by the system)";
+  };
+  note(support.architecture, "architecture older than compute 7.0");
+  note(support.sli, "SLI");
+  note(support.vGpu, "vGPU");
+  note(support.confidentialCompute, "confidential computing");
+  note(support.cmp, "a CMP device");
+  note(support.wsl, "WSL");
+  if (parts.empty())
+    parts = "support level " + std::to_string(static_cast<int>(support.isSupported));
+  return "the device does not support range profiling: " + parts;
+}
+
+}  // namespace
+
+void print_profiling_notice(const std::string& line) {
+  std::cerr << "swr: " << line << "\n";
+}
+
+std::optional<std::size_t> select_measured_range(const std::vector<std::string>& range_names,
+                                                 const std::string& kernel_name) {
+  std::size_t flush = 0;
+  for (std::size_t i = 0; i < range_names.size(); ++i) {
+    if (range_names[i].find(L2Flush::kKernelName) != std::string::npos) {
+      flush = i;
+      break;
+    }
+  }
+  std::optional<std::size_t> last;
+  std::optional<std::size_t> last_named;
+  for (std::size_t i = 0; i < range_names.size(); ++i) {
+    if (i == flush) continue;
+    last = i;
+    if (!kernel_name.empty() && range_names[i].find(kernel_name) != std::string::npos) {
+      last_named = i;
+    }
+  }
+  return last_named ? last_named : last;
+}
+
+std::string describe_profiling_error(const CuptiError& error) {
+  std::string text = error.what();
+  switch (error.result()) {
+    case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:
+    case CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES:
+      text += profiling_restricted_to_admins()
+                  ? "; GPU performance counters are restricted to admin users "
+                    "(/proc/driver/nvidia/params: RmProfilingAdminOnly: 1)"
+                  : "; GPU performance counters are restricted to admin users";
+      text +=
+          ": load the nvidia module with NVreg_RestrictProfilingToAdminUsers=0, or run with "
+          "CAP_SYS_ADMIN (CAP_PERFMON from driver R565); "
+          "see https://developer.nvidia.com/ERR_NVGPUCTRPERM";
+      break;
+    case CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED:
+    case CUPTI_ERROR_OLD_PROFILER_API_INITIALIZED:
+      text += "; another profiler (ncu, nsys, compute-sanitizer) holds CUPTI in this process";
+      break;
+    case CUPTI_ERROR_HARDWARE_BUSY:
+      text += "; the counters are in use by another process (a profiler or DCGM)";
+      break;
+    case CUPTI_ERROR_NOT_INITIALIZED:
+      text += "; the driver may be too old for CUPTI 13";
+      break;
+    default:
+      break;
+  }
+  return text;
+}
+
+L2CounterSession::L2CounterSession(const DeviceContext* context, const L2Flush* flush,
+                                   ProfilingNotice notice)
+    : notice_(std::move(notice)), context_(context), flush_(flush) {
+  try {
+    open(context);
+  } catch (const CuptiError& error) {
+    become_unavailable(describe_profiling_error(error));
+  } catch (const std::exception& error) {
+    become_unavailable(error.what());
+  }
+}
+
+L2CounterSession::~L2CounterSession() {
+  disable();
+  configuration_.reset();
+  if (profiler_initialized_) release_profiler(*cupti_);
+}
+
+std::size_t L2CounterSession::passes() const {
+  return configuration_ ? configuration_->passes() : 0;
+}
+
+void L2CounterSession::open(const DeviceContext* context) {
+  // The order matters: CUPTI's target calls must never run before cuInit succeeded (without a
+  // driver cuptiDeviceGetChipName segfaults).
+  const CudaDriver* driver = CudaDriver::try_get();
+  if (driver == nullptr) throw std::runtime_error(CudaDriver::load_error());
+  if (context == nullptr) throw std::runtime_error("no CUDA context");
+  cupti_ = CuptiLibrary::try_get();
+  if (cupti_ == nullptr) throw std::runtime_error(CuptiLibrary::load_error());
+  acquire_profiler(*cupti_);
+  profiler_initialized_ = true;
+
+  auto support = SWR_CUPTI_PARAMS(CUpti_Profiler_DeviceSupported_Params);
+  support.cuDevice = context->device();
+  support.api = CUPTI_PROFILER_RANGE_PROFILING;
+  SWR_CUPTI(*cupti_, cuptiProfilerDeviceSupported(&support));
+  if (support.isSupported != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) {
+    throw std::runtime_error(unsupported_device_reason(support));
+  }
+
+  auto chip = SWR_CUPTI_PARAMS(CUpti_Device_GetChipName_Params);
+  chip.deviceIndex = static_cast<std::size_t>(context->ordinal());
+  SWR_CUPTI(*cupti_, cuptiDeviceGetChipName(&chip));
+  chip_ = chip.pChipName != nullptr ? chip.pChipName : "";
+
+  auto availability = SWR_CUPTI_PARAMS(CUpti_Profiler_GetCounterAvailability_Params);
+  availability.ctx = context->context();
+  SWR_CUPTI(*cupti_, cuptiProfilerGetCounterAvailability(&availability));
+  std::vector<std::uint8_t> counter_availability(availability.counterAvailabilityImageSize);
+  availability.pCounterAvailabilityImage = counter_availability.data();
+  SWR_CUPTI(*cupti_, cuptiProfilerGetCounterAvailability(&availability));
+
+  L2MetricConfiguration metrics = configure_l2_metrics(*cupti_, chip_, counter_availability);
+  metric_set_ = std::move(metrics.set);
+  configuration_ = std::move(metrics.configuration);
+  enable();
+  if (flush_ == nullptr) {
+    own_flush_ = std::make_unique<L2Flush>(*context);
+    flush_ = own_flush_.get();
+  }
+}
+
+void L2CounterSession::enable() {
+  auto enable = SWR_CUPTI_PARAMS(CUpti_RangeProfiler_Enable_Params);
+  enable.ctx = context_->context();
+  SWR_CUPTI(*cupti_, cuptiRangeProfilerEnable(&enable));
+  profiler_ = enable.pRangeProfilerObject;
+
+  std::vector<const char*> names = configuration_->metric_name_pointers();
+  auto size = SWR_CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataSize_Params);
+  size.pRangeProfilerObject = profiler_;
+  size.pMetricNames = names.data();
+  size.numMetrics = names.size();
+  size.maxNumOfRanges = kMaxRanges;
+  size.maxNumRangeTreeNodes = kMaxRanges;
+  SWR_CUPTI(*cupti_, cuptiRangeProfilerGetCounterDataSize(&size));
+  counter_data_.assign(size.counterDataSize, 0);
+}
+
+void L2CounterSession::disable() {
+  if (profiler_ == nullptr) return;
+  // After a failure mid-pass the profiler is still started: stop it first (notes §3h).
+  if (pass_open_) {
+    auto stop = SWR_CUPTI_PARAMS(CUpti_RangeProfiler_Stop_Params);
+    stop.pRangeProfilerObject = profiler_;
+    cupti_->cuptiRangeProfilerStop(&stop);
+    pass_open_ = false;
+  }
+  auto disable = SWR_CUPTI_PARAMS(CUpti_RangeProfiler_Disable_Params);
+  disable.pRangeProfilerObject = profiler_;
+  cupti_->cuptiRangeProfilerDisable(&disable);
+  profiler_ = nullptr;
+}
+
+void L2CounterSession::become_unavailable(const std::string& reason) {
+  if (!unavailable_reason_.empty()) return;
+  unavailable_reason_ = "profiling unavailable: " + reason;
+  if (notice_) notice_(unavailable_reason_);
+}
+
+L2Counters L2CounterSession::measure(CUstream stream, const MeasuredLaunch& launch,
+                                     const std::string& kernel_name) {
+  if (!available()) return {};
+  try {
+    if (profiler_ == nullptr) enable();
+    return collect(stream, launch, kernel_name);
+  } catch (const CuptiError& error) {
+    disable();
+    become_unavailable(describe_profiling_error(error));
+    return {};
+  } catch (...) {
+    // The launch (or the flush) failed: the kernel's fault, not the profiler's. Stop and
+    // disable; the next measurement enables again.
+    disable();
+    throw;
+  }
+}
+
+L2Counters L2CounterSession::collect(CUstream stream, const MeasuredLaunch& launch,
+                                     const std::string& kernel_name) {
+  auto reset = SWR_CUPTI_PARAMS(CUpti_RangeProfiler_CounterDataImage_Initialize_Params);
+  reset.pRangeProfilerObject = profiler_;
+  reset.counterDataSize = counter_data_.size();
+  reset.pCounterData = counter_data_.data();
+  SWR_CUPTI(*cupti_, cuptiRangeProfilerCounterDataImageInitialize(&reset));
+
+  const std::vector<std::uint8_t>& config_image = configuration_->config_image();
+  auto config = SWR_CUPTI_PARAMS(CUpti_RangeProfiler_SetConfig_Params);
+  config.pRangeProfilerObject = profiler_;
+  config.configSize = config_image.size();
+  config.pConfig = config_image.data();
+  config.counterDataImageSize = counter_data_.size();
+  config.pCounterDataImage = counter_data_.data();
+  config.range = CUPTI_AutoRange;
+  config.replayMode = CUPTI_UserReplay;
+  config.maxRangesPerPass = kMaxRanges;
+  config.numNestingLevels = 1;
+  config.minNestingLevel = 1;
+  config.passIndex = 0;
+  config.targetNestingLevel = 1;
+  SWR_CUPTI(*cupti_, cuptiRangeProfilerSetConfig(&config));
+
+  // User replay: every pass re-runs flush + launch until CUPTI has all its passes. The bound
+  // only guards against a profiler that never reports completion.
+  const std::size_t max_passes = 2 * configuration_->passes() + 2;
+  bool all_submitted = false;
+  for (std::size_t pass = 0; pass < max_passes && !all_submitted; ++pass) {
+    auto start = SWR_CUPTI_PARAMS(CUpti_RangeProfiler_Start_Params);
+    start.pRangeProfilerObject = profiler_;
+    SWR_CUPTI(*cupti_, cuptiRangeProfilerStart(&start));
+    pass_open_ = true;
+    flush_->launch(stream);
+    launch(stream);
+    auto stop = SWR_CUPTI_PARAMS(CUpti_RangeProfiler_Stop_Params);
+    stop.pRangeProfilerObject = profiler_;
+    pass_open_ = false;
+    SWR_CUPTI(*cupti_, cuptiRangeProfilerStop(&stop));
+    all_submitted = stop.isAllPassSubmitted != 0;
+  }
+  if (!all_submitted) {
+    throw CuptiError("cuptiRangeProfilerStop", CUPTI_ERROR_UNKNOWN,
+                     "passes still pending after " + std::to_string(max_passes) + " (" +
+                         std::to_string(configuration_->passes()) + " expected)");
+  }
+
+  auto decode = SWR_CUPTI_PARAMS(CUpti_RangeProfiler_DecodeData_Params);
+  decode.pRangeProfilerObject = profiler_;
+  SWR_CUPTI(*cupti_, cuptiRangeProfilerDecodeData(&decode));
+  if (decode.numOfRangeDropped > 0) {
+    // The caller's launch ran too many kernels: its error, not the profiler's.
+    throw std::runtime_error(std::to_string(decode.numOfRangeDropped) +
+                             " profiler ranges dropped: the measured launch ran more than " +
+                             std::to_string(kMaxRanges - 1) + " kernels");
+  }
+
+  auto info = SWR_CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataInfo_Params);
+  info.pCounterDataImage = counter_data_.data();
+  info.counterDataImageSize = counter_data_.size();
+  SWR_CUPTI(*cupti_, cuptiRangeProfilerGetCounterDataInfo(&info));
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < info.numTotalRanges; ++i) {
+    auto range = SWR_CUPTI_PARAMS(CUpti_RangeProfiler_CounterData_GetRangeInfo_Params);
+    range.pCounterDataImage = counter_data_.data();
+    range.counterDataImageSize = counter_data_.size();
+    range.rangeIndex = i;
+    range.rangeDelimiter = "/";
+    SWR_CUPTI(*cupti_, cuptiRangeProfilerCounterDataGetRangeInfo(&range));
+    names.emplace_back(range.rangeName != nullptr ? range.rangeName : "");
+  }
+  const std::optional<std::size_t> measured = select_measured_range(names, kernel_name);
+  if (!measured) {
+    throw std::runtime_error(std::to_string(names.size()) +
+                             " profiler ranges recorded: the measured launch ran no kernel");
+  }
+  L2Counters counters = metric_set_.evaluate(configuration_->evaluate(counter_data_, *measured));
+  last_range_names_ = std::move(names);
+  last_range_index_ = *measured;
+  return counters;
+}
+
+}  // namespace swr

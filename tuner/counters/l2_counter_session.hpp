@@ -1,0 +1,109 @@
+// L2 counters of one kernel through the CUPTI 13.0 Range Profiler, in-process, on one context:
+// auto ranges (one per kernel) with user replay, the L2 flushed at the start of every pass so each
+// pass sees the same cold cache (shared/notes/gpu-measurement.md). Drive it from one thread.
+//
+// Profiling is gated in the order of the notes (§3h): driver, context, CUPTI library, profiler
+// initialisation, device support, chip name, counter availability, metric configuration, Enable.
+// Any failure makes the session unavailable: it says "profiling unavailable: <reason>" once, and
+// every measurement returns empty counters, so timing goes on without them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tuner/counters/l2_counters.hpp"
+#include "tuner/counters/l2_metric_set.hpp"
+#include "tuner/driver/device_context.hpp"
+
+struct CUpti_RangeProfiler_Object;  // cupti_range_profiler.h
+
+namespace swr {
+
+class CuptiLibrary;
+class CuptiError;
+class L2Flush;
+class MetricConfiguration;
+
+// Enqueues the measured work on the stream. Called once per replay pass, so it must be idempotent
+// (an attention kernel is: it overwrites O).
+using MeasuredLaunch = std::function<void(CUstream)>;
+// Receives the one "profiling unavailable: ..." line of a session.
+using ProfilingNotice = std::function<void(const std::string&)>;
+
+// Writes the line to stderr, with "swr: " in front.
+void print_profiling_notice(const std::string& line);
+
+// Which of a pass's ranges (CUPTI's names, in launch order) is the measured kernel: never the
+// flush (found by its kernel name, else the first range, since every pass launches it first);
+// the last range whose name contains `kernel_name` when one does, else the last range.
+// nullopt when nothing but the flush was recorded. CUPTI 13.0 on an H200 names auto ranges by a
+// running number ("0", "1", ...), not by kernel, so in practice launch order decides.
+std::optional<std::size_t> select_measured_range(const std::vector<std::string>& range_names,
+                                                 const std::string& kernel_name);
+
+// The failure text with a hint for the errors a user can fix (permissions, another profiler).
+std::string describe_profiling_error(const CuptiError& error);
+
+class L2CounterSession {
+ public:
+  // `context` is the current context of the calling thread (nullptr when there is none: the
+  // session is then unavailable, saying why the driver did not load). `flush` is shared with the
+  // timing loop when given; otherwise the session allocates its own once the gate has passed.
+  // Both must outlive the session.
+  explicit L2CounterSession(const DeviceContext* context, const L2Flush* flush = nullptr,
+                            ProfilingNotice notice = print_profiling_notice);
+  ~L2CounterSession();
+  L2CounterSession(const L2CounterSession&) = delete;
+  L2CounterSession& operator=(const L2CounterSession&) = delete;
+
+  bool available() const { return unavailable_reason_.empty(); }
+  // "profiling unavailable: <reason>", empty while available.
+  const std::string& unavailable_reason() const { return unavailable_reason_; }
+  const std::string& chip() const { return chip_; }
+  // The metric set CUPTI accepted ("dram_bytes", "l2_fill_sectors", ...), empty if none.
+  const std::string& metric_set_name() const { return metric_set_.name; }
+  std::size_t passes() const;
+
+  // Profiles what `launch` enqueues on `stream`: every pass runs the flush, then `launch`.
+  // `kernel_name` picks the measured range when the launch runs several kernels (see
+  // select_measured_range). Returns empty counters, without launching, when profiling is
+  // unavailable; a CUPTI failure here makes the session unavailable (said once) and returns
+  // empty counters. An exception from `launch`, or a launch that ran no kernel (or more than 15),
+  // propagates after the profiler is stopped; the next measurement starts it again.
+  L2Counters measure(CUstream stream, const MeasuredLaunch& launch,
+                     const std::string& kernel_name = {});
+
+  // The ranges of the last successful measurement, flush included, and which one was measured.
+  const std::vector<std::string>& last_range_names() const { return last_range_names_; }
+  std::size_t last_range_index() const { return last_range_index_; }
+
+ private:
+  void open(const DeviceContext* context);
+  void enable();
+  void disable();
+  void become_unavailable(const std::string& reason);
+  L2Counters collect(CUstream stream, const MeasuredLaunch& launch, const std::string& kernel_name);
+
+  ProfilingNotice notice_;
+  std::string unavailable_reason_;
+  const CuptiLibrary* cupti_ = nullptr;
+  const DeviceContext* context_ = nullptr;
+  bool profiler_initialized_ = false;
+  std::string chip_;
+  L2MetricSet metric_set_;
+  std::unique_ptr<MetricConfiguration> configuration_;
+  std::unique_ptr<L2Flush> own_flush_;
+  const L2Flush* flush_ = nullptr;
+  CUpti_RangeProfiler_Object* profiler_ = nullptr;
+  bool pass_open_ = false;  // between a successful Start and its Stop
+  std::vector<std::uint8_t> counter_data_;
+  std::vector<std::string> last_range_names_;
+  std::size_t last_range_index_ = 0;
+};
+
+}  // namespace swr

@@ -1,0 +1,99 @@
+#include "tuner/reference_attention.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <thread>
+
+#include "tuner/sixteen_bit_float.hpp"
+
+namespace swr {
+namespace {
+
+std::vector<double> widen(DataType type, const std::vector<std::uint16_t>& values) {
+  std::vector<double> out(values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) out[i] = element_to_float(type, values[i]);
+  return out;
+}
+
+void attention_of_one_head(const AttentionProblem& p, const double* q, const double* k,
+                           const double* v, double* out) {
+  const int d = p.head_dim;
+  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+  std::vector<double> weights(p.seq_kv);
+  for (int i = 0; i < p.seq_q; ++i) {
+    const int visible = p.causal ? std::min(p.seq_kv, i + 1) : p.seq_kv;
+    double max_score = -std::numeric_limits<double>::infinity();
+    for (int j = 0; j < visible; ++j) {
+      double dot = 0;
+      for (int c = 0; c < d; ++c)
+        dot += q[static_cast<std::size_t>(i) * d + c] * k[static_cast<std::size_t>(j) * d + c];
+      weights[j] = dot * scale;
+      max_score = std::max(max_score, weights[j]);
+    }
+    double sum = 0;
+    for (int j = 0; j < visible; ++j) {
+      weights[j] = std::exp(weights[j] - max_score);
+      sum += weights[j];
+    }
+    double* row = out + static_cast<std::size_t>(i) * d;
+    std::fill(row, row + d, 0.0);
+    for (int j = 0; j < visible; ++j) {
+      const double w = weights[j] / sum;
+      for (int c = 0; c < d; ++c) row[c] += w * v[static_cast<std::size_t>(j) * d + c];
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<double> reference_attention(const AttentionProblem& problem,
+                                        const std::vector<std::uint16_t>& q,
+                                        const std::vector<std::uint16_t>& k,
+                                        const std::vector<std::uint16_t>& v) {
+  const std::vector<double> qd = widen(problem.dtype, q);
+  const std::vector<double> kd = widen(problem.dtype, k);
+  const std::vector<double> vd = widen(problem.dtype, v);
+  const std::size_t q_head = static_cast<std::size_t>(problem.seq_q) * problem.head_dim;
+  const std::size_t kv_head = static_cast<std::size_t>(problem.seq_kv) * problem.head_dim;
+  const int heads = problem.batch * problem.heads;
+  std::vector<double> out(q_head * heads);
+
+  const int workers = std::max(1, std::min<int>(heads, std::thread::hardware_concurrency()));
+  std::vector<std::thread> threads;
+  for (int w = 0; w < workers; ++w) {
+    threads.emplace_back([&, w] {
+      for (int h = w; h < heads; h += workers)
+        attention_of_one_head(problem, qd.data() + h * q_head, kd.data() + h * kv_head,
+                              vd.data() + h * kv_head, out.data() + h * q_head);
+    });
+  }
+  for (auto& t : threads) t.join();
+  return out;
+}
+
+OutputComparison compare_with_reference(const AttentionProblem& problem,
+                                        const std::vector<std::uint16_t>& output,
+                                        const std::vector<double>& reference) {
+  OutputComparison result;
+  double error_squared = 0;
+  double reference_squared = 0;
+  for (std::size_t i = 0; i < reference.size(); ++i) {
+    const double got = element_to_float(problem.dtype, output[i]);
+    if (!std::isfinite(got)) {
+      ++result.non_finite;
+      continue;
+    }
+    error_squared += (got - reference[i]) * (got - reference[i]);
+    reference_squared += reference[i] * reference[i];
+  }
+  result.relative_error = reference_squared > 0 ? std::sqrt(error_squared / reference_squared)
+                                                : std::sqrt(error_squared);
+  return result;
+}
+
+double relative_error_tolerance(DataType type) {
+  return type == DataType::f16 ? 2e-3 : 1e-2;
+}
+
+}  // namespace swr

@@ -1,0 +1,31 @@
+// Attention forward on the CPU in double precision: the reference small shapes are checked against.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "swr/attention_problem.hpp"
+
+namespace swr {
+
+// Inputs are the kernel's 16-bit elements, [B, H, S, D]; the result is [B, H, S_q, D] in double.
+// Runs on all hardware threads.
+std::vector<double> reference_attention(const AttentionProblem& problem,
+                                        const std::vector<std::uint16_t>& q,
+                                        const std::vector<std::uint16_t>& k,
+                                        const std::vector<std::uint16_t>& v);
+
+struct OutputComparison {
+  double relative_error = 0;    // ||out - ref|| / ||ref||
+  std::int64_t non_finite = 0;  // NaN or inf elements (an unwritten poisoned element is NaN)
+  bool passes(double tolerance) const { return non_finite == 0 && relative_error < tolerance; }
+};
+
+OutputComparison compare_with_reference(const AttentionProblem& problem,
+                                        const std::vector<std::uint16_t>& output,
+                                        const std::vector<double>& reference);
+
+// The acceptance bound per element type: 2e-3 for f16, 1e-2 for bf16.
+double relative_error_tolerance(DataType type);
+
+}  // namespace swr

@@ -1,0 +1,76 @@
+// A child process whose stdin, stdout and stderr are pipes to this one: the measurement worker.
+// Reads wait with a deadline (a hung child cannot hang the tuner), stderr is drained all the while
+// and its last lines kept for error messages, and the child lives in its own process group so
+// that Ctrl-C at the terminal reaches the tuner only (the tuner decides what to do with the child).
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace swr {
+
+// How a child ended.
+struct ChildExit {
+  bool signaled = false;  // killed by a signal (code is the signal number)
+  int code = 0;           // exit code, or the signal number
+  // "killed by signal 11 (Segmentation fault)" or "exited with code 3"
+  std::string describe() const;
+};
+
+class ChildProcess {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // Starts arguments[0] (a path) with `arguments`. Throws std::runtime_error when it cannot start.
+  explicit ChildProcess(const std::vector<std::string>& arguments);
+  // Kills (SIGKILL) and reaps the child if it is still running.
+  ~ChildProcess();
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+
+  pid_t pid() const { return pid_; }
+
+  enum class ReadStatus { line, end_of_file, timed_out, abandoned };
+  struct ReadResult {
+    ReadStatus status = ReadStatus::line;
+    std::string line;  // without its '\n'
+  };
+  // One line from the child's stdout, waiting until `deadline`. `abandon` is asked every 100 ms
+  // (and after every signal); when it says true the wait ends with `abandoned`.
+  ReadResult read_line(Clock::time_point deadline, const std::function<bool()>& abandon = {});
+
+  // Writes `text` and '\n' to the child's stdin. False when the child is gone (or, at the
+  // deadline, not reading).
+  bool write_line(const std::string& text, Clock::time_point deadline);
+  void close_stdin();
+
+  // Waits up to `grace` for the child to exit on its own, then kills it; returns how it ended.
+  ChildExit wait_for_exit(std::chrono::milliseconds grace);
+  ChildExit kill_and_reap();
+  bool running() const { return pid_ > 0; }
+
+  // The last lines (at most kKeptStderrLines) the child wrote to stderr, joined with " | ".
+  std::string recent_stderr() const;
+  static constexpr std::size_t kKeptStderrLines = 12;
+
+ private:
+  void drain_stderr();
+  void keep_stderr_text(const char* data, std::size_t size);
+  ChildExit reap(bool block);
+
+  pid_t pid_ = -1;
+  int stdin_fd_ = -1;
+  int stdout_fd_ = -1;
+  int stderr_fd_ = -1;
+  std::string stdout_buffer_;
+  std::string stderr_partial_;
+  std::deque<std::string> stderr_lines_;
+  ChildExit exit_;
+};
+
+}  // namespace swr

@@ -1,0 +1,229 @@
+#include "tuner/tuning/result_table.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <ostream>
+
+#include "swr/attention_config.hpp"
+#include "tuner/cli/text_format.hpp"
+
+namespace swr {
+namespace {
+
+using db::StoredMeasurement;
+
+bool is_valid(const StoredMeasurement& measurement) {
+  return measurement.record.status == db::MeasurementStatus::ok && measurement.record.median_ms;
+}
+
+std::string format(const char* pattern, double value) {
+  char text[64];
+  std::snprintf(text, sizeof(text), pattern, value);
+  return text;
+}
+
+std::string first_line(const std::string& text) {
+  const std::string line = text.substr(0, text.find('\n'));
+  return line.size() > 100 ? line.substr(0, 97) + "..." : line;
+}
+
+std::optional<KvOrder> order_of(const StoredMeasurement& measurement) {
+  const std::optional<AttentionConfig> config = AttentionConfig::from_key(measurement.config_key);
+  if (!config) return std::nullopt;
+  return config->order;
+}
+
+const StoredMeasurement* fastest_with_order(const std::vector<StoredMeasurement>& measurements,
+                                            KvOrder order) {
+  for (const StoredMeasurement& measurement : measurements) {
+    if (is_valid(measurement) && order_of(measurement) == order) return &measurement;
+  }
+  return nullptr;
+}
+
+// "0.41x", or "-" when either side is missing.
+std::string ratio(std::optional<double> numerator, std::optional<double> denominator) {
+  if (!numerator || !denominator || *denominator <= 0) return "-";
+  return format("%.2fx", *numerator / *denominator);
+}
+
+std::vector<std::string> figure_cells(const StoredMeasurement& measurement) {
+  const db::MeasurementRecord& record = measurement.record;
+  return {format_milliseconds(record.median_ms), format_tflops(record.tflops),
+          format_count(record.l2_sector_misses), format_hit_rate(record.l2_hit_rate),
+          format_dram_gigabytes(record)};
+}
+
+void print_pair(std::ostream& out, const std::string& first_label, const StoredMeasurement& first,
+                const std::string& second_label, const StoredMeasurement* second,
+                const std::string& second_missing) {
+  cli::TextTable table({"", "variant", ">ms", ">TFLOP/s", ">L2 misses", ">hit rate", ">DRAM GB"});
+  auto add = [&](const std::string& label, const StoredMeasurement& measurement) {
+    std::vector<std::string> row = {label, measurement.config_key};
+    for (std::string& cell : figure_cells(measurement)) row.push_back(std::move(cell));
+    table.add_row(std::move(row));
+  };
+  add(first_label, first);
+  if (second != nullptr) add(second_label, *second);
+  table.print(out, "  ");
+  if (second == nullptr) {
+    out << "  " << second_label << ": " << second_missing << "\n";
+    return;
+  }
+  out << "  " << second_label << "/" << first_label << ": time "
+      << ratio(second->record.median_ms, first.record.median_ms) << ", L2 misses "
+      << ratio(second->record.l2_sector_misses, first.record.l2_sector_misses) << "\n";
+}
+
+}  // namespace
+
+std::string format_count(std::optional<double> value) {
+  if (!value || !std::isfinite(*value)) return "-";
+  if (std::fabs(*value) < 1e5) return format("%.0f", *value);
+  const int exponent = static_cast<int>(std::floor(std::log10(std::fabs(*value))));
+  double mantissa = *value / std::pow(10.0, exponent);
+  return format("%.2f", mantissa) + "e" + std::to_string(exponent);
+}
+
+std::string format_milliseconds(std::optional<double> value) {
+  if (!value) return "-";
+  return format(*value < 1 ? "%.4f" : "%.3f", *value);
+}
+
+std::string format_tflops(std::optional<double> value) {
+  return value ? format("%.1f", *value) : "-";
+}
+
+std::string format_hit_rate(std::optional<double> fraction) {
+  return fraction ? format("%.1f%%", *fraction * 100.0) : "-";
+}
+
+std::string format_dram_gigabytes(const db::MeasurementRecord& record) {
+  if (!record.dram_read_bytes && !record.dram_write_bytes) return "-";
+  const double bytes = record.dram_read_bytes.value_or(0) + record.dram_write_bytes.value_or(0);
+  return format(bytes >= 1e9 ? "%.1f" : "%.3f", bytes / 1e9);
+}
+
+void print_top_variants(std::ostream& out, const std::vector<StoredMeasurement>& measurements,
+                        std::size_t count) {
+  cli::TextTable table({">#", "variant", ">ms", ">TFLOP/s", ">L2 misses", ">hit rate", ">DRAM GB"});
+  std::size_t shown = 0;
+  for (const StoredMeasurement& measurement : measurements) {
+    if (shown == count) break;
+    if (!is_valid(measurement)) continue;
+    std::vector<std::string> row = {std::to_string(++shown), measurement.config_key};
+    for (std::string& cell : figure_cells(measurement)) row.push_back(std::move(cell));
+    table.add_row(std::move(row));
+  }
+  if (shown == 0) {
+    out << "  no valid variant\n";
+    return;
+  }
+  table.print(out, "  ");
+}
+
+void print_all_variants(std::ostream& out, const std::vector<StoredMeasurement>& measurements) {
+  const bool any_failed =
+      std::any_of(measurements.begin(), measurements.end(),
+                  [](const StoredMeasurement& measurement) { return !is_valid(measurement); });
+  std::vector<std::string> headers = {">#",       "variant",    "status",    ">ms",      ">p95 ms",
+                                      ">TFLOP/s", ">L2 misses", ">hit rate", ">DRAM GB", ">regs"};
+  if (any_failed) headers.push_back("error");  // no empty column when everything ran
+  cli::TextTable table(headers);
+  int index = 0;
+  for (const StoredMeasurement& measurement : measurements) {
+    const db::MeasurementRecord& record = measurement.record;
+    const bool valid = is_valid(measurement);
+    std::vector<std::string> row = {std::to_string(++index), measurement.config_key,
+                                    std::string(db::to_string(record.status))};
+    std::vector<std::string> figures = figure_cells(measurement);
+    row.push_back(valid ? figures[0] : "-");
+    row.push_back(valid ? format_milliseconds(record.p95_ms) : "-");
+    row.push_back(valid ? figures[1] : "-");
+    for (std::size_t i = 2; i < figures.size(); ++i) row.push_back(figures[i]);
+    row.push_back(record.registers ? std::to_string(*record.registers) : "-");
+    if (any_failed) row.push_back(first_line(record.error));
+    table.add_row(std::move(row));
+  }
+  table.print(out, "  ");
+}
+
+void print_order_comparison(std::ostream& out, const std::vector<StoredMeasurement>& measurements) {
+  const StoredMeasurement* cyclic = fastest_with_order(measurements, KvOrder::cyclic);
+  const StoredMeasurement* sawtooth = fastest_with_order(measurements, KvOrder::sawtooth);
+  out << "best cyclic vs best sawtooth:\n";
+  if (cyclic == nullptr && sawtooth == nullptr) {
+    out << "  no valid variant of either order\n";
+  } else if (cyclic == nullptr) {
+    print_pair(out, "sawtooth", *sawtooth, "cyclic", nullptr, "no valid variant");
+  } else {
+    print_pair(out, "cyclic", *cyclic, "sawtooth", sawtooth, "no valid variant");
+  }
+
+  const StoredMeasurement* winner = nullptr;
+  for (const StoredMeasurement& measurement : measurements) {
+    if (is_valid(measurement)) {
+      winner = &measurement;
+      break;
+    }
+  }
+  if (winner == nullptr) return;
+  std::optional<AttentionConfig> twin = AttentionConfig::from_key(winner->config_key);
+  if (!twin) return;
+  const KvOrder winner_order = twin->order;
+  twin->order = winner_order == KvOrder::cyclic ? KvOrder::sawtooth : KvOrder::cyclic;
+  const std::string twin_key = twin->key();
+  const StoredMeasurement* twin_measurement = nullptr;
+  for (const StoredMeasurement& measurement : measurements) {
+    if (measurement.config_key == twin_key) twin_measurement = &measurement;
+  }
+  out << "winner vs its twin (same tile, persistence and swizzle, " << to_string(twin->order)
+      << " order):\n";
+  std::string missing = "not measured";
+  if (twin_measurement != nullptr && !is_valid(*twin_measurement)) {
+    missing = std::string(db::to_string(twin_measurement->record.status)) + " (" +
+              first_line(twin_measurement->record.error) + ")";
+    twin_measurement = nullptr;
+  }
+  print_pair(out, std::string(to_string(winner_order)), *winner,
+             std::string(to_string(twin->order)), twin_measurement, twin_key + " " + missing);
+}
+
+nlohmann::json measurement_json(const StoredMeasurement& measurement) {
+  const db::MeasurementRecord& record = measurement.record;
+  auto number = [](const auto& value) {
+    return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+  };
+  return {
+      {"config_key", measurement.config_key},
+      {"config", measurement.config_json},
+      {"status", std::string(db::to_string(record.status))},
+      {"error", record.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(record.error)},
+      {"median_ms", number(record.median_ms)},
+      {"p95_ms", number(record.p95_ms)},
+      {"min_ms", number(record.min_ms)},
+      {"timed_runs", number(record.timed_runs)},
+      {"tflops", number(record.tflops)},
+      {"relative_error", number(record.relative_error)},
+      {"l2_sectors_from_tex", number(record.l2_sectors_from_tex)},
+      {"l2_sector_misses", number(record.l2_sector_misses)},
+      {"l2_hit_rate", number(record.l2_hit_rate)},
+      {"dram_read_bytes", number(record.dram_read_bytes)},
+      {"dram_write_bytes", number(record.dram_write_bytes)},
+      {"observed_intensity", number(record.observed_intensity)},
+      {"algorithmic_intensity", number(record.algorithmic_intensity)},
+      {"roofline_fraction", number(record.roofline_fraction)},
+      {"registers", number(record.registers)},
+      {"spill_bytes", number(record.spill_bytes)},
+      {"dynamic_shared_bytes", number(record.dynamic_shared_bytes)},
+      {"blocks_per_sm", number(record.blocks_per_sm)},
+      {"method", record.method},
+      {"source_hash", record.source_hash},
+      {"toolkit_version", record.toolkit_version},
+      {"driver_version", record.driver_version},
+      {"measured_at", record.measured_at},
+  };
+}
+
+}  // namespace swr

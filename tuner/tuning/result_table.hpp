@@ -1,0 +1,41 @@
+// The tables the tuner ends with and `swr-tune show` prints: variants by time with their L2
+// figures, the best cyclic against the best sawtooth variant, and the winner against its twin
+// (same tile, persistence and swizzle, the other K/V order). Also the JSON form of a measurement.
+#pragma once
+
+#include <cstddef>
+#include <iosfwd>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "db/measurement_record.hpp"
+
+namespace swr {
+
+// 4.58e9 -> "4.58e9", 812 -> "812", missing -> "-"
+std::string format_count(std::optional<double> value);
+// Cells of one measurement: "1.234", "57.0%", "109.2", "-" when missing.
+std::string format_milliseconds(std::optional<double> value);
+std::string format_tflops(std::optional<double> value);
+std::string format_hit_rate(std::optional<double> fraction);
+std::string format_dram_gigabytes(const db::MeasurementRecord& record);
+
+// The fastest `count` valid variants (measurements as ResultsDatabase::measurements_for orders
+// them), one row each: key, median ms, TFLOP/s, L2 misses, hit rate, DRAM GB.
+void print_top_variants(std::ostream& out, const std::vector<db::StoredMeasurement>& measurements,
+                        std::size_t count);
+
+// Every variant, failed ones last with their status and the first line of their error.
+void print_all_variants(std::ostream& out, const std::vector<db::StoredMeasurement>& measurements);
+
+// "best cyclic vs best sawtooth" and "winner vs its twin", with the sawtooth/cyclic ratios of
+// time and L2 misses; says what is missing when one side was not measured or failed.
+void print_order_comparison(std::ostream& out,
+                            const std::vector<db::StoredMeasurement>& measurements);
+
+// The stored measurement with every figure (null when missing), its config and method.
+nlohmann::json measurement_json(const db::StoredMeasurement& measurement);
+
+}  // namespace swr

@@ -1,0 +1,156 @@
+#include "tuner/tuning/tuning_job.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <iostream>
+
+#include "db/database_location.hpp"
+#include "swr/usage_error.hpp"
+#include "tuner/cli/variant_compilation.hpp"
+#include "tuner/driver/cuda_driver.hpp"
+#include "tuner/driver/device_context.hpp"
+#include "tuner/gpu_detection.hpp"
+#include "tuner/tuning/interrupt_flag.hpp"
+#include "tuner/tuning/tuning_session.hpp"
+#include "tuner/tuning/worker_client.hpp"
+
+namespace swr::cli {
+namespace {
+
+double parse_time_budget(const std::string& text) {
+  double seconds = 0;
+  const char* end = text.data() + text.size();
+  const auto [stop, error] = std::from_chars(text.data(), end, seconds);
+  if (text.empty() || error != std::errc() || stop != end || !std::isfinite(seconds) ||
+      seconds <= 0) {
+    throw UsageError("bad --time-budget '" + text + "': allowed a positive number of seconds");
+  }
+  return seconds;
+}
+
+// The problems to tune: the one asked for, or its causal and non-causal forms with --both.
+std::vector<AttentionProblem> problems_of(const Target& target, bool both) {
+  if (!both) return {target.problem};
+  AttentionProblem non_causal = target.problem, causal = target.problem;
+  non_causal.causal = false;
+  causal.causal = true;
+  causal.validate();
+  return {non_causal, causal};
+}
+
+std::string driver_version() {
+  int version = 0;
+  const CudaDriver& driver = CudaDriver::get();
+  SWR_CU(driver, cuDriverGetVersion(&version));
+  return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
+}
+
+// Without the named GPU: compile what a tune would measure, and say why nothing is timed.
+int compile_only(const Target& target, const std::vector<AttentionProblem>& problems,
+                 const ProblemOptions& options, const CompileSettings& settings,
+                 const std::optional<GpuProfile>& present) {
+  int failed = 0;
+  std::filesystem::path cache_dir;
+  int compiled = 0;
+  for (const AttentionProblem& problem : problems) {
+    const Target shape{problem, target.gpu};
+    const AttentionSpace space = select_space(shape, options.config_keys);
+    const std::vector<AttentionConfig> configs = variants_to_compile(shape, space, settings.limit);
+    std::cout << "tuning " << problem.key() << " on " << target.gpu.name << " (" << target.gpu.arch
+              << "): " << configs.size() << " variants to compile, " << space.pruned.size()
+              << " pruned\n"
+              << std::flush;
+    const CompileOutcome outcome = compile_variants(shape, configs, settings);
+    print_compile_summary(shape, outcome);
+    failed += outcome.failed;
+    compiled += outcome.succeeded();
+    cache_dir = outcome.cache_dir;
+  }
+  const std::string why =
+      present ? "the present device is " + present->description + " (" + present->name + ")"
+              : "no CUDA driver/device found on this machine";
+  std::cout << "timing needs the " << target.gpu.name << " GPU: " << why << "; nothing timed"
+            << " (compiled " << compiled << " variants for " << target.gpu.arch
+            << "; cubins cached in " << cache_dir.string() << ")\n";
+  return failed > 0 ? 1 : 0;
+}
+
+}  // namespace
+
+void add_tuning_options(CLI::App& command, TuningOptions& options) {
+  command
+      .add_option("--db", options.database,
+                  "Results database (default: $SWR_DB, else $XDG_CACHE_HOME/swr/results.db)")
+      ->type_name("PATH")
+      ->each([&options](const std::string&) { options.database_given = true; });
+  command
+      .add_option("--time-budget", options.time_budget,
+                  "Start no new variant after SEC seconds (the same command resumes)")
+      ->type_name("SEC");
+  command.add_flag("--both", options.both, "Tune the causal and the non-causal shape");
+  command.add_flag("--retune", options.retune, "Measure again the variants already measured");
+  // Test-only: one more variant whose kernel writes to an illegal address.
+  command.add_flag("--plant-fault", options.plant_fault)->group("");
+}
+
+int run_tuning_job(const ProblemOptions& problem_options, const CompileOptions& compile_options,
+                   const TuningOptions& tuning) {
+  // Every value first: bad input never touches the device, the compiler or the database.
+  if (tuning.both && problem_options.causal) {
+    throw UsageError(
+        "--both and --causal exclude each other: allowed one of them (--both tunes the causal "
+        "and the non-causal shape)");
+  }
+  if (!compile_options.limit.empty() && !tuning.time_budget.empty()) {
+    throw UsageError(
+        "--limit and --time-budget exclude each other: allowed one of them (at most N new "
+        "variants, or no new variant after SEC seconds)");
+  }
+  const std::optional<double> time_budget =
+      tuning.time_budget.empty() ? std::nullopt
+                                 : std::optional<double>(parse_time_budget(tuning.time_budget));
+  const CompileSettings settings = parse_compile_options(compile_options);
+  Target target = resolve_target(problem_options);
+  const std::vector<AttentionProblem> problems = problems_of(target, tuning.both);
+  selected_device_ordinal();  // a bad $SWR_DEVICE is bad input too
+  const db::DatabaseLocation location = db::locate_database(
+      tuning.database_given ? std::optional<std::string>(tuning.database) : std::nullopt);
+  db::check_database_writable(location);
+
+  const std::optional<GpuProfile> present = detect_present_gpu();
+  if (!present || !is_same_gpu(*present, target.gpu)) {
+    return compile_only(target, problems, problem_options, settings, present);
+  }
+
+  // Tune for the device as it is (its own SM count, L2 and shared memory), not the datasheet.
+  target.gpu = *present;
+  TuningPlan plan;
+  plan.gpu = *present;
+  plan.driver_version = driver_version();
+  plan.database = location.path;
+  plan.cubin_cache = settings.cache_dir;
+  plan.compile_threads = settings.jobs;
+  plan.retune = tuning.retune;
+  plan.time_budget_seconds = time_budget;
+  if (settings.limit > 0) plan.limit = settings.limit;
+  for (const AttentionProblem& problem : problems) {
+    const Target shape{problem, target.gpu};
+    TuningShape tuning_shape{
+        problem, variants_to_compile(shape, select_space(shape, problem_options.config_keys), 0)};
+    if (tuning.plant_fault) {
+      // First, so that --limit keeps it.
+      AttentionConfig planted = tuning_shape.configs.front();
+      planted.planted_fault = true;
+      tuning_shape.configs.insert(tuning_shape.configs.begin(), planted);
+    }
+    plan.shapes.push_back(std::move(tuning_shape));
+  }
+
+  InterruptFlag interrupt;
+  const ScopedInterruptHandler handler(interrupt);
+  WorkerClient worker(measurement_worker_command(), WorkerTimeouts{}, &interrupt);
+  TuningSession session(std::move(plan), worker, interrupt);
+  return session.run().exit_code();
+}
+
+}  // namespace swr::cli

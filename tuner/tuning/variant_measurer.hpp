@@ -1,0 +1,56 @@
+// What the tuning session asks of whatever measures a compiled variant on the device. The real
+// implementation runs the measurement in a worker process (worker_client.hpp); tests substitute a
+// fake, so that the session's bookkeeping (resume, limits, interruption) is tested without a GPU.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "db/measurement_status.hpp"
+#include "swr/attention_config.hpp"
+#include "swr/attention_problem.hpp"
+#include "swr/gpu_profile.hpp"
+#include "tuner/counters/l2_counters.hpp"
+
+namespace swr {
+
+// One compiled variant to measure.
+struct VariantJob {
+  AttentionProblem problem;
+  AttentionConfig config;
+  std::vector<char> cubin;
+  int dynamic_shared_bytes = 0;
+  GpuProfile gpu;  // the device it runs on (SM count sizes the persistent grid)
+  // Seed of the random inputs: one per tuning run, so every variant of a run sees the same inputs.
+  std::uint64_t seed = 0;
+};
+
+// What measuring it gave. Failed variants carry their status and error text.
+struct VariantOutcome {
+  db::MeasurementStatus status = db::MeasurementStatus::ok;
+  std::string error;
+  std::vector<double> times_ms;          // the timed runs, each from a flushed L2
+  std::optional<double> relative_error;  // against the GPU reference
+  std::int64_t non_finite = 0;           // NaN/inf elements of the output
+  L2Counters counters;                   // empty when profiling is unavailable
+  // "profiling unavailable: <reason>" when the counters are missing for that reason.
+  std::string counters_unavailable;
+  std::optional<int> registers;
+  std::optional<int> blocks_per_sm;
+  nlohmann::json method = nlohmann::json::object();  // how it was checked, timed and counted
+  // The user asked to stop while it ran and it was abandoned: nothing to record.
+  bool dropped = false;
+};
+
+class VariantMeasurer {
+ public:
+  virtual ~VariantMeasurer() = default;
+  // Never throws for a fault of the variant itself (that is an outcome); throws when measuring is
+  // impossible altogether (e.g. the device cannot be opened).
+  virtual VariantOutcome measure(const VariantJob& job) = 0;
+};
+
+}  // namespace swr

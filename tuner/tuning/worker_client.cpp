@@ -1,0 +1,170 @@
+#include "tuner/tuning/worker_client.hpp"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <stdexcept>
+
+#include "tuner/tuning/child_process.hpp"
+#include "tuner/tuning/worker_protocol.hpp"
+
+namespace swr {
+namespace {
+
+using Clock = ChildProcess::Clock;
+
+std::chrono::milliseconds seconds(double value) {
+  return std::chrono::milliseconds(static_cast<long long>(std::ceil(value * 1000.0)));
+}
+
+VariantOutcome failed(db::MeasurementStatus status, std::string error) {
+  VariantOutcome outcome;
+  outcome.status = status;
+  outcome.error = std::move(error);
+  return outcome;
+}
+
+}  // namespace
+
+double expected_measurement_seconds(const AttentionProblem& problem, const GpuProfile& gpu) {
+  const double element = static_cast<double>(element_bytes(problem.dtype));
+  const double rows = static_cast<double>(problem.batch) * problem.heads * problem.head_dim;
+  const double bytes = rows * (2.0 * problem.seq_q + 2.0 * problem.seq_kv) * element;
+  double roofline = 0;
+  if (gpu.peak_tensor_flops > 0) roofline = problem.flops() / gpu.peak_tensor_flops;
+  if (gpu.dram_bytes_per_second > 0) {
+    roofline = std::max(roofline, bytes / gpu.dram_bytes_per_second);
+  }
+  // ~1 s of timed runs, plus some 40 kernel runs at the roofline (check, warm-up, counter passes,
+  // and room for a variant several times slower than the roofline).
+  return 2.0 + 40.0 * roofline;
+}
+
+double variant_timeout_seconds(const AttentionProblem& problem, const GpuProfile& gpu,
+                               const WorkerTimeouts& timeouts) {
+  return std::max(timeouts.minimum_variant_seconds,
+                  timeouts.expected_time_multiple * expected_measurement_seconds(problem, gpu));
+}
+
+std::vector<std::string> measurement_worker_command() {
+  std::error_code error;
+  std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (error) self = "/proc/self/exe";
+  return {self.string(), kMeasureWorkerSubcommand};
+}
+
+WorkerClient::WorkerClient(std::vector<std::string> command, WorkerTimeouts timeouts,
+                           const InterruptFlag* interrupt)
+    : command_(std::move(command)), timeouts_(timeouts), interrupt_(interrupt) {
+  signal(SIGPIPE, SIG_IGN);
+}
+
+WorkerClient::~WorkerClient() {
+  stop_worker();
+}
+
+void WorkerClient::start_worker() {
+  worker_ = std::make_unique<ChildProcess>(command_);
+  ++workers_started_;
+  const ChildProcess::ReadResult ready = worker_->read_line(Clock::now() + timeouts_.startup);
+  std::string problem;
+  if (ready.status == ChildProcess::ReadStatus::line) {
+    nlohmann::json message;
+    try {
+      message = nlohmann::json::parse(ready.line);
+    } catch (const nlohmann::json::exception&) {
+      problem = "it wrote '" + ready.line.substr(0, 200) + "' instead of its ready message";
+    }
+    if (problem.empty() && message_type(message) == "ready") {
+      device_name_ = message.value("device", std::string());
+      return;
+    }
+    if (problem.empty() && message_type(message) == "startup_error") {
+      problem = message.value("error", std::string("no reason given"));
+    } else if (problem.empty()) {
+      problem = "unexpected first message " + message.dump();
+    }
+  } else if (ready.status == ChildProcess::ReadStatus::timed_out) {
+    problem = "no ready message within " +
+              std::to_string(
+                  std::chrono::duration_cast<std::chrono::seconds>(timeouts_.startup).count()) +
+              " s";
+  } else {
+    problem = "it ended before it was ready";
+  }
+  const std::string ending = end_worker_and_describe(true);
+  throw std::runtime_error("the measurement worker could not start: " + problem + " (" + ending +
+                           ")");
+}
+
+void WorkerClient::stop_worker() {
+  if (!worker_) return;
+  worker_->write_line(quit_message().dump(), Clock::now() + std::chrono::seconds(1));
+  worker_->close_stdin();
+  worker_->wait_for_exit(std::chrono::seconds(5));
+  worker_.reset();
+}
+
+std::string WorkerClient::end_worker_and_describe(bool kill_now) {
+  const ChildExit exit =
+      kill_now ? worker_->kill_and_reap() : worker_->wait_for_exit(std::chrono::seconds(5));
+  std::string text = "worker " + exit.describe();
+  const std::string stderr_text = worker_->recent_stderr();
+  if (!stderr_text.empty()) text += "; its last stderr: " + stderr_text;
+  worker_.reset();
+  return text;
+}
+
+VariantOutcome WorkerClient::measure(const VariantJob& job) {
+  const std::string request = measure_request(job).dump();
+  // A worker found dead before it took the request (it ended between variants) is replaced once.
+  for (int attempt = 0;; ++attempt) {
+    if (!worker_) start_worker();
+    if (worker_->write_line(request, Clock::now() + std::chrono::seconds(60))) break;
+    const std::string ending = end_worker_and_describe(true);
+    if (attempt > 0) {
+      throw std::runtime_error("the measurement worker does not take requests: " + ending);
+    }
+  }
+
+  const double timeout = variant_timeout_seconds(job.problem, job.gpu, timeouts_);
+  const auto abandon = [this] { return interrupt_ != nullptr && interrupt_->drop_requested(); };
+  const ChildProcess::ReadResult read =
+      worker_->read_line(Clock::now() + seconds(timeout), abandon);
+  switch (read.status) {
+    case ChildProcess::ReadStatus::line: {
+      WorkerReply reply;
+      try {
+        reply = reply_from_result_message(nlohmann::json::parse(read.line));
+      } catch (const std::exception& error) {
+        const std::string ending = end_worker_and_describe(true);
+        return failed(db::MeasurementStatus::fault,
+                      std::string("unreadable reply from the measurement worker (") + error.what() +
+                          "); " + ending);
+      }
+      // The worker exits by itself after a lost context; the next variant starts a new one.
+      if (reply.context_lost) end_worker_and_describe(false);
+      return reply.outcome;
+    }
+    case ChildProcess::ReadStatus::end_of_file:
+      return failed(db::MeasurementStatus::fault, "the measurement worker died while measuring: " +
+                                                      end_worker_and_describe(false));
+    case ChildProcess::ReadStatus::timed_out: {
+      char limit[32];
+      std::snprintf(limit, sizeof(limit), "%.0f", timeout);
+      return failed(db::MeasurementStatus::timeout, std::string("no result within ") + limit +
+                                                        " s; " + end_worker_and_describe(true));
+    }
+    case ChildProcess::ReadStatus::abandoned: {
+      end_worker_and_describe(true);
+      VariantOutcome outcome = failed(db::MeasurementStatus::timeout, "dropped on request");
+      outcome.dropped = true;
+      return outcome;
+    }
+  }
+  throw std::logic_error("unhandled read status");
+}
+
+}  // namespace swr

@@ -1,0 +1,68 @@
+// Measures variants in a worker process (measurement_worker.hpp) so that a variant that faults,
+// traps or hangs costs only itself: the worker's CUDA context dies with it, the client records the
+// variant as failed (fault, timeout) with the error text, and the next variant gets a fresh worker.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tuner/tuning/interrupt_flag.hpp"
+#include "tuner/tuning/variant_measurer.hpp"
+
+namespace swr {
+
+class ChildProcess;
+
+struct WorkerTimeouts {
+  // Starting a worker: CUDA context, helper kernels compiled with NVRTC, CUPTI set-up.
+  std::chrono::milliseconds startup{std::chrono::minutes(5)};
+  // Per variant: max(minimum, multiple x the expected measurement time).
+  double minimum_variant_seconds = 30;
+  double expected_time_multiple = 20;
+};
+
+// A generous estimate of one variant's whole measurement (check, warm-up, ~1 s of timed runs,
+// counter passes), from the roofline time of the problem on the GPU.
+double expected_measurement_seconds(const AttentionProblem& problem, const GpuProfile& gpu);
+double variant_timeout_seconds(const AttentionProblem& problem, const GpuProfile& gpu,
+                               const WorkerTimeouts& timeouts);
+
+// The command that starts the real worker: this executable with the hidden subcommand.
+std::vector<std::string> measurement_worker_command();
+inline constexpr const char* kMeasureWorkerSubcommand = "__measure-worker";
+
+class WorkerClient : public VariantMeasurer {
+ public:
+  // `command`: program path and arguments of the worker. `interrupt` (optional): a second Ctrl-C
+  // abandons the variant in flight (the worker is killed, the outcome says dropped).
+  // Ignores SIGPIPE in this process: a worker that dies must not kill the tuner through a write.
+  explicit WorkerClient(std::vector<std::string> command, WorkerTimeouts timeouts = {},
+                        const InterruptFlag* interrupt = nullptr);
+  ~WorkerClient() override;
+  WorkerClient(const WorkerClient&) = delete;
+  WorkerClient& operator=(const WorkerClient&) = delete;
+
+  // Throws std::runtime_error when a worker cannot be started (no device, no driver, ...).
+  VariantOutcome measure(const VariantJob& job) override;
+
+  int workers_started() const { return workers_started_; }
+  // What the worker said it runs on (its "ready" message), empty before the first start.
+  const std::string& device_name() const { return device_name_; }
+
+ private:
+  void start_worker();
+  void stop_worker();
+  // Reaps a worker that ended (or is killed) and describes it with its last stderr lines.
+  std::string end_worker_and_describe(bool kill_now);
+
+  std::vector<std::string> command_;
+  WorkerTimeouts timeouts_;
+  const InterruptFlag* interrupt_;
+  std::unique_ptr<ChildProcess> worker_;
+  int workers_started_ = 0;
+  std::string device_name_;
+};
+
+}  // namespace swr

@@ -1,0 +1,164 @@
+#include "tuner/tuning/worker_protocol.hpp"
+
+#include <unistd.h>
+
+#include <stdexcept>
+
+#include "tuner/tuning/base64.hpp"
+
+namespace swr {
+namespace {
+
+nlohmann::json optional_number(const std::optional<double>& value) {
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+nlohmann::json optional_number(const std::optional<int>& value) {
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
+template <typename Number>
+std::optional<Number> read_optional(const nlohmann::json& object, const char* name) {
+  const auto found = object.find(name);
+  if (found == object.end() || found->is_null()) return std::nullopt;
+  return found->get<Number>();
+}
+
+nlohmann::json counters_to_json(const L2Counters& counters) {
+  return {
+      {"l2_sectors_from_tex", optional_number(counters.l2_sectors_from_tex)},
+      {"l2_sector_misses_from_tex", optional_number(counters.l2_sector_misses_from_tex)},
+      {"l2_hit_rate_percent", optional_number(counters.l2_hit_rate_percent)},
+      {"dram_bytes_read", optional_number(counters.dram_bytes_read)},
+      {"dram_bytes_written", optional_number(counters.dram_bytes_written)},
+      {"dram_source", counters.dram_source},
+  };
+}
+
+L2Counters counters_from_json(const nlohmann::json& json) {
+  L2Counters counters;
+  counters.l2_sectors_from_tex = read_optional<double>(json, "l2_sectors_from_tex");
+  counters.l2_sector_misses_from_tex = read_optional<double>(json, "l2_sector_misses_from_tex");
+  counters.l2_hit_rate_percent = read_optional<double>(json, "l2_hit_rate_percent");
+  counters.dram_bytes_read = read_optional<double>(json, "dram_bytes_read");
+  counters.dram_bytes_written = read_optional<double>(json, "dram_bytes_written");
+  counters.dram_source = json.value("dram_source", std::string());
+  return counters;
+}
+
+}  // namespace
+
+nlohmann::json attention_problem_to_json(const AttentionProblem& problem) {
+  return {
+      {"batch", problem.batch},       {"heads", problem.heads},
+      {"seq_q", problem.seq_q},       {"seq_kv", problem.seq_kv},
+      {"head_dim", problem.head_dim}, {"dtype", std::string(to_string(problem.dtype))},
+      {"causal", problem.causal},
+  };
+}
+
+AttentionProblem attention_problem_from_json(const nlohmann::json& json) {
+  AttentionProblem problem;
+  problem.batch = json.at("batch").get<int>();
+  problem.heads = json.at("heads").get<int>();
+  problem.seq_q = json.at("seq_q").get<int>();
+  problem.seq_kv = json.at("seq_kv").get<int>();
+  problem.head_dim = json.at("head_dim").get<int>();
+  const std::string dtype = json.at("dtype").get<std::string>();
+  const std::optional<DataType> parsed = parse_data_type(dtype);
+  if (!parsed) throw std::invalid_argument("unknown dtype '" + dtype + "' in a problem");
+  problem.dtype = *parsed;
+  problem.causal = json.at("causal").get<bool>();
+  return problem;
+}
+
+nlohmann::json measure_request(const VariantJob& job) {
+  return {
+      {"type", "measure"},
+      {"problem", attention_problem_to_json(job.problem)},
+      {"config", job.config.to_json()},
+      {"cubin_base64", encode_base64(job.cubin)},
+      {"dynamic_shared_bytes", job.dynamic_shared_bytes},
+      {"gpu",
+       {{"name", job.gpu.name},
+        {"arch", job.gpu.arch},
+        {"sm_count", job.gpu.sm_count},
+        {"l2_bytes", job.gpu.l2_bytes}}},
+      {"seed", job.seed},
+  };
+}
+
+VariantJob job_from_measure_request(const nlohmann::json& request) {
+  VariantJob job;
+  job.problem = attention_problem_from_json(request.at("problem"));
+  job.config = AttentionConfig::from_json(request.at("config"));
+  job.cubin = decode_base64(request.at("cubin_base64").get<std::string>());
+  job.dynamic_shared_bytes = request.at("dynamic_shared_bytes").get<int>();
+  const nlohmann::json& gpu = request.at("gpu");
+  job.gpu.name = gpu.at("name").get<std::string>();
+  job.gpu.arch = gpu.at("arch").get<std::string>();
+  job.gpu.sm_count = gpu.at("sm_count").get<int>();
+  job.gpu.l2_bytes = gpu.at("l2_bytes").get<std::int64_t>();
+  job.seed = request.at("seed").get<std::uint64_t>();
+  return job;
+}
+
+nlohmann::json result_message(const WorkerReply& reply) {
+  const VariantOutcome& outcome = reply.outcome;
+  return {
+      {"type", "result"},
+      {"status", std::string(db::to_string(outcome.status))},
+      {"error", outcome.error},
+      {"times_ms", outcome.times_ms},
+      {"relative_error", optional_number(outcome.relative_error)},
+      {"non_finite", outcome.non_finite},
+      {"counters", counters_to_json(outcome.counters)},
+      {"counters_unavailable", outcome.counters_unavailable},
+      {"registers", optional_number(outcome.registers)},
+      {"blocks_per_sm", optional_number(outcome.blocks_per_sm)},
+      {"method", outcome.method},
+      {"context_lost", reply.context_lost},
+  };
+}
+
+WorkerReply reply_from_result_message(const nlohmann::json& message) {
+  if (message_type(message) != "result") {
+    throw std::invalid_argument("expected a result message, got: " + message.dump());
+  }
+  WorkerReply reply;
+  VariantOutcome& outcome = reply.outcome;
+  const std::string status = message.at("status").get<std::string>();
+  const std::optional<db::MeasurementStatus> parsed = db::parse_measurement_status(status);
+  if (!parsed) throw std::invalid_argument("unknown status '" + status + "' in a worker result");
+  outcome.status = *parsed;
+  outcome.error = message.value("error", std::string());
+  outcome.times_ms = message.value("times_ms", std::vector<double>());
+  outcome.relative_error = read_optional<double>(message, "relative_error");
+  outcome.non_finite = message.value("non_finite", std::int64_t{0});
+  if (message.contains("counters")) outcome.counters = counters_from_json(message.at("counters"));
+  outcome.counters_unavailable = message.value("counters_unavailable", std::string());
+  outcome.registers = read_optional<int>(message, "registers");
+  outcome.blocks_per_sm = read_optional<int>(message, "blocks_per_sm");
+  outcome.method = message.value("method", nlohmann::json::object());
+  reply.context_lost = message.value("context_lost", false);
+  return reply;
+}
+
+nlohmann::json ready_message(const std::string& device_name) {
+  return {{"type", "ready"}, {"device", device_name}, {"pid", static_cast<long long>(getpid())}};
+}
+
+nlohmann::json startup_error_message(const std::string& error) {
+  return {{"type", "startup_error"}, {"error", error}};
+}
+
+nlohmann::json quit_message() {
+  return {{"type", "quit"}};
+}
+
+std::string message_type(const nlohmann::json& message) {
+  if (!message.is_object()) return {};
+  const auto found = message.find("type");
+  return found != message.end() && found->is_string() ? found->get<std::string>() : std::string();
+}
+
+}  // namespace swr
