@@ -1,6 +1,7 @@
 // gpus, space, --help and --version, run as a user would: no GPU and no driver needed.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "run_swr_tune.hpp"
@@ -144,6 +145,44 @@ TEST(Version, PrintsTheProjectVersion) {
   const ProcessResult result = run_swr_tune({"--version"});
   EXPECT_EQ(result.exit_code, 0);
   EXPECT_EQ(result.out, std::string("swr-tune ") + SWR_VERSION + "\n");
+}
+
+}  // namespace
+}  // namespace swr::test
+
+namespace swr::test {
+namespace {
+
+// The paper's case on the GPU that is not here: sawtooth must predict fewer misses than cyclic.
+TEST(ModelCommand, JsonPairsTwinsAndSawtoothSavesMissesOnGb10) {
+  const ProcessResult result =
+      run_swr_tune({"model", "--gpu", "gb10", "--seq", "131072", "--head-dim", "64", "--config",
+                    "m64n64w4s2-cyclic-static-head_major", "--config",
+                    "m64n64w4s2-sawtooth-static-head_major", "--json"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const nlohmann::json output = nlohmann::json::parse(result.out);
+  ASSERT_EQ(output.at("predictions").size(), 2u);
+  std::map<std::string, std::int64_t> misses;
+  for (const auto& prediction : output.at("predictions"))
+    misses[prediction.at("config")] = prediction.at("misses").get<std::int64_t>();
+  EXPECT_LT(misses.at("m64n64w4s2-sawtooth-static-head_major"),
+            misses.at("m64n64w4s2-cyclic-static-head_major"));
+  EXPECT_EQ(output.at("twins").size(), 1u);
+}
+
+TEST(ModelCommand, TableNamesTheProblemAndBothOrders) {
+  const ProcessResult result = run_swr_tune({"model", "--gpu", "h200", "--seq", "8192", "--config",
+                                             "m128n64w4s2-cyclic-grid-head_major", "--config",
+                                             "m128n64w4s2-sawtooth-grid-head_major"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  for (const char* expected : {"cyclic", "sawtooth", "h200"})
+    EXPECT_NE(result.out.find(expected), std::string::npos) << expected << "\n" << result.out;
+}
+
+TEST(ModelCommand, BadSequenceIsUsageError) {
+  const ProcessResult result = run_swr_tune({"model", "--gpu", "gb10", "--seq", "0"});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_NE(result.err.find("'0'"), std::string::npos) << result.err;
 }
 
 }  // namespace

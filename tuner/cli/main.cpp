@@ -10,6 +10,7 @@
 #include "swr/usage_error.hpp"
 #include "tuner/cli/compile_command.hpp"
 #include "tuner/cli/gpus_command.hpp"
+#include "tuner/cli/model_command.hpp"
 #include "tuner/cli/show_command.hpp"
 #include "tuner/cli/space_command.hpp"
 #include "tuner/cli/tune_command.hpp"
@@ -68,6 +69,7 @@ int main(int argc, char** argv) {
       "  swr-tune compile --gpu h200 --seq 16384 --head-dim 128 --jobs 8\n"
       "  swr-tune --gpu gb10 --seq 131072\n"
       "  swr-tune show --gpu h200\n"
+      "  swr-tune model --gpu gb10 --seq 131072\n"
       "Run `swr-tune SUBCOMMAND --help` for the options of each.");
 
   TuneOptions main_job;
@@ -82,6 +84,8 @@ int main(int argc, char** argv) {
   CLI::App* tune_command = add_tune_command(app, tune);
   ShowOptions show;
   CLI::App* show_command = add_show_command(app, show);
+  ModelOptions model;
+  CLI::App* model_command = add_model_command(app, model);
 
   try {
     app.parse(argc, argv);
@@ -99,6 +103,7 @@ int main(int argc, char** argv) {
     if (compile_command->parsed()) return run_compile_command(compile);
     if (tune_command->parsed()) return run_tune_command(tune);
     if (show_command->parsed()) return run_show_command(show);
+    if (model_command->parsed()) return run_model_command(model);
     return run_tune_command(main_job);
   } catch (const swr::UsageError& error) {
     return report_error(error.what(), 2);

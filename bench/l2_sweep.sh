@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Measured L2 behaviour of cyclic vs sawtooth twins over the sequence length, on the present GPU.
+# For each shape it tunes the twins (same tile, stages, persistence, swizzle) into one database,
+# then dumps every measured variant as JSON; bench/l2_calibration.py compares them with the model.
+#   bench/l2_sweep.sh OUT_DIR [SEQ...]     (default SEQ: 16384 32768 65536 131072 262144)
+set -euo pipefail
+out=${1:?usage: bench/l2_sweep.sh OUT_DIR [SEQ...]}
+shift
+seqs=${*:-16384 32768 65536 131072 262144}
+swr=${SWR_TUNE:-build/swr-tune}
+mkdir -p "$out"
+db="$out/sweep.db"
+configs=()
+for persistence in grid static; do
+  for order in cyclic sawtooth; do
+    configs+=(--config "m128n64w4s2-$order-$persistence-head_major")
+  done
+done
+for head_dim in 64 128; do
+  for causal in "" --causal; do
+    for seq in $seqs; do
+      shape=(--gpu auto --batch 8 --heads 1 --seq "$seq" --head-dim "$head_dim" $causal)
+      "$swr" tune "${shape[@]}" "${configs[@]}" --db "$db" >"$out/tune.log" 2>&1 ||
+        { cat "$out/tune.log"; exit 1; }
+      "$swr" show "${shape[@]}" --db "$db" --json >"$out/measured_d${head_dim}_s${seq}${causal:+_causal}.json"
+      echo "measured d=$head_dim seq=$seq ${causal:-non-causal}"
+    done
+  done
+done

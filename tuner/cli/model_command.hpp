@@ -1,0 +1,19 @@
+// `swr-tune model`: what the L2 model predicts for each variant on a GPU profile, present or not:
+// L2 misses, hit rate, DRAM bytes and a roofline time, cyclic and sawtooth twins side by side.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include "tuner/cli/problem_options.hpp"
+
+namespace swr::cli {
+
+struct ModelOptions {
+  ProblemOptions problem;
+  bool json = false;
+};
+
+CLI::App* add_model_command(CLI::App& app, ModelOptions& options);
+int run_model_command(const ModelOptions& options);
+
+}  // namespace swr::cli
