@@ -147,12 +147,6 @@ TEST(Version, PrintsTheProjectVersion) {
   EXPECT_EQ(result.out, std::string("swr-tune ") + SWR_VERSION + "\n");
 }
 
-}  // namespace
-}  // namespace swr::test
-
-namespace swr::test {
-namespace {
-
 // The paper's case on the GPU that is not here: sawtooth must predict fewer misses than cyclic.
 TEST(ModelCommand, JsonPairsTwinsAndSawtoothSavesMissesOnGb10) {
   const ProcessResult result =
