@@ -8,9 +8,11 @@ same inputs, with device events, after a warm-up, with the L2 flushed before eve
 
 Run on a GPU machine from the repository root, after building:
     python3 bench/attention_vs_pytorch.py --gpu h200 --out bench/results/attention-h200
+
+bench/peer_grid.py is the wider comparison (a grid of shapes, every SDPA backend, cuBLAS); this
+one times many variants of a few shapes. Both load cubins with swr_kernels.py.
 """
 import argparse
-import ctypes
 import json
 import math
 import os
@@ -24,80 +26,14 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
+from swr_kernels import Driver, SwrVariant
+
 # The shapes of issue 2's acceptance check: S in {16K, 128K}, D in {64, 128}, causal and not.
 DEFAULT_SHAPES = ["8x8x16384", "8x1x131072"]
 PEERS = {
     "flash2": SDPBackend.FLASH_ATTENTION,
     "cudnn": SDPBackend.CUDNN_ATTENTION,
 }
-CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
-
-
-class Driver:
-    """The few CUDA driver calls needed to run a cubin inside PyTorch's context."""
-
-    def __init__(self):
-        self.lib = ctypes.CDLL("libcuda.so.1")
-
-    def check(self, result, call):
-        if result != 0:
-            text = ctypes.c_char_p()
-            self.lib.cuGetErrorString(result, ctypes.byref(text))
-            raise RuntimeError(f"{call} failed: {text.value.decode() if text.value else result}")
-
-    def load(self, cubin_path, entry, dynamic_shared_bytes):
-        module = ctypes.c_void_p()
-        with open(cubin_path, "rb") as f:
-            image = f.read()
-        self.check(self.lib.cuModuleLoadData(ctypes.byref(module), image), "cuModuleLoadData")
-        function = ctypes.c_void_p()
-        self.check(self.lib.cuModuleGetFunction(ctypes.byref(function), module, entry.encode()),
-                   "cuModuleGetFunction")
-        self.check(self.lib.cuFuncSetAttribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                               dynamic_shared_bytes), "cuFuncSetAttribute")
-        return module, function
-
-    def occupancy(self, function, threads, dynamic_shared_bytes):
-        blocks = ctypes.c_int()
-        self.check(self.lib.cuOccupancyMaxActiveBlocksPerMultiprocessor(
-            ctypes.byref(blocks), function, threads, ctypes.c_size_t(dynamic_shared_bytes)),
-            "cuOccupancyMaxActiveBlocksPerMultiprocessor")
-        return blocks.value
-
-    def launch(self, function, grid, threads, dynamic_shared_bytes, stream, arguments):
-        storage = [a for a in arguments]
-        pointers = (ctypes.c_void_p * len(storage))(
-            *[ctypes.cast(ctypes.byref(a), ctypes.c_void_p) for a in storage])
-        self.check(self.lib.cuLaunchKernel(function, grid, 1, 1, threads, 1, 1, dynamic_shared_bytes,
-                                           ctypes.c_void_p(stream), pointers, None), "cuLaunchKernel")
-
-
-class SwrVariant:
-    def __init__(self, driver, directory, entry, kernel, sm_count):
-        self.driver = driver
-        self.key = kernel["key"]
-        self.config = kernel["config"]
-        self.threads = kernel["threads"]
-        self.shared = kernel["dynamic_shared_bytes"]
-        self.persistence = self.config["persistence"]
-        self.block_m = self.config["block_m"]
-        _, self.function = driver.load(os.path.join(directory, kernel["file"]), entry, self.shared)
-        self.wave = driver.occupancy(self.function, self.threads, self.shared) * sm_count
-
-    def run(self, q, k, v, o, counter, causal):
-        b, h, s_q, d = q.shape
-        s_kv = k.shape[2]
-        tiles = (s_q + self.block_m - 1) // self.block_m * b * h
-        grid = tiles if self.persistence == "grid" else min(tiles, self.wave)
-        if self.persistence == "dynamic":
-            counter.zero_()
-        arguments = [ctypes.c_void_p(q.data_ptr()), ctypes.c_void_p(k.data_ptr()),
-                     ctypes.c_void_p(v.data_ptr()), ctypes.c_void_p(o.data_ptr()),
-                     ctypes.c_int(b), ctypes.c_int(h), ctypes.c_int(s_q), ctypes.c_int(s_kv),
-                     ctypes.c_float(math.log2(math.e) / math.sqrt(d)),
-                     ctypes.c_void_p(counter.data_ptr()), ctypes.c_int(self.wave)]
-        self.driver.launch(self.function, grid, self.threads, self.shared,
-                           torch.cuda.current_stream().cuda_stream, arguments)
 
 
 def parse_shape(text):

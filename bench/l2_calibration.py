@@ -88,12 +88,12 @@ def main():
               f"Spearman rank correlation {rho:.3f}", ""]
 
     lines += ["## Sawtooth over cyclic twin (same tile, stages, persistence, swizzle), measured", "",
-              "| D | causal | persistence | S | cyclic misses | sawtooth misses | sawtooth/cyclic | cyclic ms | sawtooth ms |",
+              "| D | causal | variant | S | cyclic misses | sawtooth misses | sawtooth/cyclic | cyclic ms | sawtooth ms |",
               "|---|---|---|---|---|---|---|---|---|"]
     by_twin = {}
     for q in points:
-        twin = (q["problem"]["head_dim"], q["problem"]["causal"], q["config"]["persistence"],
-                q["problem"]["seq_q"])
+        variant = q["key"].replace("-cyclic-", "-").replace("-sawtooth-", "-")
+        twin = (q["problem"]["head_dim"], q["problem"]["causal"], variant, q["problem"]["seq_q"])
         by_twin.setdefault(twin, {})[q["config"]["order"]] = q
     for twin, orders in sorted(by_twin.items()):
         if "cyclic" in orders and "sawtooth" in orders:

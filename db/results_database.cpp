@@ -22,6 +22,7 @@ namespace swr::db {
 namespace {
 
 constexpr const char* kAttentionFamily = "attention";
+constexpr const char* kGemmFamily = "gemm";
 
 // Switching a new file to WAL needs an exclusive lock, and SQLite answers SQLITE_BUSY at once,
 // without the busy handler, when another process is creating the same file: retry for as long
@@ -239,6 +240,63 @@ std::optional<ProblemId> ResultsDatabase::find_problem(const AttentionProblem& p
 std::optional<ConfigId> ResultsDatabase::find_config(const AttentionConfig& config) const {
   const auto id = find_id(*statements_, "SELECT id FROM configs WHERE family = ? AND key = ?",
                           kAttentionFamily, config.key());
+  if (!id) return std::nullopt;
+  return ConfigId{*id};
+}
+
+ProblemId ResultsDatabase::upsert_problem(const GemmProblem& problem) {
+  require_writable("upsert_problem");
+  problem.validate();
+  SQLite::Transaction transaction(*database_, SQLite::TransactionBehavior::IMMEDIATE);
+  if (const std::optional<ProblemId> existing = find_problem(problem)) return *existing;
+  const nlohmann::json json = {{"m", problem.m},
+                               {"n", problem.n},
+                               {"k", problem.k},
+                               {"dtype", std::string(to_string(problem.dtype))}};
+  StatementLease insert_lease =
+      statements_->lease("INSERT INTO problems (family, key, json) VALUES (?, ?, ?)");
+  ParameterBinder(insert_lease.statement()).add(kGemmFamily).add(problem.key()).add(json.dump());
+  insert_lease.statement().exec();
+  const std::int64_t id = database_->getLastInsertRowid();
+  StatementLease detail_lease = statements_->lease(
+      "INSERT INTO gemm_problems (problem_id, m, n, k, dtype) VALUES (?, ?, ?, ?, ?)");
+  ParameterBinder(detail_lease.statement())
+      .add(id)
+      .add(problem.m)
+      .add(problem.n)
+      .add(problem.k)
+      .add(std::string(to_string(problem.dtype)));
+  detail_lease.statement().exec();
+  transaction.commit();
+  return ProblemId{id};
+}
+
+ConfigId ResultsDatabase::upsert_config(const GemmConfig& config) {
+  require_writable("upsert_config");
+  SQLite::Transaction transaction(*database_, SQLite::TransactionBehavior::IMMEDIATE);
+  StatementLease insert_lease = statements_->lease(
+      "INSERT INTO configs (family, key, json) VALUES (?, ?, ?)"
+      " ON CONFLICT (family, key) DO NOTHING");
+  ParameterBinder(insert_lease.statement())
+      .add(kGemmFamily)
+      .add(config.key())
+      .add(config.to_json().dump());
+  insert_lease.statement().exec();
+  const std::optional<ConfigId> id = find_config(config);
+  transaction.commit();
+  return id.value();
+}
+
+std::optional<ProblemId> ResultsDatabase::find_problem(const GemmProblem& problem) const {
+  const auto id = find_id(*statements_, "SELECT id FROM problems WHERE family = ? AND key = ?",
+                          kGemmFamily, problem.key());
+  if (!id) return std::nullopt;
+  return ProblemId{*id};
+}
+
+std::optional<ConfigId> ResultsDatabase::find_config(const GemmConfig& config) const {
+  const auto id = find_id(*statements_, "SELECT id FROM configs WHERE family = ? AND key = ?",
+                          kGemmFamily, config.key());
   if (!id) return std::nullopt;
   return ConfigId{*id};
 }

@@ -16,9 +16,13 @@
 #include "db/database_ids.hpp"
 #include "db/gpu_record.hpp"
 #include "db/measurement_record.hpp"
+#include "db/portable_measurement.hpp"
 #include "db/prediction_record.hpp"
+#include "db/tuned_shape.hpp"
 #include "swr/attention_config.hpp"
 #include "swr/attention_problem.hpp"
+#include "swr/gemm_config.hpp"
+#include "swr/gemm_problem.hpp"
 
 namespace SQLite {
 class Database;
@@ -75,6 +79,12 @@ class ResultsDatabase {
   std::vector<StoredGpu> gpus_named(std::string_view name) const;
   std::optional<ProblemId> find_problem(const AttentionProblem& problem) const;
   std::optional<ConfigId> find_config(const AttentionConfig& config) const;
+  // The GEMM family: problems rows with family 'gemm', json {"m", "n", "k", "dtype"}, and a
+  // gemm_problems row with the shape; configs rows with family 'gemm' and GemmConfig's JSON.
+  ProblemId upsert_problem(const GemmProblem& problem);  // validates the problem first
+  ConfigId upsert_config(const GemmConfig& config);
+  std::optional<ProblemId> find_problem(const GemmProblem& problem) const;
+  std::optional<ConfigId> find_config(const GemmConfig& config) const;
   StoredGpu gpu(GpuId id) const;
   StoredProblem problem(ProblemId id) const;
 
@@ -91,6 +101,28 @@ class ResultsDatabase {
   std::vector<StoredMeasurement> measurements_for(GpuId gpu, ProblemId problem) const;
   // Every (gpu, problem) with measurements, optionally on one GPU only.
   std::vector<ProblemSummary> problem_summaries(std::optional<GpuId> gpu = std::nullopt) const;
+
+  // The runtime's questions (db/tuned_shape_queries.cpp). Attention shapes with a valid current
+  // measurement on `gpu`, all of them or those sharing head dim, dtype and causal with `like`.
+  std::vector<std::string> gpu_names() const;  // distinct, sorted
+  std::vector<TunedShape> tuned_attention_shapes(GpuId gpu) const;
+  std::vector<TunedShape> tuned_attention_shapes_like(GpuId gpu,
+                                                      const AttentionProblem& like) const;
+  // Like best_for, but when a config was measured more than once with the build (source hash)
+  // of its newest measurement, as after importing results of several machines, its fastest valid
+  // measurement of that build counts: repeated runs of one binary differ only by interference,
+  // which only slows a run. A config whose newest measurement failed still never counts.
+  std::optional<StoredMeasurement> best_of_current_builds(GpuId gpu, ProblemId problem) const;
+
+  // Import (db/database_import.cpp). Every attention measurement, oldest first, with its GPU,
+  // problem and config by identity; `other_families` receives how many of another family were
+  // left out.
+  std::vector<PortableMeasurement> portable_measurements(
+      std::size_t* other_families = nullptr) const;
+  // Adds, in one transaction, each measurement the file does not hold yet (same triple,
+  // measured_at, source hash, status and median), creating GPUs, problems and configs as needed;
+  // changes no row that is there. Throws UsageError for an invalid problem.
+  ImportCounts import_measurements(const std::vector<PortableMeasurement>& measurements);
 
   std::int64_t record_prediction(const PredictionRecord& record);
   // The newest prediction of each (config, model), by model name then predicted time.

@@ -216,12 +216,33 @@ WHERE recency = 1)sql",
   };
 }
 
+// Version 2: the GEMM family's shape table beside attention_problems (problems.family = 'gemm',
+// problems.json {"m", "n", "k", "dtype"}).
+Migration gemm_problems() {
+  return {
+      2,
+      "gemm_problems",
+      {
+          R"sql(
+CREATE TABLE gemm_problems (
+  problem_id INTEGER PRIMARY KEY REFERENCES problems (id) ON DELETE CASCADE,
+  m INTEGER NOT NULL CHECK (m > 0),
+  n INTEGER NOT NULL CHECK (n > 0),
+  k INTEGER NOT NULL CHECK (k > 0),
+  dtype TEXT NOT NULL
+))sql",
+          // Nearest-shape lookups fix the dtype, then compare sizes.
+          "CREATE INDEX gemm_problems_by_shape ON gemm_problems (dtype, m, n, k)",
+      },
+  };
+}
+
 #undef SWR_UTC_TIME_GLOB
 
 }  // namespace
 
 std::span<const Migration> schema_migrations() {
-  static const std::vector<Migration> migrations = {initial_schema()};
+  static const std::vector<Migration> migrations = {initial_schema(), gemm_problems()};
   return migrations;
 }
 

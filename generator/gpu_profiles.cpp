@@ -56,11 +56,6 @@ GpuProfile h100_profile() {
   // 50 MB = 52,428,800 B as cudaDeviceProp::l2CacheSize reports it; PyTorch on the lent H100
   // printed "50 MB" (KINDS.md).
   gpu.l2_bytes = 50 * kMiB;
-  // GH100's L2 is two partitions (NVIDIA H100 architecture whitepaper); data that every SM reads
-  // is held once per partition. The 1.43 misses per missing sector were measured on the H200
-  // (shared/notes/h200-l2-streaming.md), the same chip; not measured on an H100.
-  gpu.l2_partitions = 2;
-  gpu.l2_shared_miss_factor = 1.43;
   // Guide, 9.0 column: 227 KB per block with opt-in, 228 KB per SM.
   gpu.shared_memory_per_block_optin = 227 * kKiB;
   gpu.shared_memory_per_sm = 228 * kKiB;
@@ -71,10 +66,15 @@ GpuProfile h100_profile() {
   // H100 SXM5 datasheet: 989.4 TFLOP/s dense fp16/bf16 tensor (1,979 with sparsity). A bf16
   // GEMM measured 798 TFLOP/s on the lent H100 (KINDS.md).
   gpu.peak_tensor_flops = 989e12;
-  // Two L2 partitions; data every SM streams behaves as if each kept a copy, and each missing
-  // sector counts 1.43 misses (measured on the H200, the same GH100 L2: h200-l2-streaming.md).
+  // GH100's L2 is two partitions (NVIDIA H100 architecture whitepaper): data every SM streams
+  // behaves as if each kept a copy, and each sector both miss together counts 1.43 misses
+  // (measured on the H200, the same GH100 L2: h200-l2-streaming.md; not measured on an H100).
   gpu.l2_partitions = 2;
   gpu.l2_shared_miss_factor = 1.43;
+  // Fitted to the attention sweep on the H200 (bench/results/l2-sweep-h200/calibration.md): first
+  // touches count once, a fill from the other partition half a miss per sector.
+  gpu.l2_first_touch_miss_factor = 1.0;
+  gpu.l2_peer_fill_miss_weight = 0.5;
   return gpu;
 }
 
@@ -91,6 +91,10 @@ GpuProfile h200_profile() {
   // H200 datasheet: 989 TFLOP/s dense fp16 (same SMs as H100). cuBLAS measured 721-748 TFLOP/s
   // fp16 on the lent H200 (developers' guide), a bf16 GEMM 769-798 (KINDS.md).
   gpu.peak_tensor_flops = 989e12;
+  // `python3 bench/l2_calibration.py bench/results/l2-sweep-h200`: the tuner's counters against
+  // the model over S 16K-256K, D 64/128, causal and not, cyclic and sawtooth, grid and static.
+  gpu.model_calibration = GpuProfile::ModelCalibration{
+      80, 11.4, 0.994, "NVIDIA H200, 2026-11-22", "bench/results/l2-sweep-h200/calibration.md"};
   return gpu;
 }
 

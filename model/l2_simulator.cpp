@@ -30,6 +30,9 @@ class TileCaches {
   std::int64_t access(int partition, std::int32_t number, std::int32_t sectors, const TileAccess&) {
     return caches_[partition].access(number, sectors) ? 0 : sectors;
   }
+  bool holds(int partition, std::int32_t number, const TileAccess&) const {
+    return caches_[partition].resident(number);
+  }
 
  private:
   std::vector<TileLruCache> caches_;
@@ -50,6 +53,9 @@ class SectorCaches {
     }
     return missed;
   }
+  bool holds(int partition, std::int32_t, const TileAccess& access) const {
+    return caches_[partition].contains(map_.first_byte(access));
+  }
 
  private:
   const TileAddressMap& map_;
@@ -65,6 +71,8 @@ struct ReplaySetup {
   ProgressModel progress;
   int partitions = 1;
   double extra_per_partition = 0;  // counted misses per sector per further partition missing
+  double extra_per_partition_first_touch = 0;  // the same in the tick a tile is first read
+  double peer_fill_weight = 0;  // counted misses per sector filled from another partition
   std::int64_t partition_sectors = 0;
   std::int64_t max_kv_steps = 0;
 };
@@ -100,13 +108,21 @@ std::int64_t replay(const ReplaySetup& setup, const TileAddressMap& map, Caches&
                             : std::min(access.count, setup.partitions);
       for (int read = 0; read < reads; ++read) {
         const int partition = (access.slot + read) % setup.partitions;
+        bool peer_holds = false;
+        for (int other = 0; other < setup.partitions && !peer_holds; ++other) {
+          peer_holds = other != partition && caches.holds(other, number, access);
+        }
         const std::int64_t missed = caches.access(partition, number, sectors, access);
         if (missed == 0) continue;
         double counted = static_cast<double>(missed);
         std::int64_t from_dram = access.tensor == TensorKind::o ? 0 : missed;
         if (setup.partitions > 1) {
           if (fetch_tick[number] == tick) {
-            counted *= setup.extra_per_partition;  // another partition is fetching it right now
+            // Another partition is fetching it from DRAM right now.
+            counted *= cold ? setup.extra_per_partition_first_touch : setup.extra_per_partition;
+            from_dram = 0;
+          } else if (peer_holds) {
+            counted *= setup.peer_fill_weight;  // over the crossbar from the other partition
             from_dram = 0;
           } else {
             fetch_tick[number] = tick;
@@ -192,8 +208,13 @@ SimulationResult simulate_l2(const AttentionProblem& problem, const AttentionCon
   setup.cta_limit = options.cta_limit;
   setup.progress = options.progress;
   setup.partitions = options.model_partitions ? gpu.l2_partitions : 1;
+  const double first_touch_factor =
+      options.first_touch_miss_factor.value_or(gpu.l2_first_touch_miss_factor);
   setup.extra_per_partition =
       setup.partitions > 1 ? (gpu.l2_shared_miss_factor - 1.0) / (setup.partitions - 1) : 0.0;
+  setup.extra_per_partition_first_touch =
+      setup.partitions > 1 ? (first_touch_factor - 1.0) / (setup.partitions - 1) : 0.0;
+  setup.peer_fill_weight = gpu.l2_peer_fill_miss_weight;
   setup.max_kv_steps = options.max_kv_steps;
 
   const std::int64_t row_bytes =

@@ -10,9 +10,12 @@
 // Partitions (sm_90). Each of the profile's l2_partitions is its own LRU of l2_bytes/partitions;
 // CTA slot s runs on partition s % partitions; a partition sees the reads of its own CTAs, so data
 // every SM reads (K, V) lives in each partition once. DRAM is read once per sector that misses in a
-// tick; a second partition missing the same tile in the same tick adds
-// (l2_shared_miss_factor - 1) / (partitions - 1) misses per sector to the counter view, not to DRAM
-// (shared/notes/h200-l2-streaming.md: 1.43 counted misses per missing shared sector on the H200).
+// tick. What the counters add for the other partitions' misses of that sector:
+//  - missing it in the same tick: (l2_shared_miss_factor - 1) / (partitions - 1) per sector
+//    (shared/notes/h200-l2-streaming.md: 1.43 counted misses per missing shared sector), or
+//    (l2_first_touch_miss_factor - 1) / (partitions - 1) in the tick the tile is first read;
+//  - missing it later while another partition holds it: l2_peer_fill_miss_weight per sector, no
+//    DRAM read (the copy comes from the peer).
 //
 // Budget. Past `max_kv_steps` CTA steps the replay stops and extrapolates per tensor: compulsory
 // misses exactly (closed form) times the simulated misses per first touch, the rest at the
@@ -21,6 +24,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "model/closed_form_traffic.hpp"
@@ -40,7 +44,9 @@ struct SimulationOptions {
   ProgressModel progress;
   int wave_size = 0;  // CTAs resident at once; 0: sm_count x blocks_per_sm (resource model)
   int cta_limit = 0;  // > 0: cap the persistent grid, as the launcher's persistent_ctas does
-  bool model_partitions = true;             // false: one L2 of l2_bytes, whatever the profile says
+  bool model_partitions = true;  // false: one L2 of l2_bytes, whatever the profile says
+  // Overrides the profile's l2_first_touch_miss_factor (e.g. for a bare streaming kernel).
+  std::optional<double> first_touch_miss_factor;
   std::int64_t max_kv_steps = 100'000'000;  // about 1-2 s of replay
   std::int64_t max_memory_bytes = std::int64_t{1} << 30;
   std::int64_t max_sector_accesses = 400'000'000;

@@ -110,4 +110,12 @@ bool LruSectorCache::access(std::uint64_t byte_address) {
   return false;
 }
 
+bool LruSectorCache::contains(std::uint64_t byte_address) const {
+  const auto found = index_.find(byte_address / geometry_.line_bytes);
+  if (found == index_.end()) return false;
+  const std::uint32_t sector_bit =
+      1u << ((byte_address % geometry_.line_bytes) / geometry_.sector_bytes);
+  return (lines_[found->second].valid_sectors & sector_bit) != 0;
+}
+
 }  // namespace swr::model

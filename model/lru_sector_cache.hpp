@@ -28,6 +28,8 @@ class LruSectorCache {
 
   // One sector-sized access at `byte_address` (read or write; writes allocate). True on a hit.
   bool access(std::uint64_t byte_address);
+  // Whether the sector at `byte_address` is resident, without touching the LRU order.
+  bool contains(std::uint64_t byte_address) const;
 
   std::int64_t line_count() const { return static_cast<std::int64_t>(lines_.size()); }
 

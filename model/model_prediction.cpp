@@ -4,6 +4,7 @@
 #include <atomic>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <thread>
 #include <tuple>
 
@@ -86,7 +87,11 @@ ModelPrediction predict_variant(const AttentionProblem& problem, const GpuProfil
 
 std::vector<ModelPrediction> predict_space(const AttentionProblem& problem, const GpuProfile& gpu,
                                            const std::vector<AttentionConfig>& configs,
-                                           const SimulationOptions& options, int threads) {
+                                           const SimulationOptions& options, int threads,
+                                           const std::vector<int>& compiled_registers) {
+  if (!compiled_registers.empty() && compiled_registers.size() != configs.size()) {
+    throw std::invalid_argument("predict_space: compiled_registers must match configs");
+  }
   problem.validate();
   validate_model_profile(gpu);
 
@@ -95,10 +100,20 @@ std::vector<ModelPrediction> predict_space(const AttentionProblem& problem, cons
   std::vector<int> job_of(configs.size(), -1);
   std::map<ScheduleKey, int> job_by_key;
   std::vector<std::size_t> job_config;  // the first variant of each job
+  std::vector<int> job_wave_size;
+  std::vector<std::string> occupancy_source(configs.size());
   for (std::size_t i = 0; i < configs.size(); ++i) {
     int wave_size = options.wave_size;
     if (wave_size <= 0) {
-      const ResourceUse use = attention_resource_use(problem, configs[i], gpu);
+      // The compiled kernel's registers decide how many CTAs share an SM; the estimate is only a
+      // fallback (it was 2x off for D=64 on the H200: 3 CTAs per SM estimated, 2 measured).
+      const int registers = compiled_registers.empty() ? -1 : compiled_registers[i];
+      const ResourceUse use = registers > 0
+                                  ? attention_resource_use(problem, configs[i], gpu, registers)
+                                  : attention_resource_use(problem, configs[i], gpu);
+      occupancy_source[i] = registers > 0 ? "occupancy from the compiled kernel (" +
+                                                std::to_string(registers) + " registers)"
+                                          : "occupancy from estimated registers";
       if (!use.does_not_fit.empty()) {
         predictions[i] =
             not_runnable(configs[i], "does not run on " + gpu.name + ": " + use.does_not_fit);
@@ -108,7 +123,10 @@ std::vector<ModelPrediction> predict_space(const AttentionProblem& problem, cons
     }
     const auto [entry, inserted] = job_by_key.try_emplace(schedule_key(configs[i], wave_size),
                                                           static_cast<int>(job_config.size()));
-    if (inserted) job_config.push_back(i);
+    if (inserted) {
+      job_config.push_back(i);
+      job_wave_size.push_back(wave_size);
+    }
     job_of[i] = entry->second;
   }
 
@@ -119,6 +137,7 @@ std::vector<ModelPrediction> predict_space(const AttentionProblem& problem, cons
     for (std::size_t job = next_job++; job < job_config.size(); job = next_job++) {
       try {
         SimulationOptions job_options = options;
+        job_options.wave_size = job_wave_size[job];
         results[job] = simulate_l2(problem, configs[job_config[job]], gpu, job_options);
       } catch (const std::exception& error) {  // budget refusals, out of memory
         failures[job] = error.what();
@@ -139,6 +158,7 @@ std::vector<ModelPrediction> predict_space(const AttentionProblem& problem, cons
     if (job < 0) continue;
     predictions[i] = failures[job].empty() ? from_simulation(problem, gpu, configs[i], results[job])
                                            : not_runnable(configs[i], failures[job]);
+    if (!occupancy_source[i].empty()) predictions[i].note += "; " + occupancy_source[i];
   }
   return predictions;
 }

@@ -45,8 +45,11 @@ ModelPrediction predict_variant(const AttentionProblem& problem, const GpuProfil
 // (warps, stages with the same CTAs per SM) are simulated once; the rest run on `threads` worker
 // threads (0: one per hardware thread). A variant that does not fit the GPU or the simulation
 // budget comes back with runnable = false and the reason; a bad problem or profile throws.
+// `compiled_registers` (empty, or one per config, -1 where unknown) are ptxas's register counts:
+// they set the CTAs per SM, the estimate standing in where they are unknown.
 std::vector<ModelPrediction> predict_space(const AttentionProblem& problem, const GpuProfile& gpu,
                                            const std::vector<AttentionConfig>& configs,
-                                           const SimulationOptions& options = {}, int threads = 0);
+                                           const SimulationOptions& options = {}, int threads = 0,
+                                           const std::vector<int>& compiled_registers = {});
 
 }  // namespace swr::model

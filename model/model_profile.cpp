@@ -52,6 +52,18 @@ void validate_model_profile(const GpuProfile& gpu) {
                      " is out of range (allowed: 1 to " + std::to_string(gpu.l2_partitions) +
                      ", the partition count)");
   }
+  if (!(gpu.l2_first_touch_miss_factor >= 1.0 &&
+        gpu.l2_first_touch_miss_factor <= gpu.l2_partitions)) {
+    throw UsageError(profile_label(gpu) + "l2_first_touch_miss_factor " +
+                     std::to_string(gpu.l2_first_touch_miss_factor) +
+                     " is out of range (allowed: 1 to " + std::to_string(gpu.l2_partitions) +
+                     ", the partition count)");
+  }
+  if (!(gpu.l2_peer_fill_miss_weight >= 0.0 && gpu.l2_peer_fill_miss_weight <= 1.0)) {
+    throw UsageError(profile_label(gpu) + "l2_peer_fill_miss_weight " +
+                     std::to_string(gpu.l2_peer_fill_miss_weight) +
+                     " is out of range (allowed: 0 to 1)");
+  }
   require_range(gpu, "max_blocks_per_sm", gpu.max_blocks_per_sm, 1, 64);
   require_range(gpu, "max_threads_per_sm", gpu.max_threads_per_sm, 32, 4096);
   require_range(gpu, "registers_per_sm", gpu.registers_per_sm, 1024, 1 << 20);

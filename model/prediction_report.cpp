@@ -64,6 +64,15 @@ std::vector<std::string> side_cells(const ModelPrediction* prediction) {
           printf_text("%.3f", prediction->predicted_seconds * 1e3)};
 }
 
+// Built-in profiles the model has been checked on, e.g. "h200"; "none" when none.
+std::string checked_profile_names() {
+  std::string names;
+  for (const GpuProfile& profile : builtin_gpu_profiles()) {
+    if (profile.model_calibration) names += (names.empty() ? "" : ", ") + profile.name;
+  }
+  return names.empty() ? "none" : names;
+}
+
 }  // namespace
 
 const ModelPrediction* TwinPredictions::best() const {
@@ -105,6 +114,28 @@ std::vector<TwinPredictions> pair_twins(const std::vector<ModelPrediction>& pred
   return twins;
 }
 
+std::string calibration_text(const GpuProfile& gpu) {
+  if (!gpu.model_calibration) {
+    return "model not checked against hardware counters on " + gpu.name +
+           " (checked on: " + checked_profile_names() + ")";
+  }
+  const GpuProfile::ModelCalibration& check = *gpu.model_calibration;
+  return "model checked against counters on " + check.checked_on + ": " +
+         std::to_string(check.points) + " points, L2 misses off by " +
+         printf_text("%.1f%%", check.mean_absolute_percentage_error) + " on average, rank " +
+         printf_text("correlation %.3f", check.rank_correlation) + " (" + check.evidence + ")";
+}
+
+nlohmann::json calibration_json(const GpuProfile& gpu) {
+  if (!gpu.model_calibration) return nullptr;
+  const GpuProfile::ModelCalibration& check = *gpu.model_calibration;
+  return {{"points", check.points},
+          {"mean_absolute_percentage_error", check.mean_absolute_percentage_error},
+          {"rank_correlation", check.rank_correlation},
+          {"checked_on", check.checked_on},
+          {"evidence", check.evidence}};
+}
+
 std::string format_prediction_table(const AttentionProblem& problem, const GpuProfile& gpu,
                                     const std::vector<ModelPrediction>& predictions) {
   std::string text = "L2 model for " + problem.key() + " on " + gpu.name + " (" + gpu.description +
@@ -113,6 +144,7 @@ std::string format_prediction_table(const AttentionProblem& problem, const GpuPr
           mib_text(static_cast<double>(usable_l2_bytes(gpu))) + ", peak " +
           printf_text("%.0f TFLOP/s", gpu.peak_tensor_flops / 1e12) + ", DRAM " +
           printf_text("%.0f GB/s", gpu.dram_bytes_per_second / 1e9) + "\n";
+  text += calibration_text(gpu) + "\n";
   const std::vector<TwinPredictions> twins = pair_twins(predictions);
   if (!twins.empty()) {
     const ModelPrediction* any =
@@ -196,6 +228,7 @@ nlohmann::json prediction_report_json(const AttentionProblem& problem, const Gpu
           {"problem", problem.key()},
           {"kv_bytes_per_head", problem.kv_bytes_per_head()},
           {"usable_l2_bytes", usable_l2_bytes(gpu)},
+          {"calibration", calibration_json(gpu)},
           {"twins", twins},
           {"predictions", list}};
 }

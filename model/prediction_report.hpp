@@ -28,6 +28,10 @@ struct TwinPredictions {
 // The pointers point into `predictions`, which must outlive the result.
 std::vector<TwinPredictions> pair_twins(const std::vector<ModelPrediction>& predictions);
 
+// One line on how far the model has been checked on this GPU (the profile's calibration).
+std::string calibration_text(const GpuProfile& gpu);
+nlohmann::json calibration_json(const GpuProfile& gpu);  // null when never checked
+
 // The table: a header naming the problem, GPU, K/V per head against the usable L2 and the
 // compulsory misses, one line per twin pair, then the variants that do not run and why.
 std::string format_prediction_table(const AttentionProblem& problem, const GpuProfile& gpu,

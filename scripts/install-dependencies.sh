@@ -12,6 +12,7 @@ packages=(
   libssl-dev                 # SHA-256 for cubin cache keys (libcrypto, linked statically)
   libgtest-dev               # the test suite
   libbenchmark-dev           # bench/
+  gnuplot-nox                # swr-tune report's PNGs (without it: data and scripts only)
 )
 
 missing=()

@@ -35,6 +35,22 @@ struct GpuProfile {
   // Misses the counters report per missing sector when every partition misses it at once
   // (requests in flight count too): 1.43 measured on the H200, 1 on a single-partition L2.
   double l2_shared_miss_factor = 1.0;
+  // The same when the partitions miss a tile together the first time it is ever read. Attention
+  // on the H200 counts such sectors once (bench/results/l2-sweep-h200: cold misses = compulsory
+  // within 1% where everything fits), while a bare streaming kernel counts them 1.43 times.
+  double l2_first_touch_miss_factor = 1.0;
+  // Misses counted per sector when a partition fetches a tile that another partition holds (it
+  // comes over the crossbar, not from DRAM): fitted to the H200 sweep, 0.5.
+  double l2_peer_fill_miss_weight = 0.0;
+  // How far the L2 model has been checked against hardware counters on this GPU; none when never.
+  struct ModelCalibration {
+    int points = 0;
+    double mean_absolute_percentage_error = 0;  // on L2 sector misses
+    double rank_correlation = 0;                // Spearman, predicted vs measured order
+    std::string checked_on;                     // device and date
+    std::string evidence;                       // where the table lives
+  };
+  std::optional<ModelCalibration> model_calibration;
 
   // "9.0", "12.1"
   std::string compute_capability() const;

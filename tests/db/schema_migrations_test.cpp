@@ -28,10 +28,10 @@ bool has_object(SQLite::Database& database, const std::string& type, const std::
   return query.getColumn(0).getInt() == 1;
 }
 
-// Everything the schema's first version holds, then a made-up second version.
-std::vector<Migration> migrations_with_fake_second() {
+// Every real migration, then a made-up next version.
+std::vector<Migration> migrations_with_fake_next() {
   std::vector<Migration> migrations(schema_migrations().begin(), schema_migrations().end());
-  migrations.push_back({2,
+  migrations.push_back({latest_schema_version() + 1,
                         "test only: a note on measurements and a new table",
                         {"ALTER TABLE measurements ADD COLUMN test_note TEXT",
                          "CREATE TABLE test_extra (id INTEGER PRIMARY KEY, value TEXT)"}});
@@ -54,8 +54,8 @@ TEST(SchemaMigrations, NewDatabaseGetsTheWholeSchema) {
     EXPECT_EQ(database.schema_version(), latest_schema_version());
   }
   SQLite::Database raw(path, SQLite::OPEN_READONLY);
-  for (const char* table : {"schema_version", "gpus", "problems", "attention_problems", "configs",
-                            "measurements", "predictions"}) {
+  for (const char* table : {"schema_version", "gpus", "problems", "attention_problems",
+                            "gemm_problems", "configs", "measurements", "predictions"}) {
     EXPECT_TRUE(has_object(raw, "table", table)) << table;
   }
   for (const char* view : {"latest_measurements", "best_measurements", "latest_predictions"}) {
@@ -123,11 +123,11 @@ TEST(ResultsDatabaseLifetime, ClosingLeavesNoWalFileBehind) {
   EXPECT_FALSE(std::filesystem::exists(wal_of(second)));
 }
 
-// v0 -> v1 -> v2 one step at a time, with data recorded at v1 kept through v2.
+// v0 -> v1, then this build's version, then a made-up next one, with the data kept throughout.
 TEST(MigrationRunner, AppliesStepByStepAndKeepsData) {
   TemporaryDirectory directory;
   const auto path = directory.path() / "results.db";
-  const std::vector<Migration> migrations = migrations_with_fake_second();
+  const std::vector<Migration> migrations = migrations_with_fake_next();
   {
     SQLite::Database raw(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
     EXPECT_EQ(read_schema_version(raw), 0);
@@ -137,7 +137,7 @@ TEST(MigrationRunner, AppliesStepByStepAndKeepsData) {
   }
   std::int64_t measurement_id = 0;
   {
-    ResultsDatabase database(path);  // a v1 file is current for this build
+    ResultsDatabase database(path);  // migrates the v1 file to this build's version
     const GpuId gpu = database.upsert_gpu(swr::testing::sample_gpu());
     const ProblemId problem = database.upsert_problem(swr::testing::sample_problem());
     const ConfigId config = database.upsert_config(swr::testing::numbered_config(0));
@@ -146,8 +146,9 @@ TEST(MigrationRunner, AppliesStepByStepAndKeepsData) {
   }
   {
     SQLite::Database raw(path, SQLite::OPEN_READWRITE);
+    EXPECT_EQ(read_schema_version(raw), latest_schema_version());
     apply_migrations(raw, migrations);
-    EXPECT_EQ(read_schema_version(raw), 2);
+    EXPECT_EQ(read_schema_version(raw), latest_schema_version() + 1);
     EXPECT_TRUE(raw.tableExists("test_extra"));
     SQLite::Statement query(raw, "SELECT median_ms, test_note FROM measurements WHERE id = ?");
     query.bind(1, measurement_id);
@@ -156,9 +157,10 @@ TEST(MigrationRunner, AppliesStepByStepAndKeepsData) {
     EXPECT_TRUE(query.getColumn(1).isNull());
     // Running the list again changes nothing.
     apply_migrations(raw, migrations);
-    EXPECT_EQ(raw.execAndGet("SELECT count(*) FROM schema_version").getInt(), 2);
+    EXPECT_EQ(raw.execAndGet("SELECT count(*) FROM schema_version").getInt(),
+              latest_schema_version() + 1);
   }
-  // This build only knows version 1: the migrated file is now too new for it.
+  // This build does not know the made-up version: the migrated file is now too new for it.
   EXPECT_THROW(ResultsDatabase database(path), UsageError);
 }
 
@@ -167,12 +169,12 @@ TEST(MigrationRunner, FailingMigrationIsRolledBackWhole) {
   const auto path = directory.path() / "results.db";
   { ResultsDatabase database(path); }
   std::vector<Migration> migrations(schema_migrations().begin(), schema_migrations().end());
-  migrations.push_back({2,
+  migrations.push_back({latest_schema_version() + 1,
                         "test only: fails halfway",
                         {"CREATE TABLE half_done (id INTEGER PRIMARY KEY)", "THIS IS NOT SQL"}});
   SQLite::Database raw(path, SQLite::OPEN_READWRITE);
   EXPECT_THROW(apply_migrations(raw, migrations), SQLite::Exception);
-  EXPECT_EQ(read_schema_version(raw), 1);
+  EXPECT_EQ(read_schema_version(raw), latest_schema_version());
   EXPECT_FALSE(raw.tableExists("half_done"));
 }
 
@@ -181,7 +183,8 @@ TEST(MigrationRunner, RefusesAListWithAGap) {
   SQLite::Database raw(directory.path() / "results.db",
                        SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
   std::vector<Migration> migrations(schema_migrations().begin(), schema_migrations().end());
-  migrations.push_back({3, "test only: skips 2", {"CREATE TABLE skipped (id INTEGER)"}});
+  migrations.push_back(
+      {latest_schema_version() + 2, "test only: skips one", {"CREATE TABLE skipped (id INTEGER)"}});
   EXPECT_THROW(apply_migrations(raw, migrations), std::logic_error);
   EXPECT_EQ(read_schema_version(raw), 0);  // checked before anything is applied
 }
@@ -189,14 +192,15 @@ TEST(MigrationRunner, RefusesAListWithAGap) {
 TEST(MigrationRunner, RefusesADatabaseNewerThanTheList) {
   TemporaryDirectory directory;
   const auto path = directory.path() / "results.db";
-  const std::vector<Migration> migrations = migrations_with_fake_second();
+  const std::vector<Migration> migrations = migrations_with_fake_next();
   SQLite::Database raw(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
   apply_migrations(raw, migrations);
   try {
     apply_migrations(raw, std::span(migrations).first(1));
-    FAIL() << "a version-2 database was accepted by a version-1 list";
+    FAIL() << "a database newer than the list was accepted";
   } catch (const UsageError& error) {
-    EXPECT_NE(std::string(error.what()).find("version 2"), std::string::npos) << error.what();
+    const std::string newer = "version " + std::to_string(latest_schema_version() + 1);
+    EXPECT_NE(std::string(error.what()).find(newer), std::string::npos) << error.what();
   }
 }
 

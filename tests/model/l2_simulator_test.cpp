@@ -59,19 +59,56 @@ TEST(L2Simulator, MissesAreColdWhenEverythingFits) {
   }
 }
 
-TEST(L2Simulator, PartitionedL2CountsSharedColdMissesTwiceOverAndReadsDramOnce) {
-  // H200: K/V reads of a wave that spans both partitions miss in both at once (1.43 counted
-  // misses per sector); Q and O belong to one CTA each. DRAM reads every byte once.
+TEST(L2Simulator, PartitionedL2CountsFirstTouchesByTheProfileAndReadsDramOnce) {
+  // H200: K/V reads of a wave that spans both partitions miss in both at once. The attention
+  // sweep counted those first touches once (the profile's l2_first_touch_miss_factor, 1.0); a bare
+  // streaming kernel counts them 1.43 times (the override). Q and O belong to one CTA each, and
+  // DRAM reads every byte once either way.
   const GpuProfile h200 = testing::builtin("h200");
   const AttentionProblem problem = attention_problem(4, 1, 16384, 128, false);
-  const SimulationResult result = simulate_l2(
-      problem, attention_config(128, 64, 8, KvOrder::cyclic, Persistence::static_loop), h200);
-  EXPECT_EQ(result.partitions, 2);
-  EXPECT_EQ(result.misses.q, result.compulsory.q);
-  EXPECT_EQ(result.misses.o, result.compulsory.o);
-  EXPECT_NEAR(static_cast<double>(result.misses.k), 1.43 * result.compulsory.k,
-              0.01 * result.compulsory.k);
-  EXPECT_EQ(result.dram_bytes_read, result.compulsory.reads() * 32);
+  const AttentionConfig config =
+      attention_config(128, 64, 8, KvOrder::cyclic, Persistence::static_loop);
+  for (const double first_touch : {1.0, 1.43}) {
+    SimulationOptions options;
+    options.first_touch_miss_factor = first_touch;
+    const SimulationResult result = simulate_l2(problem, config, h200, options);
+    EXPECT_EQ(result.partitions, 2);
+    EXPECT_EQ(result.misses.q, result.compulsory.q);
+    EXPECT_EQ(result.misses.o, result.compulsory.o);
+    EXPECT_NEAR(static_cast<double>(result.misses.k), first_touch * result.compulsory.k,
+                0.01 * result.compulsory.k)
+        << "first-touch factor " << first_touch;
+    EXPECT_EQ(result.dram_bytes_read, result.compulsory.reads() * 32);
+  }
+  // The profile's own value is the attention one.
+  const SimulationResult profile = simulate_l2(problem, config, h200);
+  EXPECT_NEAR(static_cast<double>(profile.misses.k), profile.compulsory.k,
+              0.01 * profile.compulsory.k);
+}
+
+// A partition that fetches a tile the other partition holds (not in the same tick) gets it over
+// the crossbar: l2_peer_fill_miss_weight counted misses per sector, and no DRAM read.
+TEST(L2Simulator, PeerFillsCountTheProfileWeightAndReadNoDram) {
+  GpuProfile gpu = testing::small_gpu(512 * 1024, 4, 2, 1.43);
+  // Two CTAs, one per partition, the second starting a step late (skew): it reads every K/V
+  // tile after the first partition fetched it.
+  const AttentionProblem problem = attention_problem(1, 1, 128, 64, false);
+  const AttentionConfig config =
+      attention_config(64, 64, 4, KvOrder::cyclic, Persistence::static_loop);
+  SimulationOptions options;
+  options.wave_size = 2;
+  options.progress.skew_steps = 2;
+  std::vector<double> kv_misses;
+  for (const double weight : {0.0, 0.5, 1.0}) {
+    gpu.l2_peer_fill_miss_weight = weight;
+    const SimulationResult result = simulate_l2(problem, config, gpu, options);
+    EXPECT_EQ(result.dram_bytes_read, result.compulsory.reads() * 32) << weight;
+    kv_misses.push_back(static_cast<double>(result.misses.k + result.misses.v));
+  }
+  const double compulsory_kv = kv_misses[0];
+  EXPECT_GT(compulsory_kv, 0);
+  EXPECT_NEAR(kv_misses[1], 1.5 * compulsory_kv, 1.0);
+  EXPECT_NEAR(kv_misses[2], 2.0 * compulsory_kv, 1.0);
 }
 
 // The tile model is exact: whole-tile LRU gives the same misses as replaying every sector (and

@@ -92,7 +92,7 @@ TEST_F(TuningCommandLine, BothAndCausalExcludeEachOther) {
   expect_refused(tune({"--both", "--causal"}), "--both and --causal exclude each other");
 }
 
-TEST_F(TuningCommandLine, WithoutTheNamedGpuItCompilesAndWritesNoDatabase) {
+TEST_F(TuningCommandLine, WithoutTheNamedGpuItRanksByTheModelAndStoresOnlyPredictions) {
   if (CudaDriver::try_get() != nullptr) GTEST_SKIP() << "a CUDA driver is present";
   const auto database = scratch_.path() / "results.db";
   const ProcessResult result = tune({"--db", database.string(), "--limit", "1", "--both"});
@@ -102,7 +102,40 @@ TEST_F(TuningCommandLine, WithoutTheNamedGpuItCompilesAndWritesNoDatabase) {
       << result.out;
   EXPECT_NE(result.out.find("nothing timed (compiled 2 variants for sm_90a"), std::string::npos)
       << result.out;
-  EXPECT_FALSE(std::filesystem::exists(database));
+  EXPECT_NE(result.out.find("L2 model for"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("stored 1 predictions"), std::string::npos) << result.out;
+
+  // The ranking is in the predictions table, one per shape; no measurement was made up.
+  const db::ResultsDatabase results(database, db::OpenMode::read_only);
+  const std::vector<db::ProblemSummary> measured = results.problem_summaries();
+  EXPECT_TRUE(measured.empty());
+  const std::vector<db::StoredGpu> gpus = results.gpus_named("h200");
+  ASSERT_EQ(gpus.size(), 1u);
+  int predictions = 0;
+  for (const bool causal : {false, true}) {
+    AttentionProblem problem;
+    problem.batch = 1;
+    problem.heads = 2;
+    problem.seq_q = problem.seq_kv = 256;
+    problem.head_dim = 64;
+    problem.causal = causal;
+    const std::optional<db::ProblemId> id = results.find_problem(problem);
+    if (!id) continue;
+    for (const db::StoredPrediction& prediction : results.predictions_for(gpus[0].id, *id)) {
+      EXPECT_EQ(prediction.record.model_name, "schedule_simulator");
+      EXPECT_GT(prediction.record.sector_misses.value_or(0), 0);
+      ++predictions;
+    }
+  }
+  EXPECT_EQ(predictions, 2);
+
+  // `show` prints them as predictions.
+  const ProcessResult shown = run_swr_tune({"show", "--db", database.string(), "--gpu", "h200",
+                                            "--seq", "256", "--batch", "1", "--heads", "2"},
+                                           environment_);
+  EXPECT_EQ(shown.exit_code, 0) << shown.err;
+  EXPECT_NE(shown.out.find("PREDICTED by the L2 model, not measured"), std::string::npos)
+      << shown.out;
 }
 
 TEST_F(TuningCommandLine, PlantFaultIsHiddenFromHelp) {

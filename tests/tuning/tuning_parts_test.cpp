@@ -33,17 +33,22 @@ TEST(TimingStatistics, RunCountAdaptsToTheKernelTime) {
   // At least 3 runs even for a kernel of seconds.
   EXPECT_TRUE(needs_another_timed_run(2, 5000));
   EXPECT_FALSE(needs_another_timed_run(3, 5000));
-  // A fast kernel runs until 1 s has been timed, at most 20 times.
+  // A fast kernel runs until 0.4 s has been timed, at most 20 times.
   EXPECT_TRUE(needs_another_timed_run(10, 10 * 0.05));
   EXPECT_FALSE(needs_another_timed_run(20, 20 * 0.05));
-  EXPECT_FALSE(needs_another_timed_run(8, 1000.5));
-  int runs = 0;
-  double total = 0;
-  while (needs_another_timed_run(runs, total)) {
-    ++runs;
-    total += 150.0;  // a 150 ms kernel: 7 runs make a second
-  }
-  EXPECT_EQ(runs, 7);
+  EXPECT_FALSE(needs_another_timed_run(8, 400.5));
+  const auto runs_of = [](double kernel_ms) {
+    int runs = 0;
+    double total = 0;
+    while (needs_another_timed_run(runs, total)) {
+      ++runs;
+      total += kernel_ms;
+    }
+    return runs;
+  };
+  EXPECT_EQ(runs_of(150.0), 3);  // 450 ms after the minimum
+  EXPECT_EQ(runs_of(30.0), 14);  // 420 ms
+  EXPECT_EQ(runs_of(1.0), 20);   // capped
 }
 
 TEST(Base64, RoundTripsEveryLengthAndByte) {

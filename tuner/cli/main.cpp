@@ -9,11 +9,16 @@
 
 #include "swr/usage_error.hpp"
 #include "tuner/cli/compile_command.hpp"
+#include "tuner/cli/export_command.hpp"
 #include "tuner/cli/gpus_command.hpp"
+#include "tuner/cli/import_command.hpp"
 #include "tuner/cli/model_command.hpp"
+#include "tuner/cli/query_command.hpp"
+#include "tuner/cli/report_command.hpp"
 #include "tuner/cli/show_command.hpp"
 #include "tuner/cli/space_command.hpp"
 #include "tuner/cli/tune_command.hpp"
+#include "tuner/tuning/gemm_measurement_worker.hpp"
 #include "tuner/tuning/measurement_worker.hpp"
 #include "tuner/tuning/worker_client.hpp"
 
@@ -53,6 +58,9 @@ int main(int argc, char** argv) {
   if (argc == 2 && std::string(argv[1]) == swr::kMeasureWorkerSubcommand) {
     return swr::run_measurement_worker();
   }
+  if (argc == 2 && std::string(argv[1]) == swr::kMeasureGemmWorkerSubcommand) {
+    return swr::run_gemm_measurement_worker();
+  }
 
   CLI::App app(
       "Generates FlashAttention-style CUDA kernels for a target GPU, compiles every variant with "
@@ -68,8 +76,13 @@ int main(int argc, char** argv) {
       "  swr-tune space --gpu gb10 --seq 131072\n"
       "  swr-tune compile --gpu h200 --seq 16384 --head-dim 128 --jobs 8\n"
       "  swr-tune --gpu gb10 --seq 131072\n"
+      "  swr-tune --family gemm --gpu h200 --size 4096\n"
       "  swr-tune show --gpu h200\n"
       "  swr-tune model --gpu gb10 --seq 131072\n"
+      "  swr-tune query --gpu h200 --seq 65536 --head-dim 128\n"
+      "  swr-tune export --gpu h200 --out kernels-h200/\n"
+      "  swr-tune import --db all.db machine-a.db kernels-h100/\n"
+      "  swr-tune report --gpu h200 --out report/\n"
       "Run `swr-tune SUBCOMMAND --help` for the options of each.");
 
   TuneOptions main_job;
@@ -86,6 +99,14 @@ int main(int argc, char** argv) {
   CLI::App* show_command = add_show_command(app, show);
   ModelOptions model;
   CLI::App* model_command = add_model_command(app, model);
+  QueryOptions query;
+  CLI::App* query_command = add_query_command(app, query);
+  ExportCommandOptions export_options;
+  CLI::App* export_command = add_export_command(app, export_options);
+  ImportCommandOptions import_options;
+  CLI::App* import_command = add_import_command(app, import_options);
+  ReportOptions report;
+  CLI::App* report_command = add_report_command(app, report);
 
   try {
     app.parse(argc, argv);
@@ -104,6 +125,10 @@ int main(int argc, char** argv) {
     if (tune_command->parsed()) return run_tune_command(tune);
     if (show_command->parsed()) return run_show_command(show);
     if (model_command->parsed()) return run_model_command(model);
+    if (query_command->parsed()) return run_query_command(query);
+    if (export_command->parsed()) return run_export_command(export_options);
+    if (import_command->parsed()) return run_import_command(import_options);
+    if (report_command->parsed()) return run_report_command(report);
     return run_tune_command(main_job);
   } catch (const swr::UsageError& error) {
     return report_error(error.what(), 2);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <string>
 
 #include "tuner/cli/problem_options.hpp"
 
@@ -11,6 +12,8 @@ namespace swr::cli {
 struct ModelOptions {
   ProblemOptions problem;
   bool json = false;
+  bool estimate_registers = false;  // skip compiling; CTAs per SM from estimated registers
+  std::string jobs;                 // compile threads, empty: hardware threads
 };
 
 CLI::App* add_model_command(CLI::App& app, ModelOptions& options);

@@ -8,6 +8,7 @@
 #include "db/results_database.hpp"
 #include "swr/usage_error.hpp"
 #include "tuner/cli/problem_options.hpp"
+#include "tuner/cli/show_predictions.hpp"
 #include "tuner/cli/text_format.hpp"
 #include "tuner/gpu_detection.hpp"
 #include "tuner/tuning/result_table.hpp"
@@ -54,7 +55,15 @@ AttentionProblem shape_of(const ShowOptions& options) {
 
 // Problem filters of the summary: only the options given count.
 bool matches_filters(const db::StoredProblem& stored, const ShowOptions& options) {
-  if (!stored.attention) return false;
+  // GEMM problems (family "gemm") have none of the attention filters' fields: listed when none is
+  // given; --dtype still applies.
+  if (!stored.attention) {
+    const bool attention_filter = options.causal || !options.seq_kv.empty() ||
+                                  !options.batch.empty() || !options.heads.empty() ||
+                                  !options.head_dim.empty();
+    return stored.family == "gemm" && !attention_filter &&
+           (options.dtype.empty() || stored.json.value("dtype", std::string()) == options.dtype);
+  }
   const AttentionProblem& problem = *stored.attention;
   auto matches = [](const std::string& text, int value, const char* name) {
     return text.empty() || parse_positive(text, name) == value;
@@ -153,6 +162,9 @@ int show_shape(const db::ResultsDatabase& database, const ShowOptions& options) 
     }
   }
 
+  const std::vector<GpuPredictions> predictions =
+      problem_id ? stored_predictions(database, *problem_id, gpus) : std::vector<GpuPredictions>{};
+
   if (options.json) {
     nlohmann::json results = nlohmann::json::array();
     for (const db::StoredGpu& gpu : measured_on) {
@@ -165,17 +177,23 @@ int show_shape(const db::ResultsDatabase& database, const ShowOptions& options) 
                          {"problem", stored_problem_json(database.problem(*problem_id))},
                          {"variants", std::move(variants)}});
     }
+    nlohmann::json predicted = nlohmann::json::array();
+    for (const GpuPredictions& gpu : predictions) predicted.push_back(predictions_json(gpu));
     std::cout << nlohmann::json{{"database", database.path().string()},
                                 {"problem", problem.key()},
-                                {"results", results}}
+                                {"results", results},
+                                {"predictions", predicted}}
                      .dump(2)
               << "\n";
     return 0;
   }
+  for (const GpuPredictions& gpu : predictions) print_predictions(std::cout, problem.key(), gpu);
   if (measured_on.empty()) {
-    std::cout << "no results for " << problem.key()
-              << (options.gpu.empty() ? "" : " on " + options.gpu) << " in "
-              << database.path().string() << "\n";
+    if (predictions.empty()) {
+      std::cout << "no results for " << problem.key()
+                << (options.gpu.empty() ? "" : " on " + options.gpu) << " in "
+                << database.path().string() << "\n";
+    }
     return 0;
   }
   for (const db::StoredGpu& gpu : measured_on) {

@@ -1,11 +1,14 @@
 #include "tuner/cli/tune_command.hpp"
 
+#include "tuner/cli/gemm_tuning_job.hpp"
+
 namespace swr::cli {
 
 void add_tune_options(CLI::App& command, TuneOptions& options) {
   add_problem_options(command, options.problem);
   add_compile_options(command, options.compile, CompileCommandKind::tune);
   add_tuning_options(command, options.tuning);
+  add_gemm_options(command, options.gemm);
 }
 
 CLI::App* add_tune_command(CLI::App& app, TuneOptions& options) {
@@ -21,6 +24,9 @@ CLI::App* add_tune_command(CLI::App& app, TuneOptions& options) {
 // The tuner itself (tuner/tuning/tuning_job.cpp): measures on the named GPU when it is present,
 // compiles only (and says why) when it is not.
 int run_tune_command(const TuneOptions& options) {
+  if (is_gemm_family(options.gemm)) {
+    return run_gemm_tuning_job(options.problem, options.compile, options.tuning, options.gemm);
+  }
   return run_tuning_job(options.problem, options.compile, options.tuning);
 }
 

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "tuner/cli/compile_options.hpp"
+#include "tuner/cli/gemm_options.hpp"
 #include "tuner/cli/problem_options.hpp"
 #include "tuner/tuning/tuning_job.hpp"
 
@@ -15,6 +16,7 @@ struct TuneOptions {
   ProblemOptions problem;
   CompileOptions compile;
   TuningOptions tuning;  // --db, --time-budget, --both, --retune
+  GemmOptions gemm;      // --family gemm, --m, --n, --k, --size, --sweep
 };
 
 // Adds the options to `command` (the root app or the `tune` subcommand).

@@ -5,7 +5,10 @@
 #include <iostream>
 
 #include "db/database_location.hpp"
+#include "model/model_prediction.hpp"
+#include "model/prediction_report.hpp"
 #include "swr/usage_error.hpp"
+#include "tuner/cli/model_ranking.hpp"
 #include "tuner/cli/variant_compilation.hpp"
 #include "tuner/driver/cuda_driver.hpp"
 #include "tuner/driver/device_context.hpp"
@@ -45,10 +48,12 @@ std::string driver_version() {
   return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
 }
 
-// Without the named GPU: compile what a tune would measure, and say why nothing is timed.
-int compile_only(const Target& target, const std::vector<AttentionProblem>& problems,
-                 const ProblemOptions& options, const CompileSettings& settings,
-                 const std::optional<GpuProfile>& present) {
+// Without the named GPU: compile what a tune would measure, rank it by the L2 model (stored as
+// predictions, never as measurements), and say why nothing is timed.
+int compile_and_predict(const Target& target, const std::vector<AttentionProblem>& problems,
+                        const ProblemOptions& options, const CompileSettings& settings,
+                        const std::optional<GpuProfile>& present,
+                        const std::filesystem::path& database) {
   int failed = 0;
   std::filesystem::path cache_dir;
   int compiled = 0;
@@ -65,6 +70,16 @@ int compile_only(const Target& target, const std::vector<AttentionProblem>& prob
     failed += outcome.failed;
     compiled += outcome.succeeded();
     cache_dir = outcome.cache_dir;
+
+    std::cout << "\n" << std::flush;
+    const std::vector<model::ModelPrediction> predictions =
+        model::predict_space(problem, target.gpu, configs, {}, settings.jobs,
+                             compiled_registers(configs, outcome.results));
+    std::cout << model::format_prediction_table(problem, target.gpu, predictions);
+    const int stored = store_predictions(database, shape, predictions);
+    std::cout << "stored " << stored << " predictions (model " << kScheduleModelName << " v"
+              << kScheduleModelVersion << ") in " << database.string()
+              << "; they are kept apart from measurements\n\n";
   }
   const std::string why =
       present ? "the present device is " + present->description + " (" + present->name + ")"
@@ -119,7 +134,7 @@ int run_tuning_job(const ProblemOptions& problem_options, const CompileOptions& 
 
   const std::optional<GpuProfile> present = detect_present_gpu();
   if (!present || !is_same_gpu(*present, target.gpu)) {
-    return compile_only(target, problems, problem_options, settings, present);
+    return compile_and_predict(target, problems, problem_options, settings, present, location.path);
   }
 
   // Tune for the device as it is (its own SM count, L2 and shared memory), not the datasheet.

@@ -14,6 +14,7 @@
 #include "tuner/cli/text_format.hpp"
 #include "tuner/device_random_fill.hpp"
 #include "tuner/tuning/result_table.hpp"
+#include "tuner/tuning/timing_statistics.hpp"
 #include "tuner/tuning/variant_record.hpp"
 
 namespace swr {
@@ -137,8 +138,15 @@ TuningSummary TuningSession::run() {
   const NvrtcCompiler compiler;
   gpu_record.cuda_version = compiler.version();
   gpu_id = database.upsert_gpu(gpu_record);
-  for (const TuningShape& shape : plan_.shapes) {
-    problem_ids.emplace_back(shape.problem, database.upsert_problem(shape.problem));
+  // The best median of each shape so far (the database's, then this run's): a variant far slower
+  // than it gets one timed run (kSlowVariantFactor).
+  std::vector<std::optional<double>> best_ms(plan_.shapes.size());
+  for (std::size_t shape = 0; shape < plan_.shapes.size(); ++shape) {
+    problem_ids.emplace_back(plan_.shapes[shape].problem,
+                             database.upsert_problem(plan_.shapes[shape].problem));
+    if (const auto best = database.best_for(*gpu_id, problem_ids.back().second)) {
+      best_ms[shape] = best->record.median_ms;
+    }
   }
   std::map<std::string, std::size_t> pending_by_id;
   std::vector<CompileJob> jobs;
@@ -183,6 +191,9 @@ TuningSummary TuningSession::run() {
                      compiled.source.dynamic_shared_bytes,
                      plan_.gpu,
                      seed};
+      if (best_ms[variant.shape]) {
+        job.stop_timing_above_ms = *best_ms[variant.shape] * kSlowVariantFactor;
+      }
       const VariantOutcome outcome = measurer_.measure(job);
       if (outcome.dropped) {
         summary.interrupted = true;
@@ -197,6 +208,10 @@ TuningSummary TuningSession::run() {
       record = measured_variant_record(context, compiled.job.problem, plan_.gpu, compiled, outcome);
     }
     database.record_measurement(record);
+    if (record.status == db::MeasurementStatus::ok && record.median_ms &&
+        (!best_ms[variant.shape] || *record.median_ms < *best_ms[variant.shape])) {
+      best_ms[variant.shape] = record.median_ms;
+    }
     ++summary.recorded;
     if (record.status != db::MeasurementStatus::ok) ++summary.failed;
     std::string key = compiled.job.config.key();

@@ -135,8 +135,9 @@ OutputComparison VariantMeasurementBench::check_output(const AttentionProblem& p
   return comparison;
 }
 
-std::vector<double> VariantMeasurementBench::timed_runs(const AttentionProblem& problem,
-                                                        const AttentionKernelModule& module) {
+std::vector<double> VariantMeasurementBench::timed_runs(
+    const AttentionProblem& problem, const AttentionKernelModule& module,
+    std::optional<double> stop_timing_above_ms) {
   const CudaDriver& driver = CudaDriver::get();
   const AttentionBuffers tensors = buffers();
   std::vector<double> times;
@@ -152,6 +153,7 @@ std::vector<double> VariantMeasurementBench::timed_runs(const AttentionProblem& 
     SWR_CU(driver, cuEventElapsedTime(&elapsed_ms, start_, stop_));
     times.push_back(elapsed_ms);
     total_ms += elapsed_ms;
+    if (times.size() == 1 && stop_timing_above_ms && elapsed_ms > *stop_timing_above_ms) break;
   }
   return times;
 }
@@ -159,9 +161,11 @@ std::vector<double> VariantMeasurementBench::timed_runs(const AttentionProblem& 
 nlohmann::json VariantMeasurementBench::method(const VariantJob& job, int timed_run_count) const {
   nlohmann::json method = {
       {"warmup_runs", 1},
+      {"warmup", "the correctness run, just before the timed runs"},
       {"timed_runs", timed_run_count},
       {"run_rule", "at least " + std::to_string(kMinimumTimedRuns) + ", at most " +
-                       std::to_string(kMaximumTimedRuns) + " timed runs, until they add up to 1 s"},
+                       std::to_string(kMaximumTimedRuns) + " timed runs, until they add up to " +
+                       std::to_string(static_cast<int>(kTimedRunsTargetMs)) + " ms"},
       {"timer", "device events recorded right before and after the kernel, one run at a time"},
       {"l2_state", "flushed: read 2x L2 before every run"},
       {"l2_flush_bytes", flush_->buffer_bytes()},
@@ -172,6 +176,12 @@ nlohmann::json VariantMeasurementBench::method(const VariantJob& job, int timed_
       {"input_seed", job.seed},
       {"isolation", "worker process"},
   };
+  if (job.stop_timing_above_ms) {
+    method["stop_timing_above_ms"] = *job.stop_timing_above_ms;
+    method["stop_rule"] = "one timed run only when it is slower than " +
+                          format_number("%.3g", kSlowVariantFactor) +
+                          "x the best median so far (it cannot be the best)";
+  }
   if (job.config.persistence == Persistence::dynamic) {
     method["timed_span_note"] = "includes the 4-byte reset of the dynamic tile counter";
   }
@@ -218,9 +228,8 @@ VariantOutcome VariantMeasurementBench::measure_loaded(const VariantJob& job,
     return outcome;
   }
 
-  module.launch(problem, buffers(), stream_);  // warm-up: instruction cache, clocks, TLB
-  SWR_CU(driver, cuStreamSynchronize(stream_));
-  outcome.times_ms = timed_runs(problem, module);
+  // The correctness run above was the warm-up (instruction cache, clocks, TLB): time now.
+  outcome.times_ms = timed_runs(problem, module, job.stop_timing_above_ms);
 
   const AttentionBuffers tensors = buffers();
   outcome.counters = counters_->measure(

@@ -48,7 +48,8 @@ class VariantMeasurementBench {
   OutputComparison check_output(const AttentionProblem& problem);
   VariantOutcome measure_loaded(const VariantJob& job, const AttentionKernelModule& module);
   std::vector<double> timed_runs(const AttentionProblem& problem,
-                                 const AttentionKernelModule& module);
+                                 const AttentionKernelModule& module,
+                                 std::optional<double> stop_timing_above_ms);
   nlohmann::json method(const VariantJob& job, int timed_run_count) const;
 
   DeviceContext context_;

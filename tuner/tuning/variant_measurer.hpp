@@ -26,6 +26,9 @@ struct VariantJob {
   GpuProfile gpu;  // the device it runs on (SM count sizes the persistent grid)
   // Seed of the random inputs: one per tuning run, so every variant of a run sees the same inputs.
   std::uint64_t seed = 0;
+  // A variant whose first timed run is slower than this cannot be the best: it gets no more timed
+  // runs (its counters are still taken). Unset: the full run count.
+  std::optional<double> stop_timing_above_ms;
 };
 
 // What measuring it gave. Failed variants carry their status and error text.

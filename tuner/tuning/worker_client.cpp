@@ -118,7 +118,12 @@ std::string WorkerClient::end_worker_and_describe(bool kill_now) {
 }
 
 VariantOutcome WorkerClient::measure(const VariantJob& job) {
-  const std::string request = measure_request(job).dump();
+  return measure_message(measure_request(job),
+                         variant_timeout_seconds(job.problem, job.gpu, timeouts_));
+}
+
+VariantOutcome WorkerClient::measure_message(const nlohmann::json& message, double timeout) {
+  const std::string request = message.dump();
   // A worker found dead before it took the request (it ended between variants) is replaced once.
   for (int attempt = 0;; ++attempt) {
     if (!worker_) start_worker();
@@ -129,7 +134,6 @@ VariantOutcome WorkerClient::measure(const VariantJob& job) {
     }
   }
 
-  const double timeout = variant_timeout_seconds(job.problem, job.gpu, timeouts_);
   const auto abandon = [this] { return interrupt_ != nullptr && interrupt_->drop_requested(); };
   const ChildProcess::ReadResult read =
       worker_->read_line(Clock::now() + seconds(timeout), abandon);

@@ -46,6 +46,8 @@ class WorkerClient : public VariantMeasurer {
 
   // Throws std::runtime_error when a worker cannot be started (no device, no driver, ...).
   VariantOutcome measure(const VariantJob& job) override;
+  // The same for any family's request (e.g. gemm_measure_request), with its own time limit.
+  VariantOutcome measure_message(const nlohmann::json& request, double timeout_seconds);
 
   int workers_started() const { return workers_started_; }
   // What the worker said it runs on (its "ready" message), empty before the first start.

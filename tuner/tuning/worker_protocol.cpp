@@ -84,6 +84,8 @@ nlohmann::json measure_request(const VariantJob& job) {
         {"sm_count", job.gpu.sm_count},
         {"l2_bytes", job.gpu.l2_bytes}}},
       {"seed", job.seed},
+      {"stop_timing_above_ms", job.stop_timing_above_ms ? nlohmann::json(*job.stop_timing_above_ms)
+                                                        : nlohmann::json(nullptr)},
   };
 }
 
@@ -99,6 +101,9 @@ VariantJob job_from_measure_request(const nlohmann::json& request) {
   job.gpu.sm_count = gpu.at("sm_count").get<int>();
   job.gpu.l2_bytes = gpu.at("l2_bytes").get<std::int64_t>();
   job.seed = request.at("seed").get<std::uint64_t>();
+  if (request.contains("stop_timing_above_ms") && !request["stop_timing_above_ms"].is_null()) {
+    job.stop_timing_above_ms = request["stop_timing_above_ms"].get<double>();
+  }
   return job;
 }
 

@@ -1,0 +1,129 @@
+"""One attention point: swr's chosen variant and each PyTorch SDPA backend on the same inputs,
+each checked against a fused reference, then timed together (device_timing).
+
+Candidate statuses: ok; missing (this PyTorch has no such backend); unavailable (the backend
+refuses this shape or dtype, its first error line is the note); unsupported (swr has no kernel for
+this head dim); skipped (the math path would not fit in memory); wrong (relative error above the
+dtype's bound); failed (compile or launch error).
+"""
+import warnings
+
+import device_timing
+
+# Name in the results, SDPBackend member. FA2 is PyTorch's FLASH_ATTENTION backend.
+PEERS = (("flash2", "FLASH_ATTENTION"), ("cudnn", "CUDNN_ATTENTION"),
+         ("efficient", "EFFICIENT_ATTENTION"), ("math", "MATH"))
+FUSED_REFERENCES = ("flash2", "cudnn", "efficient")
+TOLERANCE = {"f16": 2e-3, "bf16": 1e-2}  # relative Frobenius error against the fused reference
+
+
+def math_path_bytes(point):
+    """What the unfused path holds at once: about three S x S matrices per (batch, head) (scores,
+    probabilities, a temporary), in fp32 since PyTorch's math backend computes fp16/bf16 in fp32
+    by default, plus the causal mask; an estimate (an out-of-memory error is caught anyway)."""
+    squares = point.batch * point.heads * point.seq * point.seq
+    return squares * (3 * 4 + (1 if point.causal else 0))
+
+
+def first_line(error):
+    text = str(error).strip().splitlines()
+    return text[0] if text else type(error).__name__
+
+
+def why_refused(error, caught):
+    """The error's first line and PyTorch's first warning, which says why a backend refused."""
+    reasons = [first_line(w.message) for w in caught if issubclass(w.category, UserWarning)]
+    note = first_line(error) + (f" ({reasons[0]})" if reasons else "")
+    return note if len(note) <= 300 else note[:297] + "..."
+
+
+def relative_error(torch, out, reference):
+    return ((out.float() - reference.float()).norm() / reference.float().norm()).item()
+
+
+class AttentionBench:
+    def __init__(self, torch, flush, timing):
+        import torch.nn.functional as F
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+
+        self.torch, self.F, self.sdpa_kernel = torch, F, sdpa_kernel
+        self.flush, self.timing = flush, timing
+        self.backends = {name: getattr(SDPBackend, member, None) for name, member in PEERS}
+
+    def sdpa(self, backend, q, k, v, causal):
+        with self.sdpa_kernel(backend):
+            return self.F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+    def run(self, point, swr):
+        """swr: {"variant": SwrVariant or None, "status"/"note" when there is none}.
+        Returns {candidate: result}."""
+        torch = self.torch
+        dtype = torch.float16 if point.dtype == "f16" else torch.bfloat16
+        q = torch.randn(point.batch, point.heads, point.seq, point.head_dim, device="cuda",
+                        dtype=dtype)
+        k, v = torch.randn_like(q), torch.randn_like(q)
+        results, calls, outputs = {}, {}, {}
+
+        for name, backend in self.backends.items():
+            if backend is None:
+                results[name] = {"status": "missing", "note": f"this PyTorch has no {name} backend"}
+                continue
+            if name == "math" and math_path_bytes(point) > 0.8 * torch.cuda.mem_get_info()[0]:
+                results[name] = {"status": "skipped", "note": (
+                    f"would need ~{math_path_bytes(point) / 1e9:.0f} GB for the S x S matrices")}
+                continue
+            call = lambda backend=backend: self.sdpa(backend, q, k, v, point.causal)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                try:
+                    outputs[name] = call()
+                    calls[name] = call
+                except RuntimeError as error:  # includes torch.cuda.OutOfMemoryError
+                    torch.cuda.empty_cache()
+                    results[name] = {"status": "unavailable", "note": why_refused(error, caught)}
+
+        reference_name = next((n for n in FUSED_REFERENCES if n in outputs), None)
+        reference = outputs.get(reference_name)
+        for name in list(calls):
+            if reference is not None and name != reference_name:
+                results[name] = {"relative_error": relative_error(torch, outputs[name], reference)}
+            else:
+                results[name] = {"relative_error": 0.0 if name == reference_name else None}
+        outputs.clear()
+
+        if swr.get("variant") is not None:
+            variant = swr["variant"]
+            out = torch.full_like(q, float("nan"))
+            counter = torch.zeros(1, dtype=torch.int32, device="cuda")
+            call = lambda: variant.run(q, k, v, out, counter, point.causal)
+            try:
+                call()
+                torch.cuda.synchronize()
+                error = relative_error(torch, out, reference) if reference is not None else None
+                if error is not None and not error < TOLERANCE[point.dtype]:
+                    results["swr"] = {"status": "wrong", "relative_error": error, "note": (
+                        f"relative error {error:.2e} against {reference_name}")}
+                else:
+                    calls["swr"] = call
+                    results["swr"] = {"relative_error": error}
+            except RuntimeError as error:
+                results["swr"] = {"status": "failed", "note": first_line(error)}
+        else:
+            results["swr"] = {"status": swr["status"], "note": swr["note"]}
+
+        try:
+            timed = device_timing.time_interleaved(torch, calls, self.flush, **self.timing)
+        except RuntimeError as error:  # e.g. out of memory in a later run: the point fails alone
+            torch.cuda.empty_cache()
+            timed = {}
+            for name in calls:
+                results[name] = {"status": "failed", "note": "while timing: " + first_line(error)}
+        for name, summary in timed.items():
+            results[name].update(summary)
+            results[name]["status"] = "ok"
+            results[name]["tflops"] = point.flops() / summary["median_ms"] / 1e9
+            results[name]["tokens_per_s"] = point.tokens() / summary["median_ms"] * 1e3
+        results["swr"].setdefault("reference", reference_name)
+        del q, k, v, calls
+        torch.cuda.empty_cache()
+        return results

@@ -1,0 +1,67 @@
+"""One timing method for swr and every peer: device events around one call, the L2 flushed (2x its
+size written) before every run so that each run starts from the same cache state, a warm-up, then
+rounds in which each candidate runs once (interleaved, each round starting at the next one, so
+that clock and thermal drift spreads over all) until it has its runs, median and p95 over them.
+"""
+import math
+import statistics
+
+METHOD = ("device events around each call, one run at a time; L2 flushed (2x L2 bytes written) "
+          "before every run; 1 warm-up run each; interleaved rounds (each candidate once per "
+          "round, rotating start); runs per candidate: enough for ~{target_s} s, at least "
+          "{min_reps}, at most {max_reps}; median and p95 over its runs")
+
+
+def summarize(times_ms):
+    """Median, p95 (nearest rank) and min of a list of run times in ms."""
+    ordered = sorted(times_ms)
+    p95 = ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)]
+    return {"median_ms": statistics.median(ordered), "p95_ms": p95, "min_ms": ordered[0],
+            "runs": len(ordered)}
+
+
+def rounds_for(slowest_ms, target_s, min_reps, max_reps):
+    if slowest_ms <= 0:
+        return max_reps
+    return max(min_reps, min(max_reps, math.ceil(target_s * 1000.0 / slowest_ms)))
+
+
+class L2Flush:
+    """Writes twice the L2's size: what was cached before is gone, whoever ran last."""
+
+    def __init__(self, torch, l2_bytes):
+        self.scratch = torch.empty(2 * l2_bytes // 4, dtype=torch.int32, device="cuda")
+
+    def __call__(self):
+        self.scratch.zero_()
+
+
+def time_once(torch, fn, flush):
+    flush()
+    start = torch.cuda.Event(enable_timing=True)
+    end = torch.cuda.Event(enable_timing=True)
+    start.record()
+    fn()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end)
+
+
+def time_interleaved(torch, candidates, flush, target_s=0.3, min_reps=3, max_reps=20):
+    """{name: fn} -> {name: summary}. The first timed round sizes each candidate's number of runs
+    (a slow one, like the unfused path, stops after fewer rounds than a fast one); every round
+    runs each candidate that still needs runs, so the runs stay interleaved."""
+    names = list(candidates)
+    if not names:
+        return {}
+    for name in names:  # warm-up: first-call setup (cuDNN plans, module loads) stays out of timing
+        candidates[name]()
+    torch.cuda.synchronize()
+    times = {name: [time_once(torch, candidates[name], flush)] for name in names}
+    wanted = {name: rounds_for(times[name][0], target_s, min_reps, max_reps) for name in names}
+    for round_index in range(1, max(wanted.values())):
+        start = round_index % len(names)
+        for name in names[start:] + names[:start]:
+            if round_index < wanted[name]:
+                times[name].append(time_once(torch, candidates[name], flush))
+    return {name: summarize(t) for name, t in times.items()}

@@ -1,0 +1,19 @@
+// Reading a whole measurements row (with its config's key and JSON) out of a query, for the
+// queries of the runtime and of import; the column list and the reader go together.
+#pragma once
+
+#include <SQLiteCpp/Statement.h>
+
+#include "db/measurement_record.hpp"
+
+namespace swr::db {
+
+// The columns read_measurement_row expects first, in order; `m` names a measurements row and `c`
+// its configs row.
+extern const char* const kMeasurementRowColumns;
+
+// Reads the columns of kMeasurementRowColumns (starting at column 0). Throws std::runtime_error
+// for a status this build does not know.
+StoredMeasurement read_measurement_row(SQLite::Statement& query);
+
+}  // namespace swr::db

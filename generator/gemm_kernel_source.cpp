@@ -1,0 +1,60 @@
+#include "generator/gemm_kernel_source.hpp"
+
+#include <string>
+
+#include "generator/gemm_resource_model.hpp"
+#include "generator/gemm_space.hpp"
+
+namespace swr {
+namespace {
+
+const char* template_element(DataType type) {
+  return type == DataType::bf16 ? "swr::Element::bf16" : "swr::Element::f16";
+}
+
+const char* template_persistence(GemmPersistence persistence) {
+  return persistence == GemmPersistence::static_loop ? "swr::gemm::Persistence::static_loop"
+                                                     : "swr::gemm::Persistence::grid";
+}
+
+}  // namespace
+
+std::string gemm_binary_name(const GemmProblem& problem, const GemmConfig& config) {
+  std::string key = with_swizzle(config, 0, SwizzleAxis::n).key();
+  key.erase(key.rfind('-'));  // drop "-swz0"
+  key += "_";
+  key += to_string(problem.dtype);
+  return key;
+}
+
+KernelSource render_gemm_kernel(const GemmProblem& problem, const GemmConfig& config) {
+  const std::string binary = gemm_binary_name(problem, config);
+  std::string text;
+  text += "// swr gemm, kernel " + binary + " (the swizzle is a launch argument)\n";
+  text += "#include \"gemm/gemm_kernel.cuh\"\n";
+  text += "using Traits = swr::gemm::Traits<\n";
+  text += "    /*block_m*/ " + std::to_string(config.block_m) + ", /*block_n*/ " +
+          std::to_string(config.block_n) + ", /*block_k*/ " + std::to_string(config.block_k) +
+          ", /*warps_m*/ " + std::to_string(config.warps_m) + ", /*warps_n*/ " +
+          std::to_string(config.warps_n) + ", /*stages*/ " + std::to_string(config.stages) + ",\n";
+  text += "    " + std::string(template_element(problem.dtype)) + ", " +
+          template_persistence(config.persistence) + ">;\n";
+  // One CTA per SM is what the 64x64 warp tiles are sized for: let them have 255 registers.
+  text += "extern \"C\" __global__ void __launch_bounds__(Traits::kThreads, 1) ";
+  text += std::string(kGemmEntryName) + "(\n";
+  text += "    const void* a, const void* b, void* c, int m, int n, int k, int swizzle_axis,\n";
+  text += "    int swizzle_group) {\n";
+  text += "  swr::gemm::multiply<Traits>(a, b, c, m, n, k, swizzle_axis, swizzle_group);\n";
+  text += "}\n";
+
+  KernelSource source;
+  source.name = binary + ".cu";
+  source.entry = kGemmEntryName;
+  source.text = std::move(text);
+  source.headers = embedded_template_headers();
+  source.threads_per_block = config.threads();
+  source.dynamic_shared_bytes = gemm_dynamic_shared_bytes(config);
+  return source;
+}
+
+}  // namespace swr

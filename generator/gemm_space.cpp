@@ -1,0 +1,115 @@
+#include "generator/gemm_space.hpp"
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "generator/gemm_resource_model.hpp"
+#include "generator/gemm_swizzle.hpp"
+
+namespace swr {
+namespace {
+
+struct TileShape {
+  int block_m;
+  int block_n;
+  int warps_m;
+  int warps_n;
+};
+
+// Warp tiles of 64x32, 64x64 and 32x64 (8 or 4 warps), and a 32x32 one for small problems.
+constexpr TileShape kTiles[] = {{128, 128, 2, 4}, {128, 256, 2, 4}, {256, 128, 4, 2},
+                                {128, 128, 2, 2}, {64, 128, 2, 2},  {64, 64, 2, 2}};
+constexpr int kBlockKs[] = {32, 64};
+constexpr int kStages[] = {2, 3, 4};
+constexpr GemmPersistence kPersistences[] = {GemmPersistence::grid, GemmPersistence::static_loop};
+
+// The kernel binary a config compiles to: everything but the swizzle (a launch argument).
+std::string binary_key(const GemmConfig& config) {
+  return with_swizzle(config, 0, SwizzleAxis::n).key();
+}
+
+// Why a config is redundant for this problem; empty when it is worth measuring.
+std::string persistence_reason(const GemmProblem& problem, const GemmConfig& config,
+                               const GpuProfile& gpu, int blocks_per_sm) {
+  if (config.persistence != GemmPersistence::static_loop) return {};
+  const long long tiles = gemm_tile_grid(problem, config).tiles();
+  const long long wave = static_cast<long long>(blocks_per_sm) * gpu.sm_count;
+  if (tiles <= wave) {
+    return "static persistence: all " + std::to_string(tiles) + " tiles fit in one wave of " +
+           std::to_string(wave) + " CTAs, the same schedule as grid";
+  }
+  return {};
+}
+
+}  // namespace
+
+GemmConfig with_swizzle(GemmConfig config, int stride, SwizzleAxis axis) {
+  config.swizzle_stride = stride;
+  config.swizzle_axis = stride > 0 ? axis : SwizzleAxis::n;
+  return config;
+}
+
+std::vector<GemmConfig> enumerate_gemm_configs() {
+  // The swizzle varies slowest: every binary in plain order first, then every binary under each
+  // stride, so that a run cut short by --limit or --time-budget has seen every tile shape.
+  std::vector<std::pair<int, SwizzleAxis>> swizzles;
+  for (SwizzleAxis axis : {SwizzleAxis::n, SwizzleAxis::m}) {
+    for (int stride : kPaperSwizzleStrides) {
+      if (stride == 0 && axis == SwizzleAxis::m) continue;  // one plain order
+      swizzles.emplace_back(stride, axis);
+    }
+  }
+  std::vector<GemmConfig> configs;
+  for (const auto& [stride, axis] : swizzles) {
+    for (const TileShape& tile : kTiles) {
+      for (int block_k : kBlockKs) {
+        for (int stages : kStages) {
+          for (GemmPersistence persistence : kPersistences) {
+            GemmConfig config;
+            config.block_m = tile.block_m;
+            config.block_n = tile.block_n;
+            config.block_k = block_k;
+            config.warps_m = tile.warps_m;
+            config.warps_n = tile.warps_n;
+            config.stages = stages;
+            config.persistence = persistence;
+            configs.push_back(with_swizzle(config, stride, axis));
+          }
+        }
+      }
+    }
+  }
+  return configs;
+}
+
+GemmSpace build_gemm_space(const GemmProblem& problem, const GpuProfile& gpu,
+                           const GemmSpaceOptions& options) {
+  problem.validate();
+  GemmSpace space;
+  // binary key + order name -> the first config that has it.
+  std::map<std::string, std::string> orders_seen;
+  for (const GemmConfig& config : enumerate_gemm_configs()) {
+    const ResourceUse use = gemm_resource_use(config, gpu);
+    std::string reason = use.does_not_fit;
+    if (reason.empty()) reason = persistence_reason(problem, config, gpu, use.blocks_per_sm);
+    if (reason.empty() && !options.keep_equivalent_orders) {
+      const std::string order =
+          gemm_tile_order_name(gemm_tile_grid(problem, config), swizzle_launch(config));
+      const auto [seen, inserted] =
+          orders_seen.emplace(binary_key(config) + " " + order, config.key());
+      if (!inserted) {
+        reason = "tile order " + order + " is the same as " + seen->second + "'s";
+      }
+    }
+    if (reason.empty()) {
+      space.configs.push_back(config);
+    } else {
+      space.pruned.push_back({config, std::move(reason)});
+    }
+  }
+  return space;
+}
+
+}  // namespace swr

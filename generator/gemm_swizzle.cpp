@@ -1,0 +1,52 @@
+#include "generator/gemm_swizzle.hpp"
+
+#include <algorithm>
+
+#include "templates/gemm/block_swizzle.cuh"
+
+namespace swr {
+
+GemmTileGrid gemm_tile_grid(const GemmProblem& problem, const GemmConfig& config) {
+  GemmTileGrid grid;
+  grid.tiles_m = (problem.m + config.block_m - 1) / config.block_m;
+  grid.tiles_n = (problem.n + config.block_n - 1) / config.block_n;
+  return grid;
+}
+
+SwizzleLaunch swizzle_launch(const GemmConfig& config) {
+  SwizzleLaunch launch;
+  if (config.swizzle_stride <= 0) return launch;
+  const bool along_m = config.swizzle_axis == SwizzleAxis::m;
+  launch.axis = along_m ? gemm::kSwizzleAlongM : gemm::kSwizzleAlongN;
+  const int extent = along_m ? config.block_m : config.block_n;
+  launch.group = std::max(1, config.swizzle_stride / extent);
+  return launch;
+}
+
+HostTileCoord gemm_tile_at(int linear, const GemmTileGrid& grid, const SwizzleLaunch& swizzle) {
+  const gemm::TileCoord coord =
+      gemm::tile_at(linear, grid.tiles_m, grid.tiles_n, swizzle.axis, swizzle.group);
+  return {coord.tile_m, coord.tile_n};
+}
+
+std::vector<HostTileCoord> gemm_tile_order(const GemmTileGrid& grid, const SwizzleLaunch& swizzle) {
+  std::vector<HostTileCoord> order;
+  order.reserve(static_cast<std::size_t>(grid.tiles()));
+  for (long long linear = 0; linear < grid.tiles(); ++linear)
+    order.push_back(gemm_tile_at(static_cast<int>(linear), grid, swizzle));
+  return order;
+}
+
+std::string gemm_tile_order_name(const GemmTileGrid& grid, const SwizzleLaunch& swizzle) {
+  if (swizzle.group <= 0 || grid.tiles_m <= 1 || grid.tiles_n <= 1) return "row-major";
+  const bool along_m = swizzle.axis == gemm::kSwizzleAlongM;
+  const int across = along_m ? grid.tiles_m : grid.tiles_n;
+  const int group = std::min(swizzle.group, across);
+  // One band over the whole axis walks the other axis fastest inside it; bands one tile wide walk
+  // the swizzled axis one line at a time.
+  if (group == across) return along_m ? "column-major" : "row-major";
+  if (group == 1) return along_m ? "row-major" : "column-major";
+  return std::string(along_m ? "m" : "n") + "-bands-" + std::to_string(group);
+}
+
+}  // namespace swr

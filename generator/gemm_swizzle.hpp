@@ -1,0 +1,53 @@
+// The block swizzle on the host: the kernel's launch arguments for a config's swizzle stride, and
+// the tile order they produce. The mapping itself is templates/gemm/block_swizzle.cuh, compiled
+// here by the host compiler: the host and the kernel share one definition.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "swr/gemm_config.hpp"
+#include "swr/gemm_problem.hpp"
+
+namespace swr {
+
+// The strides of the paper's sweep (elements of the swizzled axis; 0 = plain row-major). The paper
+// says "11 values from 0 to 8192, including 1792" and names 512, 1536, 2048, 3072, 4096, 6144 and
+// 8192 as optima; 256 and 1024 complete the eleven (our choice: the paper does not list them).
+inline constexpr int kPaperSwizzleStrides[] = {0,    256,  512,  1024, 1536, 1792,
+                                               2048, 3072, 4096, 6144, 8192};
+
+struct GemmTileGrid {
+  int tiles_m = 0;
+  int tiles_n = 0;
+  long long tiles() const { return static_cast<long long>(tiles_m) * tiles_n; }
+};
+
+GemmTileGrid gemm_tile_grid(const GemmProblem& problem, const GemmConfig& config);
+
+// The kernel's swizzle_axis and swizzle_group arguments.
+struct SwizzleLaunch {
+  int axis = 0;   // block_swizzle.cuh's kSwizzleAlongN or kSwizzleAlongM
+  int group = 0;  // tiles per band; 0 = plain row-major
+};
+
+// group = stride / (block_n for axis n, block_m for axis m), at least 1 when the stride is not 0.
+SwizzleLaunch swizzle_launch(const GemmConfig& config);
+
+// (tile_m, tile_n) of linear tile index `linear`, exactly as the kernel computes it.
+struct HostTileCoord {
+  int tile_m = 0;
+  int tile_n = 0;
+  bool operator==(const HostTileCoord&) const = default;
+};
+HostTileCoord gemm_tile_at(int linear, const GemmTileGrid& grid, const SwizzleLaunch& swizzle);
+
+// The whole order, linear index 0 .. tiles-1.
+std::vector<HostTileCoord> gemm_tile_order(const GemmTileGrid& grid, const SwizzleLaunch& swizzle);
+
+// A name of the order a config produces on a grid, equal for two configs exactly when their orders
+// are: "row-major", "column-major", "n-bands-8" (bands of 8 tile columns), "m-bands-4". Bands as
+// wide as the grid, or one tile wide, are the plain orders; a grid one tile high or wide has one.
+std::string gemm_tile_order_name(const GemmTileGrid& grid, const SwizzleLaunch& swizzle);
+
+}  // namespace swr

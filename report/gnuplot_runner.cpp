@@ -1,0 +1,86 @@
+#include "report/gnuplot_runner.hpp"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+extern char** environ;
+
+namespace swr::report {
+namespace {
+
+std::string last_error_line(const std::filesystem::path& log, std::streamoff from) {
+  std::ifstream in(log);
+  in.seekg(from);
+  std::string line, last;
+  while (std::getline(in, line)) {
+    if (line.find_first_not_of(" \t^") != std::string::npos) last = line;
+  }
+  return last;
+}
+
+}  // namespace
+
+std::optional<std::filesystem::path> find_gnuplot() {
+  const char* path = std::getenv("PATH");
+  if (path == nullptr) return std::nullopt;
+  std::stringstream directories(path);
+  for (std::string directory; std::getline(directories, directory, ':');) {
+    if (directory.empty()) continue;
+    const std::filesystem::path candidate = std::filesystem::path(directory) / "gnuplot";
+    std::error_code error;
+    if (std::filesystem::is_regular_file(candidate, error) &&
+        access(candidate.c_str(), X_OK) == 0) {
+      return candidate;
+    }
+  }
+  return std::nullopt;
+}
+
+RenderResult run_gnuplot(const std::filesystem::path& gnuplot,
+                         const std::filesystem::path& directory, const std::string& script,
+                         const std::string& png) {
+  const std::filesystem::path log = directory / "gnuplot.log";
+  std::error_code ignored;
+  const std::streamoff log_start =
+      std::filesystem::exists(log) ? std::filesystem::file_size(log, ignored) : 0;
+  std::filesystem::remove(directory / png, ignored);  // a stale image must not pass for a new one
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(),
+                                   O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  posix_spawn_file_actions_addchdir_np(&actions, directory.c_str());
+  std::string program = gnuplot.string(), argument = script;
+  std::vector<char*> argv = {program.data(), argument.data(), nullptr};
+  pid_t child = 0;
+  const int spawn_error =
+      posix_spawn(&child, program.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawn_error != 0) return {false, "cannot start " + program};
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0) {
+    if (errno != EINTR) return {false, "waitpid failed for " + program};
+  }
+  const bool exited_ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  const std::filesystem::path image = directory / png;
+  if (exited_ok && std::filesystem::exists(image, ignored) &&
+      std::filesystem::file_size(image, ignored) > 0) {
+    return {true, ""};
+  }
+  const std::string said = last_error_line(log, log_start);
+  return {false, "gnuplot " + script + " made no " + png +
+                     (said.empty() ? "" : " (gnuplot said: " + said + ")") + ", see " +
+                     log.string()};
+}
+
+}  // namespace swr::report

@@ -1,0 +1,145 @@
+#include "report/show_json_import.hpp"
+
+#include <fstream>
+#include <stdexcept>
+
+#include "swr/usage_error.hpp"
+
+namespace swr::report {
+namespace {
+
+template <typename T>
+std::optional<T> optional_field(const nlohmann::json& json, const char* name) {
+  if (!json.contains(name) || json[name].is_null()) return std::nullopt;
+  return json[name].get<T>();
+}
+
+db::GpuRecord gpu_record(const nlohmann::json& json) {
+  db::GpuRecord gpu;
+  gpu.name = json.at("name").get<std::string>();
+  gpu.arch = json.at("arch").get<std::string>();
+  gpu.sm_count = json.at("sm_count").get<int>();
+  gpu.l2_bytes = json.at("l2_bytes").get<std::int64_t>();
+  gpu.device_name = json.at("device_name").get<std::string>();
+  gpu.driver_version = json.value("driver_version", std::string());
+  gpu.cuda_version = json.value("cuda_version", std::string());
+  return gpu;
+}
+
+AttentionProblem attention_problem(const nlohmann::json& json) {
+  AttentionProblem problem;
+  problem.batch = json.at("batch").get<int>();
+  problem.heads = json.at("heads").get<int>();
+  problem.seq_q = json.at("seq_q").get<int>();
+  problem.seq_kv = json.at("seq_kv").get<int>();
+  problem.head_dim = json.at("head_dim").get<int>();
+  const std::string dtype = json.at("dtype").get<std::string>();
+  const std::optional<DataType> type = parse_data_type(dtype);
+  if (!type) throw std::invalid_argument("unknown dtype '" + dtype + "'");
+  problem.dtype = *type;
+  problem.causal = json.at("causal").get<bool>();
+  problem.validate();
+  return problem;
+}
+
+db::MeasurementRecord measurement_record(const nlohmann::json& json) {
+  db::MeasurementRecord record;
+  const std::string status = json.at("status").get<std::string>();
+  const std::optional<db::MeasurementStatus> parsed = db::parse_measurement_status(status);
+  if (!parsed) throw std::invalid_argument("unknown status '" + status + "'");
+  record.status = *parsed;
+  record.error = optional_field<std::string>(json, "error").value_or("");
+  record.median_ms = optional_field<double>(json, "median_ms");
+  record.p95_ms = optional_field<double>(json, "p95_ms");
+  record.min_ms = optional_field<double>(json, "min_ms");
+  record.timed_runs = optional_field<int>(json, "timed_runs");
+  record.tflops = optional_field<double>(json, "tflops");
+  record.relative_error = optional_field<double>(json, "relative_error");
+  record.l2_sectors_from_tex = optional_field<double>(json, "l2_sectors_from_tex");
+  record.l2_sector_misses = optional_field<double>(json, "l2_sector_misses");
+  record.l2_hit_rate = optional_field<double>(json, "l2_hit_rate");
+  record.dram_read_bytes = optional_field<double>(json, "dram_read_bytes");
+  record.dram_write_bytes = optional_field<double>(json, "dram_write_bytes");
+  record.observed_intensity = optional_field<double>(json, "observed_intensity");
+  record.algorithmic_intensity = optional_field<double>(json, "algorithmic_intensity");
+  record.roofline_fraction = optional_field<double>(json, "roofline_fraction");
+  record.registers = optional_field<int>(json, "registers");
+  record.spill_bytes = optional_field<int>(json, "spill_bytes");
+  record.dynamic_shared_bytes = optional_field<int>(json, "dynamic_shared_bytes");
+  record.blocks_per_sm = optional_field<int>(json, "blocks_per_sm");
+  record.method = json.value("method", nlohmann::json::object());
+  record.source_hash = json.value("source_hash", std::string());
+  record.toolkit_version = json.value("toolkit_version", std::string());
+  record.driver_version = json.value("driver_version", std::string());
+  record.measured_at = json.value("measured_at", std::string());
+  return record;
+}
+
+// One (gpu, problem, measurements) entry of a document, parsed before anything is written.
+struct ParsedResult {
+  db::GpuRecord gpu;
+  std::optional<AttentionProblem> problem;  // none for a family the import cannot add
+  std::vector<std::pair<AttentionConfig, db::MeasurementRecord>> measurements;
+};
+
+std::vector<ParsedResult> parse_document(const nlohmann::json& document) {
+  std::vector<ParsedResult> parsed;
+  for (const nlohmann::json& result : document.at("results")) {
+    ParsedResult entry;
+    entry.gpu = gpu_record(result.at("gpu"));
+    const nlohmann::json& problem = result.at("problem");
+    if (problem.value("family", std::string("attention")) == "attention") {
+      entry.problem = attention_problem(problem);
+      std::vector<nlohmann::json> measurements;
+      if (result.contains("variants")) {
+        measurements = result["variants"].get<std::vector<nlohmann::json>>();
+      } else if (result.contains("best") && !result["best"].is_null()) {
+        measurements.push_back(result["best"]);
+      }
+      for (const nlohmann::json& measurement : measurements) {
+        entry.measurements.emplace_back(AttentionConfig::from_json(measurement.at("config")),
+                                        measurement_record(measurement));
+      }
+    }
+    parsed.push_back(std::move(entry));
+  }
+  return parsed;
+}
+
+}  // namespace
+
+ImportCount import_show_json(db::ResultsDatabase& database,
+                             const std::vector<std::filesystem::path>& files) {
+  std::vector<ParsedResult> everything;
+  for (const std::filesystem::path& file : files) {
+    std::ifstream in(file);
+    if (!in) throw UsageError("cannot read " + file.string() + ": allowed a readable file");
+    try {
+      std::vector<ParsedResult> parsed = parse_document(nlohmann::json::parse(in));
+      everything.insert(everything.end(), parsed.begin(), parsed.end());
+    } catch (const std::exception& error) {
+      throw UsageError(file.string() + " is not what `swr-tune show --json` prints (" +
+                       error.what() + "): allowed such a file");
+    }
+  }
+  ImportCount count;
+  for (const ParsedResult& entry : everything) {
+    if (!entry.problem) {
+      ++count.skipped_problems;
+      continue;
+    }
+    const db::GpuId gpu = database.upsert_gpu(entry.gpu);
+    const db::ProblemId problem = database.upsert_problem(*entry.problem);
+    for (const auto& [config, measurement] : entry.measurements) {
+      db::MeasurementRecord record = measurement;
+      record.gpu = gpu;
+      record.problem = problem;
+      record.config = database.upsert_config(config);
+      database.record_measurement(record);
+      ++count.measurements;
+    }
+  }
+  return count;
+}
+
+}  // namespace swr::report

@@ -1,0 +1,127 @@
+#include "report/throughput_chart.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "report/l2_miss_chart.hpp"
+
+namespace swr::report {
+namespace {
+
+std::string line_style(const ThroughputSeries& series, std::size_t index) {
+  static const std::map<std::string, std::string> kPeerColours = {{"flash2", "#1f77b4"},
+                                                                  {"cudnn", "#2ca02c"},
+                                                                  {"efficient", "#ff7f0e"},
+                                                                  {"math", "#9467bd"},
+                                                                  {"cublas", "#8c564b"}};
+  static const char* const kOtherColours[] = {"#000000", "#d62728", "#17becf", "#7f7f7f"};
+  const auto peer = kPeerColours.find(series.label);
+  if (series.label == "swr") return "lw 3.5 pt 7 ps 1.3 lc rgb '#000000'";
+  if (peer != kPeerColours.end()) return "lw 2 pt 5 ps 1.0 dt 1 lc rgb '" + peer->second + "'";
+  return "lw 3 pt 7 ps 1.2 lc rgb '" + std::string(kOtherColours[index % 4]) + "'";
+}
+
+std::string legend_title(const std::string& label) {
+  static const std::map<std::string, std::string> kNames = {
+      {"swr", "swr (best variant)"},      {"flash2", "FlashAttention-2 (SDPA FLASH)"},
+      {"cudnn", "cuDNN (SDPA CUDNN)"},    {"efficient", "mem-efficient (SDPA EFFICIENT)"},
+      {"math", "PyTorch math (unfused)"}, {"cublas", "cuBLAS"}};
+  const auto found = kNames.find(label);
+  return found == kNames.end() ? label : found->second;
+}
+
+// A dotted line between regimes (where the batch changes), each regime's batch and heads above.
+std::string regime_marks(const ThroughputPanel& panel) {
+  std::string marks;
+  for (std::size_t i = 0; i < panel.regimes.size() && panel.regimes.size() > 1; ++i) {
+    const RegimeSpan& span = panel.regimes[i];
+    const double middle = std::sqrt(span.first_seq * span.last_seq);
+    marks += "set label " + std::to_string(i + 1) + " " + gnuplot_string(span.label) +
+             " at first " + data_number(middle) + ", graph 0.97 center tc rgb 'gray30' font ',9'\n";
+    if (i + 1 < panel.regimes.size()) {
+      const std::string at = data_number(std::sqrt(span.last_seq * panel.regimes[i + 1].first_seq));
+      marks += "set arrow " + std::to_string(i + 1) + " from first " + at + ", graph 0 to first " +
+               at + ", graph 1 nohead dt 3 lc rgb 'gray50'\n";
+    }
+  }
+  return marks;
+}
+
+}  // namespace
+
+ChartFiles write_throughput_chart(const ThroughputPanel& panel, const std::string& gpu_label,
+                                  const std::string& subtitle,
+                                  const std::filesystem::path& directory) {
+  ChartFiles files;
+  files.title = "Throughput vs sequence length: " + panel.shape;
+  files.png = panel.stem + ".png";
+  files.script = panel.stem + ".gp";
+  files.data = panel.stem + ".dat";
+  files.caption =
+      "TFLOP/s from the median time (FlashAttention's count: 4·B·H·S²·D, halved for causal). " +
+      subtitle;
+
+  std::vector<std::vector<std::vector<std::optional<double>>>> blocks;
+  std::vector<std::string> comment = {files.title + " on " + gpu_label,
+                                      "columns: sequence length S, TFLOP/s"};
+  std::vector<double> seqs, rates;
+  for (const ThroughputPlot& plot : panel.plots) {
+    for (const ThroughputSeries& series : plot.series) {
+      comment.push_back("index " + std::to_string(blocks.size()) +
+                        ": D=" + std::to_string(plot.head_dim) + " " + series.label);
+      std::vector<std::vector<std::optional<double>>> rows;
+      for (const SeriesPoint& point : series.points) {
+        rows.push_back({point.x, point.y});
+        seqs.push_back(point.x);
+        rates.push_back(point.y);
+      }
+      blocks.push_back(std::move(rows));
+    }
+  }
+  write_text_file(directory / files.data, data_blocks(comment, blocks));
+
+  const std::size_t count = std::max<std::size_t>(panel.plots.size(), 1);
+  const int columns = count == 4 ? 2 : static_cast<int>(count);
+  const int rows = count == 4 ? 2 : 1;
+  const bool log_rates = !rates.empty() && *std::min_element(rates.begin(), rates.end()) > 0 &&
+                         *std::max_element(rates.begin(), rates.end()) >
+                             10 * *std::min_element(rates.begin(), rates.end());
+  std::string script = png_terminal(files.png, 760 * columns + 80, 560 * rows + 90) + chart_style();
+  script += "set multiplot layout " + std::to_string(rows) + "," + std::to_string(columns) +
+            " title " +
+            gnuplot_string("Attention forward throughput vs sequence length, " + panel.shape +
+                           ", on " + gpu_label + "\n" + subtitle) +
+            " font ',13'\n";
+  script += "set xlabel 'sequence length S (tokens, log scale)'\n";
+  script += std::string("set ylabel 'TFLOP/s") + (log_rates ? " (log scale)'\n" : "'\n");
+  script += log_rates ? "set logscale xy\n" : "set logscale x\nset yrange [0:*]\n";
+  script += sequence_tics(seqs);
+  script += "set format y '%g'\n";
+  script += "set key bottom right Left reverse font ',9'\n";
+  script += regime_marks(panel);
+  std::size_t block = 0;
+  for (const ThroughputPlot& plot : panel.plots) {
+    script += "set title " +
+              gnuplot_string("head dim D=" + std::to_string(plot.head_dim) +
+                             (plot.note.empty() ? "" : "  (" + plot.note + ")")) +
+              "\n";
+    if (plot.series.empty()) {
+      script += "plot NaN notitle\n";
+      continue;
+    }
+    script += "plot \\\n";
+    for (std::size_t i = 0; i < plot.series.size(); ++i, ++block) {
+      const ThroughputSeries& series = plot.series[i];
+      script += "  " + gnuplot_string(files.data) + " index " + std::to_string(block) +
+                " using 1:2 with linespoints " + line_style(series, i) + " title " +
+                gnuplot_string(legend_title(series.label)) +
+                (i + 1 < plot.series.size() ? ", \\\n" : "\n");
+    }
+  }
+  script += "unset multiplot\n";
+  write_text_file(directory / files.script, script);
+  return files;
+}
+
+}  // namespace swr::report

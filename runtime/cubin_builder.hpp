@@ -1,0 +1,38 @@
+// Compiling a tuned variant's cubin, for `swr-tune export` and as the runtime's last resort: the
+// tuner's rendering, NVRTC options and cubin cache, so that the build's source hash can be
+// compared with the one that was measured. An interface, so that export can be tested without
+// NVRTC.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "swr/attention_config.hpp"
+#include "swr/attention_problem.hpp"
+
+namespace swr {
+
+struct BuiltCubin {
+  std::vector<char> cubin;
+  std::string source_hash;  // the cubin cache key: source, headers, options, NVRTC version, arch
+  std::string toolkit_version;
+  std::optional<int> registers;
+  bool from_cache = false;
+};
+
+class CubinBuilder {
+ public:
+  virtual ~CubinBuilder() = default;
+  // `problem` gives the compiled part (head dim, dtype, causal). Throws std::runtime_error with
+  // the NVRTC log when the variant does not compile. Thread-safe.
+  virtual BuiltCubin build(const AttentionProblem& problem, const AttentionConfig& config,
+                           const std::string& arch) const = 0;
+};
+
+// Throws std::runtime_error when NVRTC cannot be loaded.
+std::unique_ptr<CubinBuilder> make_nvrtc_cubin_builder(const std::filesystem::path& cache_dir);
+
+}  // namespace swr

@@ -1,0 +1,98 @@
+// A catalog over a results database, opened read-only. One SQLite connection serves every thread
+// in turn; the catalog keeps the answers, so the file is asked once per (GPU, shape).
+#include <map>
+#include <mutex>
+
+#include "db/results_database.hpp"
+#include "runtime/catalog_source.hpp"
+#include "runtime/tuned_kernel_forms.hpp"
+
+namespace swr {
+namespace {
+
+class DatabaseCatalogSource : public CatalogSource {
+ public:
+  explicit DatabaseCatalogSource(const std::filesystem::path& path)
+      : database_(path, db::OpenMode::read_only) {}
+
+  std::string description() const override {
+    return "results database " + database_.path().string();
+  }
+  bool is_export() const override { return false; }
+
+  std::vector<std::string> gpu_names() const override {
+    std::lock_guard lock(mutex_);
+    return database_.gpu_names();
+  }
+
+  std::shared_ptr<const TunedKernel> exact(const std::string& gpu,
+                                           const AttentionProblem& problem) const override {
+    std::lock_guard lock(mutex_);
+    const std::optional<db::ProblemId> problem_id = database_.find_problem(problem);
+    if (!problem_id) return nullptr;
+    std::shared_ptr<const TunedKernel> fastest;
+    for (const db::StoredGpu& stored : gpus_named(gpu)) {
+      std::shared_ptr<const TunedKernel> kernel = best_locked(stored, problem, *problem_id);
+      if (kernel && (!fastest || kernel->measured.median_ms < fastest->measured.median_ms)) {
+        fastest = std::move(kernel);
+      }
+    }
+    return fastest;
+  }
+
+  std::vector<CandidateShape> candidates(const std::string& gpu,
+                                         const AttentionProblem& like) const override {
+    std::lock_guard lock(mutex_);
+    std::vector<CandidateShape> candidates;
+    for (const db::StoredGpu& stored : gpus_named(gpu)) {
+      const GpuScale scale = gpu_scale(stored.gpu.name, stored.gpu.sm_count, stored.gpu.l2_bytes);
+      for (const db::TunedShape& shape : database_.tuned_attention_shapes_like(stored.id, like)) {
+        candidates.push_back({shape.problem, scale, raw(stored.id), raw(shape.id)});
+      }
+    }
+    return candidates;
+  }
+
+  std::shared_ptr<const TunedKernel> best(const CandidateShape& candidate) const override {
+    std::lock_guard lock(mutex_);
+    for (const auto& [name, gpus] : gpus_by_name_) {
+      for (const db::StoredGpu& stored : gpus) {
+        if (raw(stored.id) != candidate.gpu_handle) continue;
+        return best_locked(stored, candidate.problem, db::ProblemId{candidate.shape_handle});
+      }
+    }
+    return nullptr;
+  }
+
+ private:
+  // The GPU rows of a name, read once: they only grow while tuning, and a catalog that should
+  // see new ones is reopened (or told to forget its answers, which does not need new GPUs).
+  const std::vector<db::StoredGpu>& gpus_named(const std::string& name) const {
+    auto known = gpus_by_name_.find(name);
+    if (known == gpus_by_name_.end()) {
+      known = gpus_by_name_.emplace(name, database_.gpus_named(name)).first;
+    }
+    return known->second;
+  }
+
+  std::shared_ptr<const TunedKernel> best_locked(const db::StoredGpu& gpu,
+                                                 const AttentionProblem& problem,
+                                                 db::ProblemId problem_id) const {
+    const std::optional<db::StoredMeasurement> best =
+        database_.best_of_current_builds(gpu.id, problem_id);
+    if (!best) return nullptr;
+    return std::make_shared<const TunedKernel>(tuned_kernel_from_database(gpu.gpu, problem, *best));
+  }
+
+  mutable std::mutex mutex_;  // one connection: one question at a time
+  const db::ResultsDatabase database_;
+  mutable std::map<std::string, std::vector<db::StoredGpu>> gpus_by_name_;
+};
+
+}  // namespace
+
+std::unique_ptr<CatalogSource> open_database_source(const std::filesystem::path& path) {
+  return std::make_unique<DatabaseCatalogSource>(path);
+}
+
+}  // namespace swr

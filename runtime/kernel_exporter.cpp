@@ -1,0 +1,136 @@
+#include "runtime/kernel_exporter.hpp"
+
+#include <chrono>
+#include <ctime>
+#include <map>
+
+#include "generator/kernel_source.hpp"
+#include "runtime/export_directory.hpp"
+#include "swr/usage_error.hpp"
+
+namespace swr {
+namespace {
+
+std::string utc_now() {
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t seconds = std::chrono::system_clock::to_time_t(now);
+  const auto millis =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char text[64];  // room for any int the compiler imagines in each field
+  std::snprintf(text, sizeof(text), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", utc.tm_year + 1900,
+                utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
+                static_cast<int>(millis));
+  return text;
+}
+
+std::string short_hash(const std::string& hash) {
+  return hash.substr(0, 12);
+}
+
+}  // namespace
+
+std::string exported_cubin_name(const AttentionProblem& problem, const AttentionConfig& config,
+                                const std::string& arch) {
+  std::string name = config.key();
+  name += "-d" + std::to_string(problem.head_dim);
+  name += "-";
+  name += to_string(problem.dtype);
+  name += problem.causal ? "-causal-" : "-noncausal-";
+  name += arch;
+  name += ".cubin";
+  return name;
+}
+
+std::vector<ExportSelection> select_exports(const db::ResultsDatabase& database,
+                                            const std::string& gpu) {
+  const std::vector<db::StoredGpu> gpus = database.gpus_named(gpu);
+  if (gpus.empty()) {
+    std::string names;
+    for (const std::string& name : database.gpu_names())
+      names += (names.empty() ? "" : ", ") + name;
+    throw UsageError("bad --gpu '" + gpu + "': no results for it in " + database.path().string() +
+                     " (allowed: " + (names.empty() ? "none, the database is empty" : names) + ")");
+  }
+  // By shape key: the fastest GPU row wins when several rows of this name tuned a shape.
+  std::map<std::string, ExportSelection> by_shape;
+  for (const db::StoredGpu& stored : gpus) {
+    for (const db::TunedShape& shape : database.tuned_attention_shapes(stored.id)) {
+      std::optional<db::StoredMeasurement> best =
+          database.best_of_current_builds(stored.id, shape.id);
+      if (!best) continue;
+      const std::string key = shape.problem.key();
+      auto existing = by_shape.find(key);
+      if (existing == by_shape.end() ||
+          *best->record.median_ms < *existing->second.best.record.median_ms) {
+        by_shape.insert_or_assign(key,
+                                  ExportSelection{stored.gpu, shape.problem, std::move(*best)});
+      }
+    }
+  }
+  if (by_shape.empty()) {
+    throw UsageError("bad --gpu '" + gpu + "': nothing tuned on it has a valid result in " +
+                     database.path().string());
+  }
+  std::vector<ExportSelection> selections;
+  for (auto& [key, selection] : by_shape) selections.push_back(std::move(selection));
+  return selections;
+}
+
+ExportSummary export_kernels(const db::ResultsDatabase& database, const CubinBuilder& builder,
+                             const ExportOptions& options) {
+  check_export_target(options.out_dir);
+  const std::vector<ExportSelection> selections = select_exports(database, options.gpu);
+
+  ExportSummary summary;
+  summary.manifest.swr_version = SWR_VERSION;
+  summary.manifest.created_at = utc_now();
+  summary.manifest.gpu = options.gpu;
+  std::map<std::string, std::vector<char>> cubins;
+  std::string first_change;
+  for (const ExportSelection& selection : selections) {
+    const AttentionConfig config = AttentionConfig::from_json(selection.best.config_json);
+    const BuiltCubin built = builder.build(selection.problem, config, selection.gpu.arch);
+    if (built.from_cache) ++summary.from_cache;
+    const std::string& measured_hash = selection.best.record.source_hash;
+    if (built.source_hash != measured_hash) {
+      summary.changed_sources.push_back(selection.problem.key() + " " + config.key());
+      if (first_change.empty()) {
+        first_change = selection.problem.key() + " " + config.key() + ": measured build " +
+                       short_hash(measured_hash) + ", this build " + short_hash(built.source_hash);
+      }
+    }
+    ExportedKernel kernel;
+    kernel.gpu = selection.gpu;
+    kernel.problem = selection.problem;
+    kernel.config = config;
+    kernel.entry = kAttentionEntryName;
+    kernel.block_threads = config.threads();
+    const KernelSource source = render_attention_kernel(selection.problem, config);
+    kernel.dynamic_shared_bytes = source.dynamic_shared_bytes;
+    kernel.arch = selection.gpu.arch;
+    kernel.cubin_file = exported_cubin_name(selection.problem, config, kernel.arch);
+    kernel.cubin_bytes = built.cubin.size();
+    kernel.cubin_sha256 = cubin_sha256(built.cubin);
+    kernel.registers = built.registers;
+    kernel.compiled_source_hash = built.source_hash;
+    kernel.toolkit_version = built.toolkit_version;
+    kernel.measured = selection.best.record;
+    summary.manifest.kernels.push_back(std::move(kernel));
+    cubins.emplace(summary.manifest.kernels.back().cubin_file, built.cubin);
+  }
+  if (!summary.changed_sources.empty() && !options.allow_changed_source) {
+    throw UsageError(std::to_string(summary.changed_sources.size()) + " of " +
+                     std::to_string(selections.size()) +
+                     " best variants were measured with another build than this one compiles (" +
+                     first_change +
+                     "): the templates or NVRTC changed since tuning; re-tune them, or pass "
+                     "--allow-changed-source to export them with the old build's figures");
+  }
+  summary.cubin_files = cubins.size();
+  write_export(options.out_dir, summary.manifest, cubins);
+  return summary;
+}
+
+}  // namespace swr

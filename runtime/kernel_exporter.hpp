@@ -1,0 +1,53 @@
+// `swr-tune export`: the best variant of every shape tuned on a GPU, compiled again for that GPU's
+// arch (through the cubin cache), written as cubins plus manifest.json. The export refuses a
+// variant whose build changed since it was measured (a template or NVRTC change gives another
+// source hash), unless told to take it with the old figures.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "db/results_database.hpp"
+#include "runtime/cubin_builder.hpp"
+#include "runtime/export_manifest.hpp"
+
+namespace swr {
+
+// One shape to export: the fastest valid variant of a tuned shape (the fastest GPU row of that
+// name when several tuned it).
+struct ExportSelection {
+  db::GpuRecord gpu;
+  AttentionProblem problem;
+  db::StoredMeasurement best;
+};
+
+// Throws UsageError when no GPU of that name has a valid result.
+std::vector<ExportSelection> select_exports(const db::ResultsDatabase& database,
+                                            const std::string& gpu);
+
+struct ExportOptions {
+  std::string gpu;
+  std::filesystem::path out_dir;
+  // Export variants whose build changed since tuning (their measured figures are of the old one).
+  bool allow_changed_source = false;
+};
+
+struct ExportSummary {
+  ExportManifest manifest;
+  std::size_t cubin_files = 0;
+  std::size_t from_cache = 0;
+  std::vector<std::string> changed_sources;  // "problem config" of builds that changed
+};
+
+// Checks the target and compiles everything before writing anything: bad input (UsageError) or
+// a failed compile (std::runtime_error) leave the directory untouched.
+ExportSummary export_kernels(const db::ResultsDatabase& database, const CubinBuilder& builder,
+                             const ExportOptions& options);
+
+// "<config key>-d128-f16-causal-sm_90a.cubin": one file per variant, compiled part and arch, so
+// shapes that share a kernel share its file.
+std::string exported_cubin_name(const AttentionProblem& problem, const AttentionConfig& config,
+                                const std::string& arch);
+
+}  // namespace swr

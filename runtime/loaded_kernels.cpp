@@ -1,0 +1,46 @@
+#include "runtime/loaded_kernels.hpp"
+
+#include <mutex>
+
+namespace swr {
+
+LoadedKernels::~LoadedKernels() {
+  by_kernel_.clear();
+  for (auto& [key, loaded] : by_cubin_) {
+    try {
+      // cuModuleUnload works on the current context: make the module's own current first.
+      const ScopedContext scope(loaded->context);
+      loaded->module.reset();
+    } catch (...) {
+      // The context is gone (destroyed by its owner): so is the module.
+    }
+  }
+}
+
+const LoadedKernel& LoadedKernels::find_or_load(const CurrentContext& context,
+                                                const std::shared_ptr<const TunedKernel>& kernel,
+                                                const Loader& load) {
+  const std::pair<unsigned long long, const TunedKernel*> key{context.id, kernel.get()};
+  {
+    std::shared_lock lock(mutex_);
+    if (auto found = by_kernel_.find(key); found != by_kernel_.end()) {
+      return *found->second.loaded;
+    }
+  }
+  // Loading is rare (once per variant and context): one loader at a time keeps it simple.
+  std::unique_lock lock(mutex_);
+  if (auto found = by_kernel_.find(key); found != by_kernel_.end()) return *found->second.loaded;
+  const std::string cubin_id = kernel->source_hash + ":" + kernel->arch;
+  std::shared_ptr<LoadedKernel>& shared = by_cubin_[{context.id, cubin_id}];
+  if (!shared) {
+    try {
+      shared = std::make_shared<LoadedKernel>(load());
+    } catch (...) {
+      by_cubin_.erase({context.id, cubin_id});
+      throw;
+    }
+  }
+  return *by_kernel_.emplace(key, ByKernel{kernel, shared}).first->second.loaded;
+}
+
+}  // namespace swr

@@ -1,0 +1,51 @@
+// CubinBuilder through NVRTC and the cubin cache, as the tuner compiles (parallel_compiler).
+#include <stdexcept>
+
+#include "generator/cubin_cache.hpp"
+#include "generator/kernel_source.hpp"
+#include "generator/nvrtc_compiler.hpp"
+#include "runtime/cubin_builder.hpp"
+
+namespace swr {
+namespace {
+
+class NvrtcCubinBuilder : public CubinBuilder {
+ public:
+  explicit NvrtcCubinBuilder(const std::filesystem::path& cache_dir) : cache_(cache_dir) {}
+
+  BuiltCubin build(const AttentionProblem& problem, const AttentionConfig& config,
+                   const std::string& arch) const override {
+    const KernelSource source = render_attention_kernel(problem, config);
+    const std::string key =
+        CubinCache::key_for(source, compiler_.options_for(arch), compiler_.version(), arch);
+    std::optional<CompiledKernel> kernel = cache_.load(key);
+    const bool from_cache = kernel.has_value();
+    if (!kernel) {
+      kernel = compiler_.compile(source, arch);
+      if (!kernel->ok) {
+        throw std::runtime_error("NVRTC could not compile " + config.key() + " for " + arch + ": " +
+                                 kernel->log);
+      }
+      cache_.store(key, *kernel);
+    }
+    BuiltCubin built;
+    built.cubin = std::move(kernel->cubin);
+    built.source_hash = key;
+    built.toolkit_version = compiler_.version();
+    if (kernel->registers >= 0) built.registers = kernel->registers;
+    built.from_cache = from_cache;
+    return built;
+  }
+
+ private:
+  NvrtcCompiler compiler_;
+  CubinCache cache_;
+};
+
+}  // namespace
+
+std::unique_ptr<CubinBuilder> make_nvrtc_cubin_builder(const std::filesystem::path& cache_dir) {
+  return std::make_unique<NvrtcCubinBuilder>(cache_dir);
+}
+
+}  // namespace swr

@@ -1,0 +1,126 @@
+#include "runtime/tuned_kernel_forms.hpp"
+
+#include "generator/resource_model.hpp"
+
+namespace swr {
+namespace {
+
+template <class Number>
+nlohmann::json optional_json(const std::optional<Number>& value) {
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
+nlohmann::json problem_json(const AttentionProblem& problem) {
+  return {{"key", problem.key()},
+          {"batch", problem.batch},
+          {"heads", problem.heads},
+          {"seq_q", problem.seq_q},
+          {"seq_kv", problem.seq_kv},
+          {"head_dim", problem.head_dim},
+          {"dtype", std::string(to_string(problem.dtype))},
+          {"causal", problem.causal}};
+}
+
+}  // namespace
+
+MeasuredFigures measured_figures(const db::MeasurementRecord& record) {
+  MeasuredFigures figures;
+  figures.median_ms = record.median_ms.value_or(0);
+  figures.p95_ms = record.p95_ms;
+  figures.min_ms = record.min_ms;
+  figures.timed_runs = record.timed_runs;
+  figures.tflops = record.tflops;
+  figures.relative_error = record.relative_error;
+  figures.l2_sector_misses = record.l2_sector_misses;
+  figures.l2_hit_rate = record.l2_hit_rate;
+  figures.dram_read_bytes = record.dram_read_bytes;
+  figures.dram_write_bytes = record.dram_write_bytes;
+  figures.registers = record.registers;
+  figures.blocks_per_sm = record.blocks_per_sm;
+  figures.measured_at = record.measured_at;
+  figures.driver_version = record.driver_version;
+  return figures;
+}
+
+TunedKernel tuned_kernel_from_database(const db::GpuRecord& gpu, const AttentionProblem& problem,
+                                       const db::StoredMeasurement& stored) {
+  TunedKernel kernel;
+  kernel.gpu = gpu.name;
+  kernel.arch = gpu.arch;
+  kernel.sm_count = gpu.sm_count;
+  kernel.l2_bytes = gpu.l2_bytes;
+  kernel.device_name = gpu.device_name;
+  kernel.problem = problem;
+  kernel.config = AttentionConfig::from_json(stored.config_json);
+  kernel.config_key = stored.config_key;
+  // Recorded by the tuner; computed the same way for rows that lack it.
+  kernel.dynamic_shared_bytes = stored.record.dynamic_shared_bytes.value_or(
+      attention_dynamic_shared_bytes(problem, kernel.config));
+  kernel.measured = measured_figures(stored.record);
+  kernel.source_hash = stored.record.source_hash;
+  kernel.toolkit_version = stored.record.toolkit_version;
+  return kernel;
+}
+
+TunedKernel tuned_kernel_from_export(const ExportedKernel& exported) {
+  TunedKernel kernel;
+  kernel.gpu = exported.gpu.name;
+  kernel.arch = exported.arch;
+  kernel.sm_count = exported.gpu.sm_count;
+  kernel.l2_bytes = exported.gpu.l2_bytes;
+  kernel.device_name = exported.gpu.device_name;
+  kernel.problem = exported.problem;
+  kernel.config = exported.config;
+  kernel.config_key = exported.config.key();
+  kernel.dynamic_shared_bytes = exported.dynamic_shared_bytes;
+  kernel.measured = measured_figures(exported.measured);
+  kernel.source_hash = exported.measured.source_hash;
+  kernel.toolkit_version = exported.measured.toolkit_version;
+  return kernel;
+}
+
+nlohmann::json tuned_kernel_json(const TunedKernel& kernel) {
+  const MeasuredFigures& measured = kernel.measured;
+  return {{"gpu",
+           {{"name", kernel.gpu},
+            {"arch", kernel.arch},
+            {"sm_count", kernel.sm_count},
+            {"l2_bytes", kernel.l2_bytes},
+            {"device_name", kernel.device_name}}},
+          {"problem", problem_json(kernel.problem)},
+          {"config_key", kernel.config_key},
+          {"config", kernel.config.to_json()},
+          {"dynamic_shared_bytes", kernel.dynamic_shared_bytes},
+          {"measured",
+           {{"median_ms", measured.median_ms},
+            {"p95_ms", optional_json(measured.p95_ms)},
+            {"min_ms", optional_json(measured.min_ms)},
+            {"timed_runs", optional_json(measured.timed_runs)},
+            {"tflops", optional_json(measured.tflops)},
+            {"relative_error", optional_json(measured.relative_error)},
+            {"l2_sector_misses", optional_json(measured.l2_sector_misses)},
+            {"l2_hit_rate", optional_json(measured.l2_hit_rate)},
+            {"dram_read_bytes", optional_json(measured.dram_read_bytes)},
+            {"dram_write_bytes", optional_json(measured.dram_write_bytes)},
+            {"registers", optional_json(measured.registers)},
+            {"blocks_per_sm", optional_json(measured.blocks_per_sm)},
+            {"measured_at", measured.measured_at},
+            {"driver_version", measured.driver_version}}},
+          {"source_hash", kernel.source_hash},
+          {"toolkit_version", kernel.toolkit_version}};
+}
+
+nlohmann::json tuned_choice_json(const TunedChoice& choice, const AttentionProblem& asked) {
+  nlohmann::json json = {{"asked", problem_json(asked)},
+                         {"match", std::string(to_string(choice.match))}};
+  if (choice.kernel) {
+    json["distance"] = choice.distance;
+    json["tuned_shape"] = choice.kernel->problem.key();
+    json["kernel"] = tuned_kernel_json(*choice.kernel);
+  } else {
+    json["why"] = choice.why_none;
+  }
+  return json;
+}
+
+}  // namespace swr

@@ -1,0 +1,25 @@
+// A TunedKernel made from what a results database or an export manifest holds, and its JSON form
+// (as `swr-tune query --json` prints it).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "db/gpu_record.hpp"
+#include "db/measurement_record.hpp"
+#include "runtime/export_manifest.hpp"
+#include "swr/tuned_catalog.hpp"
+
+namespace swr {
+
+MeasuredFigures measured_figures(const db::MeasurementRecord& record);
+
+// `stored` is the best measurement of `problem` on `gpu`. Throws UsageError for a config JSON
+// this build cannot read.
+TunedKernel tuned_kernel_from_database(const db::GpuRecord& gpu, const AttentionProblem& problem,
+                                       const db::StoredMeasurement& stored);
+TunedKernel tuned_kernel_from_export(const ExportedKernel& exported);
+
+nlohmann::json tuned_kernel_json(const TunedKernel& kernel);
+nlohmann::json tuned_choice_json(const TunedChoice& choice, const AttentionProblem& asked);
+
+}  // namespace swr

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# The runtime end to end on a GPU machine, from binaries built elsewhere (the GPU machine has no
+# compilers or development packages):
+#
+#   scripts/check-runtime-on-gpu.sh stage [BUILD_DIR]   # on the build machine: copies swr-tune,
+#                                                       # the example and the runtime tests into
+#                                                       # build-runtime-gpu/ (BUILD_DIR: build)
+#   OUT=results/ scripts/check-runtime-on-gpu.sh        # on the GPU machine
+#
+# On the GPU: a small real tune of two shapes, query (exact and nearest), export, the example run
+# from the export with NVRTC turned off (and, where this shell may make a mount namespace, with
+# every libnvrtc hidden), the example from the database through the cubin cache, and the runtime
+# test programs (GPU and CPU). Each step's output goes to $OUT/<step>.log (OUT defaults to
+# runtime-check/), and one PASS or FAIL line per step to stdout and $OUT/summary.txt. The exit
+# code is 1 when any step failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+BINARIES=(swr-tune examples/swr_attention_example tests/gpu/runtime_gpu_test
+          tests/runtime/runtime_tests)
+
+if [[ "${1:-}" == "stage" ]]; then
+  build=${2:-build}
+  mkdir -p build-runtime-gpu
+  for binary in "${BINARIES[@]}"; do cp "$build/$binary" build-runtime-gpu/; done
+  ls -l build-runtime-gpu
+  exit 0
+fi
+
+BIN=${BIN:-build-runtime-gpu}
+OUT=${OUT:-runtime-check}
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+BIN=$(cd "$BIN" && pwd)
+SWR="$BIN/swr-tune"
+EXAMPLE="$BIN/swr_attention_example"
+# The test programs find these through the environment (their built-in paths are elsewhere).
+export SWR_TUNE_PATH="$SWR" SWR_EXAMPLE_PATH="$EXAMPLE"
+# A fresh cubin cache and database: nothing from an earlier run counts.
+export SWR_CACHE_DIR="$OUT/cubins"
+DB="$OUT/results.db"
+rm -rf "$SWR_CACHE_DIR" "$DB" "$OUT/export" "$OUT/summary.txt"
+
+failed=0
+# step NAME COMMAND...: runs it with its output in $OUT/NAME.log; PASS when it exits 0.
+step() {
+  local name=$1
+  shift
+  if "$@" >"$OUT/$name.log" 2>&1; then
+    echo "PASS $name" | tee -a "$OUT/summary.txt"
+  else
+    echo "FAIL $name (exit $?, see $name.log)" | tee -a "$OUT/summary.txt"
+    failed=1
+  fi
+}
+# expect NAME TEXT...: PASS when $OUT/NAME.log holds every TEXT.
+expect() {
+  local name=$1
+  shift
+  for text in "$@"; do
+    if ! grep -qF -- "$text" "$OUT/$name.log"; then
+      echo "FAIL $name: no '$text' in $name.log" | tee -a "$OUT/summary.txt"
+      failed=1
+    fi
+  done
+}
+
+A=(--batch 2 --heads 4 --seq 2048)                          # d64 f16, not causal
+A_NEAR=(--batch 2 --heads 4 --seq 3000)
+B=(--batch 1 --heads 2 --seq 1024 --seq-kv 1536 --head-dim 128 --dtype bf16 --causal)
+
+step gpus "$SWR" gpus
+step tune_a "$SWR" --gpu auto "${A[@]}" --limit 8 --db "$DB"
+step tune_b "$SWR" --gpu auto "${B[@]}" --limit 6 --db "$DB"
+step query_exact "$SWR" query --gpu auto "${A[@]}" --db "$DB"
+expect query_exact ": exact"
+step query_nearest "$SWR" query --gpu auto "${A_NEAR[@]}" --db "$DB"
+expect query_nearest ": nearest (tuned shape b2_h4_sq2048_skv2048_d64_f16_noncausal"
+step export "$SWR" export --gpu auto --db "$DB" --out "$OUT/export"
+expect export "exported 2 shapes"
+
+# From the export, NVRTC off: whatever is not exported is refused, nothing is compiled.
+example_from_export() {
+  local name=example_export_$1
+  shift
+  step "$name" env SWR_RUNTIME_NVRTC=0 "$EXAMPLE" --export "$OUT/export" --require-gpu "$@"
+  expect "$name" "cubin: export" ": PASS" "nvrtc loaded: no"
+}
+example_from_export A "${A[@]}"
+expect example_export_A "lookup: exact"
+example_from_export A_NEAR "${A_NEAR[@]}"
+expect example_export_A_NEAR "lookup: nearest"
+example_from_export B "${B[@]}"
+
+# NVRTC truly unavailable: every libnvrtc file covered by /dev/null in a private mount namespace
+# (needs root and permission to unshare; skipped, and said so, where the sandbox forbids it).
+mapfile -t nvrtc_files < <(ls /usr/local/cuda*/lib64/libnvrtc.so* \
+  /usr/local/cuda*/targets/*/lib/libnvrtc.so* 2>/dev/null; ldconfig -p 2>/dev/null |
+  awk '/libnvrtc\.so/ {print $NF}')
+if [[ $(id -u) == 0 ]] && unshare --mount true 2>/dev/null; then
+  hide="for f in ${nvrtc_files[*]}; do mount --bind /dev/null \"\$f\"; done"
+  step nvrtc_hidden_compile_fails unshare --mount sh -c "$hide; ! \"$SWR\" compile --gpu h200 \
+    --seq 1024 --limit 1 --cache-dir \"$OUT/empty-cache\""
+  expect nvrtc_hidden_compile_fails "NVRTC"
+  step example_nvrtc_hidden unshare --mount sh -c "$hide; exec \"$EXAMPLE\" --export \
+    \"$OUT/export\" --require-gpu ${A_NEAR[*]}"
+  expect example_nvrtc_hidden "cubin: export" ": PASS" "nvrtc loaded: no"
+else
+  echo "SKIP example_nvrtc_hidden (no mount namespace here; SWR_RUNTIME_NVRTC=0 runs above)" |
+    tee -a "$OUT/summary.txt"
+fi
+
+# From the database: the measured cubins come from the cubin cache the tune filled.
+step example_database "$EXAMPLE" --db "$DB" --require-gpu "${B[@]}"
+expect example_database "lookup: exact" "cubin: cubin cache" ": PASS"
+
+step runtime_gpu_test "$BIN/runtime_gpu_test"
+step runtime_tests "$BIN/runtime_tests"
+
+echo "logs in $OUT"
+exit $failed

@@ -1,0 +1,63 @@
+// Block swizzle of a tiled GEMM: which output tile (tile_m, tile_n) the linear tile index names.
+// A pure function of plain ints, compiled by NVRTC for the kernel and by the host compiler for the
+// generator and its tests (tests/gemm/gemm_swizzle_test.cpp walks every stride and ragged grid),
+// so the order the tests check is the order the kernel runs.
+//
+// Orders (the `axis` and `group` launch arguments):
+//   group == 0            plain row-major: tile_n fastest, as CUDA dispatches a 2-D grid.
+//   axis n, group G >= 1  the N tiles are cut into bands of G columns (the last band ragged); a
+//                         band is walked row by row, so CTAs that run together share a band of B
+//                         (kept in L2 across every row of A) and a row of A. G = stride / BN: the
+//                         paper's "swizzle stride" is the band width in elements.
+//   axis m, group G >= 1  the same with the roles of M and N exchanged: bands of G rows of tiles,
+//                         walked column by column.
+#pragma once
+
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#define SWR_GEMM_HOST_DEVICE __host__ __device__ __forceinline__
+#else
+#define SWR_GEMM_HOST_DEVICE inline
+#endif
+
+namespace swr {
+namespace gemm {
+
+// The launch argument `axis`.
+constexpr int kSwizzleAlongN = 0;
+constexpr int kSwizzleAlongM = 1;
+
+struct TileCoord {
+  int tile_m;
+  int tile_n;
+};
+
+// Bands of `group` tiles across `across` tiles, `along` tiles deep: band-major, then `along`,
+// then the position inside the band.
+SWR_GEMM_HOST_DEVICE void banded_tile(int linear, int across, int along, int group, int& band_pos,
+                                      int& along_pos) {
+  const int band_tiles = group * along;  // tiles of a full band
+  const int band = linear / band_tiles;
+  const int first = band * group;
+  const int rest = across - first;
+  const int width = rest < group ? rest : group;  // the last band may be narrower
+  const int within = linear - band * band_tiles;
+  along_pos = within / width;
+  band_pos = first + within - (within / width) * width;
+}
+
+// `linear` in [0, tiles_m * tiles_n).
+SWR_GEMM_HOST_DEVICE TileCoord tile_at(int linear, int tiles_m, int tiles_n, int axis, int group) {
+  TileCoord coord;
+  if (group <= 0) {
+    coord.tile_m = linear / tiles_n;
+    coord.tile_n = linear - coord.tile_m * tiles_n;
+  } else if (axis == kSwizzleAlongM) {
+    banded_tile(linear, tiles_m, tiles_n, group, coord.tile_m, coord.tile_n);
+  } else {
+    banded_tile(linear, tiles_n, tiles_m, group, coord.tile_n, coord.tile_m);
+  }
+  return coord;
+}
+
+}  // namespace gemm
+}  // namespace swr

@@ -1,0 +1,131 @@
+// The GEMM space and resource model: what is kept is runnable and distinct, what is pruned says
+// why, and the shared-memory arithmetic matches the template's.
+#include "generator/gemm_space.hpp"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "generator/gemm_kernel_source.hpp"
+#include "generator/gemm_resource_model.hpp"
+#include "generator/gemm_swizzle.hpp"
+#include "swr/usage_error.hpp"
+
+namespace swr {
+namespace {
+
+GpuProfile profile(const char* name) {
+  return *find_gpu_profile(name);
+}
+
+TEST(GemmResourceModel, SharedMemoryIsStagesOfATileAndBTile) {
+  GemmConfig config;
+  config.block_m = 128;
+  config.block_n = 256;
+  config.block_k = 32;
+  config.stages = 4;
+  EXPECT_EQ(gemm_dynamic_shared_bytes(config), 4 * (128 * 32 + 32 * 256) * 2);
+  config.block_k = 64;
+  const ResourceUse use = gemm_resource_use(config, profile("h200"));
+  EXPECT_EQ(use.dynamic_shared_bytes, 4 * (128 * 64 + 64 * 256) * 2);
+  EXPECT_TRUE(use.does_not_fit.empty()) << use.does_not_fit;
+  EXPECT_EQ(use.blocks_per_sm, 1);
+  // 192 KiB does not fit GB10's 99 KiB.
+  EXPECT_NE(gemm_resource_use(config, profile("gb10")).does_not_fit.find("shared memory"),
+            std::string::npos);
+}
+
+TEST(GemmResourceModel, ShapeRulesMirrorTheTemplate) {
+  GemmConfig config;
+  config.block_k = 16;
+  EXPECT_NE(gemm_shape_problem(config).find("block_k"), std::string::npos);
+  config = GemmConfig{};
+  config.stages = 5;
+  EXPECT_NE(gemm_shape_problem(config).find("stages"), std::string::npos);
+  config = GemmConfig{};
+  config.warps_n = 8;  // 16-column warp tiles
+  EXPECT_NE(gemm_shape_problem(config).find("warp tile"), std::string::npos);
+  config = GemmConfig{};
+  config.warps_m = 3;
+  EXPECT_NE(gemm_shape_problem(config).find("evenly"), std::string::npos);
+  EXPECT_TRUE(gemm_shape_problem(GemmConfig{}).empty());
+}
+
+TEST(GemmSpace, KeptConfigsAreRunnableAndPrunedOnesSayWhy) {
+  for (const char* gpu : {"h100", "h200", "gb10"}) {
+    const GemmSpace space = build_gemm_space({4096, 4096, 4096, DataType::f16}, profile(gpu));
+    EXPECT_FALSE(space.configs.empty()) << gpu;
+    for (const GemmConfig& config : space.configs) {
+      EXPECT_TRUE(gemm_resource_use(config, profile(gpu)).does_not_fit.empty()) << config.key();
+    }
+    for (const PrunedGemmConfig& pruned : space.pruned) EXPECT_FALSE(pruned.reason.empty());
+    EXPECT_EQ(space.configs.size() + space.pruned.size(), enumerate_gemm_configs().size());
+  }
+}
+
+TEST(GemmSpace, OneVariantPerBinaryAndTileOrder) {
+  const GemmProblem problem{4096, 4096, 4096, DataType::f16};
+  const GemmSpace space = build_gemm_space(problem, profile("h200"));
+  std::set<std::string> seen;
+  for (const GemmConfig& config : space.configs) {
+    const std::string order =
+        gemm_tile_order_name(gemm_tile_grid(problem, config), swizzle_launch(config));
+    EXPECT_TRUE(seen.insert(gemm_binary_name(problem, config) + " " + order).second)
+        << config.key();
+  }
+  // 4096 / 128 = 32 tile columns: stride 4096 is one band over all of them, i.e. row-major.
+  bool pruned_as_plain = false;
+  for (const PrunedGemmConfig& pruned : space.pruned) {
+    if (pruned.config.key() == "m128n128k32w2x4s3-grid-swzn4096") {
+      pruned_as_plain = pruned.reason.find("row-major") != std::string::npos;
+    }
+  }
+  EXPECT_TRUE(pruned_as_plain);
+}
+
+TEST(GemmSpace, SweepKeepsEveryStride) {
+  const GemmProblem problem{512, 512, 512, DataType::f16};
+  GemmSpaceOptions options;
+  options.keep_equivalent_orders = true;
+  const GemmSpace space = build_gemm_space(problem, profile("h200"), options);
+  std::set<int> strides;
+  for (const GemmConfig& config : space.configs)
+    if (config.swizzle_axis == SwizzleAxis::n) strides.insert(config.swizzle_stride);
+  EXPECT_EQ(strides.size(), std::size(kPaperSwizzleStrides));
+}
+
+TEST(GemmSpace, StaticPersistenceIsPrunedWhenOneWaveHoldsEveryTile) {
+  const GemmSpace space = build_gemm_space({512, 512, 512, DataType::f16}, profile("h200"));
+  for (const GemmConfig& config : space.configs)
+    EXPECT_EQ(config.persistence, GemmPersistence::grid) << config.key();
+}
+
+TEST(GemmSpace, BadProblemIsAUsageError) {
+  EXPECT_THROW(build_gemm_space({0, 64, 64, DataType::f16}, profile("h200")), UsageError);
+  EXPECT_THROW(build_gemm_space({64, 64, 12, DataType::f16}, profile("h200")), UsageError);
+}
+
+TEST(GemmRender, SwizzleIsALaunchArgumentNotPartOfTheSource) {
+  const GemmProblem problem{1000, 1000, 1000, DataType::bf16};
+  GemmConfig config;
+  config.stages = 4;
+  config.persistence = GemmPersistence::static_loop;
+  const KernelSource plain = render_gemm_kernel(problem, config);
+  config.swizzle_stride = 1792;
+  const KernelSource swizzled = render_gemm_kernel(problem, config);
+  EXPECT_EQ(plain.text, swizzled.text);
+  EXPECT_EQ(plain.name, "m128n128k32w2x4s4-static_bf16.cu");
+  EXPECT_EQ(plain.entry, kGemmEntryName);
+  EXPECT_NE(plain.text.find("swr::Element::bf16"), std::string::npos);
+  EXPECT_NE(plain.text.find("swr::gemm::Persistence::static_loop"), std::string::npos);
+  EXPECT_NE(plain.text.find("/*stages*/ 4"), std::string::npos);
+  EXPECT_EQ(plain.threads_per_block, 256);
+  EXPECT_EQ(plain.dynamic_shared_bytes, gemm_dynamic_shared_bytes(config));
+  bool has_kernel_header = false;
+  for (const HeaderFile& header : plain.headers)
+    has_kernel_header |= header.include_name == "gemm/gemm_kernel.cuh";
+  EXPECT_TRUE(has_kernel_header);
+}
+
+}  // namespace
+}  // namespace swr

@@ -1,0 +1,167 @@
+// The block swizzle (templates/gemm/block_swizzle.cuh, compiled here by the host compiler): every
+// tile visited exactly once for every stride, axis, tile extent and grid shape, ragged bands
+// included; the orders are the ones documented; equal order names mean equal orders.
+#include "generator/gemm_swizzle.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <vector>
+
+namespace swr {
+namespace {
+
+GemmConfig swizzled(int stride, SwizzleAxis axis, int block_m = 128, int block_n = 128) {
+  GemmConfig config;
+  config.block_m = block_m;
+  config.block_n = block_n;
+  config.swizzle_stride = stride;
+  config.swizzle_axis = axis;
+  return config;
+}
+
+// Strides of the paper plus ones that are not multiples of a tile (rounded down to whole tiles)
+// or smaller than one (one tile per band).
+std::vector<int> strides_to_check() {
+  std::vector<int> strides(std::begin(kPaperSwizzleStrides), std::end(kPaperSwizzleStrides));
+  for (int odd : {1, 64, 100, 200, 333, 640, 1000, 3000, 100000}) strides.push_back(odd);
+  return strides;
+}
+
+void expect_permutation(const GemmTileGrid& grid, const SwizzleLaunch& launch) {
+  std::vector<int> visits(static_cast<std::size_t>(grid.tiles()), 0);
+  for (long long linear = 0; linear < grid.tiles(); ++linear) {
+    const HostTileCoord tile = gemm_tile_at(static_cast<int>(linear), grid, launch);
+    ASSERT_GE(tile.tile_m, 0);
+    ASSERT_LT(tile.tile_m, grid.tiles_m);
+    ASSERT_GE(tile.tile_n, 0);
+    ASSERT_LT(tile.tile_n, grid.tiles_n);
+    ++visits[static_cast<std::size_t>(tile.tile_m) * grid.tiles_n + tile.tile_n];
+  }
+  for (std::size_t i = 0; i < visits.size(); ++i)
+    ASSERT_EQ(visits[i], 1) << "tile " << i << " of " << grid.tiles_m << "x" << grid.tiles_n
+                            << " axis " << launch.axis << " group " << launch.group;
+}
+
+TEST(GemmSwizzle, EveryTileExactlyOnceForEveryStrideAndGrid) {
+  for (int tiles_m = 1; tiles_m <= 17; ++tiles_m)
+    for (int tiles_n = 1; tiles_n <= 17; ++tiles_n)
+      for (SwizzleAxis axis : {SwizzleAxis::n, SwizzleAxis::m})
+        for (int stride : strides_to_check())
+          for (int extent : {64, 128, 256}) {
+            const SwizzleLaunch launch = swizzle_launch(swizzled(stride, axis, extent, extent));
+            expect_permutation({tiles_m, tiles_n}, launch);
+          }
+}
+
+TEST(GemmSwizzle, EveryTileExactlyOnceOnThePaperSizes) {
+  // The sweep's grids (128x128 and 128x256 tiles, 512 .. 16384) and a ragged non-square one.
+  for (int size : {512, 1024, 2048, 3072, 4096, 6144, 8192, 12288, 16384})
+    for (int block_n : {128, 256})
+      for (SwizzleAxis axis : {SwizzleAxis::n, SwizzleAxis::m})
+        for (int stride : kPaperSwizzleStrides) {
+          GemmConfig config = swizzled(stride, axis, 128, block_n);
+          const GemmProblem problem{size, size, size, DataType::f16};
+          expect_permutation(gemm_tile_grid(problem, config), swizzle_launch(config));
+        }
+  GemmConfig config = swizzled(1792, SwizzleAxis::n, 128, 256);
+  const GemmProblem ragged{4097, 3000, 64, DataType::f16};
+  expect_permutation(gemm_tile_grid(ragged, config), swizzle_launch(config));
+}
+
+TEST(GemmSwizzle, LaunchGroupIsTheStrideInWholeTiles) {
+  EXPECT_EQ(swizzle_launch(swizzled(0, SwizzleAxis::n)).group, 0);
+  EXPECT_EQ(swizzle_launch(swizzled(1792, SwizzleAxis::n, 128, 64)).group, 28);  // CUDA-L2's
+  EXPECT_EQ(swizzle_launch(swizzled(1792, SwizzleAxis::n, 128, 128)).group, 14);
+  EXPECT_EQ(swizzle_launch(swizzled(1792, SwizzleAxis::m, 256, 128)).group, 7);
+  EXPECT_EQ(swizzle_launch(swizzled(100, SwizzleAxis::n, 128, 128)).group, 1);
+  EXPECT_EQ(swizzle_launch(swizzled(512, SwizzleAxis::m)).axis, 1);
+  EXPECT_EQ(swizzle_launch(swizzled(512, SwizzleAxis::n)).axis, 0);
+}
+
+std::vector<HostTileCoord> coords(std::initializer_list<std::pair<int, int>> pairs) {
+  std::vector<HostTileCoord> result;
+  for (const auto& [m, n] : pairs) result.push_back({m, n});
+  return result;
+}
+
+TEST(GemmSwizzle, OrdersAreTheDocumentedOnes) {
+  const GemmTileGrid grid{3, 5};
+  // Plain row-major: n fastest.
+  EXPECT_EQ(gemm_tile_order(grid, {0, 0}), coords({{0, 0},
+                                                   {0, 1},
+                                                   {0, 2},
+                                                   {0, 3},
+                                                   {0, 4},
+                                                   {1, 0},
+                                                   {1, 1},
+                                                   {1, 2},
+                                                   {1, 3},
+                                                   {1, 4},
+                                                   {2, 0},
+                                                   {2, 1},
+                                                   {2, 2},
+                                                   {2, 3},
+                                                   {2, 4}}));
+  // Bands of 2 tile columns walked row by row; the last band is one column wide.
+  EXPECT_EQ(gemm_tile_order(grid, {0, 2}), coords({{0, 0},
+                                                   {0, 1},
+                                                   {1, 0},
+                                                   {1, 1},
+                                                   {2, 0},
+                                                   {2, 1},
+                                                   {0, 2},
+                                                   {0, 3},
+                                                   {1, 2},
+                                                   {1, 3},
+                                                   {2, 2},
+                                                   {2, 3},
+                                                   {0, 4},
+                                                   {1, 4},
+                                                   {2, 4}}));
+  // Bands of 2 tile rows walked column by column; the last band is one row high.
+  EXPECT_EQ(gemm_tile_order(grid, {1, 2}), coords({{0, 0},
+                                                   {1, 0},
+                                                   {0, 1},
+                                                   {1, 1},
+                                                   {0, 2},
+                                                   {1, 2},
+                                                   {0, 3},
+                                                   {1, 3},
+                                                   {0, 4},
+                                                   {1, 4},
+                                                   {2, 0},
+                                                   {2, 1},
+                                                   {2, 2},
+                                                   {2, 3},
+                                                   {2, 4}}));
+}
+
+TEST(GemmSwizzle, OrderNamesAreEqualExactlyWhenOrdersAre) {
+  for (int tiles_m = 1; tiles_m <= 7; ++tiles_m)
+    for (int tiles_n = 1; tiles_n <= 7; ++tiles_n) {
+      const GemmTileGrid grid{tiles_m, tiles_n};
+      std::vector<SwizzleLaunch> launches = {{0, 0}};
+      for (int axis : {0, 1})
+        for (int group = 1; group <= 9; ++group) launches.push_back({axis, group});
+      std::map<std::string, std::vector<HostTileCoord>> by_name;
+      std::map<std::vector<std::pair<int, int>>, std::string> by_order;
+      for (const SwizzleLaunch& launch : launches) {
+        const std::string name = gemm_tile_order_name(grid, launch);
+        const std::vector<HostTileCoord> order = gemm_tile_order(grid, launch);
+        std::vector<std::pair<int, int>> plain;
+        for (const HostTileCoord& c : order) plain.emplace_back(c.tile_m, c.tile_n);
+        if (auto it = by_name.find(name); it != by_name.end()) {
+          EXPECT_EQ(it->second, order) << name << " on " << tiles_m << "x" << tiles_n;
+        }
+        by_name[name] = order;
+        if (auto it = by_order.find(plain); it != by_order.end()) {
+          EXPECT_EQ(it->second, name) << "one order, two names on " << tiles_m << "x" << tiles_n;
+        }
+        by_order[plain] = name;
+      }
+    }
+}
+
+}  // namespace
+}  // namespace swr

@@ -1,0 +1,115 @@
+// GemmProblem validation (bad input is a UsageError naming the rule) and GemmConfig keys and JSON.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "generator/gemm_space.hpp"
+#include "swr/gemm_config.hpp"
+#include "swr/gemm_problem.hpp"
+#include "swr/usage_error.hpp"
+
+namespace swr {
+namespace {
+
+void expect_usage_error(const GemmProblem& problem, const std::string& fragment) {
+  try {
+    problem.validate();
+    ADD_FAILURE() << problem.key() << " was accepted";
+  } catch (const UsageError& error) {
+    EXPECT_NE(std::string(error.what()).find(fragment), std::string::npos) << error.what();
+  }
+}
+
+TEST(GemmProblem, AcceptsOddMAndAlignedNK) {
+  EXPECT_NO_THROW((GemmProblem{1, 8, 8, DataType::f16}.validate()));
+  EXPECT_NO_THROW((GemmProblem{333, 200, 264, DataType::bf16}.validate()));
+  EXPECT_NO_THROW((GemmProblem{16384, 16384, 16384, DataType::f16}.validate()));
+}
+
+TEST(GemmProblem, RejectsZeroSizes) {
+  expect_usage_error({0, 64, 64, DataType::f16}, "m must be at least 1");
+  expect_usage_error({64, 0, 64, DataType::f16}, "n must be at least 1");
+  expect_usage_error({64, 64, 0, DataType::f16}, "k must be at least 1");
+  expect_usage_error({-3, 64, 64, DataType::f16}, "m must be at least 1");
+}
+
+TEST(GemmProblem, RejectsKAndNThatNoVariantSupports) {
+  expect_usage_error({64, 64, 100, DataType::f16}, "k must be a multiple of 8");
+  expect_usage_error({64, 7, 64, DataType::f16}, "n must be a multiple of 8");
+}
+
+TEST(GemmProblem, RejectsMatricesBeyond32BitIndexing) {
+  expect_usage_error({65536, 65536, 64, DataType::f16}, "32-bit indexing");
+  expect_usage_error({64, 8, 1 << 28, DataType::f16}, "32-bit indexing");  // A: 64 x 2^28
+  expect_usage_error({46341, 64, 46344, DataType::f16}, "matrix A");
+}
+
+TEST(GemmProblem, FlopsAndKey) {
+  const GemmProblem problem{4096, 2048, 1024, DataType::bf16};
+  EXPECT_DOUBLE_EQ(problem.flops(), 2.0 * 4096 * 2048 * 1024);
+  EXPECT_EQ(problem.key(), "m4096_n2048_k1024_bf16");
+  EXPECT_DOUBLE_EQ(problem.compulsory_bytes(),
+                   2.0 * (4096.0 * 1024 + 1024.0 * 2048 + 4096.0 * 2048));
+}
+
+TEST(GemmConfig, KeysRoundTripForTheWholeSpace) {
+  for (const GemmConfig& config : enumerate_gemm_configs()) {
+    const std::optional<GemmConfig> parsed = GemmConfig::from_key(config.key());
+    ASSERT_TRUE(parsed.has_value()) << config.key();
+    EXPECT_EQ(*parsed, config) << config.key();
+    EXPECT_EQ(GemmConfig::from_json(config.to_json()), config) << config.key();
+  }
+}
+
+TEST(GemmConfig, KeySpelling) {
+  GemmConfig config;
+  config.block_m = 128;
+  config.block_n = 256;
+  config.block_k = 32;
+  config.warps_m = 2;
+  config.warps_n = 4;
+  config.stages = 4;
+  EXPECT_EQ(config.key(), "m128n256k32w2x4s4-grid-swz0");
+  config.persistence = GemmPersistence::static_loop;
+  config.swizzle_stride = 1792;
+  EXPECT_EQ(config.key(), "m128n256k32w2x4s4-static-swzn1792");
+  config.swizzle_axis = SwizzleAxis::m;
+  EXPECT_EQ(config.key(), "m128n256k32w2x4s4-static-swzm1792");
+}
+
+TEST(GemmConfig, RejectsNonCanonicalKeys) {
+  for (const char* key : {"", "m128n256k32w2x4s4-grid", "m128n256k32w2x4s4-grid-swz",
+                          "m128n256k32w2x4s4-grid-swzn0", "m128n256k32w2x4s4-dynamic-swz0",
+                          "m128n256k32w2x4-grid-swz0", "m0128n256k32w2x4s4-grid-swz0",
+                          "m128n256k32w2x4s4-grid-swzq512", "m128n256k32w2x4s4-grid-swzn512x"})
+    EXPECT_FALSE(GemmConfig::from_key(key).has_value()) << key;
+}
+
+TEST(GemmConfig, JsonCarriesTheReportContract) {
+  GemmConfig config;
+  config.swizzle_stride = 3072;
+  config.swizzle_axis = SwizzleAxis::m;
+  const nlohmann::json json = config.to_json();
+  EXPECT_EQ(json.at("swizzle_stride"), 3072);
+  EXPECT_EQ(json.at("swizzle_axis"), "m");
+  EXPECT_EQ(json.at("persistence"), "grid");
+  for (const char* field : {"block_m", "block_n", "block_k", "warps_m", "warps_n", "stages"})
+    EXPECT_TRUE(json.contains(field)) << field;
+}
+
+TEST(GemmConfig, FromJsonNamesTheBadField) {
+  nlohmann::json json = GemmConfig{}.to_json();
+  json["persistence"] = "dynamic";
+  EXPECT_THROW(GemmConfig::from_json(json), UsageError);
+  json = GemmConfig{}.to_json();
+  json.erase("swizzle_axis");
+  try {
+    GemmConfig::from_json(json);
+    ADD_FAILURE();
+  } catch (const UsageError& error) {
+    EXPECT_NE(std::string(error.what()).find("swizzle_axis"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace swr

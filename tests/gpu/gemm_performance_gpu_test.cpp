@@ -1,0 +1,199 @@
+// GEMM speed against cuBLAS in one run, on square f16 problems (SWR_GEMM_BENCH_SIZES, default
+// "4096,8192"): a few tile shapes with every paper stride along n and m, each timed from a flushed
+// L2 (median of 15 runs after 3 warm-ups) and checked against the fp32 GPU reference (cuBLAS
+// too). Prints one line per
+// variant (TFLOP/s and the ratio to cuBLAS) and writes the table to $SWR_GEMM_BENCH_OUT when set.
+// On an H100/H200 it expects the best variant at >= 4096 to reach 0.5x cuBLAS (issue 6).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "generator/gemm_kernel_source.hpp"
+#include "generator/gemm_resource_model.hpp"
+#include "generator/gemm_space.hpp"
+#include "generator/gemm_swizzle.hpp"
+#include "generator/nvrtc_compiler.hpp"
+#include "tuner/cublas_baseline.hpp"
+#include "tuner/device_random_fill.hpp"
+#include "tuner/driver/cuda_driver.hpp"
+#include "tuner/driver/device_context.hpp"
+#include "tuner/gemm_launcher.hpp"
+#include "tuner/gemm_reference.hpp"
+#include "tuner/gemm_reference_kernel.hpp"
+#include "tuner/gpu_detection.hpp"
+#include "tuner/l2_flush.hpp"
+
+namespace swr {
+namespace {
+
+constexpr int kWarmups = 3;
+constexpr int kTimedRuns = 15;
+
+std::vector<int> bench_sizes() {
+  const char* text = std::getenv("SWR_GEMM_BENCH_SIZES");
+  std::vector<int> sizes;
+  std::stringstream stream(text != nullptr && *text ? text : "4096,8192");
+  for (std::string item; std::getline(stream, item, ',');) sizes.push_back(std::stoi(item));
+  return sizes;
+}
+
+GemmConfig make(int block_m, int block_n, int block_k, int warps_m, int warps_n, int stages,
+                GemmPersistence persistence) {
+  GemmConfig config;
+  config.block_m = block_m;
+  config.block_n = block_n;
+  config.block_k = block_k;
+  config.warps_m = warps_m;
+  config.warps_n = warps_n;
+  config.stages = stages;
+  config.persistence = persistence;
+  return config;
+}
+
+std::vector<GemmConfig> bench_binaries() {
+  using P = GemmPersistence;
+  return {make(128, 256, 32, 2, 4, 3, P::grid),       make(128, 256, 32, 2, 4, 4, P::grid),
+          make(128, 256, 64, 2, 4, 3, P::grid),       make(256, 128, 32, 4, 2, 4, P::grid),
+          make(128, 128, 32, 2, 4, 4, P::grid),       make(128, 128, 64, 2, 2, 3, P::grid),
+          make(128, 256, 32, 2, 4, 4, P::static_loop)};
+}
+
+struct Timer {
+  const CudaDriver& driver;
+  const L2Flush& flush;
+  CUevent start = nullptr, stop = nullptr;
+  Timer(const CudaDriver& d, const L2Flush& f) : driver(d), flush(f) {
+    SWR_CU(driver, cuEventCreate(&start, CU_EVENT_DEFAULT));
+    SWR_CU(driver, cuEventCreate(&stop, CU_EVENT_DEFAULT));
+  }
+  ~Timer() {
+    driver.cuEventDestroy(start);
+    driver.cuEventDestroy(stop);
+  }
+  // Median milliseconds of `launch`, each run after an L2 flush.
+  template <class Launch>
+  double median_ms(Launch&& launch) {
+    for (int i = 0; i < kWarmups; ++i) launch();
+    std::vector<double> times;
+    for (int i = 0; i < kTimedRuns; ++i) {
+      flush.launch(nullptr);
+      SWR_CU(driver, cuEventRecord(start, nullptr));
+      launch();
+      SWR_CU(driver, cuEventRecord(stop, nullptr));
+      SWR_CU(driver, cuEventSynchronize(stop));
+      float ms = 0;
+      SWR_CU(driver, cuEventElapsedTime(&ms, start, stop));
+      times.push_back(ms);
+    }
+    std::sort(times.begin(), times.end());
+    return times[times.size() / 2];
+  }
+};
+
+TEST(GemmPerformanceOnGpu, TunedVariantsAgainstCublas) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA driver/device found";
+  const CudaDriver& driver = CudaDriver::get();
+  DeviceContext context;
+  const auto gpu = detect_present_gpu();
+  ASSERT_TRUE(gpu.has_value());
+  std::string why;
+  const auto cublas = CublasBaseline::load(why);
+  if (!cublas) GTEST_SKIP() << why;
+  L2Flush flush(context);
+  GemmReferenceKernel reference(context);
+  DeviceRandomFill fill(context);
+  Timer timer(driver, flush);
+
+  NvrtcCompiler compiler;
+  std::vector<std::pair<GemmConfig, std::unique_ptr<GemmKernelModule>>> modules;
+  for (const GemmConfig& config : bench_binaries()) {
+    if (!gemm_resource_use(config, *gpu).does_not_fit.empty()) continue;
+    const KernelSource source = render_gemm_kernel({64, 64, 64, DataType::f16}, config);
+    const CompiledKernel kernel = compiler.compile(source, gpu->arch);
+    ASSERT_TRUE(kernel.ok) << kernel.log;
+    std::printf("compiled %-34s %3d registers, %d spill bytes\n", source.name.c_str(),
+                kernel.registers, kernel.spill_bytes);
+    modules.emplace_back(
+        config, std::make_unique<GemmKernelModule>(driver, kernel.cubin, config,
+                                                   source.dynamic_shared_bytes, gpu->sm_count));
+  }
+
+  std::ostringstream table;
+  table << "# " << gpu->description << " (" << gpu->name << "), cuBLAS " << cublas->version()
+        << ", f16, median of " << kTimedRuns << " runs from a flushed L2\n";
+  table << "size,variant,median_ms,tflops,ratio_to_cublas,relative_error\n";
+  for (int size : bench_sizes()) {
+    const GemmProblem problem{size, size, size, DataType::f16};
+    const std::size_t count = std::size_t(size) * size;
+    CUdeviceptr a = 0, b = 0, c = 0, expected = 0;
+    SWR_CU(driver, cuMemAlloc(&a, count * 2));
+    SWR_CU(driver, cuMemAlloc(&b, count * 2));
+    SWR_CU(driver, cuMemAlloc(&c, count * 2));
+    SWR_CU(driver, cuMemAlloc(&expected, count * 4));
+    fill.fill(a, count, DataType::f16, 1, nullptr);
+    fill.fill(b, count, DataType::f16, 2, nullptr);
+    reference.compute(problem, {a, b, c}, expected, nullptr);
+    const double cublas_ms = timer.median_ms([&] {
+      cublas->multiply(problem, {a, b, c}, nullptr);
+    });
+    const double cublas_tflops = problem.flops() / cublas_ms / 1e9;
+    const OutputComparison cublas_check = reference.compare(problem, c, expected, nullptr);
+    std::printf("%5d cuBLAS %38s %8.3f ms %7.1f TFLOP/s  err %.1e\n", size, "", cublas_ms,
+                cublas_tflops, cublas_check.relative_error);
+    EXPECT_TRUE(cublas_check.passes(relative_error_tolerance(DataType::f16)))
+        << "cuBLAS against the fp32 reference: " << cublas_check.relative_error;
+    table << size << ",cublas," << cublas_ms << "," << cublas_tflops << ",1,"
+          << cublas_check.relative_error << "\n";
+
+    double best_tflops = 0;
+    std::string best;
+    for (const auto& [binary, module] : modules) {
+      std::vector<std::pair<int, SwizzleAxis>> orders = {{0, SwizzleAxis::n}};
+      for (SwizzleAxis axis : {SwizzleAxis::n, SwizzleAxis::m})
+        for (int stride : kPaperSwizzleStrides)
+          if (stride > 0) orders.emplace_back(stride, axis);
+      for (const auto& [stride, axis] : orders) {
+        const GemmConfig config = with_swizzle(binary, stride, axis);
+        // Poisoned, so a variant that writes nothing cannot pass on its predecessor's output.
+        SWR_CU(driver, cuMemsetD8Async(c, 0xff, count * 2, nullptr));
+        const double ms = timer.median_ms([&] {
+          module->launch(problem, {a, b, c}, nullptr, config);
+        });
+        const double tflops = problem.flops() / ms / 1e9;
+        const OutputComparison check = reference.compare(problem, c, expected, nullptr);
+        const bool ok = check.passes(relative_error_tolerance(DataType::f16));
+        std::printf("%5d %-40s %8.3f ms %7.1f TFLOP/s %5.3fx cuBLAS  err %.1e %s\n", size,
+                    config.key().c_str(), ms, tflops, tflops / cublas_tflops, check.relative_error,
+                    ok ? "ok" : "WRONG");
+        EXPECT_TRUE(ok) << config.key() << " at " << size << ": relative error "
+                        << check.relative_error << ", non-finite " << check.non_finite;
+        table << size << "," << config.key() << "," << ms << "," << tflops << ","
+              << tflops / cublas_tflops << "," << check.relative_error << "\n";
+        if (ok && tflops > best_tflops) {
+          best_tflops = tflops;
+          best = config.key();
+        }
+      }
+    }
+    std::printf("%5d best %s: %.1f TFLOP/s = %.3fx cuBLAS\n", size, best.c_str(), best_tflops,
+                best_tflops / cublas_tflops);
+    if (size >= 4096 && (gpu->name == "h100" || gpu->name == "h200")) {
+      EXPECT_GE(best_tflops, 0.5 * cublas_tflops) << "best " << best << " at " << size;
+    }
+    for (CUdeviceptr pointer : {a, b, c, expected}) driver.cuMemFree(pointer);
+  }
+  if (const char* out = std::getenv("SWR_GEMM_BENCH_OUT"); out != nullptr && *out) {
+    std::ofstream(out) << table.str();
+  }
+}
+
+}  // namespace
+}  // namespace swr

@@ -1,0 +1,171 @@
+"""A stand-in for the few parts of PyTorch and the CUDA driver that bench/peer_grid.py uses, so
+that its GPU path (compile, load, check, time, record) runs end to end on a machine without
+either. Tensors hold one number each (every element the same): enough to check that outputs are
+compared and written where they should be, not to compute attention.
+
+install() puts the fake modules in sys.modules; FakeDriver replaces swr_kernels.Driver.
+"""
+import ctypes
+import enum
+import math
+import sys
+import time
+import types
+
+float16, bfloat16, float32, int32 = "float16", "bfloat16", "float32", "int32"
+_tensors = {}  # data_ptr -> tensor, so that the fake driver can find what a kernel writes
+
+
+class Tensor:
+    _next_pointer = 0x1000
+
+    def __init__(self, shape, value, dtype):
+        self.shape, self.value, self.dtype = tuple(shape), value, dtype
+        Tensor._next_pointer += 0x1000
+        self.pointer = Tensor._next_pointer
+        _tensors[self.pointer] = self
+
+    def data_ptr(self):
+        return self.pointer
+
+    def float(self):
+        return Tensor(self.shape, self.value, float32)
+
+    def __sub__(self, other):
+        return Tensor(self.shape, self.value - other.value, self.dtype)
+
+    def __truediv__(self, other):
+        return Tensor((), self.value / other.value, self.dtype)
+
+    def norm(self):
+        return Tensor((), abs(self.value) * math.sqrt(math.prod(self.shape) or 1), self.dtype)
+
+    def item(self):
+        return self.value
+
+    def zero_(self):
+        self.value = 0.0
+        return self
+
+
+def randn(*shape, device=None, dtype=float32):
+    return Tensor(shape, 1.0, dtype)
+
+
+def randn_like(tensor):
+    return Tensor(tensor.shape, 1.0, tensor.dtype)
+
+
+def full_like(tensor, value):
+    return Tensor(tensor.shape, value, tensor.dtype)
+
+
+def zeros(*shape, dtype=float32, device=None):
+    return Tensor(shape, 0.0, dtype)
+
+
+def empty(*shape, dtype=float32, device=None):
+    return Tensor(shape, 0.0, dtype)
+
+
+def matmul(a, b):
+    return Tensor((a.shape[0], b.shape[1]), a.value * b.value * a.shape[1], a.dtype)
+
+
+def manual_seed(seed):
+    pass
+
+
+class Event:
+    def __init__(self, enable_timing=False):
+        self.at = None
+
+    def record(self):
+        self.at = time.perf_counter()
+
+    def synchronize(self):
+        pass
+
+    def elapsed_time(self, end):
+        return (end.at - self.at) * 1e3 + 0.01
+
+
+class _Properties:
+    name = "Fake H200"
+    multi_processor_count = 132
+    L2_cache_size = 1 << 20
+    major, minor = 9, 0
+    total_memory = 141 << 30
+
+
+class SDPBackend(enum.Enum):
+    FLASH_ATTENTION = 1
+    EFFICIENT_ATTENTION = 2
+    MATH = 3  # no CUDNN_ATTENTION: an older PyTorch, so that "missing" is exercised
+
+
+_backend = [None]
+
+
+class sdpa_kernel:
+    def __init__(self, backend):
+        self.backend = backend
+
+    def __enter__(self):
+        _backend[0] = self.backend
+
+    def __exit__(self, *exc):
+        _backend[0] = None
+
+
+def scaled_dot_product_attention(q, k, v, is_causal=False):
+    if _backend[0] == SDPBackend.EFFICIENT_ATTENTION and q.shape[-1] > 128:
+        raise RuntimeError("No available kernel. Aborting execution.")
+    return Tensor(q.shape, 1.0, q.dtype)
+
+
+class FakeDriver:
+    """swr_kernels.Driver without libcuda: a launch writes the expected output."""
+
+    class lib:
+        @staticmethod
+        def cuDriverGetVersion(out):
+            out._obj.value = 13000  # `out` is ctypes.byref(c_int)
+            return 0
+
+    def load(self, cubin_path, entry, dynamic_shared_bytes):
+        with open(cubin_path, "rb") as f:
+            f.read()
+        return None, entry
+
+    def occupancy(self, function, threads, dynamic_shared_bytes):
+        return 2
+
+    def launch(self, function, grid, threads, dynamic_shared_bytes, stream, arguments):
+        _tensors[arguments[3].value].value = 1.0  # o: the attention output
+
+
+def install():
+    torch = types.ModuleType("torch")
+    for name in ("float16", "bfloat16", "float32", "int32", "randn", "randn_like", "full_like",
+                 "zeros", "empty", "matmul", "manual_seed"):
+        setattr(torch, name, globals()[name])
+    torch.__version__ = "0.0-fake"
+    torch.version = types.SimpleNamespace(cuda="13.0")
+    torch.backends = types.SimpleNamespace(cudnn=types.SimpleNamespace(
+        is_available=lambda: True, version=lambda: 91900))
+    torch.cuda = types.SimpleNamespace(
+        Event=Event, synchronize=lambda: None, empty_cache=lambda: None,
+        get_device_properties=lambda index: _Properties(),
+        mem_get_info=lambda: (100 << 30, 141 << 30),
+        current_stream=lambda: types.SimpleNamespace(cuda_stream=0),
+        profiler=types.SimpleNamespace(start=lambda: None, stop=lambda: None))
+    nn = types.ModuleType("torch.nn")
+    functional = types.ModuleType("torch.nn.functional")
+    functional.scaled_dot_product_attention = scaled_dot_product_attention
+    attention = types.ModuleType("torch.nn.attention")
+    attention.SDPBackend, attention.sdpa_kernel = SDPBackend, sdpa_kernel
+    torch.nn, nn.functional, nn.attention = nn, functional, attention
+    sys.modules.update({"torch": torch, "torch.nn": nn, "torch.nn.functional": functional,
+                        "torch.nn.attention": attention})
+    return torch

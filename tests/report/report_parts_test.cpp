@@ -1,0 +1,132 @@
+// The report's parts on their own: the series the charts draw (twins and the cold-miss line, the
+// heatmap's best strides, the roofline's points), the bench ratios, and the text escaping of
+// gnuplot and HTML.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "model/closed_form_traffic.hpp"
+#include "report/bench_results.hpp"
+#include "report/gemm_heatmap.hpp"
+#include "report/gnuplot_script.hpp"
+#include "report/html_report.hpp"
+#include "report/l2_miss_series.hpp"
+#include "report/roofline_points.hpp"
+#include "report/throughput_series.hpp"
+#include "swr/usage_error.hpp"
+#include "tests/generator/temporary_directory.hpp"
+#include "tests/report/report_test_data.hpp"
+
+namespace swr::report {
+namespace {
+
+class ReportPartsTest : public ::testing::Test {
+ protected:
+  ReportPartsTest() : path_(directory_.path() / "results.db") {
+    testing::add_attention_results(path_);
+    testing::add_gemm_results(path_);
+  }
+  GpuResults load() {
+    const db::ResultsDatabase database(path_, db::OpenMode::read_only);
+    return load_gpu_results(database, "h200");
+  }
+
+  testing::TemporaryDirectory directory_;
+  std::filesystem::path path_;
+};
+
+TEST_F(ReportPartsTest, L2PanelDrawsBothTwinsInBothOrdersWithTheColdMissLine) {
+  const std::vector<L2MissPanel> panels = l2_miss_panels(load());
+  ASSERT_EQ(panels.size(), 1u);
+  const L2MissPanel& panel = panels.front();
+  EXPECT_EQ(panel.shape, "B8 H1 D128 f16 non-causal");
+  ASSERT_EQ(panel.series.size(), 4u);  // two twin pairs, cyclic and sawtooth each
+  EXPECT_TRUE(panel.twins);
+  for (const L2MissSeries& series : panel.series) EXPECT_EQ(series.points.size(), 3u);
+  EXPECT_EQ(panel.series[0].order, KvOrder::cyclic);
+  EXPECT_EQ(panel.series[1].order, KvOrder::sawtooth);
+  EXPECT_EQ(panel.series[0].twin_index, panel.series[1].twin_index);
+  // Twins first whose variant was fastest most often: the grid pair (5% faster than static).
+  EXPECT_EQ(panel.series[0].label, "cyclic  m128n64w4s2-grid-head_major");
+  ASSERT_EQ(panel.cold_misses.size(), 3u);
+  for (const SeriesPoint& point : panel.cold_misses) {
+    // Q, K, V, O once: 4 * B * S * D * 2 bytes / 32-byte sectors.
+    EXPECT_DOUBLE_EQ(point.y, 4.0 * 8 * point.x * 128 * 2 / 32);
+  }
+  // The L2 model's onset of non-compulsory misses (model/closed_form_traffic.hpp) for this shape.
+  ASSERT_TRUE(panel.onset_seq.has_value());
+  EXPECT_GT(*panel.onset_seq, 0);
+}
+
+TEST_F(ReportPartsTest, HeatmapCellsHoldTheBestVariantAndMarkEachSizesBestStride) {
+  const std::vector<GemmHeatmap> heatmaps = gemm_heatmaps(load());
+  ASSERT_EQ(heatmaps.size(), 1u);
+  const GemmHeatmap& heatmap = heatmaps.front();
+  EXPECT_EQ(heatmap.dtype, "f16");
+  EXPECT_EQ(heatmap.strides, (std::vector<long long>{0, 512, 1024, 2048}));
+  ASSERT_EQ(heatmap.sizes.size(), 3u);
+  EXPECT_EQ(heatmap.sizes[0].label(), "1024³");
+  // The fixture's best stride is size / 2: 512, 1024, 2048.
+  EXPECT_EQ(heatmap.best_column, (std::vector<std::optional<std::size_t>>{1, 2, 3}));
+  EXPECT_NEAR(*heatmap.tflops[2][3], 300.0, 1e-9);
+  ASSERT_TRUE(heatmap.cublas_tflops[2].has_value());
+  EXPECT_NEAR(*heatmap.cublas_tflops[2], 400.0, 1e-9);
+}
+
+TEST_F(ReportPartsTest, RooflinePlacesEachBestVariantUnderTheProfilesRoofs) {
+  const Roofline roofline = roofline_of(load());
+  ASSERT_TRUE(roofline.ridge_intensity().has_value());
+  EXPECT_NEAR(*roofline.ridge_intensity(), 989.0 / 4.8, 1e-6);
+  EXPECT_EQ(roofline.points.size(), 3u);  // the attention shapes; GEMM rows have no DRAM counters
+  EXPECT_EQ(roofline.best_without_counters, 3);
+  EXPECT_EQ(roofline.groups, std::vector<std::string>{"attention D128"});
+}
+
+TEST_F(ReportPartsTest, ThroughputFromTheDatabaseIsSwrOnly) {
+  const std::vector<ThroughputPanel> panels = throughput_panels(load());
+  ASSERT_EQ(panels.size(), 1u);
+  ASSERT_EQ(panels[0].plots.size(), 1u);
+  ASSERT_EQ(panels[0].plots[0].series.size(), 1u);
+  EXPECT_EQ(panels[0].plots[0].series[0].label, "swr tuned best, B8 H1");
+}
+
+TEST(BenchResultsTest, RatiosAreSwrThroughputOverThePeersWithGeometricMeans) {
+  testing::TemporaryDirectory directory;
+  nlohmann::json document = testing::bench_document();
+  // One point 8x faster than flash2 instead of 2x: geometric mean (2 * 2 * 8)^(1/3) = 3.17.
+  document["points"][2]["candidates"]["flash2"]["median_ms"] = 8 * 4.0;
+  testing::write_file(directory.path() / "bench.json", document.dump());
+  const BenchResults bench = read_bench_results(directory.path() / "bench.json");
+  EXPECT_EQ(bench.peers(), (std::vector<std::string>{"flash2", "cudnn", "efficient"}));
+  const std::vector<RegimeRatio> ratios = bench.regime_ratios();
+  ASSERT_EQ(ratios.size(), 2u);  // efficient never ran
+  EXPECT_EQ(ratios[0].peer, "flash2");
+  EXPECT_NEAR(ratios[0].geometric_mean, std::cbrt(32.0), 1e-9);
+  EXPECT_EQ(ratios[0].swr_faster, 3);
+  EXPECT_NEAR(ratios[1].geometric_mean, 0.5, 1e-9);
+  EXPECT_EQ(ratios[1].swr_faster, 0);
+  EXPECT_EQ(bench.regime_title("long"), "Sawtooth long sequences");
+  EXPECT_FALSE(bench.points[0].ratio_to("efficient").has_value());
+}
+
+TEST(BenchResultsTest, RefusesFilesThatAreNotPeerGridResults) {
+  testing::TemporaryDirectory directory;
+  testing::write_file(directory.path() / "other.json", R"({"schema": "something else"})");
+  testing::write_file(directory.path() / "broken.json", "{");
+  EXPECT_THROW(read_bench_results(directory.path() / "other.json"), UsageError);
+  EXPECT_THROW(read_bench_results(directory.path() / "broken.json"), UsageError);
+  EXPECT_THROW(read_bench_results(directory.path() / "missing.json"), UsageError);
+}
+
+TEST(ReportTextTest, GnuplotAndHtmlTextIsEscaped) {
+  EXPECT_EQ(gnuplot_string("a \"b\" \\ c\nd"), "\"a \\\"b\\\" \\\\ c\\nd\"");
+  EXPECT_EQ(html_escape("<a href=\"x\">&</a>"), "&lt;a href=&quot;x&quot;&gt;&amp;&lt;/a&gt;");
+  EXPECT_EQ(data_number(std::nullopt), "NaN");
+  EXPECT_EQ(data_number(262144), "262144");
+  EXPECT_EQ(short_count(16384), "16K");
+  EXPECT_EQ(short_count(8192), "8192");
+  EXPECT_EQ(short_count(1 << 20), "1M");
+}
+
+}  // namespace
+}  // namespace swr::report

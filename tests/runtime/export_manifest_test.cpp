@@ -1,0 +1,254 @@
+// manifest.json: the round trip and its schema, and the faulty manifests and cubins that must be
+// refused with the field or file named and nothing loaded.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "runtime/export_directory.hpp"
+#include "runtime/kernel_exporter.hpp"
+#include "swr/tuned_catalog.hpp"
+#include "swr/usage_error.hpp"
+#include "tests/generator/temporary_directory.hpp"
+#include "tests/runtime/runtime_fixtures.hpp"
+
+namespace swr::test {
+namespace {
+
+using swr::testing::TemporaryDirectory;
+
+class ExportManifestTest : public ::testing::Test {
+ protected:
+  ExportManifestTest() {
+    TunedDatabase tuned(directory_.path() / "results.db");
+    tuned.add(attention_shape(8, 1, 16384, 64), "m128n64w8s2-sawtooth-static-head_major", 1.5);
+    tuned.add(attention_shape(2, 4, 2048, 128, true, DataType::bf16),
+              "m64n64w4s2-cyclic-dynamic-heads_interleaved", 0.25);
+    ExportOptions options;
+    options.gpu = "h200";
+    options.out_dir = out_;
+    summary_ = export_kernels(tuned.database(), FakeCubinBuilder(), options);
+  }
+
+  nlohmann::json manifest_json() const {
+    std::ifstream in(out_ / "manifest.json");
+    return nlohmann::json::parse(in);
+  }
+  void write_manifest(const nlohmann::json& json) const {
+    std::ofstream(out_ / "manifest.json") << json.dump(2);
+  }
+  // The message of the UsageError opening the export throws (empty when it opens).
+  std::string refusal() const {
+    try {
+      TunedCatalog::open_export(out_);
+    } catch (const UsageError& error) {
+      return error.what();
+    }
+    return {};
+  }
+
+  TemporaryDirectory directory_;
+  const std::filesystem::path out_ = directory_.path() / "export";
+  ExportSummary summary_;
+};
+
+TEST_F(ExportManifestTest, ReadsBackWhatWasWritten) {
+  const ExportManifest read = read_manifest_file(out_ / "manifest.json");
+  const ExportManifest& written = summary_.manifest;
+  EXPECT_EQ(read.schema_version, kManifestSchemaVersion);
+  EXPECT_EQ(read.swr_version, SWR_VERSION);
+  EXPECT_EQ(read.created_at, written.created_at);
+  EXPECT_EQ(read.gpu, "h200");
+  ASSERT_EQ(read.kernels.size(), written.kernels.size());
+  for (std::size_t i = 0; i < read.kernels.size(); ++i) {
+    const ExportedKernel& a = read.kernels[i];
+    const ExportedKernel& b = written.kernels[i];
+    EXPECT_EQ(a.gpu, b.gpu);
+    EXPECT_EQ(a.problem.key(), b.problem.key());
+    EXPECT_EQ(a.config, b.config);
+    EXPECT_EQ(a.entry, b.entry);
+    EXPECT_EQ(a.block_threads, b.block_threads);
+    EXPECT_EQ(a.dynamic_shared_bytes, b.dynamic_shared_bytes);
+    EXPECT_EQ(a.arch, b.arch);
+    EXPECT_EQ(a.cubin_file, b.cubin_file);
+    EXPECT_EQ(a.cubin_bytes, b.cubin_bytes);
+    EXPECT_EQ(a.cubin_sha256, b.cubin_sha256);
+    EXPECT_EQ(a.registers, b.registers);
+    EXPECT_EQ(a.compiled_source_hash, b.compiled_source_hash);
+    EXPECT_EQ(a.toolkit_version, b.toolkit_version);
+    EXPECT_EQ(a.measured.median_ms, b.measured.median_ms);
+    EXPECT_EQ(a.measured.p95_ms, b.measured.p95_ms);
+    EXPECT_EQ(a.measured.l2_hit_rate, b.measured.l2_hit_rate);
+    EXPECT_EQ(a.measured.method, b.measured.method);
+    EXPECT_EQ(a.measured.source_hash, b.measured.source_hash);
+    EXPECT_EQ(a.measured.driver_version, b.measured.driver_version);
+    EXPECT_EQ(a.measured.measured_at, b.measured.measured_at);
+  }
+  EXPECT_EQ(manifest_to_json(read), manifest_json());  // and writes back to the same bytes
+}
+
+// The schema as documented: every field, with its type.
+TEST_F(ExportManifestTest, FollowsTheSchema) {
+  const nlohmann::json json = manifest_json();
+  EXPECT_EQ(json.at("format"), "swr-kernel-export");
+  EXPECT_EQ(json.at("schema_version"), 1);
+  EXPECT_TRUE(json.at("created_at").is_string());
+  const nlohmann::json& kernel = json.at("kernels").at(0);
+  for (const char* field : {"gpu", "problem", "config", "grid", "cubin", "measured"}) {
+    EXPECT_TRUE(kernel.at(field).is_object()) << field;
+  }
+  for (const char* field :
+       {"config_key", "entry", "arch", "compiled_source_hash", "toolkit_version"}) {
+    EXPECT_TRUE(kernel.at(field).is_string()) << field;
+  }
+  for (const char* field : {"block_threads", "dynamic_shared_bytes"}) {
+    EXPECT_TRUE(kernel.at(field).is_number_integer()) << field;
+  }
+  EXPECT_EQ(kernel.at("entry"), "swr_attention_forward");
+  // Shape keys sort b2_h4... first: its best is the dynamic variant, then the static one.
+  EXPECT_EQ(kernel.at("grid").at("rule"), "dynamic");
+  EXPECT_EQ(kernel.at("grid").at("tile_counter"), "one int, zeroed before each launch");
+  EXPECT_EQ(json.at("kernels").at(1).at("grid").at("rule"), "static");
+  EXPECT_EQ(kernel.at("problem").at("family"), "attention");
+  for (const char* field : {"name", "arch", "device_name", "driver_version", "cuda_version"}) {
+    EXPECT_TRUE(kernel.at("gpu").at(field).is_string()) << field;
+  }
+  EXPECT_EQ(kernel.at("cubin").at("sha256").get<std::string>().size(), 64u);
+  EXPECT_TRUE(kernel.at("cubin").at("bytes").is_number_integer());
+  const nlohmann::json& measured = kernel.at("measured");
+  for (const char* field : {"median_ms", "p95_ms", "min_ms", "tflops", "l2_hit_rate"}) {
+    EXPECT_TRUE(measured.at(field).is_number()) << field;
+  }
+  for (const char* field : {"dram_read_bytes", "relative_error"}) {
+    EXPECT_TRUE(measured.at(field).is_null()) << field;  // not measured: present as null
+  }
+  EXPECT_TRUE(measured.at("method").is_object());
+}
+
+struct Corruption {
+  const char* name;
+  const char* pointer;   // JSON pointer of the field changed
+  nlohmann::json value;  // null: the field is removed
+  const char* expected;  // in the message
+};
+
+void PrintTo(const Corruption& corruption, std::ostream* out) {
+  *out << corruption.name;
+}
+
+class CorruptManifestTest : public ExportManifestTest,
+                            public ::testing::WithParamInterface<Corruption> {};
+
+TEST_P(CorruptManifestTest, IsRefusedNamingTheField) {
+  const Corruption& corruption = GetParam();
+  nlohmann::json json = manifest_json();
+  const nlohmann::json::json_pointer pointer(corruption.pointer);
+  if (corruption.value.is_null()) {
+    json.at(pointer.parent_pointer()).erase(pointer.back());
+  } else {
+    json.at(pointer) = corruption.value;
+  }
+  write_manifest(json);
+  const std::string message = refusal();
+  EXPECT_NE(message.find(corruption.expected), std::string::npos)
+      << "message: " << message << "\nexpected: " << corruption.expected;
+  EXPECT_NE(message.find("manifest.json"), std::string::npos) << message;
+  EXPECT_THROW(load_export(out_), UsageError);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Fields, CorruptManifestTest,
+    ::testing::Values(
+        Corruption{"missing_arch", "/kernels/0/arch", nullptr, "kernels[0].arch is missing"},
+        Corruption{"missing_measured", "/kernels/1/measured", nullptr,
+                   "kernels[1].measured is missing"},
+        Corruption{"missing_sha", "/kernels/0/cubin/sha256", nullptr,
+                   "kernels[0].cubin.sha256 is missing"},
+        Corruption{"threads_as_text", "/kernels/0/block_threads", "256",
+                   "kernels[0].block_threads must be an integer"},
+        Corruption{"threads_wrong", "/kernels/0/block_threads", 512,
+                   "kernels[0].block_threads is \"512\""},
+        Corruption{"unknown_arch", "/kernels/0/arch", "sm_999",
+                   "kernels[0].arch names an unknown arch"},
+        Corruption{"not_an_arch", "/kernels/1/gpu/arch", "compute_90",
+                   "kernels[1].gpu.arch names an unknown arch"},
+        Corruption{"bad_sha", "/kernels/0/cubin/sha256", "12ab",
+                   "kernels[0].cubin.sha256 must be 64"},
+        Corruption{"escaping_file", "/kernels/0/cubin/file", "../x.cubin",
+                   "kernels[0].cubin.file must be a file name"},
+        Corruption{"negative_time", "/kernels/0/measured/median_ms", -1.0,
+                   "kernels[0].measured.median_ms must be a positive number"},
+        Corruption{"time_as_text", "/kernels/1/measured/p95_ms", "fast",
+                   "kernels[1].measured.p95_ms must be a number or null"},
+        Corruption{"hit_rate_percent", "/kernels/0/measured/l2_hit_rate", 55.0,
+                   "kernels[0].measured.l2_hit_rate must be a fraction"},
+        Corruption{"bad_time", "/kernels/0/measured/measured_at", "yesterday",
+                   "kernels[0].measured.measured_at must be UTC"},
+        Corruption{"failed_status", "/kernels/0/measured/status", "fault",
+                   "kernels[0].measured.status is \"fault\""},
+        Corruption{"unknown_dtype", "/kernels/0/problem/dtype", "f32",
+                   "kernels[0].problem.dtype is \"f32\""},
+        Corruption{"gemm_family", "/kernels/0/problem/family", "gemm",
+                   "kernels[0].problem.family is \"gemm\""},
+        Corruption{"key_mismatch", "/kernels/0/problem/seq_q", 16000, "kernels[0].problem.key is"},
+        Corruption{"config_mismatch", "/kernels/0/config_key", "m64n64w4s3-cyclic-grid-head_major",
+                   "kernels[0].config_key is"},
+        Corruption{"bad_config", "/kernels/0/config/order", "backwards",
+                   "kernels[0].config is not a config"},
+        Corruption{"grid_mismatch", "/kernels/0/grid/rule", "grid", "kernels[0].grid.rule is"},
+        Corruption{"unknown_entry", "/kernels/0/entry", "main", "kernels[0].entry is \"main\""},
+        Corruption{"newer_schema", "/schema_version", 2, "schema_version 2 is newer"},
+        Corruption{"wrong_format", "/format", "something-else", "format is \"something-else\""},
+        Corruption{"no_kernels", "/kernels", nlohmann::json::array(), "kernels lists no kernel"},
+        Corruption{"kernel_not_object", "/kernels/0", 7, "kernels[0] must be a JSON object"},
+        Corruption{"gpu_not_object", "/kernels/0/gpu", "h200",
+                   "kernels[0].gpu must be a JSON object"}),
+    [](const ::testing::TestParamInfo<Corruption>& info) { return std::string(info.param.name); });
+
+TEST_F(ExportManifestTest, RefusesACubinThatDoesNotMatchItsHash) {
+  const std::string file = summary_.manifest.kernels.at(0).cubin_file;
+  {
+    std::fstream cubin(out_ / file, std::ios::in | std::ios::out | std::ios::binary);
+    cubin.seekp(6);
+    cubin.put('#');  // same size, other bytes
+  }
+  const std::string message = refusal();
+  EXPECT_NE(message.find(file), std::string::npos) << message;
+  EXPECT_NE(message.find("kernels[0].cubin.sha256"), std::string::npos) << message;
+}
+
+TEST_F(ExportManifestTest, RefusesACubinOfAnotherSizeOrMissing) {
+  const std::string file = summary_.manifest.kernels.at(1).cubin_file;
+  { std::ofstream(out_ / file, std::ios::app) << "more"; }
+  std::string message = refusal();
+  EXPECT_NE(message.find(file), std::string::npos) << message;
+  EXPECT_NE(message.find("kernels[1].cubin.bytes"), std::string::npos) << message;
+  std::filesystem::remove(out_ / file);
+  message = refusal();
+  EXPECT_NE(message.find("cannot read"), std::string::npos) << message;
+  EXPECT_NE(message.find(file), std::string::npos) << message;
+}
+
+TEST_F(ExportManifestTest, RefusesAFileThatIsNotACubin) {
+  const ExportedKernel& kernel = summary_.manifest.kernels.at(0);
+  const std::vector<char> text = {'h', 'e', 'l', 'l', 'o'};
+  {
+    std::ofstream(out_ / kernel.cubin_file, std::ios::binary | std::ios::trunc)
+        .write(text.data(), 5);
+  }
+  nlohmann::json json = manifest_json();
+  json["kernels"][0]["cubin"]["bytes"] = 5;
+  json["kernels"][0]["cubin"]["sha256"] = cubin_sha256(text);
+  write_manifest(json);
+  EXPECT_NE(refusal().find("is not a cubin"), std::string::npos) << refusal();
+}
+
+TEST_F(ExportManifestTest, RefusesTextThatIsNotJson) {
+  { std::ofstream(out_ / "manifest.json") << "{\"format\": "; }
+  EXPECT_NE(refusal().find("is not valid JSON"), std::string::npos) << refusal();
+  std::filesystem::remove(out_ / "manifest.json");
+  EXPECT_NE(refusal().find("cannot read"), std::string::npos) << refusal();
+}
+
+}  // namespace
+}  // namespace swr::test

@@ -1,0 +1,77 @@
+// Shared pieces of the runtime tests: results databases on real SQLite files with measurements of
+// chosen shapes, and a CubinBuilder that makes stand-in cubins without NVRTC.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "db/results_database.hpp"
+#include "run_swr_tune.hpp"
+#include "runtime/cubin_builder.hpp"
+#include "swr/attention_config.hpp"
+#include "swr/attention_problem.hpp"
+
+namespace swr::test {
+
+// The H200 as the tuner records it for --gpu h200: 132 SMs, 60 MiB of L2 (two partitions, from
+// the built-in profile).
+db::GpuRecord h200_record();
+
+AttentionProblem attention_shape(int batch, int heads, int seq, int head_dim, bool causal = false,
+                                 DataType dtype = DataType::f16);
+
+// A config by its key (the test fails loudly on a typo).
+AttentionConfig config_named(const std::string& key);
+
+// What FakeCubinBuilder reports as the build of a variant: the tests record it as the measured
+// source hash, so that an export finds the build unchanged.
+std::string fake_source_hash(const AttentionProblem& problem, const AttentionConfig& config,
+                             const std::string& arch);
+
+// Cubins that are an ELF header and the variant's name; the source hash as above, or `changed`
+// for the variants listed there (a template edited since tuning).
+class FakeCubinBuilder : public CubinBuilder {
+ public:
+  BuiltCubin build(const AttentionProblem& problem, const AttentionConfig& config,
+                   const std::string& arch) const override;
+
+  std::map<std::string, std::string> changed;  // config key -> source hash it builds to now
+};
+
+// A results database file with helpers to record measurements.
+class TunedDatabase {
+ public:
+  explicit TunedDatabase(std::filesystem::path path, db::GpuRecord gpu = h200_record());
+
+  const std::filesystem::path& path() const { return path_; }
+  db::ResultsDatabase& database() { return database_; }
+  db::GpuId gpu() const { return gpu_; }
+
+  // A valid measurement; measured_at in "YYYY-MM-DDTHH:MM:SS.mmmZ" or empty for now, the source
+  // hash FakeCubinBuilder's unless given.
+  std::int64_t add(const AttentionProblem& problem, const std::string& config_key, double median_ms,
+                   const std::string& measured_at = "", const std::string& source_hash = "");
+  std::int64_t add_failure(const AttentionProblem& problem, const std::string& config_key,
+                           const std::string& measured_at = "");
+  std::int64_t measurement_rows() const;
+
+ private:
+  std::filesystem::path path_;
+  db::ResultsDatabase database_;
+  db::GpuId gpu_;
+};
+
+// Replaces the GPU record's identity in place: another machine's row of the same GPU name.
+db::GpuRecord with_device_name(db::GpuRecord gpu, const std::string& device_name);
+
+// The example program: $SWR_EXAMPLE_PATH when set (binaries run from another directory), else
+// the one built; empty when examples are not built.
+std::string example_path();
+
+// Runs the example program as run_swr_tune runs swr-tune (through its documented SWR_TUNE_PATH
+// override, restored afterwards).
+ProcessResult run_example(const std::vector<std::string>& arguments,
+                          const std::map<std::string, std::string>& environment = {});
+
+}  // namespace swr::test

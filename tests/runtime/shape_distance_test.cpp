@@ -1,0 +1,106 @@
+// The documented distance of the nearest-shape lookup, on the H200's scale (132 SMs, 60 MiB of
+// L2 in two partitions: K/V that every SM reads fits up to 30 MiB).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "swr/shape_distance.hpp"
+#include "tests/runtime/runtime_fixtures.hpp"
+
+namespace swr::test {
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+GpuScale h200() {
+  return gpu_scale("h200", 132, 60LL * 1024 * 1024);
+}
+
+TEST(ShapeDistance, TakesTheL2PartitionsFromTheBuiltInProfile) {
+  EXPECT_EQ(h200().l2_partitions, 2);
+  EXPECT_EQ(gpu_scale("gb10", 48, 24LL << 20).l2_partitions, 1);
+  EXPECT_EQ(gpu_scale("nvidia-rtx-a6000", 84, 6LL << 20).l2_partitions, 1);
+}
+
+TEST(ShapeDistance, FeaturesOfThePapersShape) {
+  // B=8, S=131072, D=64: one head's K and V are 32 MiB, just past the 30 MiB that fit.
+  const ShapeFeatures features = shape_features(attention_shape(8, 1, 131072, 64), h200());
+  EXPECT_DOUBLE_EQ(features.q_tiles, 8 * 1024);
+  EXPECT_DOUBLE_EQ(features.heads_per_wave, 1);
+  EXPECT_DOUBLE_EQ(features.kv_working_set_bytes, 32 * kMiB);
+  EXPECT_DOUBLE_EQ(features.l2_fraction, 32.0 / 30.0);
+  EXPECT_DOUBLE_EQ(features.waves, 8 * 1024 / 132.0);
+  EXPECT_FALSE(features.fits_l2);
+}
+
+TEST(ShapeDistance, ShortHeadsShareAWave) {
+  // 8 tiles per head: a wave of 132 tiles spans 17 heads, whose K/V it reads at once.
+  const ShapeFeatures features = shape_features(attention_shape(1, 64, 1024, 64), h200());
+  EXPECT_DOUBLE_EQ(features.heads_per_wave, 17);
+  EXPECT_DOUBLE_EQ(features.kv_working_set_bytes, 17 * 0.25 * kMiB);
+  // ... but never more heads than the problem has.
+  EXPECT_DOUBLE_EQ(shape_features(attention_shape(1, 2, 1024, 64), h200()).heads_per_wave, 2);
+}
+
+TEST(ShapeDistance, IsZeroForTheSameShapeAndSymmetric) {
+  const AttentionProblem a = attention_shape(8, 1, 16384, 128);
+  const AttentionProblem b = attention_shape(4, 2, 40000, 128);
+  EXPECT_DOUBLE_EQ(*shape_distance(a, a, h200()), 0.0);
+  EXPECT_DOUBLE_EQ(*shape_distance(a, b, h200()), *shape_distance(b, a, h200()));
+}
+
+TEST(ShapeDistance, GrowsByOnePerFactorOfTwoOnEachAxis) {
+  // Both fit (8 and 16 MiB), one head per wave: doubling S doubles the K/V working set and the
+  // tile count.
+  const AttentionProblem small = attention_shape(8, 1, 32768, 64);
+  const AttentionProblem large = attention_shape(8, 1, 65536, 64);
+  EXPECT_NEAR(*shape_distance(small, large, h200()), 2.0, 1e-12);
+  // Doubling the batch doubles the tiles only.
+  EXPECT_NEAR(*shape_distance(small, attention_shape(16, 1, 32768, 64), h200()), 1.0, 1e-12);
+}
+
+TEST(ShapeDistance, CompiledInPartsMustMatch) {
+  const AttentionProblem wanted = attention_shape(8, 1, 16384, 128);
+  EXPECT_FALSE(shape_distance(wanted, attention_shape(8, 1, 16384, 64), h200()));
+  EXPECT_FALSE(shape_distance(wanted, attention_shape(8, 1, 16384, 128, true), h200()));
+  EXPECT_FALSE(
+      shape_distance(wanted, attention_shape(8, 1, 16384, 128, false, DataType::bf16), h200()));
+}
+
+// D=128 f16: one head's K and V are 512 bytes per row, so they fit up to S = 61440.
+TEST(ShapeDistance, PrefersTheSameSideOfTheL2SizeWhenKvDoesNotFit) {
+  const AttentionProblem wanted = attention_shape(8, 1, 65536, 128);    // 32 MiB: does not fit
+  const AttentionProblem fits = attention_shape(8, 1, 57344, 128);      // 28 MiB: fits
+  const AttentionProblem streams = attention_shape(8, 1, 131072, 128);  // 64 MiB: does not fit
+  ASSERT_FALSE(shape_features(wanted, h200()).fits_l2);
+  ASSERT_TRUE(shape_features(fits, h200()).fits_l2);
+  // |S1 - S2| says 57344 (8192 away, against 65536): the wrong side of the L2 size.
+  EXPECT_LT(std::abs(wanted.seq_q - fits.seq_q), std::abs(wanted.seq_q - streams.seq_q));
+  const double to_fits = *shape_distance(wanted, fits, h200());
+  const double to_streams = *shape_distance(wanted, streams, h200());
+  EXPECT_LT(to_streams, to_fits);
+  EXPECT_NEAR(to_streams, 2.0, 1e-12);  // twice the K/V, twice the tiles
+  EXPECT_GT(to_fits, kL2CrossingPenalty);
+}
+
+TEST(ShapeDistance, PrefersTheSameSideOfTheL2SizeWhenKvFits) {
+  const AttentionProblem wanted = attention_shape(8, 1, 49152, 128);  // 24 MiB: fits
+  const AttentionProblem over = attention_shape(8, 1, 65536, 128);    // 32 MiB: just over
+  const AttentionProblem inside = attention_shape(8, 1, 16384, 128);  // 8 MiB: fits
+  EXPECT_LT(*shape_distance(wanted, inside, h200()), *shape_distance(wanted, over, h200()));
+}
+
+TEST(ShapeDistance, TheL2SizeDependsOnTheGpu) {
+  // 32 MiB of K/V fits a single-partition 48 MiB L2 but not the H200's shared half.
+  const AttentionProblem shape = attention_shape(8, 1, 131072, 64);
+  EXPECT_FALSE(shape_features(shape, h200()).fits_l2);
+  EXPECT_TRUE(shape_features(shape, GpuScale{100, 48LL << 20, 1}).fits_l2);
+}
+
+TEST(ShapeDistance, RefusesAScaleWithoutSmsOrL2) {
+  EXPECT_THROW(shape_features(attention_shape(1, 1, 128, 64), GpuScale{0, 1, 1}),
+               std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace swr::test

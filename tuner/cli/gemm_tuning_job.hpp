@@ -1,0 +1,24 @@
+// The GEMM family's main job: `swr-tune --family gemm --gpu G (--m M --n N --k K | --size S)` tunes
+// one problem against cuBLAS; `--sweep` tunes the paper's nine square sizes over its strides with
+// one kernel binary and writes the tables of best stride, sensitivity and ratio to cuBLAS. Every
+// value is checked before the device, the compiler or the database is touched (UsageError, exit 2).
+// Without the named GPU it compiles the binaries and says that timing needs the GPU.
+#pragma once
+
+#include <string>
+
+#include "tuner/cli/compile_options.hpp"
+#include "tuner/cli/gemm_options.hpp"
+#include "tuner/cli/problem_options.hpp"
+#include "tuner/tuning/tuning_job.hpp"
+
+namespace swr::cli {
+
+// The sweep's sizes (the paper's nine) and, without --config, its kernel binary.
+inline constexpr int kGemmSweepSizes[] = {512, 1024, 2048, 3072, 4096, 6144, 8192, 12288, 16384};
+inline constexpr const char* kGemmSweepDefaultConfig = "m128n256k32w2x4s4-grid-swz0";
+
+int run_gemm_tuning_job(const ProblemOptions& problem, const CompileOptions& compile,
+                        const TuningOptions& tuning, const GemmOptions& gemm);
+
+}  // namespace swr::cli

@@ -1,0 +1,72 @@
+#include "tuner/gemm_launcher.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "generator/gemm_kernel_source.hpp"
+#include "generator/gemm_space.hpp"
+#include "generator/gemm_swizzle.hpp"
+
+namespace swr {
+
+GemmKernelModule::GemmKernelModule(const CudaDriver& driver, const std::vector<char>& cubin,
+                                   const GemmConfig& config, int dynamic_shared_bytes, int sm_count)
+    : driver_(driver),
+      config_(config),
+      dynamic_shared_bytes_(dynamic_shared_bytes),
+      sm_count_(sm_count) {
+  SWR_CU(driver_, cuModuleLoadData(&module_, cubin.data()));
+  try {
+    SWR_CU(driver_, cuModuleGetFunction(&function_, module_, kGemmEntryName));
+    SWR_CU(driver_, cuFuncSetAttribute(function_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                       dynamic_shared_bytes_));
+    SWR_CU(driver_, cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                        &blocks_per_sm_, function_, config_.threads(), dynamic_shared_bytes_));
+    SWR_CU(driver_, cuFuncGetAttribute(&registers_, CU_FUNC_ATTRIBUTE_NUM_REGS, function_));
+    if (blocks_per_sm_ < 1) {
+      throw DriverError("cuOccupancyMaxActiveBlocksPerMultiprocessor", CUDA_ERROR_INVALID_VALUE,
+                        "no CTA of " + config_.key() + " fits on one SM");
+    }
+  } catch (...) {
+    driver_.cuModuleUnload(module_);
+    throw;
+  }
+}
+
+GemmKernelModule::~GemmKernelModule() {
+  if (module_) driver_.cuModuleUnload(module_);
+}
+
+int GemmKernelModule::grid_size(const GemmProblem& problem) const {
+  const long long tiles = gemm_tile_grid(problem, config_).tiles();
+  if (config_.persistence == GemmPersistence::grid) return static_cast<int>(tiles);
+  return static_cast<int>(std::min<long long>(tiles, wave_size()));
+}
+
+void GemmKernelModule::launch(const GemmProblem& problem, const GemmBuffers& buffers,
+                              CUstream stream, const GemmConfig& config,
+                              int persistent_ctas) const {
+  if (with_swizzle(config, 0, SwizzleAxis::n) != with_swizzle(config_, 0, SwizzleAxis::n)) {
+    throw std::invalid_argument("GEMM launch: " + config.key() + " is another binary than the " +
+                                config_.key() + " loaded");
+  }
+  int grid = grid_size(problem);
+  if (persistent_ctas > 0 && config_.persistence != GemmPersistence::grid)
+    grid = std::min(grid, persistent_ctas);
+  // A band wider than the grid is the same order as one exactly as wide: clamp, so that the
+  // kernel's group * tiles product cannot overflow for a huge stride.
+  SwizzleLaunch swizzle = swizzle_launch(config);
+  const GemmTileGrid tiles = gemm_tile_grid(problem, config_);
+  swizzle.group = std::min(swizzle.group, std::max(tiles.tiles_m, tiles.tiles_n));
+  const void* a = reinterpret_cast<const void*>(buffers.a);
+  const void* b = reinterpret_cast<const void*>(buffers.b);
+  void* c = reinterpret_cast<void*>(buffers.c);
+  int m = problem.m, n = problem.n, k = problem.k;
+  int axis = swizzle.axis, group = swizzle.group;
+  // The argument list every rendered kernel takes (generator/gemm_kernel_source.hpp).
+  void* arguments[] = {&a, &b, &c, &m, &n, &k, &axis, &group};
+  SWR_CU(driver_, cuLaunchKernel(function_, grid, 1, 1, config_.threads(), 1, 1,
+                                 dynamic_shared_bytes_, stream, arguments, nullptr));
+}
+
+}  // namespace swr

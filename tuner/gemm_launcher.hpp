@@ -1,0 +1,54 @@
+// Runs one compiled GEMM variant: loads its cubin into the current context, sizes the grid for
+// its persistence mode, turns the swizzle stride into launch arguments, and launches on a stream.
+// This is also the C++ launch API of the GEMM family for a cubin the caller holds.
+#pragma once
+
+#include <vector>
+
+#include "swr/gemm_config.hpp"
+#include "swr/gemm_problem.hpp"
+#include "tuner/driver/cuda_driver.hpp"
+
+namespace swr {
+
+struct GemmBuffers {
+  CUdeviceptr a = 0;  // [m x k], 16-bit elements, row-major
+  CUdeviceptr b = 0;  // [k x n]
+  CUdeviceptr c = 0;  // [m x n]
+};
+
+class GemmKernelModule {
+ public:
+  // Loads the cubin into the current context (a DriverError if the device cannot run it).
+  GemmKernelModule(const CudaDriver& driver, const std::vector<char>& cubin,
+                   const GemmConfig& config, int dynamic_shared_bytes, int sm_count);
+  ~GemmKernelModule();
+  GemmKernelModule(const GemmKernelModule&) = delete;
+  GemmKernelModule& operator=(const GemmKernelModule&) = delete;
+
+  int blocks_per_sm() const { return blocks_per_sm_; }
+  int wave_size() const { return blocks_per_sm_ * sm_count_; }
+  int registers_per_thread() const { return registers_; }
+  // One CTA per output tile for `grid`, at most one wave for `static`.
+  int grid_size(const GemmProblem& problem) const;
+
+  // `config` may differ from the loaded one in its swizzle only (one binary serves every stride);
+  // `persistent_ctas` > 0 caps the persistent grid (tests use it to give each CTA several tiles).
+  void launch(const GemmProblem& problem, const GemmBuffers& buffers, CUstream stream,
+              const GemmConfig& config, int persistent_ctas = 0) const;
+  void launch(const GemmProblem& problem, const GemmBuffers& buffers, CUstream stream) const {
+    launch(problem, buffers, stream, config_);
+  }
+
+ private:
+  const CudaDriver& driver_;
+  GemmConfig config_;
+  CUmodule module_ = nullptr;
+  CUfunction function_ = nullptr;
+  int dynamic_shared_bytes_ = 0;
+  int sm_count_ = 0;
+  int blocks_per_sm_ = 0;
+  int registers_ = 0;
+};
+
+}  // namespace swr
