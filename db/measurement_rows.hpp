@@ -1,5 +1,6 @@
-// Reading a whole measurements row (with its config's key and JSON) out of a query, for the
-// queries of the runtime and of import; the column list and the reader go together.
+// Reading a whole measurements row (with its config's key and JSON) out of a query, for every
+// measurement query (results database, runtime, import); the column list and the reader go
+// together.
 #pragma once
 
 #include <SQLiteCpp/Statement.h>
