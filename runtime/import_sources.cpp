@@ -1,10 +1,57 @@
 #include "runtime/import_sources.hpp"
 
+#include <SQLiteCpp/Database.h>
+#include <unistd.h>
+
+#include "db/migration_runner.hpp"
 #include "db/results_database.hpp"
+#include "db/schema_migrations.hpp"
 #include "runtime/export_directory.hpp"
 #include "swr/usage_error.hpp"
 
 namespace swr {
+namespace {
+
+// The measurements of a results database. One from an older swr (a lower schema version) is read
+// from a migrated copy in the temporary directory: the source file itself is never written.
+std::vector<db::PortableMeasurement> database_measurements(const std::filesystem::path& path,
+                                                           std::size_t* skipped) {
+  int version = 0;
+  try {
+    SQLite::Database raw(path, SQLite::OPEN_READONLY);
+    version = db::read_schema_version(raw);
+  } catch (const SQLite::Exception&) {
+    // Not SQLite: ResultsDatabase below says so in its own words.
+  }
+  if (version == 0 || version >= db::latest_schema_version()) {
+    const db::ResultsDatabase database(path, db::OpenMode::read_only);
+    return database.portable_measurements(skipped);
+  }
+  const std::filesystem::path copy =
+      std::filesystem::temp_directory_path() / ("swr-import-" + std::to_string(::getpid()) + ".db");
+  std::filesystem::remove(copy);
+  try {
+    SQLite::Database source(path, SQLite::OPEN_READONLY);
+    source.backup(copy.string().c_str(), SQLite::Database::Save);  // includes what is in the WAL
+    std::vector<db::PortableMeasurement> measurements;
+    {
+      const db::ResultsDatabase migrated(copy);  // read_write: migrates the copy
+      measurements = migrated.portable_measurements(skipped);
+    }
+    for (const char* suffix : {"", "-wal", "-shm"}) {
+      std::filesystem::remove(copy.string() + suffix);
+    }
+    return measurements;
+  } catch (...) {
+    for (const char* suffix : {"", "-wal", "-shm"}) {
+      std::error_code ignored;
+      std::filesystem::remove(copy.string() + suffix, ignored);
+    }
+    throw;
+  }
+}
+
+}  // namespace
 
 std::vector<db::PortableMeasurement> export_measurements(const ExportManifest& manifest) {
   std::vector<db::PortableMeasurement> measurements;
@@ -37,8 +84,7 @@ ImportSource read_import_source(const std::filesystem::path& path,
     return source;
   }
   source.kind = "results database";
-  const db::ResultsDatabase database(path, db::OpenMode::read_only);
-  source.measurements = database.portable_measurements(&source.other_families);
+  source.measurements = database_measurements(path, &source.other_families);
   return source;
 }
 

@@ -1,6 +1,9 @@
 // Import: results of several machines merged into one database keep every measurement, and the
 // better measurement decides the best whichever order the files are merged in.
+#include <SQLiteCpp/Database.h>
 #include <gtest/gtest.h>
+
+#include <filesystem>
 
 #include "runtime/import_sources.hpp"
 #include "runtime/kernel_exporter.hpp"
@@ -58,6 +61,28 @@ TEST_F(DatabaseImportTest, KeepsTheBetterMeasurementAndLosesNone) {
   // failure is older); B's own shape arrives whole.
   EXPECT_EQ(best(machine_a_.path(), shape_), std::string(kFirst) + " 1.000000");
   EXPECT_EQ(best(machine_a_.path(), only_b_), std::string(kSecond) + " 0.700000");
+}
+
+// A database written by an swr with an older schema (here: version 1, before the GEMM tables) is
+// read from a migrated copy; the file itself stays as it was.
+TEST_F(DatabaseImportTest, ADatabaseOfAnOlderSchemaImportsWithoutBeingWritten) {
+  const std::filesystem::path old_file = directory_.path() / "old.db";
+  {
+    SQLite::Database source(machine_b_.path().string(), SQLite::OPEN_READONLY);
+    source.backup(old_file.string().c_str(), SQLite::Database::Save);
+    SQLite::Database old(old_file.string(), SQLite::OPEN_READWRITE);
+    old.exec("DROP TABLE gemm_problems");
+    old.exec("DELETE FROM schema_version WHERE version > 1");
+  }
+  const auto size_before = std::filesystem::file_size(old_file);
+  const auto time_before = std::filesystem::last_write_time(old_file);
+  const db::ImportCounts counts = import_into(machine_a_, old_file);
+  EXPECT_EQ(counts.added, 3u);
+  EXPECT_EQ(machine_a_.measurement_rows(), 6);
+  EXPECT_EQ(std::filesystem::file_size(old_file), size_before);
+  EXPECT_EQ(std::filesystem::last_write_time(old_file), time_before);
+  SQLite::Database check(old_file.string(), SQLite::OPEN_READONLY);
+  EXPECT_EQ(check.execAndGet("SELECT MAX(version) FROM schema_version").getInt(), 1);
 }
 
 TEST_F(DatabaseImportTest, TheOrderOfMergingDoesNotMatter) {
