@@ -217,7 +217,8 @@ void write_sweep(const GemmTuningPlan& plan, const GemmTuningSummary& summary,
   }
   const std::string variant =
       with_swizzle(plan.shapes.front().configs.front(), 0, SwizzleAxis::n).key();
-  const std::string command = "swr-tune --family gemm --gpu " + plan.gpu.name + " --sweep";
+  const std::string command =
+      "swr-tune --family gemm --gpu " + plan.gpu.name + " --sweep --config " + variant;
   const std::string markdown = gemm_sweep_markdown(
       rows, plan.gpu, variant, std::string(to_string(plan.shapes.front().problem.dtype)), command);
   std::filesystem::create_directories(out_dir);
