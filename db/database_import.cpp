@@ -151,47 +151,6 @@ bool already_present(StatementCache& statements, const MeasurementRecord& record
   return lease.statement().executeStep();
 }
 
-void insert_measurement(StatementCache& statements, const MeasurementRecord& record) {
-  StatementLease lease = statements.lease(
-      "INSERT INTO measurements (gpu_id, problem_id, config_id, status, error, median_ms, p95_ms,"
-      " min_ms, timed_runs, tflops, relative_error, l2_sectors_from_tex, l2_sector_misses,"
-      " l2_hit_rate, dram_read_bytes, dram_write_bytes, observed_intensity,"
-      " algorithmic_intensity, roofline_fraction, registers, spill_bytes, dynamic_shared_bytes,"
-      " blocks_per_sm, method, source_hash, toolkit_version, driver_version, measured_at)"
-      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
-      " ?)");
-  ParameterBinder(lease.statement())
-      .add(raw(record.gpu))
-      .add(raw(record.problem))
-      .add(raw(record.config))
-      .add(std::string(to_string(record.status)))
-      .add_text_or_null(record.error)
-      .add(record.median_ms)
-      .add(record.p95_ms)
-      .add(record.min_ms)
-      .add(record.timed_runs)
-      .add(record.tflops)
-      .add(record.relative_error)
-      .add(record.l2_sectors_from_tex)
-      .add(record.l2_sector_misses)
-      .add(record.l2_hit_rate)
-      .add(record.dram_read_bytes)
-      .add(record.dram_write_bytes)
-      .add(record.observed_intensity)
-      .add(record.algorithmic_intensity)
-      .add(record.roofline_fraction)
-      .add(record.registers)
-      .add(record.spill_bytes)
-      .add(record.dynamic_shared_bytes)
-      .add(record.blocks_per_sm)
-      .add(record.method.dump())
-      .add(record.source_hash)
-      .add(record.toolkit_version)
-      .add(record.driver_version)
-      .add(record.measured_at);
-  lease.statement().exec();
-}
-
 }  // namespace
 
 std::vector<PortableMeasurement> ResultsDatabase::portable_measurements(
@@ -269,7 +228,7 @@ ImportCounts ResultsDatabase::import_measurements(
       ++counts.already_present;
       continue;
     }
-    insert_measurement(*statements_, record);
+    insert_measurement_row(*statements_, record);
     ++counts.added;
   }
   transaction.commit();

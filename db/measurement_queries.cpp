@@ -41,45 +41,7 @@ std::int64_t ResultsDatabase::record_measurement(const MeasurementRecord& record
   require_writable("record_measurement");
   require_valid(record);
   SQLite::Transaction transaction(*database_, SQLite::TransactionBehavior::IMMEDIATE);
-  StatementLease insert_lease = statements_->lease(
-      "INSERT INTO measurements (gpu_id, problem_id, config_id, status, error, median_ms, p95_ms,"
-      " min_ms, timed_runs, tflops, relative_error, l2_sectors_from_tex, l2_sector_misses,"
-      " l2_hit_rate, dram_read_bytes, dram_write_bytes, observed_intensity,"
-      " algorithmic_intensity, roofline_fraction, registers, spill_bytes, dynamic_shared_bytes,"
-      " blocks_per_sm, method, source_hash, toolkit_version, driver_version, measured_at)"
-      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
-      " COALESCE(?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))");
-  SQLite::Statement& insert = insert_lease.statement();
-  ParameterBinder(insert)
-      .add(raw(record.gpu))
-      .add(raw(record.problem))
-      .add(raw(record.config))
-      .add(std::string(to_string(record.status)))
-      .add_text_or_null(record.error)
-      .add(record.median_ms)
-      .add(record.p95_ms)
-      .add(record.min_ms)
-      .add(record.timed_runs)
-      .add(record.tflops)
-      .add(record.relative_error)
-      .add(record.l2_sectors_from_tex)
-      .add(record.l2_sector_misses)
-      .add(record.l2_hit_rate)
-      .add(record.dram_read_bytes)
-      .add(record.dram_write_bytes)
-      .add(record.observed_intensity)
-      .add(record.algorithmic_intensity)
-      .add(record.roofline_fraction)
-      .add(record.registers)
-      .add(record.spill_bytes)
-      .add(record.dynamic_shared_bytes)
-      .add(record.blocks_per_sm)
-      .add(record.method.dump())
-      .add(record.source_hash)
-      .add(record.toolkit_version)
-      .add(record.driver_version)
-      .add_text_or_null(record.measured_at);
-  insert.exec();
+  insert_measurement_row(*statements_, record);
   const std::int64_t id = database_->getLastInsertRowid();
   transaction.commit();
   return id;

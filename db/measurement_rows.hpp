@@ -17,4 +17,10 @@ extern const char* const kMeasurementRowColumns;
 // for a status this build does not know.
 StoredMeasurement read_measurement_row(SQLite::Statement& query);
 
+class StatementCache;
+
+// Inserts one measurements row as it is (no checks: the caller's job). An empty measured_at takes
+// the database's clock.
+void insert_measurement_row(StatementCache& statements, const MeasurementRecord& record);
+
 }  // namespace swr::db

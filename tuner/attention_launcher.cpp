@@ -20,28 +20,9 @@ AttentionKernelModule::AttentionKernelModule(const CudaDriver& driver,
     : driver_(driver),
       config_(config),
       dynamic_shared_bytes_(dynamic_shared_bytes),
-      sm_count_(sm_count) {
-  SWR_CU(driver_, cuModuleLoadData(&module_, cubin.data()));
-  try {
-    SWR_CU(driver_, cuModuleGetFunction(&function_, module_, kAttentionEntryName));
-    SWR_CU(driver_, cuFuncSetAttribute(function_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                       dynamic_shared_bytes_));
-    SWR_CU(driver_, cuOccupancyMaxActiveBlocksPerMultiprocessor(
-                        &blocks_per_sm_, function_, config_.threads(), dynamic_shared_bytes_));
-    SWR_CU(driver_, cuFuncGetAttribute(&registers_, CU_FUNC_ATTRIBUTE_NUM_REGS, function_));
-    if (blocks_per_sm_ < 1) {
-      throw DriverError("cuOccupancyMaxActiveBlocksPerMultiprocessor", CUDA_ERROR_INVALID_VALUE,
-                        "no CTA of " + config_.key() + " fits on one SM");
-    }
-  } catch (...) {
-    driver_.cuModuleUnload(module_);
-    throw;
-  }
-}
-
-AttentionKernelModule::~AttentionKernelModule() {
-  if (module_) driver_.cuModuleUnload(module_);
-}
+      sm_count_(sm_count),
+      kernel_(driver, cubin, kAttentionEntryName, config.threads(), dynamic_shared_bytes,
+              config.key()) {}
 
 int AttentionKernelModule::grid_size(const AttentionProblem& problem) const {
   const long long tiles = attention_tile_count(problem, config_);
@@ -70,7 +51,7 @@ void AttentionKernelModule::launch(const AttentionProblem& problem, const Attent
   // The argument list every rendered kernel takes (generator/kernel_source.hpp).
   void* arguments[] = {
       &q, &k, &v, &o, &batch, &heads, &seq_q, &seq_kv, &scale_log2, &tile_counter, &wave};
-  SWR_CU(driver_, cuLaunchKernel(function_, grid, 1, 1, config_.threads(), 1, 1,
+  SWR_CU(driver_, cuLaunchKernel(kernel_.function(), grid, 1, 1, config_.threads(), 1, 1,
                                  dynamic_shared_bytes_, stream, arguments, nullptr));
 }
 

@@ -7,6 +7,7 @@
 #include "swr/attention_config.hpp"
 #include "swr/attention_problem.hpp"
 #include "tuner/driver/cuda_driver.hpp"
+#include "tuner/driver/loaded_cubin.hpp"
 
 namespace swr {
 
@@ -20,16 +21,15 @@ class AttentionKernelModule {
   // Loads the cubin into the current context (a DriverError if the device cannot run it).
   AttentionKernelModule(const CudaDriver& driver, const std::vector<char>& cubin,
                         const AttentionConfig& config, int dynamic_shared_bytes, int sm_count);
-  ~AttentionKernelModule();
   AttentionKernelModule(const AttentionKernelModule&) = delete;
   AttentionKernelModule& operator=(const AttentionKernelModule&) = delete;
 
-  int blocks_per_sm() const { return blocks_per_sm_; }
+  int blocks_per_sm() const { return kernel_.blocks_per_sm(); }
   // CTAs resident at once: the persistent grid, and the wave that grid-mode sawtooth flips on.
-  int wave_size() const { return blocks_per_sm_ * sm_count_; }
+  int wave_size() const { return kernel_.blocks_per_sm() * sm_count_; }
   // One CTA per Q tile for `grid`, at most one wave for the persistent modes.
   int grid_size(const AttentionProblem& problem) const;
-  int registers_per_thread() const { return registers_; }
+  int registers_per_thread() const { return kernel_.registers_per_thread(); }
 
   // Softmax scale 1/sqrt(D). `persistent_ctas` > 0 caps the persistent grid (tests use it to make
   // each CTA take several tiles).
@@ -39,12 +39,9 @@ class AttentionKernelModule {
  private:
   const CudaDriver& driver_;
   AttentionConfig config_;
-  CUmodule module_ = nullptr;
-  CUfunction function_ = nullptr;
   int dynamic_shared_bytes_ = 0;
   int sm_count_ = 0;
-  int blocks_per_sm_ = 0;
-  int registers_ = 0;
+  LoadedCubin kernel_;
 };
 
 // Q tiles of a problem for a tile height: what the grid and the persistent loop walk.

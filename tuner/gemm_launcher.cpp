@@ -14,27 +14,8 @@ GemmKernelModule::GemmKernelModule(const CudaDriver& driver, const std::vector<c
     : driver_(driver),
       config_(config),
       dynamic_shared_bytes_(dynamic_shared_bytes),
-      sm_count_(sm_count) {
-  SWR_CU(driver_, cuModuleLoadData(&module_, cubin.data()));
-  try {
-    SWR_CU(driver_, cuModuleGetFunction(&function_, module_, kGemmEntryName));
-    SWR_CU(driver_, cuFuncSetAttribute(function_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                       dynamic_shared_bytes_));
-    SWR_CU(driver_, cuOccupancyMaxActiveBlocksPerMultiprocessor(
-                        &blocks_per_sm_, function_, config_.threads(), dynamic_shared_bytes_));
-    SWR_CU(driver_, cuFuncGetAttribute(&registers_, CU_FUNC_ATTRIBUTE_NUM_REGS, function_));
-    if (blocks_per_sm_ < 1) {
-      throw DriverError("cuOccupancyMaxActiveBlocksPerMultiprocessor", CUDA_ERROR_INVALID_VALUE,
-                        "no CTA of " + config_.key() + " fits on one SM");
-    }
-  } catch (...) {
-    driver_.cuModuleUnload(module_);
-    throw;
-  }
-}
-
-GemmKernelModule::~GemmKernelModule() {
-  if (module_) driver_.cuModuleUnload(module_);
+      sm_count_(sm_count),
+      kernel_(driver, cubin, kGemmEntryName, config.threads(), dynamic_shared_bytes, config.key()) {
 }
 
 int GemmKernelModule::grid_size(const GemmProblem& problem) const {
@@ -65,7 +46,7 @@ void GemmKernelModule::launch(const GemmProblem& problem, const GemmBuffers& buf
   int axis = swizzle.axis, group = swizzle.group;
   // The argument list every rendered kernel takes (generator/gemm_kernel_source.hpp).
   void* arguments[] = {&a, &b, &c, &m, &n, &k, &axis, &group};
-  SWR_CU(driver_, cuLaunchKernel(function_, grid, 1, 1, config_.threads(), 1, 1,
+  SWR_CU(driver_, cuLaunchKernel(kernel_.function(), grid, 1, 1, config_.threads(), 1, 1,
                                  dynamic_shared_bytes_, stream, arguments, nullptr));
 }
 

@@ -8,6 +8,7 @@
 #include "swr/gemm_config.hpp"
 #include "swr/gemm_problem.hpp"
 #include "tuner/driver/cuda_driver.hpp"
+#include "tuner/driver/loaded_cubin.hpp"
 
 namespace swr {
 
@@ -22,13 +23,12 @@ class GemmKernelModule {
   // Loads the cubin into the current context (a DriverError if the device cannot run it).
   GemmKernelModule(const CudaDriver& driver, const std::vector<char>& cubin,
                    const GemmConfig& config, int dynamic_shared_bytes, int sm_count);
-  ~GemmKernelModule();
   GemmKernelModule(const GemmKernelModule&) = delete;
   GemmKernelModule& operator=(const GemmKernelModule&) = delete;
 
-  int blocks_per_sm() const { return blocks_per_sm_; }
-  int wave_size() const { return blocks_per_sm_ * sm_count_; }
-  int registers_per_thread() const { return registers_; }
+  int blocks_per_sm() const { return kernel_.blocks_per_sm(); }
+  int wave_size() const { return kernel_.blocks_per_sm() * sm_count_; }
+  int registers_per_thread() const { return kernel_.registers_per_thread(); }
   // One CTA per output tile for `grid`, at most one wave for `static`.
   int grid_size(const GemmProblem& problem) const;
 
@@ -43,12 +43,9 @@ class GemmKernelModule {
  private:
   const CudaDriver& driver_;
   GemmConfig config_;
-  CUmodule module_ = nullptr;
-  CUfunction function_ = nullptr;
   int dynamic_shared_bytes_ = 0;
   int sm_count_ = 0;
-  int blocks_per_sm_ = 0;
-  int registers_ = 0;
+  LoadedCubin kernel_;
 };
 
 }  // namespace swr

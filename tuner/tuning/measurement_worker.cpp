@@ -1,71 +1,13 @@
 #include "tuner/tuning/measurement_worker.hpp"
 
-#include <unistd.h>
-
-#include <cstdio>
-#include <cstdlib>
-#include <iostream>
-#include <memory>
-#include <string>
-
+#include "tuner/tuning/measurement_service.hpp"
 #include "tuner/tuning/variant_measurement.hpp"
-#include "tuner/tuning/worker_protocol.hpp"
 
 namespace swr {
-namespace {
-
-// The protocol has stdout to itself: whatever else prints to stdout (a library, a diagnostic)
-// goes to stderr, which the tuner keeps for error messages.
-class ProtocolOutput {
- public:
-  ProtocolOutput() {
-    const int protocol_fd = dup(STDOUT_FILENO);
-    dup2(STDERR_FILENO, STDOUT_FILENO);
-    stream_ = fdopen(protocol_fd, "w");
-  }
-  void send(const nlohmann::json& message) {
-    const std::string line = message.dump() + "\n";
-    std::fwrite(line.data(), 1, line.size(), stream_);
-    std::fflush(stream_);
-  }
-
- private:
-  FILE* stream_ = nullptr;
-};
-
-}  // namespace
 
 int run_measurement_worker() {
-  ProtocolOutput output;
-  std::unique_ptr<VariantMeasurementBench> bench;
-  try {
-    bench = std::make_unique<VariantMeasurementBench>();
-  } catch (const std::exception& error) {
-    output.send(startup_error_message(error.what()));
-    return 1;
-  }
-  output.send(ready_message(bench->device_name()));
-
-  for (std::string line; std::getline(std::cin, line);) {
-    if (line.empty()) continue;
-    VariantJob job;
-    try {
-      const nlohmann::json message = nlohmann::json::parse(line);
-      if (message_type(message) == "quit") break;
-      job = job_from_measure_request(message);
-    } catch (const std::exception& error) {
-      std::fprintf(stderr, "swr measurement worker: unreadable request: %s\n", error.what());
-      return 2;
-    }
-    const WorkerReply reply = bench->measure(job);
-    output.send(result_message(reply));
-    if (reply.context_lost) {
-      // The context is dead: tearing down modules, CUPTI and memory on it can only hang or fail.
-      std::fflush(stderr);
-      std::_Exit(3);
-    }
-  }
-  return 0;
+  return serve_measurements<VariantMeasurementBench, VariantJob>("swr measurement worker",
+                                                                 job_from_measure_request);
 }
 
 }  // namespace swr
