@@ -1,30 +1,23 @@
-// ResultsDatabase: moving measurements between databases by identity (swr-tune import). Every
-// measurement is a fact about one run, so an import adds the rows the target lacks and changes
-// none: the newest measurement of a triple stays current by the schema's triggers, whichever
-// file it came from, and nothing already there is lost.
+// ResultsDatabase: moving measurements between databases by identity (swr-tune import), of both
+// families. Every measurement is a fact about one run, so an import adds the rows the target
+// lacks and changes none: the newest measurement of a triple stays current by the schema's
+// triggers, whichever file it came from, and nothing already there is lost.
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
 #include <SQLiteCpp/Transaction.h>
 
 #include <map>
 #include <stdexcept>
+#include <variant>
 
 #include "db/measurement_rows.hpp"
+#include "db/problem_rows.hpp"
 #include "db/results_database.hpp"
 #include "db/sqlite_values.hpp"
 #include "db/statement_cache.hpp"
 
 namespace swr::db {
 namespace {
-
-constexpr const char* kAttentionFamily = "attention";
-
-nlohmann::json attention_problem_json(const AttentionProblem& problem) {
-  return {{"batch", problem.batch},       {"heads", problem.heads},
-          {"seq_q", problem.seq_q},       {"seq_kv", problem.seq_kv},
-          {"head_dim", problem.head_dim}, {"dtype", std::string(to_string(problem.dtype))},
-          {"causal", problem.causal}};
-}
 
 std::string gpu_identity(const GpuRecord& gpu) {
   return gpu.name + '\n' + gpu.arch + '\n' + std::to_string(gpu.sm_count) + '\n' +
@@ -35,7 +28,8 @@ std::string gpu_identity(const GpuRecord& gpu) {
 // upsert_* open transactions of their own, which SQLite cannot nest).
 class IdentityWriter {
  public:
-  explicit IdentityWriter(StatementCache& statements) : statements_(statements) {}
+  IdentityWriter(StatementCache& statements, SQLite::Database& database)
+      : statements_(statements), database_(database) {}
 
   GpuId gpu(const GpuRecord& gpu) {
     const std::string identity = gpu_identity(gpu);
@@ -71,67 +65,32 @@ class IdentityWriter {
     return id;
   }
 
-  ProblemId problem(const AttentionProblem& problem, SQLite::Database& database) {
-    const std::string key = problem.key();
-    if (auto known = problems_.find(key); known != problems_.end()) return known->second;
-    if (const std::optional<std::int64_t> id = find("problems", key)) {
-      return problems_.emplace(key, ProblemId{*id}).first->second;
-    }
-    {
-      StatementLease lease =
-          statements_.lease("INSERT INTO problems (family, key, json) VALUES (?, ?, ?)");
-      ParameterBinder(lease.statement())
-          .add(kAttentionFamily)
-          .add(key)
-          .add(attention_problem_json(problem).dump());
-      lease.statement().exec();
-    }
-    const std::int64_t id = database.getLastInsertRowid();
-    StatementLease lease = statements_.lease(
-        "INSERT INTO attention_problems (problem_id, batch, heads, seq_q, seq_kv, head_dim,"
-        " dtype, causal) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
-    ParameterBinder(lease.statement())
-        .add(id)
-        .add(problem.batch)
-        .add(problem.heads)
-        .add(problem.seq_q)
-        .add(problem.seq_kv)
-        .add(problem.head_dim)
-        .add(std::string(to_string(problem.dtype)))
-        .add(problem.causal);
-    lease.statement().exec();
-    return problems_.emplace(key, ProblemId{id}).first->second;
+  ProblemId problem(const std::variant<AttentionProblem, GemmProblem>& problem) {
+    return std::visit(
+        [this](const auto& shape) {
+          const std::string key = std::string(family_of(shape)) + '\n' + shape.key();
+          if (auto known = problems_.find(key); known != problems_.end()) return known->second;
+          return problems_.emplace(key, problem_rows(statements_, database_, shape)).first->second;
+        },
+        problem);
   }
 
-  ConfigId config(const AttentionConfig& config) {
-    const std::string key = config.key();
-    if (auto known = configs_.find(key); known != configs_.end()) return known->second;
-    {
-      StatementLease lease = statements_.lease(
-          "INSERT INTO configs (family, key, json) VALUES (?, ?, ?)"
-          " ON CONFLICT (family, key) DO NOTHING");
-      ParameterBinder(lease.statement())
-          .add(kAttentionFamily)
-          .add(key)
-          .add(config.to_json().dump());
-      lease.statement().exec();
-    }
-    return configs_.emplace(key, ConfigId{find("configs", key).value()}).first->second;
+  ConfigId config(const std::variant<AttentionConfig, GemmConfig>& config) {
+    return std::visit(
+        [this](const auto& variant) {
+          const std::string key = std::string(family_of(variant)) + '\n' + variant.key();
+          if (auto known = configs_.find(key); known != configs_.end()) return known->second;
+          return configs_.emplace(key, config_row(statements_, variant)).first->second;
+        },
+        config);
   }
 
  private:
-  std::optional<std::int64_t> find(const std::string& table, const std::string& key) {
-    StatementLease lease =
-        statements_.lease("SELECT id FROM " + table + " WHERE family = ? AND key = ?");
-    ParameterBinder(lease.statement()).add(kAttentionFamily).add(key);
-    if (!lease.statement().executeStep()) return std::nullopt;
-    return lease.statement().getColumn(0).getInt64();
-  }
-
   StatementCache& statements_;
+  SQLite::Database& database_;
   std::map<std::string, GpuId> gpus_;
-  std::map<std::string, ProblemId> problems_;
-  std::map<std::string, ConfigId> configs_;
+  std::map<std::string, ProblemId> problems_;  // by family and key
+  std::map<std::string, ConfigId> configs_;    // by family and key
 };
 
 // The same run is the same triple, time, build, outcome and median: importing a file twice, or
@@ -151,33 +110,63 @@ bool already_present(StatementCache& statements, const MeasurementRecord& record
   return lease.statement().executeStep();
 }
 
+DataType dtype_named(const std::string& dtype, const std::filesystem::path& path) {
+  const std::optional<DataType> type = parse_data_type(dtype);
+  if (!type) {
+    throw std::runtime_error("a problem in " + path.string() + " has an unknown dtype '" + dtype +
+                             "'");
+  }
+  return *type;
+}
+
+// The GPU, then the attention shape columns, then the GEMM ones, after the measurement row's:
+// one of the two shapes is NULL.
+constexpr const char* kPortableColumns =
+    ", g.name, g.arch, g.sm_count, g.l2_bytes, g.device_name, g.driver_version, g.cuda_version,"
+    " a.problem_id, a.batch, a.heads, a.seq_q, a.seq_kv, a.head_dim, a.dtype, a.causal,"
+    " gp.problem_id, gp.m, gp.n, gp.k, gp.dtype";
+constexpr int kPortableColumnCount = 7 + 8 + 5;
+
+// Measurements whose problem has a shape row of a family this build reads.
+constexpr const char* kPortableJoins =
+    " FROM measurements AS m JOIN configs AS c ON c.id = m.config_id"
+    " JOIN gpus AS g ON g.id = m.gpu_id"
+    " LEFT JOIN attention_problems AS a ON a.problem_id = m.problem_id"
+    " LEFT JOIN gemm_problems AS gp ON gp.problem_id = m.problem_id";
+
 }  // namespace
+
+const char* family_of(const PortableMeasurement& measurement) {
+  return std::visit([](const auto& shape) { return db::family_of(shape); }, measurement.problem);
+}
+
+std::string problem_key(const PortableMeasurement& measurement) {
+  return std::visit([](const auto& shape) { return shape.key(); }, measurement.problem);
+}
 
 std::vector<PortableMeasurement> ResultsDatabase::portable_measurements(
     std::size_t* other_families) const {
   if (other_families != nullptr) {
-    StatementLease lease = statements_->lease(
-        "SELECT COUNT(*) FROM measurements AS m JOIN problems AS p ON p.id = m.problem_id"
-        " WHERE p.family <> 'attention'");
+    StatementLease lease =
+        statements_->lease(std::string("SELECT COUNT(*)") + kPortableJoins +
+                           " WHERE a.problem_id IS NULL AND gp.problem_id IS NULL");
     lease.statement().executeStep();
     *other_families = static_cast<std::size_t>(lease.statement().getColumn(0).getInt64());
   }
   StatementLease lease = statements_->lease(
-      std::string("SELECT ") + kMeasurementRowColumns +
-      ", g.name, g.arch, g.sm_count, g.l2_bytes, g.device_name, g.driver_version,"
-      " g.cuda_version, a.batch, a.heads, a.seq_q, a.seq_kv, a.head_dim, a.dtype, a.causal"
-      " FROM measurements AS m JOIN configs AS c ON c.id = m.config_id"
-      " JOIN gpus AS g ON g.id = m.gpu_id"
-      " JOIN attention_problems AS a ON a.problem_id = m.problem_id ORDER BY m.id");
+      std::string("SELECT ") + kMeasurementRowColumns + kPortableColumns + kPortableJoins +
+      " WHERE a.problem_id IS NOT NULL OR gp.problem_id IS NOT NULL ORDER BY m.id");
   SQLite::Statement& query = lease.statement();
-  const int first = query.getColumnCount() - 14;  // the GPU and shape columns follow the row's
+  // Where the GPU, the attention shape and the GEMM shape columns start.
+  const int gpu_columns = query.getColumnCount() - kPortableColumnCount;
+  const int attention_columns = gpu_columns + 7;
+  const int gemm_columns = attention_columns + 8;
   std::vector<PortableMeasurement> measurements;
   while (query.executeStep()) {
     PortableMeasurement portable;
     StoredMeasurement stored = read_measurement_row(query);
     portable.record = std::move(stored.record);
-    portable.config = AttentionConfig::from_json(stored.config_json);
-    int column = first;
+    int column = gpu_columns;
     auto text = [&] { return query.getColumn(column++).getString(); };
     auto integer = [&] { return query.getColumn(column++).getInt64(); };
     portable.gpu.name = text();
@@ -187,20 +176,28 @@ std::vector<PortableMeasurement> ResultsDatabase::portable_measurements(
     portable.gpu.device_name = text();
     portable.gpu.driver_version = text();
     portable.gpu.cuda_version = text();
-    AttentionProblem& problem = portable.problem;
-    problem.batch = static_cast<int>(integer());
-    problem.heads = static_cast<int>(integer());
-    problem.seq_q = static_cast<int>(integer());
-    problem.seq_kv = static_cast<int>(integer());
-    problem.head_dim = static_cast<int>(integer());
-    const std::string dtype = text();
-    const std::optional<DataType> type = parse_data_type(dtype);
-    if (!type) {
-      throw std::runtime_error("a problem in " + path_.string() + " has an unknown dtype '" +
-                               dtype + "'");
+    if (!query.getColumn(attention_columns).isNull()) {
+      column = attention_columns + 1;  // past the problem id
+      AttentionProblem problem;
+      problem.batch = static_cast<int>(integer());
+      problem.heads = static_cast<int>(integer());
+      problem.seq_q = static_cast<int>(integer());
+      problem.seq_kv = static_cast<int>(integer());
+      problem.head_dim = static_cast<int>(integer());
+      problem.dtype = dtype_named(text(), path_);
+      problem.causal = integer() != 0;
+      portable.problem = problem;
+      portable.config = AttentionConfig::from_json(stored.config_json);
+    } else {
+      column = gemm_columns + 1;
+      GemmProblem problem;
+      problem.m = static_cast<int>(integer());
+      problem.n = static_cast<int>(integer());
+      problem.k = static_cast<int>(integer());
+      problem.dtype = dtype_named(text(), path_);
+      portable.problem = problem;
+      portable.config = GemmConfig::from_json(stored.config_json);
     }
-    problem.dtype = *type;
-    problem.causal = integer() != 0;
     measurements.push_back(std::move(portable));
   }
   return measurements;
@@ -210,19 +207,25 @@ ImportCounts ResultsDatabase::import_measurements(
     const std::vector<PortableMeasurement>& measurements) {
   require_writable("import_measurements");
   for (const PortableMeasurement& measurement : measurements) {
-    measurement.problem.validate();
+    std::visit([](const auto& shape) { shape.validate(); }, measurement.problem);
+    if (measurement.problem.index() != measurement.config.index()) {
+      throw std::invalid_argument(
+          "an imported measurement pairs a problem and a config of "
+          "different families (" +
+          problem_key(measurement) + ")");
+    }
     if (measurement.record.measured_at.empty()) {
       throw std::invalid_argument("an imported measurement needs its measured_at time");
     }
   }
   // All or nothing: a failure part way leaves the file as it was.
   SQLite::Transaction transaction(*database_, SQLite::TransactionBehavior::IMMEDIATE);
-  IdentityWriter identities(*statements_);
+  IdentityWriter identities(*statements_, *database_);
   ImportCounts counts;
   for (const PortableMeasurement& measurement : measurements) {
     MeasurementRecord record = measurement.record;
     record.gpu = identities.gpu(measurement.gpu);
-    record.problem = identities.problem(measurement.problem, *database_);
+    record.problem = identities.problem(measurement.problem);
     record.config = identities.config(measurement.config);
     if (already_present(*statements_, record)) {
       ++counts.already_present;

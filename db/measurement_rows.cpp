@@ -4,6 +4,7 @@
 
 #include "db/sqlite_values.hpp"
 #include "db/statement_cache.hpp"
+#include "db/variant_row_head.hpp"
 
 namespace swr::db {
 
@@ -18,13 +19,8 @@ const char* const kMeasurementRowColumns =
 StoredMeasurement read_measurement_row(SQLite::Statement& query) {
   ColumnReader columns(query);
   StoredMeasurement stored;
-  stored.id = columns.int64();
-  stored.config_key = columns.text();
-  stored.config_json = nlohmann::json::parse(columns.text());
+  read_variant_row_head(columns, stored);
   MeasurementRecord& record = stored.record;
-  record.gpu = GpuId{columns.int64()};
-  record.problem = ProblemId{columns.int64()};
-  record.config = ConfigId{columns.int64()};
   const std::string status = columns.text();
   const std::optional<MeasurementStatus> parsed = parse_measurement_status(status);
   if (!parsed) throw std::runtime_error("unknown measurement status '" + status + "'");

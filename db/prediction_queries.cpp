@@ -8,6 +8,7 @@
 #include "db/results_database.hpp"
 #include "db/sqlite_values.hpp"
 #include "db/statement_cache.hpp"
+#include "db/variant_row_head.hpp"
 
 namespace swr::db {
 namespace {
@@ -23,13 +24,8 @@ void require_valid(const PredictionRecord& record) {
 StoredPrediction read_prediction(SQLite::Statement& query) {
   ColumnReader columns(query);
   StoredPrediction stored;
-  stored.id = columns.int64();
-  stored.config_key = columns.text();
-  stored.config_json = nlohmann::json::parse(columns.text());
+  read_variant_row_head(columns, stored);
   PredictionRecord& record = stored.record;
-  record.gpu = GpuId{columns.int64()};
-  record.problem = ProblemId{columns.int64()};
-  record.config = ConfigId{columns.int64()};
   record.model_name = columns.text();
   record.model_version = columns.text();
   record.requested_sectors = columns.optional_real();

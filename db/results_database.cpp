@@ -14,15 +14,13 @@
 #include "db/database_errors.hpp"
 #include "db/database_file.hpp"
 #include "db/database_location.hpp"
+#include "db/problem_rows.hpp"
 #include "db/schema_migrations.hpp"
 #include "db/sqlite_values.hpp"
 #include "db/statement_cache.hpp"
 
 namespace swr::db {
 namespace {
-
-constexpr const char* kAttentionFamily = "attention";
-constexpr const char* kGemmFamily = "gemm";
 
 // Switching a new file to WAL needs an exclusive lock, and SQLite answers SQLITE_BUSY at once,
 // without the busy handler, when another process is creating the same file: retry for as long
@@ -70,13 +68,6 @@ std::unique_ptr<SQLite::Database> open_for_reading(const std::filesystem::path& 
   return database;
 }
 
-nlohmann::json attention_problem_json(const AttentionProblem& problem) {
-  return {{"batch", problem.batch},       {"heads", problem.heads},
-          {"seq_q", problem.seq_q},       {"seq_kv", problem.seq_kv},
-          {"head_dim", problem.head_dim}, {"dtype", std::string(to_string(problem.dtype))},
-          {"causal", problem.causal}};
-}
-
 constexpr const char* kGpuColumns =
     "id, name, arch, sm_count, l2_bytes, device_name, driver_version, cuda_version";
 
@@ -92,15 +83,6 @@ StoredGpu read_gpu(SQLite::Statement& query) {
   stored.gpu.driver_version = columns.text();
   stored.gpu.cuda_version = columns.text();
   return stored;
-}
-
-std::optional<std::int64_t> find_id(StatementCache& statements, const char* sql,
-                                    const std::string& family, const std::string& key) {
-  StatementLease lease = statements.lease(sql);
-  SQLite::Statement& query = lease.statement();
-  ParameterBinder(query).add(family).add(key);
-  if (!query.executeStep()) return std::nullopt;
-  return query.getColumn(0).getInt64();
 }
 
 }  // namespace
@@ -163,46 +145,17 @@ ProblemId ResultsDatabase::upsert_problem(const AttentionProblem& problem) {
   require_writable("upsert_problem");
   problem.validate();
   SQLite::Transaction transaction(*database_, SQLite::TransactionBehavior::IMMEDIATE);
-  if (const std::optional<ProblemId> existing = find_problem(problem)) return *existing;
-  StatementLease insert_lease =
-      statements_->lease("INSERT INTO problems (family, key, json) VALUES (?, ?, ?)");
-  SQLite::Statement& insert = insert_lease.statement();
-  ParameterBinder(insert)
-      .add(kAttentionFamily)
-      .add(problem.key())
-      .add(attention_problem_json(problem).dump());
-  insert.exec();
-  const std::int64_t id = database_->getLastInsertRowid();
-  StatementLease detail_lease = statements_->lease(
-      "INSERT INTO attention_problems (problem_id, batch, heads, seq_q, seq_kv,"
-      " head_dim, dtype, causal) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
-  SQLite::Statement& detail = detail_lease.statement();
-  ParameterBinder(detail)
-      .add(id)
-      .add(problem.batch)
-      .add(problem.heads)
-      .add(problem.seq_q)
-      .add(problem.seq_kv)
-      .add(problem.head_dim)
-      .add(std::string(to_string(problem.dtype)))
-      .add(problem.causal);
-  detail.exec();
+  const ProblemId id = problem_rows(*statements_, *database_, problem);
   transaction.commit();
-  return ProblemId{id};
+  return id;
 }
 
 ConfigId ResultsDatabase::upsert_config(const AttentionConfig& config) {
   require_writable("upsert_config");
   SQLite::Transaction transaction(*database_, SQLite::TransactionBehavior::IMMEDIATE);
-  StatementLease insert_lease = statements_->lease(
-      "INSERT INTO configs (family, key, json) VALUES (?, ?, ?)"
-      " ON CONFLICT (family, key) DO NOTHING");
-  SQLite::Statement& insert = insert_lease.statement();
-  ParameterBinder(insert).add(kAttentionFamily).add(config.key()).add(config.to_json().dump());
-  insert.exec();
-  const std::optional<ConfigId> id = find_config(config);
+  const ConfigId id = config_row(*statements_, config);
   transaction.commit();
-  return id.value();
+  return id;
 }
 
 std::optional<GpuId> ResultsDatabase::find_gpu(const GpuRecord& gpu) const {
@@ -231,74 +184,36 @@ std::vector<StoredGpu> ResultsDatabase::gpus_named(std::string_view name) const 
 }
 
 std::optional<ProblemId> ResultsDatabase::find_problem(const AttentionProblem& problem) const {
-  const auto id = find_id(*statements_, "SELECT id FROM problems WHERE family = ? AND key = ?",
-                          kAttentionFamily, problem.key());
-  if (!id) return std::nullopt;
-  return ProblemId{*id};
+  return find_problem_row(*statements_, kAttentionFamily, problem.key());
 }
 
 std::optional<ConfigId> ResultsDatabase::find_config(const AttentionConfig& config) const {
-  const auto id = find_id(*statements_, "SELECT id FROM configs WHERE family = ? AND key = ?",
-                          kAttentionFamily, config.key());
-  if (!id) return std::nullopt;
-  return ConfigId{*id};
+  return find_config_row(*statements_, kAttentionFamily, config.key());
 }
 
 ProblemId ResultsDatabase::upsert_problem(const GemmProblem& problem) {
   require_writable("upsert_problem");
   problem.validate();
   SQLite::Transaction transaction(*database_, SQLite::TransactionBehavior::IMMEDIATE);
-  if (const std::optional<ProblemId> existing = find_problem(problem)) return *existing;
-  const nlohmann::json json = {{"m", problem.m},
-                               {"n", problem.n},
-                               {"k", problem.k},
-                               {"dtype", std::string(to_string(problem.dtype))}};
-  StatementLease insert_lease =
-      statements_->lease("INSERT INTO problems (family, key, json) VALUES (?, ?, ?)");
-  ParameterBinder(insert_lease.statement()).add(kGemmFamily).add(problem.key()).add(json.dump());
-  insert_lease.statement().exec();
-  const std::int64_t id = database_->getLastInsertRowid();
-  StatementLease detail_lease = statements_->lease(
-      "INSERT INTO gemm_problems (problem_id, m, n, k, dtype) VALUES (?, ?, ?, ?, ?)");
-  ParameterBinder(detail_lease.statement())
-      .add(id)
-      .add(problem.m)
-      .add(problem.n)
-      .add(problem.k)
-      .add(std::string(to_string(problem.dtype)));
-  detail_lease.statement().exec();
+  const ProblemId id = problem_rows(*statements_, *database_, problem);
   transaction.commit();
-  return ProblemId{id};
+  return id;
 }
 
 ConfigId ResultsDatabase::upsert_config(const GemmConfig& config) {
   require_writable("upsert_config");
   SQLite::Transaction transaction(*database_, SQLite::TransactionBehavior::IMMEDIATE);
-  StatementLease insert_lease = statements_->lease(
-      "INSERT INTO configs (family, key, json) VALUES (?, ?, ?)"
-      " ON CONFLICT (family, key) DO NOTHING");
-  ParameterBinder(insert_lease.statement())
-      .add(kGemmFamily)
-      .add(config.key())
-      .add(config.to_json().dump());
-  insert_lease.statement().exec();
-  const std::optional<ConfigId> id = find_config(config);
+  const ConfigId id = config_row(*statements_, config);
   transaction.commit();
-  return id.value();
+  return id;
 }
 
 std::optional<ProblemId> ResultsDatabase::find_problem(const GemmProblem& problem) const {
-  const auto id = find_id(*statements_, "SELECT id FROM problems WHERE family = ? AND key = ?",
-                          kGemmFamily, problem.key());
-  if (!id) return std::nullopt;
-  return ProblemId{*id};
+  return find_problem_row(*statements_, kGemmFamily, problem.key());
 }
 
 std::optional<ConfigId> ResultsDatabase::find_config(const GemmConfig& config) const {
-  const auto id = find_id(*statements_, "SELECT id FROM configs WHERE family = ? AND key = ?",
-                          kGemmFamily, config.key());
-  if (!id) return std::nullopt;
-  return ConfigId{*id};
+  return find_config_row(*statements_, kGemmFamily, config.key());
 }
 
 StoredGpu ResultsDatabase::gpu(GpuId id) const {

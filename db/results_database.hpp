@@ -103,25 +103,29 @@ class ResultsDatabase {
   std::vector<ProblemSummary> problem_summaries(std::optional<GpuId> gpu = std::nullopt) const;
 
   // The runtime's questions (db/tuned_shape_queries.cpp). Attention shapes with a valid current
-  // measurement on `gpu`, all of them or those sharing head dim, dtype and causal with `like`.
+  // measurement on `gpu`, all of them or those sharing head dim, dtype and causal with `like`;
+  // GEMM shapes likewise, all of them or those of one dtype.
   std::vector<std::string> gpu_names() const;  // distinct, sorted
   std::vector<TunedShape> tuned_attention_shapes(GpuId gpu) const;
   std::vector<TunedShape> tuned_attention_shapes_like(GpuId gpu,
                                                       const AttentionProblem& like) const;
+  std::vector<TunedGemmShape> tuned_gemm_shapes(GpuId gpu) const;
+  std::vector<TunedGemmShape> tuned_gemm_shapes_like(GpuId gpu, DataType dtype) const;
   // Like best_for, but when a config was measured more than once with the build (source hash)
   // of its newest measurement, as after importing results of several machines, its fastest valid
   // measurement of that build counts: repeated runs of one binary differ only by interference,
   // which only slows a run. A config whose newest measurement failed still never counts.
   std::optional<StoredMeasurement> best_of_current_builds(GpuId gpu, ProblemId problem) const;
 
-  // Import (db/database_import.cpp). Every attention measurement, oldest first, with its GPU,
-  // problem and config by identity; `other_families` receives how many of another family were
-  // left out.
+  // Import (db/database_import.cpp). Every measurement of both families, oldest first, with its
+  // GPU, problem and config by identity; `other_families` receives how many were left out because
+  // their problem has no shape row of a family this build reads.
   std::vector<PortableMeasurement> portable_measurements(
       std::size_t* other_families = nullptr) const;
   // Adds, in one transaction, each measurement the file does not hold yet (same triple,
   // measured_at, source hash, status and median), creating GPUs, problems and configs as needed;
-  // changes no row that is there. Throws UsageError for an invalid problem.
+  // changes no row that is there. Throws UsageError for an invalid problem, and
+  // std::invalid_argument for a problem and a config of different families.
   ImportCounts import_measurements(const std::vector<PortableMeasurement>& measurements);
 
   std::int64_t record_prediction(const PredictionRecord& record);

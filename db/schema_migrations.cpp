@@ -233,6 +233,18 @@ CREATE TABLE gemm_problems (
 ))sql",
           // Nearest-shape lookups fix the dtype, then compare sizes.
           "CREATE INDEX gemm_problems_by_shape ON gemm_problems (dtype, m, n, k)",
+          // Version 1 already took problems of family 'gemm' (their shape only in problems.json):
+          // give them their shape row, so that lookups and import find them. A row without a
+          // readable shape stays without one (import counts it as left out).
+          R"sql(
+INSERT INTO gemm_problems (problem_id, m, n, k, dtype)
+SELECT id, json_extract(json, '$.m'), json_extract(json, '$.n'), json_extract(json, '$.k'),
+       json_extract(json, '$.dtype')
+FROM (SELECT id, json FROM problems WHERE family = 'gemm' AND json_valid(json))
+WHERE json_type(json, '$.m') = 'integer' AND json_extract(json, '$.m') > 0
+  AND json_type(json, '$.n') = 'integer' AND json_extract(json, '$.n') > 0
+  AND json_type(json, '$.k') = 'integer' AND json_extract(json, '$.k') > 0
+  AND json_type(json, '$.dtype') = 'text')sql",
       },
   };
 }

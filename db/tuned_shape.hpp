@@ -1,15 +1,20 @@
-// An attention shape that has at least one valid measurement on a GPU: what the runtime's
-// nearest-shape lookup and `swr-tune export` walk.
+// A shape that has at least one valid measurement on a GPU: what the runtime's nearest-shape
+// lookup and `swr-tune export` walk, per family.
 #pragma once
 
 #include "db/database_ids.hpp"
 #include "swr/attention_problem.hpp"
+#include "swr/gemm_problem.hpp"
 
 namespace swr::db {
 
-struct TunedShape {
+template <class Problem>
+struct TunedShapeOf {
   ProblemId id{};
-  AttentionProblem problem;
+  Problem problem;
 };
+
+using TunedShape = TunedShapeOf<AttentionProblem>;
+using TunedGemmShape = TunedShapeOf<GemmProblem>;
 
 }  // namespace swr::db

@@ -1,5 +1,5 @@
-// ResultsDatabase: the questions the runtime asks (tuned shapes of a GPU, the best measurement of
-// a shape when several machines measured the same variant).
+// ResultsDatabase: the questions the runtime asks (tuned attention and GEMM shapes of a GPU, the
+// best measurement of a shape when several machines measured the same variant).
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
 
@@ -12,6 +12,15 @@
 
 namespace swr::db {
 namespace {
+
+DataType read_dtype(const std::string& dtype, ProblemId id, const std::filesystem::path& path) {
+  const std::optional<DataType> type = parse_data_type(dtype);
+  if (!type) {
+    throw std::runtime_error("problem " + std::to_string(raw(id)) + " in " + path.string() +
+                             " has an unknown dtype '" + dtype + "'");
+  }
+  return *type;
+}
 
 // An attention_problems row, as selected by kShapeColumns.
 constexpr const char* kShapeColumns =
@@ -27,21 +36,31 @@ TunedShape read_shape(SQLite::Statement& query, const std::filesystem::path& pat
   problem.seq_q = columns.integer();
   problem.seq_kv = columns.integer();
   problem.head_dim = columns.integer();
-  const std::string dtype = columns.text();
-  const std::optional<DataType> type = parse_data_type(dtype);
-  if (!type) {
-    throw std::runtime_error("problem " + std::to_string(raw(shape.id)) + " in " + path.string() +
-                             " has an unknown dtype '" + dtype + "'");
-  }
-  problem.dtype = *type;
+  problem.dtype = read_dtype(columns.text(), shape.id, path);
   problem.causal = columns.boolean();
   return shape;
 }
 
+// A gemm_problems row, as selected by kGemmShapeColumns.
+constexpr const char* kGemmShapeColumns = "g.problem_id, g.m, g.n, g.k, g.dtype";
+
+TunedGemmShape read_gemm_shape(SQLite::Statement& query, const std::filesystem::path& path) {
+  ColumnReader columns(query);
+  TunedGemmShape shape;
+  shape.id = ProblemId{columns.int64()};
+  shape.problem.m = columns.integer();
+  shape.problem.n = columns.integer();
+  shape.problem.k = columns.integer();
+  shape.problem.dtype = read_dtype(columns.text(), shape.id, path);
+  return shape;
+}
+
 // Only shapes with a valid current variant count: a shape where everything failed has no answer.
-constexpr const char* kHasValidVariant =
-    " EXISTS (SELECT 1 FROM current_measurements AS cur"
-    " WHERE cur.gpu_id = ?1 AND cur.problem_id = a.problem_id AND cur.valid = 1)";
+// `alias` names the family's shape table in the query.
+std::string has_valid_variant(const char* alias) {
+  return std::string(" EXISTS (SELECT 1 FROM current_measurements AS cur WHERE cur.gpu_id = ?1") +
+         " AND cur.problem_id = " + alias + ".problem_id AND cur.valid = 1)";
+}
 
 std::string key_of_config(StatementCache& statements, std::int64_t config) {
   StatementLease lease = statements.lease("SELECT key FROM configs WHERE id = ?");
@@ -63,7 +82,7 @@ std::vector<std::string> ResultsDatabase::gpu_names() const {
 std::vector<TunedShape> ResultsDatabase::tuned_attention_shapes(GpuId gpu) const {
   StatementLease lease = statements_->lease(std::string("SELECT ") + kShapeColumns +
                                             " FROM attention_problems AS a WHERE" +
-                                            kHasValidVariant + " ORDER BY a.problem_id");
+                                            has_valid_variant("a") + " ORDER BY a.problem_id");
   SQLite::Statement& query = lease.statement();
   query.bind(1, raw(gpu));
   std::vector<TunedShape> shapes;
@@ -78,7 +97,7 @@ std::vector<TunedShape> ResultsDatabase::tuned_attention_shapes_like(
       std::string("SELECT ") + kShapeColumns +
       " FROM attention_problems AS a WHERE a.head_dim = ?2 AND a.dtype = ?3 AND a.causal = ?4"
       " AND" +
-      kHasValidVariant + " ORDER BY a.problem_id");
+      has_valid_variant("a") + " ORDER BY a.problem_id");
   SQLite::Statement& query = lease.statement();
   query.bind(1, raw(gpu));
   query.bind(2, like.head_dim);
@@ -86,6 +105,31 @@ std::vector<TunedShape> ResultsDatabase::tuned_attention_shapes_like(
   query.bind(4, like.causal ? 1 : 0);
   std::vector<TunedShape> shapes;
   while (query.executeStep()) shapes.push_back(read_shape(query, path_));
+  return shapes;
+}
+
+std::vector<TunedGemmShape> ResultsDatabase::tuned_gemm_shapes(GpuId gpu) const {
+  StatementLease lease = statements_->lease(std::string("SELECT ") + kGemmShapeColumns +
+                                            " FROM gemm_problems AS g WHERE" +
+                                            has_valid_variant("g") + " ORDER BY g.problem_id");
+  SQLite::Statement& query = lease.statement();
+  query.bind(1, raw(gpu));
+  std::vector<TunedGemmShape> shapes;
+  while (query.executeStep()) shapes.push_back(read_gemm_shape(query, path_));
+  return shapes;
+}
+
+std::vector<TunedGemmShape> ResultsDatabase::tuned_gemm_shapes_like(GpuId gpu,
+                                                                    DataType dtype) const {
+  // gemm_problems_by_shape leads with the dtype: one index range.
+  StatementLease lease = statements_->lease(std::string("SELECT ") + kGemmShapeColumns +
+                                            " FROM gemm_problems AS g WHERE g.dtype = ?2 AND" +
+                                            has_valid_variant("g") + " ORDER BY g.problem_id");
+  SQLite::Statement& query = lease.statement();
+  query.bind(1, raw(gpu));
+  query.bind(2, std::string(to_string(dtype)));
+  std::vector<TunedGemmShape> shapes;
+  while (query.executeStep()) shapes.push_back(read_gemm_shape(query, path_));
   return shapes;
 }
 

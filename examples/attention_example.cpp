@@ -7,8 +7,6 @@
 //
 // Exit code 0 when the answer matches (or, without a GPU, once the lookup is printed), 1 when it
 // does not or something fails, 2 for bad arguments.
-#include <dlfcn.h>
-
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -19,12 +17,21 @@
 #include <string>
 #include <vector>
 
+#include "lookup_report.hpp"
+#include "sixteen_bit_elements.hpp"
 #include "swr/attention.hpp"
 #include "swr/device_buffer.hpp"
 #include "swr/tuned_catalog.hpp"
 #include "swr/usage_error.hpp"
 
 namespace {
+
+using swr_example::from_bfloat16;
+using swr_example::from_half;
+using swr_example::nvrtc_loaded;
+using swr_example::print_choice;
+using swr_example::to_bfloat16;
+using swr_example::to_half;
 
 struct Arguments {
   std::string catalog;
@@ -84,51 +91,6 @@ Arguments parse(int argc, char** argv) {
   return arguments;
 }
 
-// IEEE half and bfloat16, round to nearest even: the kernels' 2-byte elements.
-std::uint16_t to_half(float value) {
-  std::uint32_t bits;
-  std::memcpy(&bits, &value, 4);
-  const std::uint32_t sign = (bits >> 16) & 0x8000u;
-  const int exponent = static_cast<int>((bits >> 23) & 0xff) - 127 + 15;
-  std::uint32_t mantissa = bits & 0x7fffffu;
-  if (exponent <= 0) {  // subnormal (inputs here are never large enough to overflow)
-    if (exponent < -10) return static_cast<std::uint16_t>(sign);
-    mantissa |= 0x800000u;
-    const int shift = 14 - exponent;
-    std::uint32_t half = mantissa >> shift;
-    const std::uint32_t rest = mantissa & ((1u << shift) - 1);
-    if (rest > (1u << (shift - 1)) || (rest == (1u << (shift - 1)) && (half & 1))) ++half;
-    return static_cast<std::uint16_t>(sign | half);
-  }
-  std::uint32_t half = (static_cast<std::uint32_t>(exponent) << 10) | (mantissa >> 13);
-  const std::uint32_t rest = mantissa & 0x1fffu;
-  if (rest > 0x1000u || (rest == 0x1000u && (half & 1))) ++half;
-  return static_cast<std::uint16_t>(sign | half);
-}
-
-float from_half(std::uint16_t half) {
-  const int exponent = (half >> 10) & 0x1f;
-  const int mantissa = half & 0x3ff;
-  float value = exponent == 0 ? std::ldexp(static_cast<float>(mantissa), -24)
-                              : std::ldexp(static_cast<float>(mantissa | 0x400), exponent - 25);
-  if (exponent == 31) value = mantissa ? NAN : INFINITY;
-  return (half & 0x8000) ? -value : value;
-}
-
-std::uint16_t to_bfloat16(float value) {
-  std::uint32_t bits;
-  std::memcpy(&bits, &value, 4);
-  bits += 0x7fffu + ((bits >> 16) & 1u);
-  return static_cast<std::uint16_t>(bits >> 16);
-}
-
-float from_bfloat16(std::uint16_t bits16) {
-  const std::uint32_t bits = static_cast<std::uint32_t>(bits16) << 16;
-  float value;
-  std::memcpy(&value, &bits, 4);
-  return value;
-}
-
 // One output row of attention in double precision.
 void reference_row(const swr::AttentionProblem& p, const std::vector<float>& q,
                    const std::vector<float>& k, const std::vector<float>& v, std::int64_t head,
@@ -152,26 +114,6 @@ void reference_row(const swr::AttentionProblem& p, const std::vector<float>& q,
     const float* v_row = &v[(head * p.seq_kv + j) * d];
     for (int c = 0; c < d; ++c) out[c] += scores[j] / total * v_row[c];
   }
-}
-
-bool nvrtc_loaded() {
-  void* handle = dlopen("libnvrtc.so.13", RTLD_NOW | RTLD_NOLOAD);
-  if (handle != nullptr) dlclose(handle);
-  return handle != nullptr;
-}
-
-void print_choice(const swr::TunedChoice& choice) {
-  if (!choice) {
-    std::printf("lookup: none (%s)\n", choice.why_none.c_str());
-    return;
-  }
-  const swr::TunedKernel& kernel = *choice.kernel;
-  std::printf("lookup: %s, variant %s tuned for %s on %s (%s), %.4f ms measured",
-              std::string(swr::to_string(choice.match)).c_str(), kernel.config_key.c_str(),
-              kernel.problem.key().c_str(), kernel.gpu.c_str(), kernel.arch.c_str(),
-              kernel.measured.median_ms);
-  if (choice.match == swr::MatchKind::nearest) std::printf(", distance %.2f", choice.distance);
-  std::printf("\n");
 }
 
 int run(const Arguments& arguments) {

@@ -1,56 +1,29 @@
 #include "swr/attention_config.hpp"
 
-#include <charconv>
-#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "generator/config_parsing.hpp"
 #include "swr/usage_error.hpp"
 
 namespace swr {
 namespace {
 
+using config_parsing::key_fields_text;
+using config_parsing::parse_key_fields;
+using config_parsing::take_int;
+using config_parsing::take_prefix;
+
 constexpr std::string_view kHeadGroupsKeyPrefix = "groups";
 constexpr std::string_view kFaultKeySuffix = "fault";
 
-std::vector<std::string_view> split(std::string_view text, char separator) {
-  std::vector<std::string_view> parts;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t end = text.find(separator, start);
-    parts.push_back(text.substr(start, end == std::string_view::npos ? end : end - start));
-    if (end == std::string_view::npos) return parts;
-    start = end + 1;
-  }
-}
-
-// Reads a positive decimal int from the front of `text` and advances past it.
-std::optional<int> take_positive_int(std::string_view& text) {
-  int value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end == text.data() || value < 1) return std::nullopt;
-  text.remove_prefix(static_cast<std::size_t>(end - text.data()));
-  return value;
-}
-
-bool take_prefix(std::string_view& text, std::string_view prefix) {
-  if (text.substr(0, prefix.size()) != prefix) return false;
-  text.remove_prefix(prefix.size());
-  return true;
-}
-
 // "m128n64w8s2" -> block_m, block_n, warps, stages.
 bool parse_tile_token(std::string_view token, AttentionConfig& config) {
-  const std::pair<std::string_view, int*> fields[] = {
-      {"m", &config.block_m}, {"n", &config.block_n}, {"w", &config.warps}, {"s", &config.stages}};
-  for (const auto& [prefix, target] : fields) {
-    if (!take_prefix(token, prefix)) return false;
-    const std::optional<int> value = take_positive_int(token);
-    if (!value) return false;
-    *target = *value;
-  }
-  return token.empty();
+  return parse_key_fields(token, {{"m", &config.block_m},
+                                  {"n", &config.block_n},
+                                  {"w", &config.warps},
+                                  {"s", &config.stages}});
 }
 
 std::string swizzle_key_token(const AttentionConfig& config) {
@@ -62,7 +35,7 @@ std::string swizzle_key_token(const AttentionConfig& config) {
 
 bool parse_swizzle_token(std::string_view token, AttentionConfig& config) {
   if (take_prefix(token, kHeadGroupsKeyPrefix)) {
-    const std::optional<int> group = take_positive_int(token);
+    const std::optional<int> group = take_int(token, 1);
     if (!group || !token.empty()) return false;
     config.swizzle = TileSwizzle::head_groups;
     config.head_group = *group;
@@ -72,38 +45,6 @@ bool parse_swizzle_token(std::string_view token, AttentionConfig& config) {
   if (!swizzle || *swizzle == TileSwizzle::head_groups) return false;
   config.swizzle = *swizzle;
   return true;
-}
-
-// JSON field readers: every failure is a one-line UsageError naming the field.
-const nlohmann::json& require_field(const nlohmann::json& json, const char* name) {
-  const auto it = json.find(name);
-  if (it == json.end()) {
-    throw UsageError(std::string("config JSON: field \"") + name + "\" is missing");
-  }
-  return *it;
-}
-
-int read_positive_int(const nlohmann::json& json, const char* name) {
-  const nlohmann::json& value = require_field(json, name);
-  if (!value.is_number_integer() || value.get<long long>() < 1 ||
-      value.get<long long>() > std::numeric_limits<int>::max()) {
-    throw UsageError(std::string("config JSON: field \"") + name +
-                     "\" must be a positive integer (got " + value.dump() + ")");
-  }
-  return value.get<int>();
-}
-
-template <class Enum>
-Enum read_enum(const nlohmann::json& json, const char* name,
-               std::optional<Enum> (*parse)(std::string_view), const char* allowed) {
-  const nlohmann::json& value = require_field(json, name);
-  std::optional<Enum> parsed;
-  if (value.is_string()) parsed = parse(value.get<std::string>());
-  if (!parsed) {
-    throw UsageError(std::string("config JSON: field \"") + name + "\" must be one of " + allowed +
-                     " (got " + value.dump() + ")");
-  }
-  return *parsed;
 }
 
 }  // namespace
@@ -164,15 +105,7 @@ std::optional<TileSwizzle> parse_tile_swizzle(std::string_view text) {
 }
 
 std::string AttentionConfig::key() const {
-  // Appended piece by piece: GCC 12 warns falsely (-Wrestrict) on "literal" + std::string.
-  std::string key = "m";
-  key += std::to_string(block_m);
-  key += 'n';
-  key += std::to_string(block_n);
-  key += 'w';
-  key += std::to_string(warps);
-  key += 's';
-  key += std::to_string(stages);
+  std::string key = key_fields_text({{"m", block_m}, {"n", block_n}, {"w", warps}, {"s", stages}});
   key += '-';
   key += to_string(order);
   key += '-';
@@ -187,7 +120,7 @@ std::string AttentionConfig::key() const {
 }
 
 std::optional<AttentionConfig> AttentionConfig::from_key(std::string_view key) {
-  const std::vector<std::string_view> parts = split(key, '-');
+  const std::vector<std::string_view> parts = config_parsing::split(key, '-');
   if (parts.size() != 4 && parts.size() != 5) return std::nullopt;
   AttentionConfig config;
   if (!parse_tile_token(parts[0], config)) return std::nullopt;
@@ -224,19 +157,20 @@ AttentionConfig AttentionConfig::from_json(const nlohmann::json& json) {
   if (!json.is_object()) {
     throw UsageError("config JSON must be an object (got " + json.dump() + ")");
   }
+  const config_parsing::ConfigJsonFields fields(json, "config JSON");
   AttentionConfig config;
-  config.block_m = read_positive_int(json, "block_m");
-  config.block_n = read_positive_int(json, "block_n");
-  config.warps = read_positive_int(json, "warps");
-  config.stages = read_positive_int(json, "stages");
-  config.order = read_enum<KvOrder>(json, "order", parse_kv_order, "cyclic, sawtooth");
+  config.block_m = fields.positive_int("block_m");
+  config.block_n = fields.positive_int("block_n");
+  config.warps = fields.positive_int("warps");
+  config.stages = fields.positive_int("stages");
+  config.order = fields.one_of<KvOrder>("order", parse_kv_order, "cyclic, sawtooth");
   config.persistence =
-      read_enum<Persistence>(json, "persistence", parse_persistence, "grid, static, dynamic");
-  config.swizzle = read_enum<TileSwizzle>(json, "swizzle", parse_tile_swizzle,
-                                          "head_major, heads_interleaved, head_groups");
+      fields.one_of<Persistence>("persistence", parse_persistence, "grid, static, dynamic");
+  config.swizzle = fields.one_of<TileSwizzle>("swizzle", parse_tile_swizzle,
+                                              "head_major, heads_interleaved, head_groups");
   // head_group only means something for head_groups; the other swizzles always carry 1.
   if (config.swizzle == TileSwizzle::head_groups) {
-    config.head_group = read_positive_int(json, "head_group");
+    config.head_group = fields.positive_int("head_group");
   }
   if (const auto it = json.find("planted_fault"); it != json.end()) {
     if (!it->is_boolean()) {

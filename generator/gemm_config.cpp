@@ -1,57 +1,31 @@
 #include "swr/gemm_config.hpp"
 
-#include <charconv>
-#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "generator/config_parsing.hpp"
 #include "swr/usage_error.hpp"
 
 namespace swr {
 namespace {
 
+using config_parsing::key_fields_text;
+using config_parsing::parse_key_fields;
+using config_parsing::take_int;
+using config_parsing::take_prefix;
+
 constexpr std::string_view kSwizzlePrefix = "swz";
-
-std::vector<std::string_view> split(std::string_view text, char separator) {
-  std::vector<std::string_view> parts;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t end = text.find(separator, start);
-    parts.push_back(text.substr(start, end == std::string_view::npos ? end : end - start));
-    if (end == std::string_view::npos) return parts;
-    start = end + 1;
-  }
-}
-
-// Reads a decimal int >= minimum from the front of `text` and advances past it.
-std::optional<int> take_int(std::string_view& text, int minimum) {
-  int value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end == text.data() || value < minimum) return std::nullopt;
-  text.remove_prefix(static_cast<std::size_t>(end - text.data()));
-  return value;
-}
-
-bool take_prefix(std::string_view& text, std::string_view prefix) {
-  if (text.substr(0, prefix.size()) != prefix) return false;
-  text.remove_prefix(prefix.size());
-  return true;
-}
 
 // "m128n256k32w2x4s4"
 bool parse_tile_token(std::string_view token, GemmConfig& config) {
-  const std::pair<std::string_view, int*> fields[] = {
-      {"m", &config.block_m}, {"n", &config.block_n}, {"k", &config.block_k},
-      {"w", &config.warps_m}, {"x", &config.warps_n}, {"s", &config.stages}};
-  for (const auto& [prefix, target] : fields) {
-    if (!take_prefix(token, prefix)) return false;
-    const std::optional<int> value = take_int(token, 1);
-    if (!value) return false;
-    *target = *value;
-  }
-  return token.empty();
+  return parse_key_fields(token, {{"m", &config.block_m},
+                                  {"n", &config.block_n},
+                                  {"k", &config.block_k},
+                                  {"w", &config.warps_m},
+                                  {"x", &config.warps_n},
+                                  {"s", &config.stages}});
 }
 
 // "swz0", "swzn1792", "swzm512"
@@ -79,38 +53,6 @@ bool parse_swizzle_token(std::string_view token, GemmConfig& config) {
   return true;
 }
 
-const nlohmann::json& require_field(const nlohmann::json& json, const char* name) {
-  const auto it = json.find(name);
-  if (it == json.end()) {
-    throw UsageError(std::string("GEMM config JSON: field \"") + name + "\" is missing");
-  }
-  return *it;
-}
-
-int read_int(const nlohmann::json& json, const char* name, int minimum) {
-  const nlohmann::json& value = require_field(json, name);
-  if (!value.is_number_integer() || value.get<long long>() < minimum ||
-      value.get<long long>() > std::numeric_limits<int>::max()) {
-    throw UsageError(std::string("GEMM config JSON: field \"") + name +
-                     "\" must be an integer of at least " + std::to_string(minimum) + " (got " +
-                     value.dump() + ")");
-  }
-  return value.get<int>();
-}
-
-template <class Enum>
-Enum read_enum(const nlohmann::json& json, const char* name,
-               std::optional<Enum> (*parse)(std::string_view), const char* allowed) {
-  const nlohmann::json& value = require_field(json, name);
-  std::optional<Enum> parsed;
-  if (value.is_string()) parsed = parse(value.get<std::string>());
-  if (!parsed) {
-    throw UsageError(std::string("GEMM config JSON: field \"") + name + "\" must be one of " +
-                     allowed + " (got " + value.dump() + ")");
-  }
-  return *parsed;
-}
-
 }  // namespace
 
 std::string_view to_string(GemmPersistence persistence) {
@@ -134,14 +76,12 @@ std::optional<SwizzleAxis> parse_swizzle_axis(std::string_view text) {
 }
 
 std::string GemmConfig::key() const {
-  // Appended piece by piece: GCC 12 warns falsely (-Wrestrict) on "literal" + std::string.
-  const std::pair<const char*, int> fields[] = {{"m", block_m}, {"n", block_n}, {"k", block_k},
-                                                {"w", warps_m}, {"x", warps_n}, {"s", stages}};
-  std::string key;
-  for (const auto& [prefix, value] : fields) {
-    key += prefix;
-    key += std::to_string(value);
-  }
+  std::string key = key_fields_text({{"m", block_m},
+                                     {"n", block_n},
+                                     {"k", block_k},
+                                     {"w", warps_m},
+                                     {"x", warps_n},
+                                     {"s", stages}});
   key += '-';
   key += to_string(persistence);
   key += '-';
@@ -150,7 +90,7 @@ std::string GemmConfig::key() const {
 }
 
 std::optional<GemmConfig> GemmConfig::from_key(std::string_view key) {
-  const std::vector<std::string_view> parts = split(key, '-');
+  const std::vector<std::string_view> parts = config_parsing::split(key, '-');
   if (parts.size() != 3) return std::nullopt;
   GemmConfig config;
   if (!parse_tile_token(parts[0], config)) return std::nullopt;
@@ -177,17 +117,18 @@ nlohmann::json GemmConfig::to_json() const {
 
 GemmConfig GemmConfig::from_json(const nlohmann::json& json) {
   if (!json.is_object()) throw UsageError("GEMM config JSON must be an object");
+  const config_parsing::ConfigJsonFields fields(json, "GEMM config JSON");
   GemmConfig config;
-  config.block_m = read_int(json, "block_m", 1);
-  config.block_n = read_int(json, "block_n", 1);
-  config.block_k = read_int(json, "block_k", 1);
-  config.warps_m = read_int(json, "warps_m", 1);
-  config.warps_n = read_int(json, "warps_n", 1);
-  config.stages = read_int(json, "stages", 1);
+  config.block_m = fields.int_at_least("block_m", 1);
+  config.block_n = fields.int_at_least("block_n", 1);
+  config.block_k = fields.int_at_least("block_k", 1);
+  config.warps_m = fields.int_at_least("warps_m", 1);
+  config.warps_n = fields.int_at_least("warps_n", 1);
+  config.stages = fields.int_at_least("stages", 1);
   config.persistence =
-      read_enum(json, "persistence", &parse_gemm_persistence, "\"grid\", \"static\"");
-  config.swizzle_stride = read_int(json, "swizzle_stride", 0);
-  config.swizzle_axis = read_enum(json, "swizzle_axis", &parse_swizzle_axis, "\"m\", \"n\"");
+      fields.one_of("persistence", &parse_gemm_persistence, "\"grid\", \"static\"");
+  config.swizzle_stride = fields.int_at_least("swizzle_stride", 0);
+  config.swizzle_axis = fields.one_of("swizzle_axis", &parse_swizzle_axis, "\"m\", \"n\"");
   // Stride 0 is plain row-major whatever the axis: keep one spelling of it.
   if (config.swizzle_stride == 0) config.swizzle_axis = SwizzleAxis::n;
   return config;

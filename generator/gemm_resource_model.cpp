@@ -1,23 +1,12 @@
 #include "generator/gemm_resource_model.hpp"
 
-#include <algorithm>
 #include <string>
-#include <utility>
-#include <vector>
 
 namespace swr {
 namespace {
 
-constexpr int kWarpSize = 32;
-constexpr int kMaxThreadsPerBlock = 1024;
-constexpr int kMaxRegistersPerThread = 255;
-constexpr int kRegisterAllocationUnit = 8;  // per thread, allocated per warp
-constexpr int kBookkeepingRegisters = 24;   // addresses, loop counters, slots, tile coordinates
-constexpr int kChunkElements = 8;           // one cp.async of 16 bytes
-
-int round_up(int value, int multiple) {
-  return (value + multiple - 1) / multiple * multiple;
-}
+constexpr int kBookkeepingRegisters = 24;  // addresses, loop counters, slots, tile coordinates
+constexpr int kChunkElements = 8;          // one cp.async of 16 bytes
 
 // OperandCopy's rule: every thread copies whole passes of rows, and each pass covers a multiple of
 // the rows after which the shared-memory swizzle repeats (8, or 16 for 32-element rows).
@@ -88,42 +77,9 @@ ResourceUse gemm_resource_use(const GemmConfig& config, const GpuProfile& gpu,
                               int compiled_registers) {
   const bool estimated = compiled_registers < 0;
   const int registers = estimated ? estimate_gemm_registers(config) : compiled_registers;
-  ResourceUse use;
-  use.threads_per_block = config.threads();
-  use.dynamic_shared_bytes = gemm_dynamic_shared_bytes(config);
-  use.estimated_registers = registers;
-
-  use.does_not_fit = gemm_shape_problem(config);
-  if (use.does_not_fit.empty() && use.dynamic_shared_bytes > gpu.shared_memory_per_block_optin) {
-    use.does_not_fit = "needs " + std::to_string(use.dynamic_shared_bytes) +
-                       " B of shared memory per CTA, " + gpu.name + " allows " +
-                       std::to_string(gpu.shared_memory_per_block_optin);
-  }
-  if (use.does_not_fit.empty() && registers > kMaxRegistersPerThread) {
-    use.does_not_fit = std::string("needs ") + (estimated ? "an estimated " : "") +
-                       std::to_string(registers) + " registers per thread, at most " +
-                       std::to_string(kMaxRegistersPerThread);
-  }
-  if (!use.does_not_fit.empty()) return use;
-
-  const int shared_per_block = use.dynamic_shared_bytes + gpu.reserved_shared_memory_per_block;
-  const int registers_per_warp =
-      round_up(std::max(registers, 1), kRegisterAllocationUnit) * kWarpSize;
-  const std::vector<std::pair<int, const char*>> limits = {
-      {gpu.shared_memory_per_sm / shared_per_block, "shared memory"},
-      {gpu.registers_per_sm / registers_per_warp / config.warps(), "registers"},
-      {gpu.max_threads_per_sm / use.threads_per_block, "threads"},
-      {gpu.max_blocks_per_sm, "blocks per SM"},
-  };
-  const auto tightest = std::min_element(
-      limits.begin(), limits.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  use.blocks_per_sm = tightest->first;
-  use.limited_by = tightest->second;
-  if (use.blocks_per_sm < 1) {
-    use.does_not_fit =
-        std::string("not one CTA fits on an SM of ") + gpu.name + " (" + tightest->second + ")";
-  }
-  return use;
+  return cta_resource_use({config.warps(), gemm_dynamic_shared_bytes(config), registers, estimated,
+                           gemm_shape_problem(config)},
+                          gpu);
 }
 
 }  // namespace swr

@@ -1,10 +1,11 @@
-// What one CTA of a GEMM variant needs (shared memory, threads, registers), how many fit on an SM,
-// and the shape rules of the mma.sync template (templates/gemm/), checked before compiling.
+// What one CTA of a GEMM variant needs (shared memory, threads, registers), how many fit on an SM
+// (cta_occupancy.hpp, shared with the attention family), and the shape rules of the mma.sync
+// template (templates/gemm/), checked before compiling.
 #pragma once
 
 #include <string>
 
-#include "generator/resource_model.hpp"
+#include "generator/cta_occupancy.hpp"
 #include "swr/gemm_config.hpp"
 #include "swr/gpu_profile.hpp"
 
@@ -21,8 +22,8 @@ int estimate_gemm_registers(const GemmConfig& config);
 // of templates/gemm/*.cuh, said in words.
 std::string gemm_shape_problem(const GemmConfig& config);
 
-// Shape rules, then threads, shared memory, registers and occupancy on `gpu` (ResourceUse of the
-// attention model: the same fields). The compiled register count replaces the estimate when given.
+// Shape rules, then threads, shared memory, registers and occupancy on `gpu`. The compiled
+// register count replaces the estimate when given.
 ResourceUse gemm_resource_use(const GemmConfig& config, const GpuProfile& gpu,
                               int compiled_registers = -1);
 

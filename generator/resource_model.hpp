@@ -1,22 +1,14 @@
-// What one CTA of a variant needs (shared memory, threads, registers) and how many fit on an SM.
+// What one CTA of an attention variant needs (shared memory, threads, registers), how many fit on
+// an SM (cta_occupancy.hpp, shared with the GEMM family), and the shape rules of the mma.sync tile
+// layer, checked before compiling.
 #pragma once
 
-#include <string>
-
+#include "generator/cta_occupancy.hpp"
 #include "swr/attention_config.hpp"
 #include "swr/attention_problem.hpp"
 #include "swr/gpu_profile.hpp"
 
 namespace swr {
-
-struct ResourceUse {
-  int threads_per_block = 0;
-  int dynamic_shared_bytes = 0;  // Q tile + stages x (K tile + V tile)
-  int estimated_registers = 0;   // per thread, before compiling (accumulators + fragments)
-  int blocks_per_sm = 0;         // occupancy limit from shared memory, threads, registers
-  std::string limited_by;        // "shared memory", "registers", "threads", ...
-  std::string does_not_fit;      // empty when runnable, else a one-line reason
-};
 
 ResourceUse attention_resource_use(const AttentionProblem& problem, const AttentionConfig& config,
                                    const GpuProfile& gpu);

@@ -1,6 +1,7 @@
 // Where a TunedCatalog's answers come from: a results database or an export directory. The
 // catalog asks for the exact shape first, then for the shapes that could stand in for it, and
-// picks the nearest itself (swr/shape_distance.hpp), so both sources answer alike.
+// picks the nearest itself (swr/shape_distance.hpp), so both sources answer alike. Each family
+// (attention, GEMM) has its own three questions.
 #pragma once
 
 #include <cstdint>
@@ -14,14 +15,18 @@
 
 namespace swr {
 
-// A tuned shape that shares head dim, dtype and causal mode with the one asked for.
-struct CandidateShape {
-  AttentionProblem problem;
+// A tuned shape that shares what is compiled into a kernel with the one asked for.
+template <class Problem>
+struct Candidate {
+  Problem problem;
   GpuScale scale;  // of the GPU it was tuned on
   // What the source needs to fetch its best kernel (row ids, an index): opaque to the catalog.
   std::int64_t gpu_handle = 0;
   std::int64_t shape_handle = 0;
 };
+
+using CandidateShape = Candidate<AttentionProblem>;
+using GemmCandidateShape = Candidate<GemmProblem>;
 
 // Implementations guard their own state: the catalog calls them from any thread.
 class CatalogSource {
@@ -41,8 +46,17 @@ class CatalogSource {
                                                  const AttentionProblem& like) const = 0;
   virtual std::shared_ptr<const TunedKernel> best(const CandidateShape& candidate) const = 0;
 
+  // The same for the GEMM family; candidates share the dtype of `like`.
+  virtual std::shared_ptr<const TunedGemmKernel> exact(const std::string& gpu,
+                                                       const GemmProblem& problem) const = 0;
+  virtual std::vector<GemmCandidateShape> candidates(const std::string& gpu,
+                                                     const GemmProblem& like) const = 0;
+  virtual std::shared_ptr<const TunedGemmKernel> best(
+      const GemmCandidateShape& candidate) const = 0;
+
   // The cubin an export holds for a kernel this source handed out; null for a database.
-  virtual std::shared_ptr<const std::vector<char>> exported_cubin(const TunedKernel& kernel) const {
+  virtual std::shared_ptr<const std::vector<char>> exported_cubin(
+      const TunedKernelBase& kernel) const {
     (void)kernel;
     return nullptr;
   }

@@ -12,6 +12,8 @@
 
 #include "swr/attention_config.hpp"
 #include "swr/attention_problem.hpp"
+#include "swr/gemm_config.hpp"
+#include "swr/gemm_problem.hpp"
 
 namespace swr {
 
@@ -29,6 +31,10 @@ class CubinBuilder {
   // `problem` gives the compiled part (head dim, dtype, causal). Throws std::runtime_error with
   // the NVRTC log when the variant does not compile. Thread-safe.
   virtual BuiltCubin build(const AttentionProblem& problem, const AttentionConfig& config,
+                           const std::string& arch) const = 0;
+  // A GEMM variant: `problem` gives the compiled part (dtype); configs that differ only in their
+  // swizzle build the same cubin.
+  virtual BuiltCubin build(const GemmProblem& problem, const GemmConfig& config,
                            const std::string& arch) const = 0;
 };
 

@@ -27,12 +27,44 @@ class DatabaseCatalogSource : public CatalogSource {
 
   std::shared_ptr<const TunedKernel> exact(const std::string& gpu,
                                            const AttentionProblem& problem) const override {
+    return exact_of<TunedKernel>(gpu, problem);
+  }
+
+  std::vector<CandidateShape> candidates(const std::string& gpu,
+                                         const AttentionProblem& like) const override {
+    return candidates_of<AttentionProblem>(
+        gpu, [&](db::GpuId id) { return database_.tuned_attention_shapes_like(id, like); });
+  }
+
+  std::shared_ptr<const TunedKernel> best(const CandidateShape& candidate) const override {
+    return best_of<TunedKernel>(candidate);
+  }
+
+  std::shared_ptr<const TunedGemmKernel> exact(const std::string& gpu,
+                                               const GemmProblem& problem) const override {
+    return exact_of<TunedGemmKernel>(gpu, problem);
+  }
+
+  std::vector<GemmCandidateShape> candidates(const std::string& gpu,
+                                             const GemmProblem& like) const override {
+    return candidates_of<GemmProblem>(
+        gpu, [&](db::GpuId id) { return database_.tuned_gemm_shapes_like(id, like.dtype); });
+  }
+
+  std::shared_ptr<const TunedGemmKernel> best(const GemmCandidateShape& candidate) const override {
+    return best_of<TunedGemmKernel>(candidate);
+  }
+
+ private:
+  // The fastest of the GPU rows of that name that tuned exactly `problem`.
+  template <class Kernel, class Problem>
+  std::shared_ptr<const Kernel> exact_of(const std::string& gpu, const Problem& problem) const {
     std::lock_guard lock(mutex_);
     const std::optional<db::ProblemId> problem_id = database_.find_problem(problem);
     if (!problem_id) return nullptr;
-    std::shared_ptr<const TunedKernel> fastest;
+    std::shared_ptr<const Kernel> fastest;
     for (const db::StoredGpu& stored : gpus_named(gpu)) {
-      std::shared_ptr<const TunedKernel> kernel = best_locked(stored, problem, *problem_id);
+      std::shared_ptr<const Kernel> kernel = best_locked<Kernel>(stored, problem, *problem_id);
       if (kernel && (!fastest || kernel->measured.median_ms < fastest->measured.median_ms)) {
         fastest = std::move(kernel);
       }
@@ -40,31 +72,33 @@ class DatabaseCatalogSource : public CatalogSource {
     return fastest;
   }
 
-  std::vector<CandidateShape> candidates(const std::string& gpu,
-                                         const AttentionProblem& like) const override {
+  template <class Problem, class TunedShapes>
+  std::vector<Candidate<Problem>> candidates_of(const std::string& gpu,
+                                                const TunedShapes& tuned_shapes) const {
     std::lock_guard lock(mutex_);
-    std::vector<CandidateShape> candidates;
+    std::vector<Candidate<Problem>> candidates;
     for (const db::StoredGpu& stored : gpus_named(gpu)) {
       const GpuScale scale = gpu_scale(stored.gpu.name, stored.gpu.sm_count, stored.gpu.l2_bytes);
-      for (const db::TunedShape& shape : database_.tuned_attention_shapes_like(stored.id, like)) {
+      for (const db::TunedShapeOf<Problem>& shape : tuned_shapes(stored.id)) {
         candidates.push_back({shape.problem, scale, raw(stored.id), raw(shape.id)});
       }
     }
     return candidates;
   }
 
-  std::shared_ptr<const TunedKernel> best(const CandidateShape& candidate) const override {
+  template <class Kernel, class Problem>
+  std::shared_ptr<const Kernel> best_of(const Candidate<Problem>& candidate) const {
     std::lock_guard lock(mutex_);
     for (const auto& [name, gpus] : gpus_by_name_) {
       for (const db::StoredGpu& stored : gpus) {
         if (raw(stored.id) != candidate.gpu_handle) continue;
-        return best_locked(stored, candidate.problem, db::ProblemId{candidate.shape_handle});
+        return best_locked<Kernel>(stored, candidate.problem,
+                                   db::ProblemId{candidate.shape_handle});
       }
     }
     return nullptr;
   }
 
- private:
   // The GPU rows of a name, read once: they only grow while tuning, and a catalog that should
   // see new ones is reopened (or told to forget its answers, which does not need new GPUs).
   const std::vector<db::StoredGpu>& gpus_named(const std::string& name) const {
@@ -75,13 +109,13 @@ class DatabaseCatalogSource : public CatalogSource {
     return known->second;
   }
 
-  std::shared_ptr<const TunedKernel> best_locked(const db::StoredGpu& gpu,
-                                                 const AttentionProblem& problem,
-                                                 db::ProblemId problem_id) const {
+  template <class Kernel, class Problem>
+  std::shared_ptr<const Kernel> best_locked(const db::StoredGpu& gpu, const Problem& problem,
+                                            db::ProblemId problem_id) const {
     const std::optional<db::StoredMeasurement> best =
         database_.best_of_current_builds(gpu.id, problem_id);
     if (!best) return nullptr;
-    return std::make_shared<const TunedKernel>(tuned_kernel_from_database(gpu.gpu, problem, *best));
+    return std::make_shared<const Kernel>(tuned_kernel_from_database(gpu.gpu, problem, *best));
   }
 
   mutable std::mutex mutex_;  // one connection: one question at a time

@@ -10,38 +10,28 @@
 namespace swr {
 namespace {
 
-class ExportCatalogSource : public CatalogSource {
+// What the compiled part of a shape is: a candidate must share it with the shape asked for.
+bool shares_compiled_part(const AttentionProblem& a, const AttentionProblem& b) {
+  return a.head_dim == b.head_dim && a.dtype == b.dtype && a.causal == b.causal;
+}
+
+bool shares_compiled_part(const GemmProblem& a, const GemmProblem& b) {
+  return a.dtype == b.dtype;
+}
+
+// The kernels of one family, as the catalog asks for them.
+template <class Kernel>
+class ExportedFamily {
  public:
-  explicit ExportCatalogSource(const std::filesystem::path& directory)
-      : export_(load_export(directory)) {
-    for (const ExportedKernel& exported : export_.manifest.kernels) {
-      Entry entry;
-      entry.kernel = std::make_shared<const TunedKernel>(tuned_kernel_from_export(exported));
-      entry.scale = gpu_scale(exported.gpu.name, exported.gpu.sm_count, exported.gpu.l2_bytes);
-      entry.cubin = export_.cubins.at(exported.cubin_file);
-      cubins_[entry.kernel.get()] = entry.cubin;
-      entries_.push_back(std::move(entry));
-    }
+  using Problem = decltype(Kernel::problem);
+
+  void add(std::shared_ptr<const Kernel> kernel, GpuScale scale) {
+    entries_.push_back({std::move(kernel), scale});
   }
 
-  std::string description() const override { return "export " + export_.directory.string(); }
-  bool is_export() const override { return true; }
-
-  std::vector<std::string> gpu_names() const override {
-    std::vector<std::string> names;
-    for (const Entry& entry : entries_) {
-      if (std::find(names.begin(), names.end(), entry.kernel->gpu) == names.end()) {
-        names.push_back(entry.kernel->gpu);
-      }
-    }
-    std::sort(names.begin(), names.end());
-    return names;
-  }
-
-  std::shared_ptr<const TunedKernel> exact(const std::string& gpu,
-                                           const AttentionProblem& problem) const override {
+  std::shared_ptr<const Kernel> exact(const std::string& gpu, const Problem& problem) const {
     const std::string key = problem.key();
-    std::shared_ptr<const TunedKernel> fastest;
+    std::shared_ptr<const Kernel> fastest;
     for (const Entry& entry : entries_) {
       if (entry.kernel->gpu != gpu || entry.kernel->problem.key() != key) continue;
       if (!fastest || entry.kernel->measured.median_ms < fastest->measured.median_ms) {
@@ -51,42 +41,105 @@ class ExportCatalogSource : public CatalogSource {
     return fastest;
   }
 
-  std::vector<CandidateShape> candidates(const std::string& gpu,
-                                         const AttentionProblem& like) const override {
-    std::vector<CandidateShape> candidates;
+  std::vector<Candidate<Problem>> candidates(const std::string& gpu, const Problem& like) const {
+    std::vector<Candidate<Problem>> candidates;
     for (std::size_t index = 0; index < entries_.size(); ++index) {
-      const TunedKernel& kernel = *entries_[index].kernel;
-      if (kernel.gpu != gpu || kernel.problem.head_dim != like.head_dim ||
-          kernel.problem.dtype != like.dtype || kernel.problem.causal != like.causal) {
-        continue;
-      }
+      const Kernel& kernel = *entries_[index].kernel;
+      if (kernel.gpu != gpu || !shares_compiled_part(kernel.problem, like)) continue;
       candidates.push_back(
           {kernel.problem, entries_[index].scale, 0, static_cast<std::int64_t>(index)});
     }
     return candidates;
   }
 
-  std::shared_ptr<const TunedKernel> best(const CandidateShape& candidate) const override {
+  std::shared_ptr<const Kernel> best(const Candidate<Problem>& candidate) const {
     return entries_.at(static_cast<std::size_t>(candidate.shape_handle)).kernel;
   }
 
+  void add_gpu_names(std::vector<std::string>& names) const {
+    for (const Entry& entry : entries_) names.push_back(entry.kernel->gpu);
+  }
+
+ private:
+  struct Entry {
+    std::shared_ptr<const Kernel> kernel;
+    GpuScale scale;
+  };
+  std::vector<Entry> entries_;
+};
+
+class ExportCatalogSource : public CatalogSource {
+ public:
+  explicit ExportCatalogSource(const std::filesystem::path& directory)
+      : export_(load_export(directory)) {
+    for (const ExportedKernel& exported : export_.manifest.kernels) {
+      attention_.add(keep(tuned_kernel_from_export(exported), exported), scale_of(exported));
+    }
+    for (const ExportedGemmKernel& exported : export_.manifest.gemm_kernels) {
+      gemm_.add(keep(tuned_kernel_from_export(exported), exported), scale_of(exported));
+    }
+  }
+
+  std::string description() const override { return "export " + export_.directory.string(); }
+  bool is_export() const override { return true; }
+
+  std::vector<std::string> gpu_names() const override {
+    std::vector<std::string> names;
+    attention_.add_gpu_names(names);
+    gemm_.add_gpu_names(names);
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    return names;
+  }
+
+  std::shared_ptr<const TunedKernel> exact(const std::string& gpu,
+                                           const AttentionProblem& problem) const override {
+    return attention_.exact(gpu, problem);
+  }
+  std::vector<CandidateShape> candidates(const std::string& gpu,
+                                         const AttentionProblem& like) const override {
+    return attention_.candidates(gpu, like);
+  }
+  std::shared_ptr<const TunedKernel> best(const CandidateShape& candidate) const override {
+    return attention_.best(candidate);
+  }
+
+  std::shared_ptr<const TunedGemmKernel> exact(const std::string& gpu,
+                                               const GemmProblem& problem) const override {
+    return gemm_.exact(gpu, problem);
+  }
+  std::vector<GemmCandidateShape> candidates(const std::string& gpu,
+                                             const GemmProblem& like) const override {
+    return gemm_.candidates(gpu, like);
+  }
+  std::shared_ptr<const TunedGemmKernel> best(const GemmCandidateShape& candidate) const override {
+    return gemm_.best(candidate);
+  }
+
   std::shared_ptr<const std::vector<char>> exported_cubin(
-      const TunedKernel& kernel) const override {
+      const TunedKernelBase& kernel) const override {
     const auto found = cubins_.find(&kernel);
     return found == cubins_.end() ? nullptr : found->second;
   }
 
  private:
-  struct Entry {
-    std::shared_ptr<const TunedKernel> kernel;
-    GpuScale scale;
-    std::shared_ptr<const std::vector<char>> cubin;
-  };
+  static GpuScale scale_of(const ExportedKernelBase& exported) {
+    return gpu_scale(exported.gpu.name, exported.gpu.sm_count, exported.gpu.l2_bytes);
+  }
+
+  // The kernel, shared, with its cubin remembered under its address.
+  template <class Kernel>
+  std::shared_ptr<const Kernel> keep(Kernel kernel, const ExportedKernelBase& exported) {
+    auto shared = std::make_shared<const Kernel>(std::move(kernel));
+    cubins_[shared.get()] = export_.cubins.at(exported.cubin_file);
+    return shared;
+  }
 
   LoadedExport export_;
-  std::vector<Entry> entries_;
+  ExportedFamily<TunedKernel> attention_;
+  ExportedFamily<TunedGemmKernel> gemm_;
   // By the kernels this source hands out (they live as long as it does).
-  std::map<const TunedKernel*, std::shared_ptr<const std::vector<char>>> cubins_;
+  std::map<const TunedKernelBase*, std::shared_ptr<const std::vector<char>>> cubins_;
 };
 
 }  // namespace

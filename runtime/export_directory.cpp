@@ -55,35 +55,47 @@ std::string cubin_sha256(const std::vector<char>& cubin) {
   return Sha256::hex(Sha256::digest(std::string_view(cubin.data(), cubin.size())));
 }
 
+std::vector<std::pair<const ExportedKernelBase*, std::string>> exported_kernels(
+    const ExportManifest& manifest) {
+  std::vector<std::pair<const ExportedKernelBase*, std::string>> kernels;
+  for (std::size_t index = 0; index < manifest.kernels.size(); ++index) {
+    kernels.emplace_back(&manifest.kernels[index], "kernels[" + std::to_string(index) + "]");
+  }
+  for (std::size_t index = 0; index < manifest.gemm_kernels.size(); ++index) {
+    kernels.emplace_back(&manifest.gemm_kernels[index],
+                         "gemm_kernels[" + std::to_string(index) + "]");
+  }
+  return kernels;
+}
+
 LoadedExport load_export(const std::filesystem::path& directory_or_manifest) {
   const std::filesystem::path manifest_file = manifest_path_of(directory_or_manifest);
   LoadedExport loaded;
   loaded.directory = manifest_file.parent_path();
   loaded.manifest = read_manifest_file(manifest_file);
-  for (std::size_t index = 0; index < loaded.manifest.kernels.size(); ++index) {
-    const ExportedKernel& kernel = loaded.manifest.kernels[index];
-    const std::filesystem::path file = loaded.directory / kernel.cubin_file;
-    const std::string field = manifest_file.string() + ": kernels[" + std::to_string(index) + "]";
-    if (const auto shared = loaded.cubins.find(kernel.cubin_file); shared != loaded.cubins.end()) {
+  for (const auto& [kernel, entry] : exported_kernels(loaded.manifest)) {
+    const std::filesystem::path file = loaded.directory / kernel->cubin_file;
+    const std::string field = manifest_file.string() + ": " + entry;
+    if (const auto shared = loaded.cubins.find(kernel->cubin_file); shared != loaded.cubins.end()) {
       // Shapes that share a variant and its compiled part share one file: same size and hash.
-      if (cubin_sha256(*shared->second) != kernel.cubin_sha256) {
+      if (cubin_sha256(*shared->second) != kernel->cubin_sha256) {
         throw UsageError(file.string() + " does not match " + field +
                          ".cubin.sha256: the file was changed or damaged after the export");
       }
       continue;
     }
     auto bytes = std::make_shared<std::vector<char>>(read_bytes(file));
-    if (bytes->size() != kernel.cubin_bytes) {
+    if (bytes->size() != kernel->cubin_bytes) {
       throw UsageError(file.string() + " has " + std::to_string(bytes->size()) + " bytes, but " +
-                       field + ".cubin.bytes says " + std::to_string(kernel.cubin_bytes));
+                       field + ".cubin.bytes says " + std::to_string(kernel->cubin_bytes));
     }
-    if (cubin_sha256(*bytes) != kernel.cubin_sha256) {
+    if (cubin_sha256(*bytes) != kernel->cubin_sha256) {
       throw UsageError(file.string() + " does not match " + field +
                        ".cubin.sha256: the file was changed or damaged after the export");
     }
     if (!looks_like_elf(*bytes))
       throw UsageError(file.string() + " is not a cubin (no ELF header)");
-    loaded.cubins.emplace(kernel.cubin_file, std::move(bytes));
+    loaded.cubins.emplace(kernel->cubin_file, std::move(bytes));
   }
   return loaded;
 }
@@ -125,9 +137,9 @@ void write_export(const std::filesystem::path& directory, const ExportManifest& 
   std::set<std::string> stale;
   if (std::filesystem::exists(directory / kManifestFileName)) {
     try {
-      for (const ExportedKernel& kernel :
-           read_manifest_file(directory / kManifestFileName).kernels) {
-        stale.insert(kernel.cubin_file);
+      const ExportManifest earlier = read_manifest_file(directory / kManifestFileName);
+      for (const auto& [kernel, entry] : exported_kernels(earlier)) {
+        stale.insert(kernel->cubin_file);
       }
     } catch (const UsageError&) {
       // An unreadable earlier manifest is replaced; its cubins stay where they are.

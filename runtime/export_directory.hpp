@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/export_manifest.hpp"
@@ -31,6 +32,11 @@ void check_export_target(const std::filesystem::path& directory);
 // directory listed and this one does not are removed afterwards.
 void write_export(const std::filesystem::path& directory, const ExportManifest& manifest,
                   const std::map<std::string, std::vector<char>>& cubins);
+
+// Every kernel of both lists with its field path in the manifest ("kernels[0]",
+// "gemm_kernels[2]"), in the manifest's order.
+std::vector<std::pair<const ExportedKernelBase*, std::string>> exported_kernels(
+    const ExportManifest& manifest);
 
 // The SHA-256 of a cubin, as the manifest writes it.
 std::string cubin_sha256(const std::vector<char>& cubin);

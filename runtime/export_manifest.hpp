@@ -1,8 +1,13 @@
 // manifest.json of an export directory (`swr-tune export`): one entry per tuned shape, with what a
 // program needs to load and launch its cubin without the database or NVRTC (entry name, block
 // size, grid rule, dynamic shared memory, arch), what was measured, and the cubin's SHA-256.
+// Attention kernels are listed in "kernels", GEMM kernels in "gemm_kernels".
 // Reading is strict: a missing field, a wrong type, an unknown arch or family, or fields that
 // contradict each other (a key that is not its shape) fail with the field's path.
+//
+// Versions: 1 lists attention kernels only; 2 adds "gemm_kernels". An export is written with the
+// lowest version that holds it (1 without GEMM kernels), so that builds that read only version 1
+// still read an export of attention kernels; every version up to kManifestSchemaVersion reads.
 #pragma once
 
 #include <cstdint>
@@ -16,18 +21,22 @@
 #include "db/measurement_record.hpp"
 #include "swr/attention_config.hpp"
 #include "swr/attention_problem.hpp"
+#include "swr/gemm_config.hpp"
+#include "swr/gemm_problem.hpp"
 
 namespace swr {
 
 inline constexpr const char* kManifestFileName = "manifest.json";
 inline constexpr const char* kManifestFormat = "swr-kernel-export";
 // Raised when a field changes meaning or a required one is added; readers refuse newer versions.
-inline constexpr int kManifestSchemaVersion = 1;
+inline constexpr int kManifestSchemaVersion = 2;
+// The first version with "gemm_kernels".
+inline constexpr int kManifestGemmVersion = 2;
 
-struct ExportedKernel {
+// What every exported kernel has, whichever its family: the GPU, how to launch the cubin, the
+// cubin itself and the measurement that made it the best.
+struct ExportedKernelBase {
   db::GpuRecord gpu;  // the GPU it was tuned on
-  AttentionProblem problem;
-  AttentionConfig config;
   std::string entry;  // extern "C" kernel name
   int block_threads = 0;
   int dynamic_shared_bytes = 0;
@@ -43,18 +52,36 @@ struct ExportedKernel {
   db::MeasurementRecord measured;
 };
 
+struct ExportedKernel : ExportedKernelBase {
+  AttentionProblem problem;
+  AttentionConfig config;
+};
+
+struct ExportedGemmKernel : ExportedKernelBase {
+  GemmProblem problem;
+  GemmConfig config;
+};
+
 struct ExportManifest {
-  int schema_version = kManifestSchemaVersion;
+  int schema_version = kManifestSchemaVersion;  // as read; writing takes the lowest that fits
   std::string swr_version;
   std::string created_at;  // UTC
   std::string gpu;         // the --gpu the export was made for
   std::vector<ExportedKernel> kernels;
+  std::vector<ExportedGemmKernel> gemm_kernels;
 };
+
+// The lowest schema version that holds `manifest` (what manifest_to_json writes).
+int required_schema_version(const ExportManifest& manifest);
 
 // How the launcher sizes the grid for a persistence mode, as written in the manifest: "grid" (one
 // CTA per Q tile), "static" or "dynamic" (at most one wave of resident CTAs).
 std::string grid_rule_name(Persistence persistence);
 nlohmann::json grid_rule_json(Persistence persistence);
+// The same for a GEMM: "grid" (one CTA per output tile) or "static" (at most one wave), and the
+// swizzle arguments of the launch.
+std::string grid_rule_name(GemmPersistence persistence);
+nlohmann::json grid_rule_json(const GemmConfig& config);
 
 nlohmann::json manifest_to_json(const ExportManifest& manifest);
 // `document` names the manifest in error messages. Throws UsageError naming the field.

@@ -55,14 +55,16 @@ std::vector<db::PortableMeasurement> database_measurements(const std::filesystem
 
 std::vector<db::PortableMeasurement> export_measurements(const ExportManifest& manifest) {
   std::vector<db::PortableMeasurement> measurements;
-  for (const ExportedKernel& kernel : manifest.kernels) {
+  const auto add = [&measurements](const auto& kernel) {
     db::PortableMeasurement measurement;
     measurement.gpu = kernel.gpu;
     measurement.problem = kernel.problem;
     measurement.config = kernel.config;
     measurement.record = kernel.measured;
     measurements.push_back(std::move(measurement));
-  }
+  };
+  for (const ExportedKernel& kernel : manifest.kernels) add(kernel);
+  for (const ExportedGemmKernel& kernel : manifest.gemm_kernels) add(kernel);
   return measurements;
 }
 

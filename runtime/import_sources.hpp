@@ -16,14 +16,16 @@ struct ImportSource {
   std::filesystem::path path;
   std::string kind;  // "results database" or "export"
   std::vector<db::PortableMeasurement> measurements;
-  std::size_t other_families = 0;  // measurements of a family this build does not import
+  // Measurements whose problem this build cannot read (no attention or GEMM shape row).
+  std::size_t other_families = 0;
 };
 
 // Throws UsageError naming the file or the manifest field; refuses `target` itself.
 ImportSource read_import_source(const std::filesystem::path& path,
                                 const std::filesystem::path& target);
 
-// The measurement behind each kernel of an export: what made it the best, on its GPU.
+// The measurement behind each kernel of an export (both families): what made it the best, on its
+// GPU.
 std::vector<db::PortableMeasurement> export_measurements(const ExportManifest& manifest);
 
 }  // namespace swr

@@ -1,7 +1,7 @@
-// `swr-tune export`: the best variant of every shape tuned on a GPU, compiled again for that GPU's
-// arch (through the cubin cache), written as cubins plus manifest.json. The export refuses a
-// variant whose build changed since it was measured (a template or NVRTC change gives another
-// source hash), unless told to take it with the old figures.
+// `swr-tune export`: the best variant of every shape tuned on a GPU, attention and GEMM, compiled
+// again for that GPU's arch (through the cubin cache), written as cubins plus manifest.json. The
+// export refuses a variant whose build changed since it was measured (a template or NVRTC change
+// gives another source hash), unless told to take it with the old figures.
 #pragma once
 
 #include <filesystem>
@@ -16,15 +16,25 @@ namespace swr {
 
 // One shape to export: the fastest valid variant of a tuned shape (the fastest GPU row of that
 // name when several tuned it).
-struct ExportSelection {
+template <class Problem>
+struct ExportSelectionOf {
   db::GpuRecord gpu;
-  AttentionProblem problem;
+  Problem problem;
   db::StoredMeasurement best;
 };
 
-// Throws UsageError when no GPU of that name has a valid result.
-std::vector<ExportSelection> select_exports(const db::ResultsDatabase& database,
-                                            const std::string& gpu);
+using ExportSelection = ExportSelectionOf<AttentionProblem>;
+using GemmExportSelection = ExportSelectionOf<GemmProblem>;
+
+struct ExportSelections {
+  std::vector<ExportSelection> attention;  // by shape key
+  std::vector<GemmExportSelection> gemm;   // by shape key
+
+  std::size_t size() const { return attention.size() + gemm.size(); }
+};
+
+// Throws UsageError when no GPU of that name has a valid result of either family.
+ExportSelections select_exports(const db::ResultsDatabase& database, const std::string& gpu);
 
 struct ExportOptions {
   std::string gpu;
@@ -48,6 +58,10 @@ ExportSummary export_kernels(const db::ResultsDatabase& database, const CubinBui
 // "<config key>-d128-f16-causal-sm_90a.cubin": one file per variant, compiled part and arch, so
 // shapes that share a kernel share its file.
 std::string exported_cubin_name(const AttentionProblem& problem, const AttentionConfig& config,
+                                const std::string& arch);
+// "gemm-m128n256k64w2x4s3-grid_f16-sm_90a.cubin": one file per kernel binary (the config without
+// its swizzle, which is a launch argument), dtype and arch.
+std::string exported_cubin_name(const GemmProblem& problem, const GemmConfig& config,
                                 const std::string& arch);
 
 }  // namespace swr

@@ -1,6 +1,8 @@
 #include "runtime/launch_checks.hpp"
 
 #include <cstdlib>
+#include <initializer_list>
+#include <utility>
 
 namespace swr {
 
@@ -25,16 +27,34 @@ std::string variant_mismatch(const TunedKernel& kernel, const AttentionProblem& 
   return "variant " + kernel.config_key + " is compiled for " + differs;
 }
 
-std::string tensor_mismatch(const AttentionTensors& tensors) {
+std::string variant_mismatch(const TunedGemmKernel& kernel, const GemmProblem& problem) {
+  if (kernel.problem.dtype == problem.dtype) return {};
+  return "variant " + kernel.config_key + " is compiled for dtype " +
+         std::string(to_string(kernel.problem.dtype)) + ", asked " +
+         std::string(to_string(problem.dtype));
+}
+
+namespace {
+
+std::string null_pointers(std::initializer_list<std::pair<const char*, DevicePointer>> pointers) {
   std::string missing;
-  for (const auto& [name, pointer] : {std::pair{"q", tensors.q}, std::pair{"k", tensors.k},
-                                      std::pair{"v", tensors.v}, std::pair{"o", tensors.o}}) {
+  for (const auto& [name, pointer] : pointers) {
     if (pointer == 0) missing += (missing.empty() ? "" : ", ") + std::string(name);
   }
   return missing.empty() ? std::string() : "null device pointer for " + missing;
 }
 
-bool nvrtc_allowed(const AttentionOptions& options) {
+}  // namespace
+
+std::string tensor_mismatch(const AttentionTensors& tensors) {
+  return null_pointers({{"q", tensors.q}, {"k", tensors.k}, {"v", tensors.v}, {"o", tensors.o}});
+}
+
+std::string tensor_mismatch(const GemmTensors& tensors) {
+  return null_pointers({{"a", tensors.a}, {"b", tensors.b}, {"c", tensors.c}});
+}
+
+bool nvrtc_allowed(const RuntimeOptions& options) {
   if (!options.allow_nvrtc) return false;
   const char* setting = std::getenv("SWR_RUNTIME_NVRTC");
   if (setting == nullptr) return true;

@@ -2,9 +2,13 @@
 
 #include <mutex>
 
+#include "tuner/attention_launcher.hpp"
+#include "tuner/gemm_launcher.hpp"
+
 namespace swr {
 
-LoadedKernels::~LoadedKernels() {
+template <class Module>
+LoadedKernels<Module>::~LoadedKernels() {
   by_kernel_.clear();
   for (auto& [key, loaded] : by_cubin_) {
     try {
@@ -17,10 +21,11 @@ LoadedKernels::~LoadedKernels() {
   }
 }
 
-const LoadedKernel& LoadedKernels::find_or_load(const CurrentContext& context,
-                                                const std::shared_ptr<const TunedKernel>& kernel,
-                                                const Loader& load) {
-  const std::pair<unsigned long long, const TunedKernel*> key{context.id, kernel.get()};
+template <class Module>
+const LoadedKernel<Module>& LoadedKernels<Module>::find_or_load(
+    const CurrentContext& context, const std::shared_ptr<const TunedKernelBase>& kernel,
+    const Loader& load) {
+  const std::pair<unsigned long long, const TunedKernelBase*> key{context.id, kernel.get()};
   {
     std::shared_lock lock(mutex_);
     if (auto found = by_kernel_.find(key); found != by_kernel_.end()) {
@@ -31,10 +36,10 @@ const LoadedKernel& LoadedKernels::find_or_load(const CurrentContext& context,
   std::unique_lock lock(mutex_);
   if (auto found = by_kernel_.find(key); found != by_kernel_.end()) return *found->second.loaded;
   const std::string cubin_id = kernel->source_hash + ":" + kernel->arch;
-  std::shared_ptr<LoadedKernel>& shared = by_cubin_[{context.id, cubin_id}];
+  std::shared_ptr<LoadedKernel<Module>>& shared = by_cubin_[{context.id, cubin_id}];
   if (!shared) {
     try {
-      shared = std::make_shared<LoadedKernel>(load());
+      shared = std::make_shared<LoadedKernel<Module>>(load());
     } catch (...) {
       by_cubin_.erase({context.id, cubin_id});
       throw;
@@ -42,5 +47,8 @@ const LoadedKernel& LoadedKernels::find_or_load(const CurrentContext& context,
   }
   return *by_kernel_.emplace(key, ByKernel{kernel, shared}).first->second.loaded;
 }
+
+template class LoadedKernels<AttentionKernelModule>;
+template class LoadedKernels<GemmKernelModule>;
 
 }  // namespace swr

@@ -1,7 +1,9 @@
-// CubinBuilder through NVRTC and the cubin cache, as the tuner compiles (parallel_compiler).
+// CubinBuilder through NVRTC and the cubin cache, as the tuner compiles (parallel_compiler,
+// gemm_binaries): the same rendering, options and cache key, so the source hash compares.
 #include <stdexcept>
 
 #include "generator/cubin_cache.hpp"
+#include "generator/gemm_kernel_source.hpp"
 #include "generator/kernel_source.hpp"
 #include "generator/nvrtc_compiler.hpp"
 #include "runtime/cubin_builder.hpp"
@@ -15,7 +17,17 @@ class NvrtcCubinBuilder : public CubinBuilder {
 
   BuiltCubin build(const AttentionProblem& problem, const AttentionConfig& config,
                    const std::string& arch) const override {
-    const KernelSource source = render_attention_kernel(problem, config);
+    return compile(render_attention_kernel(problem, config), config.key(), arch);
+  }
+
+  BuiltCubin build(const GemmProblem& problem, const GemmConfig& config,
+                   const std::string& arch) const override {
+    return compile(render_gemm_kernel(problem, config), config.key(), arch);
+  }
+
+ private:
+  BuiltCubin compile(const KernelSource& source, const std::string& label,
+                     const std::string& arch) const {
     const std::string key =
         CubinCache::key_for(source, compiler_.options_for(arch), compiler_.version(), arch);
     std::optional<CompiledKernel> kernel = cache_.load(key);
@@ -23,7 +35,7 @@ class NvrtcCubinBuilder : public CubinBuilder {
     if (!kernel) {
       kernel = compiler_.compile(source, arch);
       if (!kernel->ok) {
-        throw std::runtime_error("NVRTC could not compile " + config.key() + " for " + arch + ": " +
+        throw std::runtime_error("NVRTC could not compile " + label + " for " + arch + ": " +
                                  kernel->log);
       }
       cache_.store(key, *kernel);
@@ -37,7 +49,6 @@ class NvrtcCubinBuilder : public CubinBuilder {
     return built;
   }
 
- private:
   NvrtcCompiler compiler_;
   CubinCache cache_;
 };

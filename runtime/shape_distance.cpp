@@ -50,4 +50,15 @@ std::optional<double> shape_distance(const AttentionProblem& wanted, const Atten
   return distance;
 }
 
+std::optional<double> shape_distance(const GemmProblem& wanted, const GemmProblem& tuned) {
+  if (wanted.dtype != tuned.dtype) return std::nullopt;
+  double squares = 0;
+  for (const auto& [a, b] :
+       {std::pair{wanted.m, tuned.m}, std::pair{wanted.n, tuned.n}, std::pair{wanted.k, tuned.k}}) {
+    const double difference = std::log2(static_cast<double>(a)) - std::log2(static_cast<double>(b));
+    squares += difference * difference;
+  }
+  return std::sqrt(squares);
+}
+
 }  // namespace swr

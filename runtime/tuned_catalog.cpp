@@ -3,16 +3,30 @@
 #include <algorithm>
 #include <functional>
 #include <limits>
-#include <mutex>
 
 #include "runtime/catalog_state.hpp"
 
 namespace swr {
 namespace {
 
+// What is compiled into a kernel, so that no shape without it can stand in.
 std::string compiled_part_text(const AttentionProblem& problem) {
   return "head dim " + std::to_string(problem.head_dim) + ", " +
          std::string(to_string(problem.dtype)) + ", " + (problem.causal ? "causal" : "non-causal");
+}
+
+std::string compiled_part_text(const GemmProblem& problem) {
+  return "GEMM " + std::string(to_string(problem.dtype));
+}
+
+std::optional<double> candidate_distance(const AttentionProblem& wanted,
+                                         const CandidateShape& candidate) {
+  return shape_distance(wanted, candidate.problem, candidate.scale);
+}
+
+std::optional<double> candidate_distance(const GemmProblem& wanted,
+                                         const GemmCandidateShape& candidate) {
+  return shape_distance(wanted, candidate.problem);
 }
 
 std::string joined(const std::vector<std::string>& names) {
@@ -21,59 +35,26 @@ std::string joined(const std::vector<std::string>& names) {
   return text.empty() ? "none" : text;
 }
 
-constexpr std::size_t kMaximumRememberedAnswers = 1 << 16;
-
 void combine(std::size_t& seed, std::size_t value) {
   seed ^= value + 0x9e3779b97f4a7c15ull + (seed << 6) + (seed >> 2);
 }
 
-}  // namespace
-
-std::string_view to_string(MatchKind kind) {
-  switch (kind) {
-    case MatchKind::exact:
-      return "exact";
-    case MatchKind::nearest:
-      return "nearest";
-    case MatchKind::none:
-      return "none";
-  }
-  return "unknown";
-}
-
-bool AnswerKey::operator==(const AnswerKey& other) const {
-  const AttentionProblem& a = problem;
-  const AttentionProblem& b = other.problem;
-  return gpu == other.gpu && a.batch == b.batch && a.heads == b.heads && a.seq_q == b.seq_q &&
-         a.seq_kv == b.seq_kv && a.head_dim == b.head_dim && a.dtype == b.dtype &&
-         a.causal == b.causal;
-}
-
-std::size_t AnswerKeyHash::operator()(const AnswerKey& key) const {
-  const AttentionProblem& p = key.problem;
-  std::size_t seed = std::hash<std::string>()(key.gpu);
-  for (int value : {p.batch, p.heads, p.seq_q, p.seq_kv, p.head_dim, static_cast<int>(p.dtype),
-                    p.causal ? 1 : 0}) {
-    combine(seed, std::hash<int>()(value));
-  }
-  return seed;
-}
-
-TunedChoice choose_tuned_kernel(const CatalogSource& source, const std::string& gpu,
-                                const AttentionProblem& problem) {
-  TunedChoice choice;
-  if (std::shared_ptr<const TunedKernel> exact = source.exact(gpu, problem)) {
+// Exact, else the nearest candidate, else none with why: the same for every family.
+template <class Kernel, class Problem>
+TunedChoiceOf<Kernel> choose(const CatalogSource& source, const std::string& gpu,
+                             const Problem& problem) {
+  TunedChoiceOf<Kernel> choice;
+  if (std::shared_ptr<const Kernel> exact = source.exact(gpu, problem)) {
     choice.match = MatchKind::exact;
     choice.kernel = std::move(exact);
     return choice;
   }
-  const CandidateShape* nearest = nullptr;
+  const auto candidates = source.candidates(gpu, problem);
+  const Candidate<Problem>* nearest = nullptr;
   double nearest_distance = std::numeric_limits<double>::infinity();
   std::string nearest_key;
-  const std::vector<CandidateShape> candidates = source.candidates(gpu, problem);
-  for (const CandidateShape& candidate : candidates) {
-    const std::optional<double> distance =
-        shape_distance(problem, candidate.problem, candidate.scale);
+  for (const Candidate<Problem>& candidate : candidates) {
+    const std::optional<double> distance = candidate_distance(problem, candidate);
     if (!distance) continue;
     // Equal distances go to the smaller shape key: the same answer from every file.
     const std::string key = candidate.problem.key();
@@ -84,7 +65,7 @@ TunedChoice choose_tuned_kernel(const CatalogSource& source, const std::string& 
     }
   }
   if (nearest != nullptr) {
-    if (std::shared_ptr<const TunedKernel> kernel = source.best(*nearest)) {
+    if (std::shared_ptr<const Kernel> kernel = source.best(*nearest)) {
       choice.match = MatchKind::nearest;
       choice.kernel = std::move(kernel);
       choice.distance = nearest_distance;
@@ -103,6 +84,66 @@ TunedChoice choose_tuned_kernel(const CatalogSource& source, const std::string& 
   return choice;
 }
 
+template <class Kernel, class Problem, class Answers>
+TunedChoiceOf<Kernel> remembered_choice(const CatalogSource& source, Answers& answers,
+                                        std::string_view gpu, const Problem& problem) {
+  problem.validate();
+  AnswerKey<Problem> key{std::string(gpu), problem};
+  if (auto known = answers.find(key)) return *std::move(known);
+  TunedChoiceOf<Kernel> choice = choose_tuned_kernel(source, key.gpu, problem);
+  return answers.remember(std::move(key), std::move(choice));
+}
+
+}  // namespace
+
+std::string_view to_string(MatchKind kind) {
+  switch (kind) {
+    case MatchKind::exact:
+      return "exact";
+    case MatchKind::nearest:
+      return "nearest";
+    case MatchKind::none:
+      return "none";
+  }
+  return "unknown";
+}
+
+bool same_shape(const AttentionProblem& a, const AttentionProblem& b) {
+  return a.batch == b.batch && a.heads == b.heads && a.seq_q == b.seq_q && a.seq_kv == b.seq_kv &&
+         a.head_dim == b.head_dim && a.dtype == b.dtype && a.causal == b.causal;
+}
+
+bool same_shape(const GemmProblem& a, const GemmProblem& b) {
+  return a == b;
+}
+
+std::size_t shape_hash(const AttentionProblem& p) {
+  std::size_t seed = 0;
+  for (int value : {p.batch, p.heads, p.seq_q, p.seq_kv, p.head_dim, static_cast<int>(p.dtype),
+                    p.causal ? 1 : 0}) {
+    combine(seed, std::hash<int>()(value));
+  }
+  return seed;
+}
+
+std::size_t shape_hash(const GemmProblem& p) {
+  std::size_t seed = 0;
+  for (int value : {p.m, p.n, p.k, static_cast<int>(p.dtype)}) {
+    combine(seed, std::hash<int>()(value));
+  }
+  return seed;
+}
+
+TunedChoice choose_tuned_kernel(const CatalogSource& source, const std::string& gpu,
+                                const AttentionProblem& problem) {
+  return choose<TunedKernel>(source, gpu, problem);
+}
+
+TunedGemmChoice choose_tuned_kernel(const CatalogSource& source, const std::string& gpu,
+                                    const GemmProblem& problem) {
+  return choose<TunedGemmKernel>(source, gpu, problem);
+}
+
 TunedCatalog TunedCatalog::open_database(const std::filesystem::path& path) {
   return TunedCatalog(std::make_shared<State>(open_database_source(path)));
 }
@@ -119,20 +160,11 @@ TunedCatalog TunedCatalog::open(const std::filesystem::path& path) {
 }
 
 TunedChoice TunedCatalog::best(std::string_view gpu, const AttentionProblem& problem) const {
-  problem.validate();
-  AnswerKey key{std::string(gpu), problem};
-  {
-    std::shared_lock lock(state_->answers_mutex);
-    if (auto known = state_->answers.find(key); known != state_->answers.end()) {
-      return known->second;
-    }
-  }
-  TunedChoice choice = choose_tuned_kernel(*state_->source, key.gpu, problem);
-  std::unique_lock lock(state_->answers_mutex);
-  // A program that asks for ever new shapes must not grow without bound: start over instead.
-  if (state_->answers.size() >= kMaximumRememberedAnswers) state_->answers.clear();
-  // Another thread may have answered meanwhile: both answers are the same.
-  return state_->answers.emplace(std::move(key), std::move(choice)).first->second;
+  return remembered_choice<TunedKernel>(*state_->source, state_->attention_answers, gpu, problem);
+}
+
+TunedGemmChoice TunedCatalog::best(std::string_view gpu, const GemmProblem& problem) const {
+  return remembered_choice<TunedGemmKernel>(*state_->source, state_->gemm_answers, gpu, problem);
 }
 
 std::vector<std::string> TunedCatalog::gpu_names() const {
@@ -148,8 +180,8 @@ bool TunedCatalog::is_export() const {
 }
 
 void TunedCatalog::forget_answers() const {
-  std::unique_lock lock(state_->answers_mutex);
-  state_->answers.clear();
+  state_->attention_answers.clear();
+  state_->gemm_answers.clear();
 }
 
 }  // namespace swr

@@ -1,5 +1,6 @@
 #include "runtime/tuned_kernel_forms.hpp"
 
+#include "generator/gemm_resource_model.hpp"
 #include "generator/resource_model.hpp"
 
 namespace swr {
@@ -19,6 +20,100 @@ nlohmann::json problem_json(const AttentionProblem& problem) {
           {"head_dim", problem.head_dim},
           {"dtype", std::string(to_string(problem.dtype))},
           {"causal", problem.causal}};
+}
+
+nlohmann::json problem_json(const GemmProblem& problem) {
+  return {{"key", problem.key()},
+          {"m", problem.m},
+          {"n", problem.n},
+          {"k", problem.k},
+          {"dtype", std::string(to_string(problem.dtype))}};
+}
+
+const char* family_name(const AttentionProblem&) {
+  return "attention";
+}
+
+const char* family_name(const GemmProblem&) {
+  return "gemm";
+}
+
+// The fields of the GPU row and the measurement, whichever the family.
+void fill_from_database(TunedKernelBase& kernel, const db::GpuRecord& gpu,
+                        const db::StoredMeasurement& stored) {
+  kernel.gpu = gpu.name;
+  kernel.arch = gpu.arch;
+  kernel.sm_count = gpu.sm_count;
+  kernel.l2_bytes = gpu.l2_bytes;
+  kernel.device_name = gpu.device_name;
+  kernel.config_key = stored.config_key;
+  kernel.measured = measured_figures(stored.record);
+  kernel.source_hash = stored.record.source_hash;
+  kernel.toolkit_version = stored.record.toolkit_version;
+}
+
+void fill_from_export(TunedKernelBase& kernel, const ExportedKernelBase& exported) {
+  kernel.gpu = exported.gpu.name;
+  kernel.arch = exported.arch;
+  kernel.sm_count = exported.gpu.sm_count;
+  kernel.l2_bytes = exported.gpu.l2_bytes;
+  kernel.device_name = exported.gpu.device_name;
+  kernel.dynamic_shared_bytes = exported.dynamic_shared_bytes;
+  kernel.measured = measured_figures(exported.measured);
+  kernel.source_hash = exported.measured.source_hash;
+  kernel.toolkit_version = exported.measured.toolkit_version;
+}
+
+nlohmann::json kernel_base_json(const TunedKernelBase& kernel) {
+  const MeasuredFigures& measured = kernel.measured;
+  return {{"gpu",
+           {{"name", kernel.gpu},
+            {"arch", kernel.arch},
+            {"sm_count", kernel.sm_count},
+            {"l2_bytes", kernel.l2_bytes},
+            {"device_name", kernel.device_name}}},
+          {"config_key", kernel.config_key},
+          {"dynamic_shared_bytes", kernel.dynamic_shared_bytes},
+          {"measured",
+           {{"median_ms", measured.median_ms},
+            {"p95_ms", optional_json(measured.p95_ms)},
+            {"min_ms", optional_json(measured.min_ms)},
+            {"timed_runs", optional_json(measured.timed_runs)},
+            {"tflops", optional_json(measured.tflops)},
+            {"relative_error", optional_json(measured.relative_error)},
+            {"l2_sector_misses", optional_json(measured.l2_sector_misses)},
+            {"l2_hit_rate", optional_json(measured.l2_hit_rate)},
+            {"dram_read_bytes", optional_json(measured.dram_read_bytes)},
+            {"dram_write_bytes", optional_json(measured.dram_write_bytes)},
+            {"registers", optional_json(measured.registers)},
+            {"blocks_per_sm", optional_json(measured.blocks_per_sm)},
+            {"measured_at", measured.measured_at},
+            {"driver_version", measured.driver_version}}},
+          {"source_hash", kernel.source_hash},
+          {"toolkit_version", kernel.toolkit_version}};
+}
+
+template <class Kernel>
+nlohmann::json kernel_json(const Kernel& kernel) {
+  nlohmann::json json = kernel_base_json(kernel);
+  json["problem"] = problem_json(kernel.problem);
+  json["config"] = kernel.config.to_json();
+  return json;
+}
+
+template <class Choice, class Problem>
+nlohmann::json choice_json(const Choice& choice, const Problem& asked) {
+  nlohmann::json json = {{"family", family_name(asked)},
+                         {"asked", problem_json(asked)},
+                         {"match", std::string(to_string(choice.match))}};
+  if (choice.kernel) {
+    json["distance"] = choice.distance;
+    json["tuned_shape"] = choice.kernel->problem.key();
+    json["kernel"] = tuned_kernel_json(*choice.kernel);
+  } else {
+    json["why"] = choice.why_none;
+  }
+  return json;
 }
 
 }  // namespace
@@ -45,82 +140,58 @@ MeasuredFigures measured_figures(const db::MeasurementRecord& record) {
 TunedKernel tuned_kernel_from_database(const db::GpuRecord& gpu, const AttentionProblem& problem,
                                        const db::StoredMeasurement& stored) {
   TunedKernel kernel;
-  kernel.gpu = gpu.name;
-  kernel.arch = gpu.arch;
-  kernel.sm_count = gpu.sm_count;
-  kernel.l2_bytes = gpu.l2_bytes;
-  kernel.device_name = gpu.device_name;
+  fill_from_database(kernel, gpu, stored);
   kernel.problem = problem;
   kernel.config = AttentionConfig::from_json(stored.config_json);
-  kernel.config_key = stored.config_key;
   // Recorded by the tuner; computed the same way for rows that lack it.
   kernel.dynamic_shared_bytes = stored.record.dynamic_shared_bytes.value_or(
       attention_dynamic_shared_bytes(problem, kernel.config));
-  kernel.measured = measured_figures(stored.record);
-  kernel.source_hash = stored.record.source_hash;
-  kernel.toolkit_version = stored.record.toolkit_version;
+  return kernel;
+}
+
+TunedGemmKernel tuned_kernel_from_database(const db::GpuRecord& gpu, const GemmProblem& problem,
+                                           const db::StoredMeasurement& stored) {
+  TunedGemmKernel kernel;
+  fill_from_database(kernel, gpu, stored);
+  kernel.problem = problem;
+  kernel.config = GemmConfig::from_json(stored.config_json);
+  kernel.dynamic_shared_bytes =
+      stored.record.dynamic_shared_bytes.value_or(gemm_dynamic_shared_bytes(kernel.config));
   return kernel;
 }
 
 TunedKernel tuned_kernel_from_export(const ExportedKernel& exported) {
   TunedKernel kernel;
-  kernel.gpu = exported.gpu.name;
-  kernel.arch = exported.arch;
-  kernel.sm_count = exported.gpu.sm_count;
-  kernel.l2_bytes = exported.gpu.l2_bytes;
-  kernel.device_name = exported.gpu.device_name;
+  fill_from_export(kernel, exported);
   kernel.problem = exported.problem;
   kernel.config = exported.config;
   kernel.config_key = exported.config.key();
-  kernel.dynamic_shared_bytes = exported.dynamic_shared_bytes;
-  kernel.measured = measured_figures(exported.measured);
-  kernel.source_hash = exported.measured.source_hash;
-  kernel.toolkit_version = exported.measured.toolkit_version;
+  return kernel;
+}
+
+TunedGemmKernel tuned_kernel_from_export(const ExportedGemmKernel& exported) {
+  TunedGemmKernel kernel;
+  fill_from_export(kernel, exported);
+  kernel.problem = exported.problem;
+  kernel.config = exported.config;
+  kernel.config_key = exported.config.key();
   return kernel;
 }
 
 nlohmann::json tuned_kernel_json(const TunedKernel& kernel) {
-  const MeasuredFigures& measured = kernel.measured;
-  return {{"gpu",
-           {{"name", kernel.gpu},
-            {"arch", kernel.arch},
-            {"sm_count", kernel.sm_count},
-            {"l2_bytes", kernel.l2_bytes},
-            {"device_name", kernel.device_name}}},
-          {"problem", problem_json(kernel.problem)},
-          {"config_key", kernel.config_key},
-          {"config", kernel.config.to_json()},
-          {"dynamic_shared_bytes", kernel.dynamic_shared_bytes},
-          {"measured",
-           {{"median_ms", measured.median_ms},
-            {"p95_ms", optional_json(measured.p95_ms)},
-            {"min_ms", optional_json(measured.min_ms)},
-            {"timed_runs", optional_json(measured.timed_runs)},
-            {"tflops", optional_json(measured.tflops)},
-            {"relative_error", optional_json(measured.relative_error)},
-            {"l2_sector_misses", optional_json(measured.l2_sector_misses)},
-            {"l2_hit_rate", optional_json(measured.l2_hit_rate)},
-            {"dram_read_bytes", optional_json(measured.dram_read_bytes)},
-            {"dram_write_bytes", optional_json(measured.dram_write_bytes)},
-            {"registers", optional_json(measured.registers)},
-            {"blocks_per_sm", optional_json(measured.blocks_per_sm)},
-            {"measured_at", measured.measured_at},
-            {"driver_version", measured.driver_version}}},
-          {"source_hash", kernel.source_hash},
-          {"toolkit_version", kernel.toolkit_version}};
+  return kernel_json(kernel);
+}
+
+nlohmann::json tuned_kernel_json(const TunedGemmKernel& kernel) {
+  return kernel_json(kernel);
 }
 
 nlohmann::json tuned_choice_json(const TunedChoice& choice, const AttentionProblem& asked) {
-  nlohmann::json json = {{"asked", problem_json(asked)},
-                         {"match", std::string(to_string(choice.match))}};
-  if (choice.kernel) {
-    json["distance"] = choice.distance;
-    json["tuned_shape"] = choice.kernel->problem.key();
-    json["kernel"] = tuned_kernel_json(*choice.kernel);
-  } else {
-    json["why"] = choice.why_none;
-  }
-  return json;
+  return choice_json(choice, asked);
+}
+
+nlohmann::json tuned_choice_json(const TunedGemmChoice& choice, const GemmProblem& asked) {
+  return choice_json(choice, asked);
 }
 
 }  // namespace swr

@@ -1,5 +1,5 @@
-// A TunedKernel made from what a results database or an export manifest holds, and its JSON form
-// (as `swr-tune query --json` prints it).
+// A TunedKernel or TunedGemmKernel made from what a results database or an export manifest holds,
+// and their JSON form (as `swr-tune query --json` prints it).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -17,9 +17,15 @@ MeasuredFigures measured_figures(const db::MeasurementRecord& record);
 // this build cannot read.
 TunedKernel tuned_kernel_from_database(const db::GpuRecord& gpu, const AttentionProblem& problem,
                                        const db::StoredMeasurement& stored);
+TunedGemmKernel tuned_kernel_from_database(const db::GpuRecord& gpu, const GemmProblem& problem,
+                                           const db::StoredMeasurement& stored);
 TunedKernel tuned_kernel_from_export(const ExportedKernel& exported);
+TunedGemmKernel tuned_kernel_from_export(const ExportedGemmKernel& exported);
 
 nlohmann::json tuned_kernel_json(const TunedKernel& kernel);
+nlohmann::json tuned_kernel_json(const TunedGemmKernel& kernel);
+// {"family", "asked", "match", and "distance", "tuned_shape", "kernel" or "why"}.
 nlohmann::json tuned_choice_json(const TunedChoice& choice, const AttentionProblem& asked);
+nlohmann::json tuned_choice_json(const TunedGemmChoice& choice, const GemmProblem& asked);
 
 }  // namespace swr

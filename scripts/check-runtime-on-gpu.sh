@@ -3,21 +3,21 @@
 # compilers or development packages):
 #
 #   scripts/check-runtime-on-gpu.sh stage [BUILD_DIR]   # on the build machine: copies swr-tune,
-#                                                       # the example and the runtime tests into
+#                                                       # the examples and the runtime tests into
 #                                                       # build-runtime-gpu/ (BUILD_DIR: build)
 #   OUT=results/ scripts/check-runtime-on-gpu.sh        # on the GPU machine
 #
-# On the GPU: a small real tune of two shapes, query (exact and nearest), export, the example run
-# from the export with NVRTC turned off (and, where this shell may make a mount namespace, with
-# every libnvrtc hidden), the example from the database through the cubin cache, and the runtime
-# test programs (GPU and CPU). Each step's output goes to $OUT/<step>.log (OUT defaults to
+# On the GPU: a small real tune of two attention shapes and one GEMM shape, query (exact and
+# nearest, both families), export, the examples run from the export with NVRTC turned off (and,
+# where this shell may make a mount namespace, with every libnvrtc hidden), the examples from the
+# database through the cubin cache, and the runtime test programs (GPU and CPU). Each step's output goes to $OUT/<step>.log (OUT defaults to
 # runtime-check/), and one PASS or FAIL line per step to stdout and $OUT/summary.txt. The exit
 # code is 1 when any step failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-BINARIES=(swr-tune examples/swr_attention_example tests/gpu/runtime_gpu_test
-          tests/runtime/runtime_tests)
+BINARIES=(swr-tune examples/swr_attention_example examples/swr_gemm_example
+          tests/gpu/runtime_gpu_test tests/runtime/runtime_tests)
 
 if [[ "${1:-}" == "stage" ]]; then
   build=${2:-build}
@@ -34,8 +34,9 @@ OUT=$(cd "$OUT" && pwd)
 BIN=$(cd "$BIN" && pwd)
 SWR="$BIN/swr-tune"
 EXAMPLE="$BIN/swr_attention_example"
+GEMM_EXAMPLE="$BIN/swr_gemm_example"
 # The test programs find these through the environment (their built-in paths are elsewhere).
-export SWR_TUNE_PATH="$SWR" SWR_EXAMPLE_PATH="$EXAMPLE"
+export SWR_TUNE_PATH="$SWR" SWR_EXAMPLE_PATH="$EXAMPLE" SWR_GEMM_EXAMPLE_PATH="$GEMM_EXAMPLE"
 # A fresh cubin cache and database: nothing from an earlier run counts.
 export SWR_CACHE_DIR="$OUT/cubins"
 DB="$OUT/results.db"
@@ -68,16 +69,25 @@ expect() {
 A=(--batch 2 --heads 4 --seq 2048)                          # d64 f16, not causal
 A_NEAR=(--batch 2 --heads 4 --seq 3000)
 B=(--batch 1 --heads 2 --seq 1024 --seq-kv 1536 --head-dim 128 --dtype bf16 --causal)
+G=(--family gemm --m 1000 --n 1016 --k 264)                 # GEMM f16, tails in M, N and K
+G_NEAR=(--family gemm --m 777 --n 1024 --k 512)
 
 step gpus "$SWR" gpus
 step tune_a "$SWR" --gpu auto "${A[@]}" --limit 8 --db "$DB"
 step tune_b "$SWR" --gpu auto "${B[@]}" --limit 6 --db "$DB"
+step tune_gemm "$SWR" --gpu auto "${G[@]}" --limit 6 --db "$DB"
 step query_exact "$SWR" query --gpu auto "${A[@]}" --db "$DB"
 expect query_exact ": exact"
 step query_nearest "$SWR" query --gpu auto "${A_NEAR[@]}" --db "$DB"
 expect query_nearest ": nearest (tuned shape b2_h4_sq2048_skv2048_d64_f16_noncausal"
+step query_gemm_exact "$SWR" query --gpu auto "${G[@]}" --db "$DB"
+expect query_gemm_exact "m1000_n1016_k264_f16 on" ": exact"
+step query_gemm_nearest "$SWR" query --gpu auto "${G_NEAR[@]}" --db "$DB"
+expect query_gemm_nearest ": nearest (tuned shape m1000_n1016_k264_f16"
 step export "$SWR" export --gpu auto --db "$DB" --out "$OUT/export"
-expect export "exported 2 shapes"
+expect export "exported 3 shapes (2 attention, 1 GEMM"
+step query_gemm_export "$SWR" query --gpu auto "${G[@]}" --export "$OUT/export"
+expect query_gemm_export ": exact"
 
 # From the export, NVRTC off: whatever is not exported is refused, nothing is compiled.
 example_from_export() {
@@ -91,6 +101,17 @@ expect example_export_A "lookup: exact"
 example_from_export A_NEAR "${A_NEAR[@]}"
 expect example_export_A_NEAR "lookup: nearest"
 example_from_export B "${B[@]}"
+# The GEMM example, likewise (its arguments without --family).
+gemm_example_from_export() {
+  local name=gemm_example_export_$1
+  shift
+  step "$name" env SWR_RUNTIME_NVRTC=0 "$GEMM_EXAMPLE" --export "$OUT/export" --require-gpu "$@"
+  expect "$name" "cubin: export" ": PASS" "nvrtc loaded: no"
+}
+gemm_example_from_export G "${G[@]:2}"
+expect gemm_example_export_G "lookup: exact"
+gemm_example_from_export G_NEAR "${G_NEAR[@]:2}"
+expect gemm_example_export_G_NEAR "lookup: nearest"
 
 # NVRTC truly unavailable: every libnvrtc file covered by /dev/null in a private mount namespace
 # (needs root and permission to unshare; skipped, and said so, where the sandbox forbids it).
@@ -113,6 +134,8 @@ fi
 # From the database: the measured cubins come from the cubin cache the tune filled.
 step example_database "$EXAMPLE" --db "$DB" --require-gpu "${B[@]}"
 expect example_database "lookup: exact" "cubin: cubin cache" ": PASS"
+step gemm_example_database "$GEMM_EXAMPLE" --db "$DB" --require-gpu "${G[@]:2}"
+expect gemm_example_database "lookup: exact" "cubin: cubin cache" ": PASS"
 
 step runtime_gpu_test "$BIN/runtime_gpu_test"
 step runtime_tests "$BIN/runtime_tests"

@@ -5,7 +5,6 @@
 
 #include "generator/gemm_kernel_source.hpp"
 #include "generator/gemm_space.hpp"
-#include "generator/gemm_swizzle.hpp"
 
 namespace swr {
 
@@ -24,30 +23,39 @@ int GemmKernelModule::grid_size(const GemmProblem& problem) const {
   return static_cast<int>(std::min<long long>(tiles, wave_size()));
 }
 
-void GemmKernelModule::launch(const GemmProblem& problem, const GemmBuffers& buffers,
-                              CUstream stream, const GemmConfig& config,
-                              int persistent_ctas) const {
+GemmLaunchGeometry GemmKernelModule::geometry(const GemmProblem& problem, const GemmConfig& config,
+                                              int persistent_ctas) const {
   if (with_swizzle(config, 0, SwizzleAxis::n) != with_swizzle(config_, 0, SwizzleAxis::n)) {
     throw std::invalid_argument("GEMM launch: " + config.key() + " is another binary than the " +
                                 config_.key() + " loaded");
   }
-  int grid = grid_size(problem);
+  GemmLaunchGeometry geometry;
+  geometry.grid = grid_size(problem);
   if (persistent_ctas > 0 && config_.persistence != GemmPersistence::grid)
-    grid = std::min(grid, persistent_ctas);
+    geometry.grid = std::min(geometry.grid, persistent_ctas);
+  geometry.block_threads = config_.threads();
+  geometry.dynamic_shared_bytes = dynamic_shared_bytes_;
   // A band wider than the grid is the same order as one exactly as wide: clamp, so that the
   // kernel's group * tiles product cannot overflow for a huge stride.
-  SwizzleLaunch swizzle = swizzle_launch(config);
+  geometry.swizzle = swizzle_launch(config);
   const GemmTileGrid tiles = gemm_tile_grid(problem, config_);
-  swizzle.group = std::min(swizzle.group, std::max(tiles.tiles_m, tiles.tiles_n));
+  geometry.swizzle.group = std::min(geometry.swizzle.group, std::max(tiles.tiles_m, tiles.tiles_n));
+  return geometry;
+}
+
+void GemmKernelModule::launch(const GemmProblem& problem, const GemmBuffers& buffers,
+                              CUstream stream, const GemmConfig& config,
+                              int persistent_ctas) const {
+  const GemmLaunchGeometry launch = geometry(problem, config, persistent_ctas);
   const void* a = reinterpret_cast<const void*>(buffers.a);
   const void* b = reinterpret_cast<const void*>(buffers.b);
   void* c = reinterpret_cast<void*>(buffers.c);
   int m = problem.m, n = problem.n, k = problem.k;
-  int axis = swizzle.axis, group = swizzle.group;
+  int axis = launch.swizzle.axis, group = launch.swizzle.group;
   // The argument list every rendered kernel takes (generator/gemm_kernel_source.hpp).
   void* arguments[] = {&a, &b, &c, &m, &n, &k, &axis, &group};
-  SWR_CU(driver_, cuLaunchKernel(kernel_.function(), grid, 1, 1, config_.threads(), 1, 1,
-                                 dynamic_shared_bytes_, stream, arguments, nullptr));
+  SWR_CU(driver_, cuLaunchKernel(kernel_.function(), launch.grid, 1, 1, launch.block_threads, 1, 1,
+                                 launch.dynamic_shared_bytes, stream, arguments, nullptr));
 }
 
 }  // namespace swr

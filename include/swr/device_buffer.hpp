@@ -1,11 +1,11 @@
-// Device memory for host programs that use swr::Attention without the CUDA toolkit's libraries:
-// allocation and synchronous copies through the driver swr loads at run time.
+// Device memory for host programs that use swr::Attention or swr::Gemm without the CUDA toolkit's
+// libraries: allocation and synchronous copies through the driver swr loads at run time.
 #pragma once
 
 #include <cstddef>
 #include <string>
 
-#include "swr/attention.hpp"
+#include "swr/runtime_options.hpp"
 
 namespace swr {
 
@@ -14,14 +14,14 @@ namespace swr {
 bool cuda_device_present(std::string* why = nullptr);
 
 // "NVIDIA H200, compute 9.0, 132 SMs" for the device of the current context (made current as in
-// Attention::run).
+// Attention::run and Gemm::run).
 std::string current_device_description();
 
 // Waits for everything enqueued on `stream` (nullptr: the legacy default stream).
 void synchronize(StreamHandle stream = nullptr);
 
-// Bytes on the device of the current context (made current as in Attention::run), freed on
-// destruction.
+// Bytes on the device of the current context (made current as in Attention::run and Gemm::run),
+// freed on destruction.
 class DeviceBuffer {
  public:
   explicit DeviceBuffer(std::size_t bytes);

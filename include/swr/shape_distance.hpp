@@ -1,7 +1,7 @@
-// How far a tuned attention shape is from a wanted one, for the nearest-shape lookup of
-// TunedCatalog. A kernel's head dim, dtype and causal mode are compiled in, so only shapes that
-// share them can stand in for each other. Among those, what decides which variant wins is not the
-// raw sequence length but two ratios:
+// How far a tuned shape is from a wanted one, for the nearest-shape lookup of TunedCatalog (the
+// GEMM family's distance is at the end). Attention: a kernel's head dim, dtype and causal mode are
+// compiled in, so only shapes that share them can stand in for each other. Among those, what
+// decides which variant wins is not the raw sequence length but two ratios:
 //   - the K/V working set over the L2 the shapes share: once the K/V that one wave of CTAs re-reads
 //     stops fitting, the KV order (cyclic vs sawtooth), the persistence and the head swizzle that
 //     win change (a kernel tuned where K/V fits is the wrong answer where it does not);
@@ -19,6 +19,7 @@
 #include <string_view>
 
 #include "swr/attention_problem.hpp"
+#include "swr/gemm_problem.hpp"
 
 namespace swr {
 
@@ -60,5 +61,13 @@ ShapeFeatures shape_features(const AttentionProblem& problem, const GpuScale& gp
 // distance above, measured on the GPU the shape was tuned on.
 std::optional<double> shape_distance(const AttentionProblem& wanted, const AttentionProblem& tuned,
                                      const GpuScale& gpu);
+
+// How far a tuned GEMM shape is from a wanted one. Every GEMM variant runs every valid shape (m,
+// n and k are launch arguments; tails are zero-filled), and only the dtype is compiled in, so any
+// tuned shape of the same dtype can stand in. What makes a variant win is the size of each axis
+// relative to its tile (how many tiles, how deep the k loop), so the distance is the Euclidean
+// distance of (log2 m, log2 n, log2 k): 1 for a factor of two on one axis, sqrt(3) for twice the
+// size on all three. nullopt when the dtypes differ.
+std::optional<double> shape_distance(const GemmProblem& wanted, const GemmProblem& tuned);
 
 }  // namespace swr

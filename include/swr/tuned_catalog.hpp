@@ -1,9 +1,10 @@
 // "Which kernel is best for this shape on this GPU": the tuned results of a results database
 // (opened read-only) or of an export directory (manifest.json and its cubins, no database and no
-// NVRTC needed). A shape that was tuned is answered exactly; any other by the nearest tuned shape
-// of the same head dim, dtype and causal mode (swr/shape_distance.hpp); when there is none the
-// answer says so (MatchKind::none), it does not throw. The first answer for a (GPU, shape) comes
-// from the file, later ones from memory. Thread-safe.
+// NVRTC needed), for both families: attention and GEMM. A shape that was tuned is answered
+// exactly; any other by the nearest tuned shape that shares what is compiled into a kernel
+// (attention: head dim, dtype and causal mode; GEMM: dtype) by swr/shape_distance.hpp; when there
+// is none the answer says so (MatchKind::none), it does not throw. The first answer for a (GPU,
+// shape) comes from the file, later ones from memory. Thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -16,10 +17,13 @@
 
 #include "swr/attention_config.hpp"
 #include "swr/attention_problem.hpp"
+#include "swr/gemm_config.hpp"
+#include "swr/gemm_problem.hpp"
 
 namespace swr {
 
 class Attention;
+class Gemm;
 
 enum class MatchKind {
   exact,    // this very shape was tuned on this GPU
@@ -48,15 +52,14 @@ struct MeasuredFigures {
   std::string driver_version;
 };
 
-// The best variant of one tuned (GPU, shape).
-struct TunedKernel {
+// What the best variant of one tuned (GPU, shape) is, whichever its family: the GPU it was tuned
+// on, its build and what was measured.
+struct TunedKernelBase {
   std::string gpu;   // GPU name as tuned, e.g. "h200"
   std::string arch;  // what its cubin is compiled for, e.g. "sm_90a"
   int sm_count = 0;
   std::int64_t l2_bytes = 0;
   std::string device_name;
-  AttentionProblem problem;  // the tuned shape (the one asked for only when exact)
-  AttentionConfig config;
   std::string config_key;
   int dynamic_shared_bytes = 0;
   MeasuredFigures measured;
@@ -64,14 +67,31 @@ struct TunedKernel {
   std::string toolkit_version;  // NVRTC that compiled the measured build
 };
 
-struct TunedChoice {
+// The best attention variant of one tuned (GPU, shape).
+struct TunedKernel : TunedKernelBase {
+  AttentionProblem problem;  // the tuned shape (the one asked for only when exact)
+  AttentionConfig config;
+};
+
+// The best GEMM variant of one tuned (GPU, shape).
+struct TunedGemmKernel : TunedKernelBase {
+  GemmProblem problem;  // the tuned shape (the one asked for only when exact)
+  GemmConfig config;
+};
+
+// How a lookup was answered (TunedChoice for attention, TunedGemmChoice for GEMM).
+template <class Kernel>
+struct TunedChoiceOf {
   MatchKind match = MatchKind::none;
-  std::shared_ptr<const TunedKernel> kernel;  // null when match is none
-  double distance = 0;                        // 0 when exact
-  std::string why_none;                       // what was missing, when match is none
+  std::shared_ptr<const Kernel> kernel;  // null when match is none
+  double distance = 0;                   // 0 when exact
+  std::string why_none;                  // what was missing, when match is none
 
   explicit operator bool() const { return kernel != nullptr; }
 };
+
+using TunedChoice = TunedChoiceOf<TunedKernel>;
+using TunedGemmChoice = TunedChoiceOf<TunedGemmKernel>;
 
 class TunedCatalog {
  public:
@@ -88,8 +108,11 @@ class TunedCatalog {
   // The best kernel for `problem` on the GPU named `gpu` ("h200"; as `swr-tune gpus` names it).
   // Throws UsageError only for a problem that is not valid (AttentionProblem::validate).
   TunedChoice best(std::string_view gpu, const AttentionProblem& problem) const;
+  // The same for a GEMM (GemmProblem::validate). Every GEMM variant runs every valid shape of its
+  // dtype, so the nearest tuned shape of the same dtype stands in for an untuned one.
+  TunedGemmChoice best(std::string_view gpu, const GemmProblem& problem) const;
 
-  // GPU names with tuned results.
+  // GPU names with tuned results (of either family).
   std::vector<std::string> gpu_names() const;
   // "results database /path" or "export /dir".
   std::string description() const;
@@ -99,8 +122,9 @@ class TunedCatalog {
   void forget_answers() const;
 
  private:
-  friend class Attention;  // takes an export's cubins from the source behind the catalog
-  struct State;            // the source and the answers; copies of a catalog share it
+  friend class Attention;  // take an export's cubins from the source behind the catalog
+  friend class Gemm;
+  struct State;  // the source and the answers; copies of a catalog share it
 
   explicit TunedCatalog(std::shared_ptr<State> state) : state_(std::move(state)) {}
   const std::shared_ptr<State>& state() const { return state_; }

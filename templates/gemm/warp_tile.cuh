@@ -1,6 +1,7 @@
 // The math one warp does for its [WarpM x WarpN] part of an output tile: fp32 accumulators as
-// mma.sync m16n8k16 fragments, fed by ldmatrix from one pipeline stage (A with ldmatrix.x4, B,
-// stored [k][n], with ldmatrix.x4.trans), and the guarded 16-bit store of the result.
+// mma.sync m16n8k16 fragments, fed by ldmatrix from a pipeline stage one k16 step at a time (A
+// with ldmatrix.x4, B, stored [k][n], with ldmatrix.x4.trans), and the guarded 16-bit store of
+// the result.
 #pragma once
 
 #include "common/element.cuh"
@@ -20,6 +21,7 @@ struct WarpTile {
   static constexpr int kPairsN = kAtomsN / 2;     // one ldmatrix.x4.trans feeds two n8 slices
   static constexpr int kSteps = T::kBlockK / 16;  // k16 steps per stage
   static_assert(kWarpM % 16 == 0 && kWarpN % 32 == 0, "warp tiles of whole m16 x n32 blocks");
+  static_assert(kSteps % 2 == 0, "register sets alternate within a stage and restart at 0");
 
   using ATile = OperandTile<T::kBlockM, T::kBlockK>;
   using BTile = OperandTile<T::kBlockK, T::kBlockN>;
@@ -49,39 +51,36 @@ struct WarpTile {
         for (int e = 0; e < 4; ++e) accumulators[m][n][e] = 0.f;
   }
 
+  // Operand fragments of two k16 steps: the mainloop loads step s + 1 (or the next stage's step 0)
+  // into one set while the tensor cores work on the other, so ldmatrix latency stays hidden.
+  unsigned a_fragments[2][kAtomsM][4];
+  unsigned b_fragments[2][kPairsN][4];
+
+  // Fragments of k16 step `step` of the stage whose A and B tiles start at a_tile and b_tile,
+  // into register set `set`.
   __device__ __forceinline__ void load_fragments(unsigned a_tile, unsigned b_tile, int step,
-                                                 unsigned (&a)[kAtomsM][4],
-                                                 unsigned (&b)[kPairsN][4]) const {
+                                                 int set) {
 #pragma unroll
     for (int m = 0; m < kAtomsM; ++m)
-      ldmatrix_x4(a[m], a_tile + ATile::step_offset(a_lane_bytes, m * 16, 2 * step));
+      ldmatrix_x4(a_fragments[set][m], a_tile + ATile::step_offset(a_lane_bytes, m * 16, 2 * step));
 #pragma unroll
     for (int p = 0; p < kPairsN; ++p)
-      ldmatrix_x4_transposed(b[p], b_tile + BTile::step_offset(b_lane_bytes, step * 16, 2 * p));
+      ldmatrix_x4_transposed(b_fragments[set][p],
+                             b_tile + BTile::step_offset(b_lane_bytes, step * 16, 2 * p));
   }
 
-  // accumulators += A_stage · B_stage. The fragments of step s+1 are loaded while step s
-  // multiplies (two register sets), so ldmatrix latency hides behind the tensor cores.
-  __device__ __forceinline__ void multiply(unsigned a_tile, unsigned b_tile) {
-    unsigned a[2][kAtomsM][4];
-    unsigned b[2][kPairsN][4];
-    load_fragments(a_tile, b_tile, 0, a[0], b[0]);
+  // accumulators += the k16 step held in register set `set`.
+  __device__ __forceinline__ void multiply(int set) {
 #pragma unroll
-    for (int step = 0; step < kSteps; ++step) {
-      if (step + 1 < kSteps)
-        load_fragments(a_tile, b_tile, step + 1, a[(step + 1) % 2], b[(step + 1) % 2]);
-      const int buffer = step % 2;
+    for (int m = 0; m < kAtomsM; ++m)
 #pragma unroll
-      for (int m = 0; m < kAtomsM; ++m)
-#pragma unroll
-        for (int n = 0; n < kAtomsN; ++n) {
-          // Serpentine over n: consecutive mma share an operand register set.
-          const int nn = (m % 2) ? kAtomsN - 1 - n : n;
-          mma_16x8x16<T::kElement>(accumulators[m][nn], a[buffer][m],
-                                   b[buffer][nn / 2][(nn % 2) * 2],
-                                   b[buffer][nn / 2][(nn % 2) * 2 + 1]);
-        }
-    }
+      for (int n = 0; n < kAtomsN; ++n) {
+        // Serpentine over n: consecutive mma share an operand register set.
+        const int nn = (m % 2) ? kAtomsN - 1 - n : n;
+        mma_16x8x16<T::kElement>(accumulators[m][nn], a_fragments[set][m],
+                                 b_fragments[set][nn / 2][(nn % 2) * 2],
+                                 b_fragments[set][nn / 2][(nn % 2) * 2 + 1]);
+      }
   }
 
   // C rows [row0, row0 + BlockM) x cols [col0, col0 + BlockN) as 16-bit values, pairs at or past

@@ -148,5 +148,50 @@ TEST(BadInput, GpuNamesAreCaseInsensitiveButNotFuzzy) {
                      "gb10, h100, h200, auto");
 }
 
+// `query --family gemm`: the GEMM shape and family options, checked before any file is opened
+// (the database named does not exist: a message about it would mean the input was not checked).
+TEST(BadInput, GemmQueryRejectsEveryBadValue) {
+  TemporaryDirectory scratch;
+  const std::string missing_db = (scratch.path() / "missing.db").string();
+  struct Case {
+    std::vector<std::string> arguments;
+    std::vector<std::string> said;  // each must be in the message
+  };
+  const std::vector<Case> cases = {
+      {{"--family", "matmul", "--size", "1024"}, {"'matmul'", "allowed attention, gemm"}},
+      {{"--family", "gemm", "--m", "0", "--n", "64", "--k", "64"},
+       {"'0'", "allowed a positive integer"}},
+      {{"--family", "gemm", "--m", "64", "--n", "wide", "--k", "64"},
+       {"'wide'", "allowed a positive integer"}},
+      {{"--family", "gemm", "--size=-8"}, {"'-8'", "allowed a positive integer"}},
+      {{"--family", "gemm", "--m", "64", "--n", "1001", "--k", "64"}, {"n 1001", "multiple of 8"}},
+      {{"--family", "gemm", "--m", "64", "--n", "64", "--k", "12"}, {"k 12", "multiple of 8"}},
+      {{"--family", "gemm", "--m", "300000", "--n", "8192", "--k", "8"},
+       {"300000 x 8192", "32-bit indexing"}},
+      {{"--family", "gemm", "--m", "64", "--n", "64"}, {"missing GEMM size", "allowed --m M"}},
+      {{"--family", "gemm", "--size", "64", "--m", "64"}, {"--size and --m/--n/--k", "allowed"}},
+      {{"--family", "gemm", "--size", "64", "--dtype", "f32"}, {"'f32'", "allowed f16, bf16"}},
+      {{"--family", "gemm", "--size", "64", "--seq", "1024"},
+       {"--seq belongs to the attention family", "allowed with --family gemm"}},
+      {{"--family", "gemm", "--size", "64", "--causal"}, {"--causal belongs to the attention"}},
+      {{"--size", "64"}, {"--size", "allowed with --family gemm"}},
+  };
+  for (const Case& bad : cases) {
+    std::vector<std::string> arguments = {"query", "--gpu", "h200", "--db", missing_db};
+    arguments.insert(arguments.end(), bad.arguments.begin(), bad.arguments.end());
+    const ProcessResult result = run_swr_tune(arguments);
+    SCOPED_TRACE(bad.said.front());
+    EXPECT_EQ(result.exit_code, 2) << result.err;
+    const std::vector<std::string> lines = lines_of(result.err);
+    ASSERT_EQ(lines.size(), 1u) << "stderr: " << result.err;
+    EXPECT_EQ(lines[0].rfind("swr-tune: error: ", 0), 0u) << lines[0];
+    for (const std::string& part : bad.said) {
+      EXPECT_NE(lines[0].find(part), std::string::npos) << lines[0];
+    }
+    EXPECT_EQ(result.out, "");
+  }
+  EXPECT_FALSE(std::filesystem::exists(missing_db));
+}
+
 }  // namespace
 }  // namespace swr::test

@@ -1,9 +1,10 @@
-// Import: results of several machines merged into one database keep every measurement, and the
-// better measurement decides the best whichever order the files are merged in.
+// Import: results of several machines merged into one database keep every measurement of both
+// families, and the better measurement decides the best whichever order the files are merged in.
 #include <SQLiteCpp/Database.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <variant>
 
 #include "runtime/import_sources.hpp"
 #include "runtime/kernel_exporter.hpp"
@@ -125,7 +126,7 @@ TEST_F(DatabaseImportTest, KeepsFailuresAndEveryFigure) {
     const db::MeasurementRecord& a = original[i].record;
     const db::MeasurementRecord& b = imported[i].record;
     EXPECT_EQ(imported[i].gpu, original[i].gpu);
-    EXPECT_EQ(imported[i].problem.key(), original[i].problem.key());
+    EXPECT_EQ(db::problem_key(imported[i]), db::problem_key(original[i]));
     EXPECT_EQ(imported[i].config, original[i].config);
     EXPECT_EQ(b.status, a.status);
     EXPECT_EQ(b.error, a.error);
@@ -161,6 +162,139 @@ TEST_F(DatabaseImportTest, RefusesItselfAndWhatIsNotASource) {
   EXPECT_THROW(read_import_source(directory_.path() / "missing.db", machine_a_.path()), UsageError);
   EXPECT_THROW(read_import_source(directory_.path(), machine_a_.path()),
                UsageError);  // no manifest
+}
+
+constexpr const char* kGemmGrid = "m128n128k32w2x4s3-grid-swz0";
+constexpr const char* kGemmBands = "m128n128k32w2x4s3-grid-swzn1792";
+constexpr const char* kGemmStatic = "m128n256k64w2x4s3-static-swzm512";
+
+// GEMM rows of another machine, beside its attention rows.
+class GemmImportTest : public DatabaseImportTest {
+ protected:
+  GemmImportTest() : machine_g_(directory_.path() / "g.db") {
+    machine_g_.add(gemm_, kGemmGrid, 1.2, "2026-02-01T10:00:00.000Z");
+    machine_g_.add(gemm_, kGemmBands, 1.0, "2026-02-01T10:00:01.000Z");
+    machine_g_.add_failure(gemm_, kGemmStatic, "2026-02-01T10:00:02.000Z");
+    machine_g_.add(gemm_bf16_, kGemmStatic, 0.4, "2026-02-01T10:00:03.000Z");
+    machine_g_.add(shape_, kFirst, 0.9, "2026-02-01T10:00:04.000Z");
+  }
+
+  static std::string best_gemm(const std::filesystem::path& path, const GemmProblem& problem) {
+    const TunedGemmChoice choice = TunedCatalog::open_database(path).best("h200", problem);
+    if (choice.match != MatchKind::exact) return "not exact";
+    return choice.kernel->config_key + " " + std::to_string(choice.kernel->measured.median_ms);
+  }
+
+  const GemmProblem gemm_ = gemm_shape(4096, 4096, 1024);
+  const GemmProblem gemm_bf16_ = gemm_shape(1000, 2048, 512, DataType::bf16);
+  TunedDatabase machine_g_;
+};
+
+TEST_F(GemmImportTest, BringsGemmProblemsConfigsAndMeasurementsAcross) {
+  const ImportSource source = read_import_source(machine_g_.path(), machine_a_.path());
+  EXPECT_EQ(source.other_families, 0u);
+  ASSERT_EQ(source.measurements.size(), 5u);
+  std::size_t gemm = 0;
+  for (const db::PortableMeasurement& measurement : source.measurements) {
+    gemm += std::string(db::family_of(measurement)) == "gemm" ? 1 : 0;
+  }
+  EXPECT_EQ(gemm, 4u);
+  const db::ImportCounts counts = machine_a_.database().import_measurements(source.measurements);
+  EXPECT_EQ(counts.added, 5u);
+  EXPECT_EQ(machine_a_.measurement_rows(), 8);
+  EXPECT_EQ(best_gemm(machine_a_.path(), gemm_), std::string(kGemmBands) + " 1.000000");
+  EXPECT_EQ(best_gemm(machine_a_.path(), gemm_bf16_), std::string(kGemmStatic) + " 0.400000");
+  // The GEMM rows are GEMM rows in the target: problem and config families and shape table.
+  SQLite::Database check(machine_a_.path().string(), SQLite::OPEN_READONLY);
+  EXPECT_EQ(check.execAndGet("SELECT COUNT(*) FROM gemm_problems").getInt(), 2);
+  EXPECT_EQ(check.execAndGet("SELECT COUNT(*) FROM configs WHERE family = 'gemm'").getInt(), 3);
+  EXPECT_EQ(
+      check.execAndGet("SELECT json FROM problems WHERE key = 'm4096_n4096_k1024_f16'").getString(),
+      R"({"dtype":"f16","k":1024,"m":4096,"n":4096})");
+  // Twice: nothing more.
+  EXPECT_EQ(machine_a_.database().import_measurements(source.measurements).already_present, 5u);
+  EXPECT_EQ(machine_a_.measurement_rows(), 8);
+}
+
+TEST_F(GemmImportTest, KeepsEveryFigureOfAGemmMeasurement) {
+  TunedDatabase empty(directory_.path() / "empty.db");
+  empty.database().import_measurements(machine_g_.database().portable_measurements());
+  const std::vector<db::PortableMeasurement> original =
+      machine_g_.database().portable_measurements();
+  const std::vector<db::PortableMeasurement> imported = empty.database().portable_measurements();
+  ASSERT_EQ(imported.size(), original.size());
+  for (std::size_t i = 0; i < imported.size(); ++i) {
+    EXPECT_EQ(db::problem_key(imported[i]), db::problem_key(original[i]));
+    EXPECT_EQ(imported[i].problem.index(), original[i].problem.index());
+    EXPECT_EQ(imported[i].config, original[i].config);
+    EXPECT_EQ(imported[i].gpu, original[i].gpu);
+    EXPECT_EQ(imported[i].record.status, original[i].record.status);
+    EXPECT_EQ(imported[i].record.median_ms, original[i].record.median_ms);
+    EXPECT_EQ(imported[i].record.tflops, original[i].record.tflops);
+    EXPECT_EQ(imported[i].record.source_hash, original[i].record.source_hash);
+    EXPECT_EQ(imported[i].record.measured_at, original[i].record.measured_at);
+  }
+  ASSERT_TRUE(std::holds_alternative<GemmProblem>(imported[1].problem));
+  EXPECT_EQ(std::get<GemmProblem>(imported[1].problem), gemm_);
+  EXPECT_EQ(std::get<GemmConfig>(imported[1].config), gemm_config_named(kGemmBands));
+}
+
+TEST_F(GemmImportTest, AnExportBringsItsGemmKernels) {
+  const std::filesystem::path out = directory_.path() / "export-g";
+  ExportOptions options;
+  options.gpu = "h200";
+  options.out_dir = out;
+  export_kernels(machine_g_.database(), FakeCubinBuilder(), options);
+  const ImportSource source = read_import_source(out, machine_a_.path());
+  EXPECT_EQ(source.kind, "export");
+  EXPECT_EQ(source.measurements.size(), 3u);  // one best per shape: 1 attention, 2 GEMM
+  EXPECT_EQ(machine_a_.database().import_measurements(source.measurements).added, 3u);
+  EXPECT_EQ(best_gemm(machine_a_.path(), gemm_), std::string(kGemmBands) + " 1.000000");
+  EXPECT_EQ(machine_g_.database().import_measurements(source.measurements).added, 0u);
+}
+
+// Version 1 of the schema had no gemm_problems table, but took problems of family 'gemm' with
+// their shape in problems.json: read from a migrated copy, they come across with their shape.
+TEST_F(GemmImportTest, GemmRowsOfAnOlderSchemaComeAcrossFromTheMigratedCopy) {
+  const std::filesystem::path old_file = directory_.path() / "old-gemm.db";
+  {
+    SQLite::Database source(machine_g_.path().string(), SQLite::OPEN_READONLY);
+    source.backup(old_file.string().c_str(), SQLite::Database::Save);
+    SQLite::Database old(old_file.string(), SQLite::OPEN_READWRITE);
+    old.exec("DROP TABLE gemm_problems");
+    old.exec("DELETE FROM schema_version WHERE version > 1");
+  }
+  const auto size_before = std::filesystem::file_size(old_file);
+  const ImportSource source = read_import_source(old_file, machine_a_.path());
+  EXPECT_EQ(source.other_families, 0u);
+  EXPECT_EQ(source.measurements.size(), 5u);
+  EXPECT_EQ(machine_a_.database().import_measurements(source.measurements).added, 5u);
+  EXPECT_EQ(best_gemm(machine_a_.path(), gemm_bf16_), std::string(kGemmStatic) + " 0.400000");
+  EXPECT_EQ(std::filesystem::file_size(old_file), size_before);
+  SQLite::Database check(old_file.string(), SQLite::OPEN_READONLY);
+  EXPECT_EQ(check.execAndGet("SELECT MAX(version) FROM schema_version").getInt(), 1);
+  EXPECT_FALSE(check.tableExists("gemm_problems"));
+}
+
+// A problem whose shape cannot be read is counted as left out, not dropped without a word.
+TEST_F(GemmImportTest, SaysHowManyMeasurementsItCannotRead) {
+  {
+    SQLite::Database file(machine_g_.path().string(), SQLite::OPEN_READWRITE);
+    file.exec("PRAGMA foreign_keys = OFF");
+    file.exec(
+        "DELETE FROM gemm_problems WHERE problem_id = "
+        "(SELECT id FROM problems WHERE key = 'm1000_n2048_k512_bf16')");
+  }
+  const ImportSource source = read_import_source(machine_g_.path(), machine_a_.path());
+  EXPECT_EQ(source.other_families, 1u);
+  EXPECT_EQ(source.measurements.size(), 4u);
+}
+
+TEST_F(GemmImportTest, RefusesAProblemAndAConfigOfDifferentFamilies) {
+  std::vector<db::PortableMeasurement> measurements = machine_g_.database().portable_measurements();
+  measurements[0].config = config_named(kFirst);  // an attention config for a GEMM problem
+  EXPECT_THROW(machine_a_.database().import_measurements(measurements), std::invalid_argument);
+  EXPECT_EQ(machine_a_.measurement_rows(), 3);  // nothing written
 }
 
 }  // namespace

@@ -9,6 +9,8 @@
 #include "runtime/launch_checks.hpp"
 #include "swr/attention.hpp"
 #include "swr/device_buffer.hpp"
+#include "swr/gemm.hpp"
+#include "swr/usage_error.hpp"
 #include "tests/generator/temporary_directory.hpp"
 #include "tests/runtime/runtime_fixtures.hpp"
 #include "tuner/driver/cuda_driver.hpp"
@@ -61,9 +63,23 @@ TEST(LaunchChecks, RefusesAVariantCompiledForAnotherShape) {
             std::string::npos);
 }
 
+TEST(LaunchChecks, RefusesAGemmVariantCompiledForAnotherDtype) {
+  TunedGemmKernel kernel;
+  kernel.config_key = "m128n128k32w2x4s3-grid-swz0";
+  kernel.problem = gemm_shape(4096, 4096, 4096);
+  // m, n and k are launch arguments: any size of the same dtype runs.
+  EXPECT_EQ(variant_mismatch(kernel, gemm_shape(333, 200, 264)), "");
+  const std::string dtype = variant_mismatch(kernel, gemm_shape(4096, 4096, 4096, DataType::bf16));
+  EXPECT_NE(dtype.find("m128n128k32w2x4s3-grid-swz0 is compiled for dtype f16, asked bf16"),
+            std::string::npos)
+      << dtype;
+}
+
 TEST(LaunchChecks, RefusesNullTensors) {
-  EXPECT_EQ(tensor_mismatch({1, 2, 3, 4}), "");
-  EXPECT_EQ(tensor_mismatch({1, 0, 3, 0}), "null device pointer for k, o");
+  EXPECT_EQ(tensor_mismatch(AttentionTensors{1, 2, 3, 4}), "");
+  EXPECT_EQ(tensor_mismatch(AttentionTensors{1, 0, 3, 0}), "null device pointer for k, o");
+  EXPECT_EQ(tensor_mismatch(GemmTensors{1, 2, 3}), "");
+  EXPECT_EQ(tensor_mismatch(GemmTensors{0, 2, 0}), "null device pointer for a, c");
 }
 
 TEST(LaunchChecks, NvrtcCanBeTurnedOff) {
@@ -106,6 +122,26 @@ TEST(AttentionWithoutDevice, IsRefusedWithTheReason) {
     EXPECT_NE(std::string(error.what()).find("no CUDA driver/device found"), std::string::npos);
   }
   EXPECT_THROW(attention.run(attention_shape(1, 1, 1024, 64), {1, 0, 3, 4}), AttentionRefused);
+}
+
+TEST(GemmWithoutDevice, IsRefusedWithTheReason) {
+  if (CudaDriver::try_get() != nullptr && cuda_device_present()) {
+    GTEST_SKIP() << "a device is present: the GPU tests cover launching";
+  }
+  swr::testing::TemporaryDirectory directory;
+  TunedDatabase tuned(directory.path() / "results.db");
+  tuned.add(gemm_shape(1024, 1024, 1024), "m128n128k32w2x4s3-grid-swz0", 0.1);
+  const Gemm gemm(TunedCatalog::open_database(tuned.path()));
+  try {
+    gemm.run(gemm_shape(1000, 1016, 264), {1, 2, 3});
+    FAIL() << "expected NoDeviceError";
+  } catch (const NoDeviceError& error) {
+    EXPECT_NE(std::string(error.what()).find("no CUDA driver/device found"), std::string::npos);
+  }
+  EXPECT_THROW(gemm.plan(gemm_shape(1000, 1016, 264)), NoDeviceError);
+  // Refused before the device is even looked for: null pointers, a shape no kernel can run.
+  EXPECT_THROW(gemm.run(gemm_shape(1000, 1016, 264), {1, 0, 3}), GemmRefused);
+  EXPECT_THROW(gemm.run(gemm_shape(1000, 1001, 264), {1, 2, 3}), UsageError);
 }
 
 }  // namespace

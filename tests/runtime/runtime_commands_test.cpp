@@ -173,7 +173,8 @@ TEST_F(RuntimeCommandsTest, ExportsRealCubinsThatQueryAndImportRead) {
   ProcessResult result = run_swr_tune({"export", "--gpu", "h200", "--db", real.path().string(),
                                        "--out", out.string(), "--cache-dir", cache.string()});
   ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
-  EXPECT_TRUE(contains(result.out, "exported 1 shapes (1 cubins, 1 from the cubin cache)"))
+  EXPECT_TRUE(contains(result.out,
+                       "exported 1 shapes (1 attention, 0 GEMM; 1 cubins, 1 from the cubin cache)"))
       << result.out;
   const nlohmann::json manifest = nlohmann::json::parse(std::ifstream(out / "manifest.json"));
   const nlohmann::json& kernel = manifest.at("kernels").at(0);

@@ -7,7 +7,26 @@
 
 #include <stdexcept>
 
+#include "generator/gemm_kernel_source.hpp"
+
 namespace swr::test {
+namespace {
+
+// A cubin stand-in: an ELF header and what it stands for.
+BuiltCubin fake_cubin(const std::string& hash, const std::string& changed_hash) {
+  BuiltCubin built;
+  const std::string body =
+      "\x7f"
+      "ELF stand-in for " +
+      hash;
+  built.cubin.assign(body.begin(), body.end());
+  built.source_hash = changed_hash.empty() ? hash : changed_hash;
+  built.toolkit_version = "13.0";
+  built.registers = 96;
+  return built;
+}
+
+}  // namespace
 
 db::GpuRecord h200_record() {
   db::GpuRecord gpu;
@@ -52,29 +71,42 @@ std::string fake_source_hash(const AttentionProblem& problem, const AttentionCon
          arch;
 }
 
+GemmProblem gemm_shape(int m, int n, int k, DataType dtype) {
+  return GemmProblem{m, n, k, dtype};
+}
+
+GemmConfig gemm_config_named(const std::string& key) {
+  const std::optional<GemmConfig> config = GemmConfig::from_key(key);
+  if (!config) throw std::invalid_argument("test GEMM config key '" + key + "' does not parse");
+  return *config;
+}
+
+std::string fake_source_hash(const GemmProblem& problem, const GemmConfig& config,
+                             const std::string& arch) {
+  return "fake-gemm-" + gemm_binary_name(problem, config) + "-" + arch;
+}
+
 BuiltCubin FakeCubinBuilder::build(const AttentionProblem& problem, const AttentionConfig& config,
                                    const std::string& arch) const {
-  BuiltCubin built;
-  const std::string body =
-      "\x7f"
-      "ELF stand-in for " +
-      fake_source_hash(problem, config, arch);
-  built.cubin.assign(body.begin(), body.end());
   const auto changed_hash = changed.find(config.key());
-  built.source_hash = changed_hash != changed.end() ? changed_hash->second
-                                                    : fake_source_hash(problem, config, arch);
-  built.toolkit_version = "13.0";
-  built.registers = 96;
-  return built;
+  return fake_cubin(fake_source_hash(problem, config, arch),
+                    changed_hash != changed.end() ? changed_hash->second : "");
+}
+
+BuiltCubin FakeCubinBuilder::build(const GemmProblem& problem, const GemmConfig& config,
+                                   const std::string& arch) const {
+  const auto changed_hash = changed.find(config.key());
+  return fake_cubin(fake_source_hash(problem, config, arch),
+                    changed_hash != changed.end() ? changed_hash->second : "");
 }
 
 TunedDatabase::TunedDatabase(std::filesystem::path path, db::GpuRecord gpu)
     : path_(std::move(path)), database_(path_), gpu_(database_.upsert_gpu(gpu)) {}
 
-std::int64_t TunedDatabase::add(const AttentionProblem& problem, const std::string& config_key,
-                                double median_ms, const std::string& measured_at,
-                                const std::string& source_hash) {
-  const AttentionConfig config = config_named(config_key);
+template <class Problem, class Config>
+std::int64_t TunedDatabase::add_valid(const Problem& problem, const Config& config,
+                                      double median_ms, const std::string& measured_at,
+                                      const std::string& source_hash) {
   db::MeasurementRecord record;
   record.gpu = gpu_;
   record.problem = database_.upsert_problem(problem);
@@ -99,10 +131,9 @@ std::int64_t TunedDatabase::add(const AttentionProblem& problem, const std::stri
   return database_.record_measurement(record);
 }
 
-std::int64_t TunedDatabase::add_failure(const AttentionProblem& problem,
-                                        const std::string& config_key,
-                                        const std::string& measured_at) {
-  const AttentionConfig config = config_named(config_key);
+template <class Problem, class Config>
+std::int64_t TunedDatabase::add_failed(const Problem& problem, const Config& config,
+                                       const std::string& measured_at) {
   db::MeasurementRecord record;
   record.gpu = gpu_;
   record.problem = database_.upsert_problem(problem);
@@ -117,16 +148,41 @@ std::int64_t TunedDatabase::add_failure(const AttentionProblem& problem,
   return database_.record_measurement(record);
 }
 
-std::string example_path() {
-  const char* overridden = std::getenv("SWR_EXAMPLE_PATH");
-  return overridden != nullptr && *overridden != '\0' ? overridden : SWR_EXAMPLE_PATH;
+std::int64_t TunedDatabase::add(const AttentionProblem& problem, const std::string& config_key,
+                                double median_ms, const std::string& measured_at,
+                                const std::string& source_hash) {
+  return add_valid(problem, config_named(config_key), median_ms, measured_at, source_hash);
 }
 
-ProcessResult run_example(const std::vector<std::string>& arguments,
+std::int64_t TunedDatabase::add_failure(const AttentionProblem& problem,
+                                        const std::string& config_key,
+                                        const std::string& measured_at) {
+  return add_failed(problem, config_named(config_key), measured_at);
+}
+
+std::int64_t TunedDatabase::add(const GemmProblem& problem, const std::string& config_key,
+                                double median_ms, const std::string& measured_at,
+                                const std::string& source_hash) {
+  return add_valid(problem, gemm_config_named(config_key), median_ms, measured_at, source_hash);
+}
+
+std::int64_t TunedDatabase::add_failure(const GemmProblem& problem, const std::string& config_key,
+                                        const std::string& measured_at) {
+  return add_failed(problem, gemm_config_named(config_key), measured_at);
+}
+
+namespace {
+
+std::string overridable_path(const char* variable, const char* built) {
+  const char* overridden = std::getenv(variable);
+  return overridden != nullptr && *overridden != '\0' ? overridden : built;
+}
+
+ProcessResult run_program(const std::string& program, const std::vector<std::string>& arguments,
                           const std::map<std::string, std::string>& environment) {
   const char* previous = std::getenv("SWR_TUNE_PATH");
   const std::string saved = previous != nullptr ? previous : "";
-  setenv("SWR_TUNE_PATH", example_path().c_str(), 1);
+  setenv("SWR_TUNE_PATH", program.c_str(), 1);
   ProcessResult result = run_swr_tune(arguments, environment);
   if (previous != nullptr) {
     setenv("SWR_TUNE_PATH", saved.c_str(), 1);
@@ -134,6 +190,26 @@ ProcessResult run_example(const std::vector<std::string>& arguments,
     unsetenv("SWR_TUNE_PATH");
   }
   return result;
+}
+
+}  // namespace
+
+std::string example_path() {
+  return overridable_path("SWR_EXAMPLE_PATH", SWR_EXAMPLE_PATH);
+}
+
+std::string gemm_example_path() {
+  return overridable_path("SWR_GEMM_EXAMPLE_PATH", SWR_GEMM_EXAMPLE_PATH);
+}
+
+ProcessResult run_example(const std::vector<std::string>& arguments,
+                          const std::map<std::string, std::string>& environment) {
+  return run_program(example_path(), arguments, environment);
+}
+
+ProcessResult run_gemm_example(const std::vector<std::string>& arguments,
+                               const std::map<std::string, std::string>& environment) {
+  return run_program(gemm_example_path(), arguments, environment);
 }
 
 std::int64_t TunedDatabase::measurement_rows() const {

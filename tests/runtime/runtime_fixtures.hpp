@@ -1,5 +1,5 @@
 // Shared pieces of the runtime tests: results databases on real SQLite files with measurements of
-// chosen shapes, and a CubinBuilder that makes stand-in cubins without NVRTC.
+// chosen shapes (attention and GEMM), and a CubinBuilder that makes stand-in cubins without NVRTC.
 #pragma once
 
 #include <filesystem>
@@ -11,6 +11,8 @@
 #include "runtime/cubin_builder.hpp"
 #include "swr/attention_config.hpp"
 #include "swr/attention_problem.hpp"
+#include "swr/gemm_config.hpp"
+#include "swr/gemm_problem.hpp"
 
 namespace swr::test {
 
@@ -24,9 +26,15 @@ AttentionProblem attention_shape(int batch, int heads, int seq, int head_dim, bo
 // A config by its key (the test fails loudly on a typo).
 AttentionConfig config_named(const std::string& key);
 
+GemmProblem gemm_shape(int m, int n, int k, DataType dtype = DataType::f16);
+GemmConfig gemm_config_named(const std::string& key);
+
 // What FakeCubinBuilder reports as the build of a variant: the tests record it as the measured
 // source hash, so that an export finds the build unchanged.
 std::string fake_source_hash(const AttentionProblem& problem, const AttentionConfig& config,
+                             const std::string& arch);
+// The same for a GEMM kernel binary: configs that differ only in their swizzle share it.
+std::string fake_source_hash(const GemmProblem& problem, const GemmConfig& config,
                              const std::string& arch);
 
 // Cubins that are an ELF header and the variant's name; the source hash as above, or `changed`
@@ -34,6 +42,8 @@ std::string fake_source_hash(const AttentionProblem& problem, const AttentionCon
 class FakeCubinBuilder : public CubinBuilder {
  public:
   BuiltCubin build(const AttentionProblem& problem, const AttentionConfig& config,
+                   const std::string& arch) const override;
+  BuiltCubin build(const GemmProblem& problem, const GemmConfig& config,
                    const std::string& arch) const override;
 
   std::map<std::string, std::string> changed;  // config key -> source hash it builds to now
@@ -54,9 +64,21 @@ class TunedDatabase {
                    const std::string& measured_at = "", const std::string& source_hash = "");
   std::int64_t add_failure(const AttentionProblem& problem, const std::string& config_key,
                            const std::string& measured_at = "");
+  // The same for a GEMM problem and config.
+  std::int64_t add(const GemmProblem& problem, const std::string& config_key, double median_ms,
+                   const std::string& measured_at = "", const std::string& source_hash = "");
+  std::int64_t add_failure(const GemmProblem& problem, const std::string& config_key,
+                           const std::string& measured_at = "");
   std::int64_t measurement_rows() const;
 
  private:
+  template <class Problem, class Config>
+  std::int64_t add_valid(const Problem& problem, const Config& config, double median_ms,
+                         const std::string& measured_at, const std::string& source_hash);
+  template <class Problem, class Config>
+  std::int64_t add_failed(const Problem& problem, const Config& config,
+                          const std::string& measured_at);
+
   std::filesystem::path path_;
   db::ResultsDatabase database_;
   db::GpuId gpu_;
@@ -65,13 +87,16 @@ class TunedDatabase {
 // Replaces the GPU record's identity in place: another machine's row of the same GPU name.
 db::GpuRecord with_device_name(db::GpuRecord gpu, const std::string& device_name);
 
-// The example program: $SWR_EXAMPLE_PATH when set (binaries run from another directory), else
-// the one built; empty when examples are not built.
+// The example programs: $SWR_EXAMPLE_PATH (attention) and $SWR_GEMM_EXAMPLE_PATH (GEMM) when set
+// (binaries run from another directory), else the ones built; empty when examples are not built.
 std::string example_path();
+std::string gemm_example_path();
 
-// Runs the example program as run_swr_tune runs swr-tune (through its documented SWR_TUNE_PATH
+// Runs an example program as run_swr_tune runs swr-tune (through its documented SWR_TUNE_PATH
 // override, restored afterwards).
 ProcessResult run_example(const std::vector<std::string>& arguments,
                           const std::map<std::string, std::string>& environment = {});
+ProcessResult run_gemm_example(const std::vector<std::string>& arguments,
+                               const std::map<std::string, std::string>& environment = {});
 
 }  // namespace swr::test

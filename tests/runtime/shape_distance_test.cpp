@@ -1,5 +1,5 @@
-// The documented distance of the nearest-shape lookup, on the H200's scale (132 SMs, 60 MiB of
-// L2 in two partitions: K/V that every SM reads fits up to 30 MiB).
+// The documented distances of the nearest-shape lookup: attention on the H200's scale (132 SMs,
+// 60 MiB of L2 in two partitions: K/V that every SM reads fits up to 30 MiB), and GEMM.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -100,6 +100,30 @@ TEST(ShapeDistance, TheL2SizeDependsOnTheGpu) {
 TEST(ShapeDistance, RefusesAScaleWithoutSmsOrL2) {
   EXPECT_THROW(shape_features(attention_shape(1, 1, 128, 64), GpuScale{0, 1, 1}),
                std::invalid_argument);
+}
+
+TEST(GemmShapeDistance, IsTheEuclideanDistanceOfTheLog2Sizes) {
+  const GemmProblem wanted = gemm_shape(4096, 4096, 4096);
+  EXPECT_DOUBLE_EQ(*shape_distance(wanted, wanted), 0.0);
+  EXPECT_DOUBLE_EQ(*shape_distance(wanted, gemm_shape(2048, 4096, 4096)), 1.0);
+  EXPECT_DOUBLE_EQ(*shape_distance(wanted, gemm_shape(4096, 4096, 16384)), 2.0);
+  EXPECT_DOUBLE_EQ(*shape_distance(wanted, gemm_shape(8192, 8192, 8192)), std::sqrt(3.0));
+  // Two axes off by 2 and 4 times: sqrt(1 + 4).
+  EXPECT_DOUBLE_EQ(*shape_distance(wanted, gemm_shape(4096, 2048, 1024)), std::sqrt(5.0));
+  EXPECT_NEAR(
+      *shape_distance(gemm_shape(1000, 1016, 264), gemm_shape(1024, 1024, 256)),
+      std::sqrt(std::pow(std::log2(1000.0 / 1024), 2) + std::pow(std::log2(1016.0 / 1024), 2) +
+                std::pow(std::log2(264.0 / 256), 2)),
+      1e-12);
+}
+
+TEST(GemmShapeDistance, IsSymmetricAndNeedsTheSameDtype) {
+  const GemmProblem a = gemm_shape(333, 200, 264);
+  const GemmProblem b = gemm_shape(8192, 1024, 64);
+  EXPECT_DOUBLE_EQ(*shape_distance(a, b), *shape_distance(b, a));
+  EXPECT_FALSE(shape_distance(a, gemm_shape(333, 200, 264, DataType::bf16)));
+  EXPECT_TRUE(shape_distance(gemm_shape(64, 64, 64, DataType::bf16),
+                             gemm_shape(128, 64, 64, DataType::bf16)));
 }
 
 }  // namespace

@@ -1,16 +1,17 @@
-// The tuner's pure parts: timing statistics and the run-count rule, base64, the worker protocol,
-// the derived figures, the record a measured or failed variant becomes, the result tables, and
-// the interrupt handler.
+// The tuner's pure parts: timing statistics and the run-count rule, base64, the worker protocol
+// (attention and GEMM requests), the derived figures, the record a measured or failed variant
+// becomes, the result tables, and the interrupt handler.
 #include <gtest/gtest.h>
 #include <signal.h>
 
 #include <sstream>
 
+#include "tuner/tuning/attention_variant_record.hpp"
 #include "tuner/tuning/base64.hpp"
+#include "tuner/tuning/gemm_variant_job.hpp"
 #include "tuner/tuning/interrupt_flag.hpp"
 #include "tuner/tuning/result_table.hpp"
 #include "tuner/tuning/timing_statistics.hpp"
-#include "tuner/tuning/variant_record.hpp"
 #include "tuner/tuning/worker_protocol.hpp"
 
 namespace swr {
@@ -116,6 +117,47 @@ TEST(WorkerProtocol, RequestAndResultSurviveTheirJsonLines) {
   EXPECT_THROW(reply_from_result_message(bad_status), std::invalid_argument);
 }
 
+TEST(WorkerProtocol, GemmRequestsCarryTheSameKernelFields) {
+  GemmVariantJob job;
+  job.problem = {1024, 512, 256, DataType::bf16};
+  job.config = *GemmConfig::from_key("m128n128k32w2x4s3-static-swzm512");
+  job.cubin = {'\0', 'g', '\xff'};
+  job.dynamic_shared_bytes = 49152;
+  job.gpu = *find_gpu_profile("h100");
+  job.seed = 42;
+  const nlohmann::json request = nlohmann::json::parse(gemm_measure_request(job).dump());
+  const GemmVariantJob back = gemm_job_from_measure_request(request);
+  EXPECT_EQ(back.problem, job.problem);
+  EXPECT_FALSE(back.cublas);
+  EXPECT_EQ(back.config, job.config);
+  EXPECT_EQ(back.cubin, job.cubin);
+  EXPECT_EQ(back.dynamic_shared_bytes, job.dynamic_shared_bytes);
+  EXPECT_EQ(back.gpu.name, job.gpu.name);
+  EXPECT_EQ(back.gpu.sm_count, job.gpu.sm_count);
+  EXPECT_EQ(back.gpu.l2_bytes, job.gpu.l2_bytes);
+  EXPECT_EQ(back.seed, job.seed);
+
+  // The fields an attention request carries too are spelled the same way.
+  VariantJob attention;
+  attention.problem = {1, 1, 128, 128, 64, DataType::f16, false};
+  attention.gpu = job.gpu;
+  const nlohmann::json attention_request = measure_request(attention);
+  for (const char* field : {"cubin_base64", "dynamic_shared_bytes", "gpu", "seed"}) {
+    EXPECT_TRUE(attention_request.contains(field)) << field;
+    EXPECT_TRUE(request.contains(field)) << field;
+  }
+  EXPECT_EQ(attention_request.at("gpu"), request.at("gpu"));
+  EXPECT_THROW(gemm_job_from_measure_request(attention_request), std::invalid_argument);
+
+  job.cublas = true;
+  const nlohmann::json cublas_request = gemm_measure_request(job);
+  EXPECT_TRUE(cublas_request.at("config").is_null());
+  EXPECT_TRUE(gemm_job_from_measure_request(cublas_request).cublas);
+  nlohmann::json bad_dtype = request;
+  bad_dtype["problem"]["dtype"] = "f64";
+  EXPECT_THROW(gemm_job_from_measure_request(bad_dtype), std::invalid_argument);
+}
+
 TEST(DerivedFigures, FollowTheFlashAttentionConventionAndTheRoofline) {
   const GpuProfile h200 = *find_gpu_profile("h200");
   const AttentionProblem problem{8, 1, 131072, 131072, 128, DataType::f16, true};
@@ -124,7 +166,7 @@ TEST(DerivedFigures, FollowTheFlashAttentionConventionAndTheRoofline) {
   L2Counters counters;
   counters.dram_bytes_read = 109e9;
   counters.dram_bytes_written = 1e9;
-  const DerivedFigures figures = derive_figures(problem, h200, 100.0, counters);
+  const DerivedFigures figures = derive_figures(problem_work(problem), h200, 100.0, counters);
   EXPECT_NEAR(*figures.tflops, problem.flops() / 0.1 / 1e12, 1e-6);
   EXPECT_NEAR(*figures.observed_intensity, problem.flops() / 110e9, 1e-6);
   EXPECT_NEAR(*figures.algorithmic_intensity, problem.flops() / compulsory_attention_bytes(problem),
@@ -133,7 +175,7 @@ TEST(DerivedFigures, FollowTheFlashAttentionConventionAndTheRoofline) {
       std::max(problem.flops() / h200.peak_tensor_flops, 110e9 / h200.dram_bytes_per_second);
   EXPECT_NEAR(*figures.roofline_fraction, roofline_seconds / 0.1, 1e-12);
 
-  const DerivedFigures untimed = derive_figures(problem, h200, std::nullopt, {});
+  const DerivedFigures untimed = derive_figures(problem_work(problem), h200, std::nullopt, {});
   EXPECT_FALSE(untimed.tflops.has_value());
   EXPECT_FALSE(untimed.observed_intensity.has_value());
   EXPECT_FALSE(untimed.roofline_fraction.has_value());

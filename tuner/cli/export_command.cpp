@@ -16,8 +16,8 @@ namespace swr::cli {
 CLI::App* add_export_command(CLI::App& app, ExportCommandOptions& options) {
   CLI::App* command = app.add_subcommand(
       "export",
-      "Write the best cubin of every shape tuned on a GPU, and manifest.json, for running without "
-      "the database or NVRTC");
+      "Write the best cubin of every shape tuned on a GPU (attention and GEMM), and manifest.json, "
+      "for running without the database or NVRTC");
   command->add_option("--gpu", options.gpu, "GPU name as tuned (h200, ...), or auto")
       ->type_name("NAME");
   command
@@ -66,12 +66,16 @@ int run_export_command(const ExportCommandOptions& options) {
     std::cerr << "swr-tune: warning: " << changed
               << " was measured with another build (--allow-changed-source)\n";
   }
-  for (const ExportedKernel& kernel : summary.manifest.kernels) {
+  const auto print = [](const auto& kernel) {
     std::cout << "  " << kernel.problem.key() << "  " << kernel.config.key() << "  "
               << format_milliseconds(kernel.measured.median_ms) << " ms  " << kernel.cubin_file
               << "\n";
-  }
-  std::cout << "exported " << summary.manifest.kernels.size() << " shapes (" << summary.cubin_files
+  };
+  for (const ExportedKernel& kernel : summary.manifest.kernels) print(kernel);
+  for (const ExportedGemmKernel& kernel : summary.manifest.gemm_kernels) print(kernel);
+  std::cout << "exported " << summary.manifest.kernels.size() + summary.manifest.gemm_kernels.size()
+            << " shapes (" << summary.manifest.kernels.size() << " attention, "
+            << summary.manifest.gemm_kernels.size() << " GEMM; " << summary.cubin_files
             << " cubins, " << summary.from_cache << " from the cubin cache) for " << gpu << " to "
             << options.out_dir << "\n";
   return 0;

@@ -1,6 +1,7 @@
-// `swr-tune export`: the best variant of every shape tuned on a GPU, compiled for its arch, as
-// DIR/<cubin>.cubin plus DIR/manifest.json, from which swr::Attention runs without the database
-// or NVRTC. Bad input (exit 2) and failed compiles (exit 1) write nothing.
+// `swr-tune export`: the best variant of every shape tuned on a GPU, attention and GEMM, compiled
+// for its arch, as DIR/<cubin>.cubin plus DIR/manifest.json, from which swr::Attention and
+// swr::Gemm run without the database or NVRTC. Bad input (exit 2) and failed compiles (exit 1)
+// write nothing.
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -1,10 +1,11 @@
 #include "tuner/cli/gemm_options.hpp"
 
 #include "swr/usage_error.hpp"
+#include "tuner/cli/problem_options.hpp"
 
 namespace swr::cli {
 
-void add_gemm_options(CLI::App& command, GemmOptions& options) {
+void add_gemm_shape_options(CLI::App& command, GemmOptions& options) {
   command.add_option("--family", options.family, "Kernel family: attention, gemm")
       ->type_name("NAME")
       ->capture_default_str();
@@ -14,6 +15,10 @@ void add_gemm_options(CLI::App& command, GemmOptions& options) {
   command.add_option("--k", options.k, "GEMM: columns of A, rows of B (a multiple of 8)")
       ->type_name("K");
   command.add_option("--size", options.size, "GEMM: square problem, m = n = k = S")->type_name("S");
+}
+
+void add_gemm_options(CLI::App& command, GemmOptions& options) {
+  add_gemm_shape_options(command, options);
   command.add_flag("--sweep", options.sweep,
                    "GEMM: the swizzle sweep of the paper (sizes 512..16384 x strides 0..8192), "
                    "with its tables of best stride, sensitivity and ratio to cuBLAS");
@@ -36,6 +41,26 @@ bool is_gemm_family(const GemmOptions& options) {
         "--family gemm");
   }
   return false;
+}
+
+GemmProblem single_gemm_problem(const GemmOptions& options, DataType dtype) {
+  GemmProblem problem;
+  problem.dtype = dtype;
+  if (!options.size.empty()) {
+    if (!options.m.empty() || !options.n.empty() || !options.k.empty()) {
+      throw UsageError("--size and --m/--n/--k exclude each other: allowed one of them");
+    }
+    problem.m = problem.n = problem.k = parse_positive(options.size, "--size");
+  } else {
+    if (options.m.empty() || options.n.empty() || options.k.empty()) {
+      throw UsageError("missing GEMM size: allowed --m M --n N --k K, or --size S (square)");
+    }
+    problem.m = parse_positive(options.m, "--m");
+    problem.n = parse_positive(options.n, "--n");
+    problem.k = parse_positive(options.k, "--k");
+  }
+  problem.validate();
+  return problem;
 }
 
 }  // namespace swr::cli

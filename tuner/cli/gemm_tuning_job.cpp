@@ -1,8 +1,6 @@
 #include "tuner/cli/gemm_tuning_job.hpp"
 
 #include <algorithm>
-#include <charconv>
-#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -14,10 +12,8 @@
 #include "generator/gemm_space.hpp"
 #include "generator/gemm_swizzle.hpp"
 #include "swr/usage_error.hpp"
-#include "tuner/driver/cuda_driver.hpp"
 #include "tuner/driver/device_context.hpp"
 #include "tuner/gpu_detection.hpp"
-#include "tuner/tuning/gemm_measurement_worker.hpp"
 #include "tuner/tuning/gemm_sweep_report.hpp"
 #include "tuner/tuning/gemm_tuning_session.hpp"
 #include "tuner/tuning/interrupt_flag.hpp"
@@ -48,17 +44,6 @@ void reject_attention_options(const ProblemOptions& problem, const TuningOptions
   }
 }
 
-double parse_seconds(const std::string& text) {
-  double seconds = 0;
-  const char* end = text.data() + text.size();
-  const auto [stop, error] = std::from_chars(text.data(), end, seconds);
-  if (text.empty() || error != std::errc() || stop != end || !std::isfinite(seconds) ||
-      seconds <= 0) {
-    throw UsageError("bad --time-budget '" + text + "': allowed a positive number of seconds");
-  }
-  return seconds;
-}
-
 std::vector<GemmProblem> problems_of(const GemmOptions& options, DataType dtype) {
   if (options.sweep) {
     if (!options.m.empty() || !options.n.empty() || !options.k.empty() || !options.size.empty()) {
@@ -69,24 +54,12 @@ std::vector<GemmProblem> problems_of(const GemmOptions& options, DataType dtype)
     return problems;
   }
   if (!options.sweep_out.empty()) throw UsageError("--sweep-out goes with --sweep");
-  GemmProblem problem;
-  problem.dtype = dtype;
-  if (!options.size.empty()) {
-    if (!options.m.empty() || !options.n.empty() || !options.k.empty()) {
-      throw UsageError("--size and --m/--n/--k exclude each other: allowed one of them");
-    }
-    problem.m = problem.n = problem.k = parse_positive(options.size, "--size");
-  } else {
-    if (options.m.empty() || options.n.empty() || options.k.empty()) {
-      throw UsageError(
-          "missing GEMM size: allowed --m M --n N --k K, --size S (square), or --sweep");
-    }
-    problem.m = parse_positive(options.m, "--m");
-    problem.n = parse_positive(options.n, "--n");
-    problem.k = parse_positive(options.k, "--k");
+  const bool no_size =
+      options.m.empty() && options.n.empty() && options.k.empty() && options.size.empty();
+  if (no_size) {
+    throw UsageError("missing GEMM size: allowed --m M --n N --k K, --size S (square), or --sweep");
   }
-  problem.validate();
-  return {problem};
+  return {single_gemm_problem(options, dtype)};
 }
 
 std::vector<GemmConfig> parse_config_keys(const std::vector<std::string>& keys) {
@@ -127,19 +100,12 @@ std::vector<GemmConfig> configs_for(const GemmProblem& problem, const GpuProfile
   return wanted;
 }
 
-std::string driver_version() {
-  int version = 0;
-  const CudaDriver& driver = CudaDriver::get();
-  SWR_CU(driver, cuDriverGetVersion(&version));
-  return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
-}
-
 // The GEMM worker behind the session's measurer interface.
 class GemmWorkerMeasurer : public GemmVariantMeasurer {
  public:
   explicit GemmWorkerMeasurer(const InterruptFlag& interrupt)
-      : worker_({measurement_worker_command().front(), kMeasureGemmWorkerSubcommand},
-                WorkerTimeouts{}, &interrupt) {}
+      : worker_(measurement_worker_command(kMeasureGemmWorkerSubcommand), WorkerTimeouts{},
+                &interrupt) {}
   VariantOutcome measure(const GemmVariantJob& job) override {
     return worker_.measure_message(gemm_measure_request(job),
                                    gemm_measurement_timeout_seconds(job.problem, job.gpu));
@@ -170,12 +136,8 @@ int compile_only(const std::vector<GemmTuningShape>& shapes, const GpuProfile& g
     std::cout << "gemm " << shape.problem.key() << ": " << shape.configs.size() << " variants, "
               << binaries.size() << " kernel binaries\n";
   }
-  const std::string why =
-      present ? "the present device is " + present->description + " (" + present->name + ")"
-              : "no CUDA driver/device found on this machine";
-  std::cout << "timing needs the " << gpu.name << " GPU: " << why << "; nothing timed (compiled "
-            << compiled << " binaries for " << gpu.arch << "; cubins cached in "
-            << settings.cache_dir.string() << ")\n";
+  std::cout << timing_needs_gpu(gpu, present) << " (compiled " << compiled << " binaries for "
+            << gpu.arch << "; cubins cached in " << settings.cache_dir.string() << ")\n";
   return failed > 0 ? 1 : 0;
 }
 
@@ -246,9 +208,7 @@ int run_gemm_tuning_job(const ProblemOptions& problem_options,
   if (!compile_options.limit.empty() && !tuning.time_budget.empty()) {
     throw UsageError("--limit and --time-budget exclude each other: allowed one of them");
   }
-  const std::optional<double> time_budget =
-      tuning.time_budget.empty() ? std::nullopt
-                                 : std::optional<double>(parse_seconds(tuning.time_budget));
+  const std::optional<double> time_budget = parse_time_budget(tuning);
   const CompileSettings settings = parse_compile_options(compile_options);
   const std::vector<GemmProblem> problems = problems_of(gemm, *dtype);
   const std::vector<GemmConfig> wanted = parse_config_keys(problem_options.config_keys);
@@ -264,16 +224,8 @@ int run_gemm_tuning_job(const ProblemOptions& problem_options,
   const std::optional<GpuProfile> present = detect_present_gpu();
   if (!present || !is_same_gpu(*present, gpu)) return compile_only(shapes, gpu, settings, present);
 
-  GemmTuningPlan plan;
-  plan.gpu = *present;
-  plan.driver_version = driver_version();
-  plan.database = location.path;
-  plan.cubin_cache = settings.cache_dir;
-  plan.compile_threads = settings.jobs;
-  plan.retune = tuning.retune;
-  plan.time_budget_seconds = time_budget;
-  if (settings.limit > 0) plan.limit = settings.limit;
-  plan.shapes = std::move(shapes);
+  const GemmTuningPlan plan{tuning_settings(*present, location.path, settings, tuning, time_budget),
+                            std::move(shapes)};
 
   InterruptFlag interrupt;
   const ScopedInterruptHandler handler(interrupt);

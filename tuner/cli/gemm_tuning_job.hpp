@@ -10,7 +10,7 @@
 #include "tuner/cli/compile_options.hpp"
 #include "tuner/cli/gemm_options.hpp"
 #include "tuner/cli/problem_options.hpp"
-#include "tuner/tuning/tuning_job.hpp"
+#include "tuner/cli/tuning_options.hpp"
 
 namespace swr::cli {
 

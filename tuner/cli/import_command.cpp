@@ -13,7 +13,7 @@ CLI::App* add_import_command(CLI::App& app, ImportCommandOptions& options) {
   CLI::App* command = app.add_subcommand(
       "import",
       "Merge results databases or exports (manifest.json) into a results database, keeping every "
-      "measurement");
+      "measurement of both families (attention and GEMM)");
   command
       ->add_option("sources", options.sources, "Results databases, export directories, manifests")
       ->type_name("SOURCE");
@@ -55,7 +55,8 @@ int run_import_command(const ImportCommandOptions& options) {
                 << "): " << source.measurements.size() << " measurements, " << counts.added
                 << " added, " << counts.already_present << " already present";
       if (source.other_families > 0) {
-        std::cout << ", " << source.other_families << " of another family left out";
+        std::cout << ", " << source.other_families
+                  << " left out (their problem has no attention or GEMM shape this build reads)";
       }
       std::cout << "\n";
     }

@@ -45,4 +45,22 @@ nlohmann::json resources_json(const ResourceUse& resources) {
   };
 }
 
+nlohmann::json stored_gpu_json(const db::StoredGpu& stored) {
+  const db::GpuRecord& gpu = stored.gpu;
+  return {{"name", gpu.name},
+          {"arch", gpu.arch},
+          {"sm_count", gpu.sm_count},
+          {"l2_bytes", gpu.l2_bytes},
+          {"device_name", gpu.device_name},
+          {"driver_version", gpu.driver_version},
+          {"cuda_version", gpu.cuda_version}};
+}
+
+nlohmann::json stored_problem_json(const db::StoredProblem& problem) {
+  nlohmann::json json = problem.json;
+  json["key"] = problem.key;
+  json["family"] = problem.family;
+  return json;
+}
+
 }  // namespace swr::cli

@@ -18,7 +18,6 @@
 #include "tuner/cli/show_command.hpp"
 #include "tuner/cli/space_command.hpp"
 #include "tuner/cli/tune_command.hpp"
-#include "tuner/tuning/gemm_measurement_worker.hpp"
 #include "tuner/tuning/measurement_worker.hpp"
 #include "tuner/tuning/worker_client.hpp"
 
@@ -80,6 +79,7 @@ int main(int argc, char** argv) {
       "  swr-tune show --gpu h200\n"
       "  swr-tune model --gpu gb10 --seq 131072\n"
       "  swr-tune query --gpu h200 --seq 65536 --head-dim 128\n"
+      "  swr-tune query --family gemm --gpu h200 --size 4096\n"
       "  swr-tune export --gpu h200 --out kernels-h200/\n"
       "  swr-tune import --db all.db machine-a.db kernels-h100/\n"
       "  swr-tune report --gpu h200 --out report/\n"

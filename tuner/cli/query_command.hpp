@@ -2,10 +2,14 @@
 // (--db, default as for `show`) or an export (--export DIR): the variant with its measured
 // figures, and whether it was tuned for this very shape (exact) or for the nearest tuned one
 // (which one, at what distance), or that nothing can serve it (none, with why; exit code 0).
+// --family gemm asks for a GEMM shape (--m --n --k, or --size) instead of an attention one.
 #pragma once
 
 #include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
+
+#include "tuner/cli/gemm_options.hpp"
 
 namespace swr::cli {
 
@@ -18,6 +22,8 @@ struct QueryOptions {
   std::string head_dim = "64";
   std::string dtype = "f16";
   bool causal = false;
+  GemmOptions gemm;                                  // --family, --m, --n, --k, --size
+  std::vector<std::string> attention_options_given;  // to refuse them with --family gemm
   std::string database;
   bool database_given = false;
   std::string export_dir;

@@ -7,7 +7,9 @@
 #include "db/database_location.hpp"
 #include "db/results_database.hpp"
 #include "swr/usage_error.hpp"
+#include "tuner/cli/json_forms.hpp"
 #include "tuner/cli/problem_options.hpp"
+#include "tuner/cli/show_gemm.hpp"
 #include "tuner/cli/show_predictions.hpp"
 #include "tuner/cli/text_format.hpp"
 #include "tuner/gpu_detection.hpp"
@@ -15,24 +17,6 @@
 
 namespace swr::cli {
 namespace {
-
-nlohmann::json stored_gpu_json(const db::StoredGpu& stored) {
-  const db::GpuRecord& gpu = stored.gpu;
-  return {{"name", gpu.name},
-          {"arch", gpu.arch},
-          {"sm_count", gpu.sm_count},
-          {"l2_bytes", gpu.l2_bytes},
-          {"device_name", gpu.device_name},
-          {"driver_version", gpu.driver_version},
-          {"cuda_version", gpu.cuda_version}};
-}
-
-nlohmann::json stored_problem_json(const db::StoredProblem& problem) {
-  nlohmann::json json = problem.json;
-  json["key"] = problem.key;
-  json["family"] = problem.family;
-  return json;
-}
 
 // The shape `show --seq S ...` names, with tune's defaults for what is not given.
 AttentionProblem shape_of(const ShowOptions& options) {
@@ -55,6 +39,7 @@ AttentionProblem shape_of(const ShowOptions& options) {
 
 // Problem filters of the summary: only the options given count.
 bool matches_filters(const db::StoredProblem& stored, const ShowOptions& options) {
+  if (options.gemm.family == "gemm" && stored.family != "gemm") return false;
   // GEMM problems (family "gemm") have none of the attention filters' fields: listed when none is
   // given; --dtype still applies.
   if (!stored.attention) {
@@ -153,14 +138,7 @@ int show_shape(const db::ResultsDatabase& database, const ShowOptions& options) 
   const AttentionProblem problem = shape_of(options);
   const std::optional<std::set<std::int64_t>> gpus = selected_gpus(database, options);
   const std::optional<db::ProblemId> problem_id = database.find_problem(problem);
-  std::vector<db::StoredGpu> measured_on;
-  if (problem_id) {
-    for (const db::ProblemSummary& summary : database.problem_summaries()) {
-      if (summary.problem.id != *problem_id) continue;
-      if (gpus && gpus->count(raw(summary.gpu.id)) == 0) continue;
-      measured_on.push_back(summary.gpu);
-    }
-  }
+  const std::vector<db::StoredGpu> measured_on = gpus_that_measured(database, problem_id, gpus);
 
   const std::vector<GpuPredictions> predictions =
       problem_id ? stored_predictions(database, *problem_id, gpus) : std::vector<GpuPredictions>{};
@@ -234,19 +212,48 @@ CLI::App* add_show_command(CLI::App& app, ShowOptions& options) {
                    "Results database (default: $SWR_DB, else $XDG_CACHE_HOME/swr/results.db)")
       ->type_name("PATH")
       ->each([&options](const std::string&) { options.database_given = true; });
+  add_gemm_shape_options(*command, options.gemm);
   command->add_flag("--json", options.json, "Print JSON instead of tables");
   command->footer(
       "Examples:\n"
       "  swr-tune show\n"
-      "  swr-tune show --gpu h200 --seq 131072 --head-dim 128 --causal --json");
+      "  swr-tune show --gpu h200 --seq 131072 --head-dim 128 --causal --json\n"
+      "  swr-tune show --family gemm --gpu h200 --size 4096");
   return command;
 }
 
 int run_show_command(const ShowOptions& options) {
-  if (!options.seq.empty()) shape_of(options);  // bad values before opening anything
+  // Bad values before opening anything.
+  std::optional<GemmProblem> gemm_shape;
+  if (is_gemm_family(options.gemm)) {
+    const bool attention_option = !options.seq.empty() || !options.seq_kv.empty() ||
+                                  !options.batch.empty() || !options.heads.empty() ||
+                                  !options.head_dim.empty() || options.causal;
+    if (attention_option) {
+      throw UsageError(
+          "--seq, --seq-kv, --batch, --heads, --head-dim and --causal are attention options: "
+          "allowed without --family gemm");
+    }
+    const GemmOptions& gemm = options.gemm;
+    if (!gemm.m.empty() || !gemm.n.empty() || !gemm.k.empty() || !gemm.size.empty()) {
+      DataType dtype = DataType::f16;
+      if (!options.dtype.empty()) {
+        const std::optional<DataType> parsed = parse_data_type(options.dtype);
+        if (!parsed)
+          throw UsageError("unsupported dtype '" + options.dtype + "': allowed f16, bf16");
+        dtype = *parsed;
+      }
+      gemm_shape = single_gemm_problem(gemm, dtype);
+    }
+  } else if (!options.seq.empty()) {
+    shape_of(options);
+  }
   const db::DatabaseLocation location = db::locate_database(
       options.database_given ? std::optional<std::string>(options.database) : std::nullopt);
   const db::ResultsDatabase database(location.path, db::OpenMode::read_only);
+  if (gemm_shape) {
+    return show_gemm_shape(database, *gemm_shape, selected_gpus(database, options), options.json);
+  }
   return options.seq.empty() ? show_summaries(database, options) : show_shape(database, options);
 }
 

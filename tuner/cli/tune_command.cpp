@@ -1,6 +1,7 @@
 #include "tuner/cli/tune_command.hpp"
 
 #include "tuner/cli/gemm_tuning_job.hpp"
+#include "tuner/cli/tuning_job.hpp"
 
 namespace swr::cli {
 
@@ -21,8 +22,8 @@ CLI::App* add_tune_command(CLI::App& app, TuneOptions& options) {
   return command;
 }
 
-// The tuner itself (tuner/tuning/tuning_job.cpp): measures on the named GPU when it is present,
-// compiles only (and says why) when it is not.
+// The tuner itself (tuner/cli/tuning_job.cpp, gemm_tuning_job.cpp): measures on the named GPU when
+// it is present, compiles only (and says why) when it is not.
 int run_tune_command(const TuneOptions& options) {
   if (is_gemm_family(options.gemm)) {
     return run_gemm_tuning_job(options.problem, options.compile, options.tuning, options.gemm);

@@ -1,52 +1,25 @@
 // One GEMM tuning run: for each shape, measure cuBLAS (the baseline, in the same run) and every
 // variant the database does not hold yet for this GPU (all with retune), each committed on its
 // own; then the table of the fastest variants with their ratio to cuBLAS. Resumable like the
-// attention session: a stopped run keeps what it measured, and the same command measures the rest.
+// attention session: what every family's run does alike is in tuning_run.hpp.
 #pragma once
 
-#include <filesystem>
-#include <optional>
-#include <string>
 #include <vector>
 
 #include "swr/gemm_config.hpp"
 #include "swr/gemm_problem.hpp"
-#include "swr/gpu_profile.hpp"
 #include "tuner/tuning/gemm_variant_job.hpp"
 #include "tuner/tuning/gemm_variant_record.hpp"
 #include "tuner/tuning/interrupt_flag.hpp"
+#include "tuner/tuning/tuning_plan.hpp"
 
 namespace swr {
 
-struct GemmTuningShape {
-  GemmProblem problem;
-  std::vector<GemmConfig> configs;  // measured in this order
-};
+using GemmTuningShape = TuningShapeOf<GemmProblem, GemmConfig>;
+using GemmTuningPlan = TuningPlanOf<GemmProblem, GemmConfig>;
 
-struct GemmTuningPlan {
-  GpuProfile gpu;              // the device that measures (the present one, its own counts)
-  std::string driver_version;  // e.g. "13.0"
-  std::vector<GemmTuningShape> shapes;
-  std::filesystem::path database;
-  std::filesystem::path cubin_cache;
-  int compile_threads = 0;                    // 0: hardware threads
-  std::optional<int> limit;                   // measure at most this many new variants
-  std::optional<double> time_budget_seconds;  // start no new variant after this long
-  bool retune = false;
-  std::size_t table_rows = 10;  // variants in the closing table, per shape
-};
-
-struct GemmTuningSummary {
-  int already_measured = 0;
-  int planned = 0;
-  int recorded = 0;
-  int failed = 0;
-  int left_for_later = 0;
-  bool interrupted = false;
-  bool budget_reached = false;
+struct GemmTuningSummary : TuningSummary {
   std::vector<GemmBaseline> baselines;  // per shape, in plan order (empty note: not measured)
-
-  int exit_code() const { return interrupted ? 130 : 0; }
 };
 
 class GemmTuningSession {

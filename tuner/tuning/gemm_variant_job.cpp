@@ -4,7 +4,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "tuner/tuning/base64.hpp"
+#include "tuner/tuning/problem_work.hpp"
+#include "tuner/tuning/worker_protocol.hpp"
 
 namespace swr {
 
@@ -20,29 +21,20 @@ GemmProblem gemm_problem_from_json(const nlohmann::json& json) {
   problem.m = json.at("m").get<int>();
   problem.n = json.at("n").get<int>();
   problem.k = json.at("k").get<int>();
-  const std::string dtype = json.at("dtype").get<std::string>();
-  const std::optional<DataType> parsed = parse_data_type(dtype);
-  if (!parsed) throw std::invalid_argument("unknown dtype '" + dtype + "' in a GEMM problem");
-  problem.dtype = *parsed;
+  problem.dtype = data_type_field(json, "a GEMM problem");
   return problem;
 }
 
 nlohmann::json gemm_measure_request(const GemmVariantJob& job) {
-  return {
+  nlohmann::json request = {
       {"type", "measure"},
       {"family", "gemm"},
       {"problem", gemm_problem_to_json(job.problem)},
       {"cublas", job.cublas},
       {"config", job.cublas ? nlohmann::json(nullptr) : job.config.to_json()},
-      {"cubin_base64", encode_base64(job.cubin)},
-      {"dynamic_shared_bytes", job.dynamic_shared_bytes},
-      {"gpu",
-       {{"name", job.gpu.name},
-        {"arch", job.gpu.arch},
-        {"sm_count", job.gpu.sm_count},
-        {"l2_bytes", job.gpu.l2_bytes}}},
-      {"seed", job.seed},
   };
+  add_kernel_fields(request, job);
+  return request;
 }
 
 GemmVariantJob gemm_job_from_measure_request(const nlohmann::json& request) {
@@ -53,23 +45,12 @@ GemmVariantJob gemm_job_from_measure_request(const nlohmann::json& request) {
   job.problem = gemm_problem_from_json(request.at("problem"));
   job.cublas = request.at("cublas").get<bool>();
   if (!job.cublas) job.config = GemmConfig::from_json(request.at("config"));
-  job.cubin = decode_base64(request.at("cubin_base64").get<std::string>());
-  job.dynamic_shared_bytes = request.at("dynamic_shared_bytes").get<int>();
-  const nlohmann::json& gpu = request.at("gpu");
-  job.gpu.name = gpu.at("name").get<std::string>();
-  job.gpu.arch = gpu.at("arch").get<std::string>();
-  job.gpu.sm_count = gpu.at("sm_count").get<int>();
-  job.gpu.l2_bytes = gpu.at("l2_bytes").get<std::int64_t>();
-  job.seed = request.at("seed").get<std::uint64_t>();
+  read_kernel_fields(request, job);
   return job;
 }
 
 double gemm_measurement_timeout_seconds(const GemmProblem& problem, const GpuProfile& gpu) {
-  double roofline = 0;
-  if (gpu.peak_tensor_flops > 0) roofline = problem.flops() / gpu.peak_tensor_flops;
-  if (gpu.dram_bytes_per_second > 0) {
-    roofline = std::max(roofline, problem.compulsory_bytes() / gpu.dram_bytes_per_second);
-  }
+  const double roofline = roofline_seconds(problem.flops(), problem.compulsory_bytes(), gpu);
   // The fp32 reference runs at a few TFLOP/s: allow 1 TFLOP/s.
   const double reference = problem.flops() / 1e12;
   return std::max(60.0, 20.0 * (2.0 + 60.0 * roofline) + 4.0 * reference);

@@ -1,18 +1,14 @@
-// Turning what measuring (or compiling) a GEMM variant gave into the database row: TFLOP/s
-// (2·m·n·k), intensities, the fraction of the roofline, the versions it ran under, and cuBLAS's
-// time in the same run (method "cublas_median_ms"), so a stored row carries its own baseline.
+// A GEMM variant's database row: the shared record (variant_record.hpp) plus the kernel binary it
+// ran and cuBLAS's time in the same run (method "cublas_median_ms"), so that a stored row carries
+// its own baseline.
 #pragma once
 
 #include <optional>
 #include <string>
+#include <vector>
 
-#include "db/measurement_record.hpp"
-#include "generator/kernel_source.hpp"
-#include "generator/nvrtc_compiler.hpp"
 #include "swr/gemm_problem.hpp"
-#include "swr/gpu_profile.hpp"
-#include "tuner/tuning/variant_measurer.hpp"
-#include "tuner/tuning/variant_record.hpp"  // VariantRecordContext
+#include "tuner/tuning/variant_record.hpp"
 
 namespace swr {
 
@@ -30,6 +26,11 @@ db::MeasurementRecord gemm_measurement_record(const VariantRecordContext& contex
                                               const VariantOutcome& outcome,
                                               const GemmBaseline& baseline);
 
+// The baseline stored rows carry: cuBLAS's time and version from the method of the first of
+// `measurements` that has one; no time and an empty note when none does.
+GemmBaseline stored_gemm_baseline(const std::vector<db::StoredMeasurement>& measurements);
+
+// Its compile error. GEMM rows end a cut log in "[log cut]", as they always have.
 db::MeasurementRecord gemm_compile_failure_record(const VariantRecordContext& context,
                                                   const std::string& arch,
                                                   const KernelSource& source,

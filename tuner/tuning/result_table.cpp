@@ -9,6 +9,12 @@
 #include "tuner/cli/text_format.hpp"
 
 namespace swr {
+
+std::string first_line(const std::string& text) {
+  const std::string line = text.substr(0, text.find('\n'));
+  return line.size() > 100 ? line.substr(0, 97) + "..." : line;
+}
+
 namespace {
 
 using db::StoredMeasurement;
@@ -21,11 +27,6 @@ std::string format(const char* pattern, double value) {
   char text[64];
   std::snprintf(text, sizeof(text), pattern, value);
   return text;
-}
-
-std::string first_line(const std::string& text) {
-  const std::string line = text.substr(0, text.find('\n'));
-  return line.size() > 100 ? line.substr(0, 97) + "..." : line;
 }
 
 std::optional<KvOrder> order_of(const StoredMeasurement& measurement) {

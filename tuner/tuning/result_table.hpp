@@ -21,6 +21,8 @@ std::string format_milliseconds(std::optional<double> value);
 std::string format_tflops(std::optional<double> value);
 std::string format_hit_rate(std::optional<double> fraction);
 std::string format_dram_gigabytes(const db::MeasurementRecord& record);
+// The first line of an error, cut to 100 characters: what a table cell holds.
+std::string first_line(const std::string& text);
 
 // The fastest `count` valid variants (measurements as ResultsDatabase::measurements_for orders
 // them), one row each: key, median ms, TFLOP/s, L2 misses, hit rate, DRAM GB.

@@ -1,20 +1,22 @@
-// Turning what measuring (or compiling) a variant gave into the database row: the derived figures
-// (TFLOP/s, arithmetic intensities, fraction of the roofline) and the versions it ran under.
+// Turning what measuring (or compiling) a variant gave into its database row, the same for every
+// family: status rules, timing statistics, counters, the derived figures (TFLOP/s, intensities,
+// fraction of the roofline), the kernel's resources and the versions it ran under. A family adds
+// its own method notes (attention_variant_record.hpp, gemm_variant_record.hpp).
 #pragma once
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "db/measurement_record.hpp"
-#include "generator/parallel_compiler.hpp"
+#include "generator/kernel_source.hpp"
+#include "generator/nvrtc_compiler.hpp"
 #include "swr/gpu_profile.hpp"
 #include "tuner/counters/l2_counters.hpp"
+#include "tuner/tuning/problem_work.hpp"
 #include "tuner/tuning/variant_measurer.hpp"
 
 namespace swr {
-
-// What attention must move at least: Q, K and V read once, O written once.
-double compulsory_attention_bytes(const AttentionProblem& problem);
 
 struct DerivedFigures {
   std::optional<double> tflops;
@@ -25,7 +27,7 @@ struct DerivedFigures {
   std::optional<double> roofline_fraction;
 };
 
-DerivedFigures derive_figures(const AttentionProblem& problem, const GpuProfile& gpu,
+DerivedFigures derive_figures(const ProblemWork& work, const GpuProfile& gpu,
                               std::optional<double> median_ms, const L2Counters& counters);
 
 // Where a record belongs and what produced the variant.
@@ -39,13 +41,17 @@ struct VariantRecordContext {
 
 // A measured variant. An outcome that claims ok without a timed run is recorded as a launch error.
 db::MeasurementRecord measured_variant_record(const VariantRecordContext& context,
-                                              const AttentionProblem& problem,
-                                              const GpuProfile& gpu, const CompileResult& compiled,
+                                              const ProblemWork& work, const GpuProfile& gpu,
+                                              const KernelSource& source,
+                                              const CompiledKernel& kernel,
                                               const VariantOutcome& outcome);
 
-// A variant NVRTC refused: status compile_error with the head of its log.
+// A variant NVRTC refused: status compile_error with the head of its log, which ends in
+// `cut_marker` when it is longer than kMaximumStoredLogBytes.
 db::MeasurementRecord compile_failure_record(const VariantRecordContext& context,
-                                             const CompileResult& compiled);
+                                             const std::string& arch, const KernelSource& source,
+                                             const CompiledKernel& kernel,
+                                             std::string_view cut_marker);
 
 inline constexpr std::size_t kMaximumStoredLogBytes = 16 * 1024;
 

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "tuner/tuning/child_process.hpp"
+#include "tuner/tuning/problem_work.hpp"
 #include "tuner/tuning/worker_protocol.hpp"
 
 namespace swr {
@@ -29,14 +30,8 @@ VariantOutcome failed(db::MeasurementStatus status, std::string error) {
 }  // namespace
 
 double expected_measurement_seconds(const AttentionProblem& problem, const GpuProfile& gpu) {
-  const double element = static_cast<double>(element_bytes(problem.dtype));
-  const double rows = static_cast<double>(problem.batch) * problem.heads * problem.head_dim;
-  const double bytes = rows * (2.0 * problem.seq_q + 2.0 * problem.seq_kv) * element;
-  double roofline = 0;
-  if (gpu.peak_tensor_flops > 0) roofline = problem.flops() / gpu.peak_tensor_flops;
-  if (gpu.dram_bytes_per_second > 0) {
-    roofline = std::max(roofline, bytes / gpu.dram_bytes_per_second);
-  }
+  const ProblemWork work = problem_work(problem);
+  const double roofline = roofline_seconds(work.flops, work.compulsory_bytes, gpu);
   // ~1 s of timed runs, plus some 40 kernel runs at the roofline (check, warm-up, counter passes,
   // and room for a variant several times slower than the roofline).
   return 2.0 + 40.0 * roofline;
@@ -48,11 +43,11 @@ double variant_timeout_seconds(const AttentionProblem& problem, const GpuProfile
                   timeouts.expected_time_multiple * expected_measurement_seconds(problem, gpu));
 }
 
-std::vector<std::string> measurement_worker_command() {
+std::vector<std::string> measurement_worker_command(const char* subcommand) {
   std::error_code error;
   std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
   if (error) self = "/proc/self/exe";
-  return {self.string(), kMeasureWorkerSubcommand};
+  return {self.string(), subcommand};
 }
 
 WorkerClient::WorkerClient(std::vector<std::string> command, WorkerTimeouts timeouts,

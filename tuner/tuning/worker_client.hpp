@@ -29,9 +29,12 @@ double expected_measurement_seconds(const AttentionProblem& problem, const GpuPr
 double variant_timeout_seconds(const AttentionProblem& problem, const GpuProfile& gpu,
                                const WorkerTimeouts& timeouts);
 
-// The command that starts the real worker: this executable with the hidden subcommand.
-std::vector<std::string> measurement_worker_command();
+// The hidden subcommands of the real workers (measurement_worker.hpp), one per family.
 inline constexpr const char* kMeasureWorkerSubcommand = "__measure-worker";
+inline constexpr const char* kMeasureGemmWorkerSubcommand = "__measure-gemm-worker";
+// The command that starts a real worker: this executable with the family's hidden subcommand.
+std::vector<std::string> measurement_worker_command(
+    const char* subcommand = kMeasureWorkerSubcommand);
 
 class WorkerClient : public VariantMeasurer {
  public:

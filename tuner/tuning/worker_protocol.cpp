@@ -4,8 +4,6 @@
 
 #include <stdexcept>
 
-#include "tuner/tuning/base64.hpp"
-
 namespace swr {
 namespace {
 
@@ -47,6 +45,29 @@ L2Counters counters_from_json(const nlohmann::json& json) {
 
 }  // namespace
 
+nlohmann::json measured_gpu_to_json(const GpuProfile& gpu) {
+  return {{"name", gpu.name},
+          {"arch", gpu.arch},
+          {"sm_count", gpu.sm_count},
+          {"l2_bytes", gpu.l2_bytes}};
+}
+
+GpuProfile measured_gpu_from_json(const nlohmann::json& json) {
+  GpuProfile gpu;
+  gpu.name = json.at("name").get<std::string>();
+  gpu.arch = json.at("arch").get<std::string>();
+  gpu.sm_count = json.at("sm_count").get<int>();
+  gpu.l2_bytes = json.at("l2_bytes").get<std::int64_t>();
+  return gpu;
+}
+
+DataType data_type_field(const nlohmann::json& problem, const std::string& where) {
+  const std::string dtype = problem.at("dtype").get<std::string>();
+  const std::optional<DataType> parsed = parse_data_type(dtype);
+  if (!parsed) throw std::invalid_argument("unknown dtype '" + dtype + "' in " + where);
+  return *parsed;
+}
+
 nlohmann::json attention_problem_to_json(const AttentionProblem& problem) {
   return {
       {"batch", problem.batch},       {"heads", problem.heads},
@@ -63,44 +84,28 @@ AttentionProblem attention_problem_from_json(const nlohmann::json& json) {
   problem.seq_q = json.at("seq_q").get<int>();
   problem.seq_kv = json.at("seq_kv").get<int>();
   problem.head_dim = json.at("head_dim").get<int>();
-  const std::string dtype = json.at("dtype").get<std::string>();
-  const std::optional<DataType> parsed = parse_data_type(dtype);
-  if (!parsed) throw std::invalid_argument("unknown dtype '" + dtype + "' in a problem");
-  problem.dtype = *parsed;
+  problem.dtype = data_type_field(json, "a problem");
   problem.causal = json.at("causal").get<bool>();
   return problem;
 }
 
 nlohmann::json measure_request(const VariantJob& job) {
-  return {
+  nlohmann::json request = {
       {"type", "measure"},
       {"problem", attention_problem_to_json(job.problem)},
       {"config", job.config.to_json()},
-      {"cubin_base64", encode_base64(job.cubin)},
-      {"dynamic_shared_bytes", job.dynamic_shared_bytes},
-      {"gpu",
-       {{"name", job.gpu.name},
-        {"arch", job.gpu.arch},
-        {"sm_count", job.gpu.sm_count},
-        {"l2_bytes", job.gpu.l2_bytes}}},
-      {"seed", job.seed},
       {"stop_timing_above_ms", job.stop_timing_above_ms ? nlohmann::json(*job.stop_timing_above_ms)
                                                         : nlohmann::json(nullptr)},
   };
+  add_kernel_fields(request, job);
+  return request;
 }
 
 VariantJob job_from_measure_request(const nlohmann::json& request) {
   VariantJob job;
   job.problem = attention_problem_from_json(request.at("problem"));
   job.config = AttentionConfig::from_json(request.at("config"));
-  job.cubin = decode_base64(request.at("cubin_base64").get<std::string>());
-  job.dynamic_shared_bytes = request.at("dynamic_shared_bytes").get<int>();
-  const nlohmann::json& gpu = request.at("gpu");
-  job.gpu.name = gpu.at("name").get<std::string>();
-  job.gpu.arch = gpu.at("arch").get<std::string>();
-  job.gpu.sm_count = gpu.at("sm_count").get<int>();
-  job.gpu.l2_bytes = gpu.at("l2_bytes").get<std::int64_t>();
-  job.seed = request.at("seed").get<std::uint64_t>();
+  read_kernel_fields(request, job);
   if (request.contains("stop_timing_above_ms") && !request["stop_timing_above_ms"].is_null()) {
     job.stop_timing_above_ms = request["stop_timing_above_ms"].get<double>();
   }

@@ -1,18 +1,43 @@
 // The messages between the tuner and its measurement worker: one JSON object per line.
-//   worker -> tuner, once at start:  {"type":"ready", "device":..., "pid":...}
-//                                    or {"type":"startup_error", "error":...} (then it exits)
-//   tuner -> worker, per variant:    {"type":"measure", problem, config, cubin (base64), ...}
-//   worker -> tuner, per variant:    {"type":"result", status, times, counters, ...,
-//   "context_lost"} tuner -> worker, at the end:     {"type":"quit"} (or its stdin closes)
+//   worker -> tuner, once at start: {"type":"ready", "device":..., "pid":...}, or
+//                                   {"type":"startup_error", "error":...} (then it exits)
+//   tuner -> worker, per variant:   {"type":"measure", problem, config, cubin (base64), ...}
+//                                   (a GEMM request adds "family": "gemm", gemm_variant_job.hpp)
+//   worker -> tuner, per variant:   {"type":"result", status, times, counters, ..., context_lost}
+//   tuner -> worker, at the end:    {"type":"quit"} (or its stdin closes)
 // A worker whose CUDA context died (illegal address, trap) says context_lost and exits.
 #pragma once
 
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "tuner/tuning/base64.hpp"
 #include "tuner/tuning/variant_measurer.hpp"
 
 namespace swr {
+
+// The GPU a request's kernel runs on, as the worker needs it: name, arch, SM count, L2 size.
+nlohmann::json measured_gpu_to_json(const GpuProfile& gpu);
+GpuProfile measured_gpu_from_json(const nlohmann::json& json);
+// A problem's "dtype" field; std::invalid_argument names `where` for an unknown one.
+DataType data_type_field(const nlohmann::json& problem, const std::string& where);
+
+// The fields every family's measure request carries besides its problem and config: the cubin,
+// its dynamic shared memory, the GPU and the seed of the inputs (VariantJob, GemmVariantJob).
+template <class Job>
+void add_kernel_fields(nlohmann::json& request, const Job& job) {
+  request["cubin_base64"] = encode_base64(job.cubin);
+  request["dynamic_shared_bytes"] = job.dynamic_shared_bytes;
+  request["gpu"] = measured_gpu_to_json(job.gpu);
+  request["seed"] = job.seed;
+}
+template <class Job>
+void read_kernel_fields(const nlohmann::json& request, Job& job) {
+  job.cubin = decode_base64(request.at("cubin_base64").get<std::string>());
+  job.dynamic_shared_bytes = request.at("dynamic_shared_bytes").get<int>();
+  job.gpu = measured_gpu_from_json(request.at("gpu"));
+  job.seed = request.at("seed").get<std::uint64_t>();
+}
 
 nlohmann::json attention_problem_to_json(const AttentionProblem& problem);
 // Throws std::invalid_argument (or nlohmann::json::exception) for a malformed object.

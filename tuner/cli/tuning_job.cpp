@@ -1,7 +1,5 @@
-#include "tuner/tuning/tuning_job.hpp"
+#include "tuner/cli/tuning_job.hpp"
 
-#include <charconv>
-#include <cmath>
 #include <iostream>
 
 #include "db/database_location.hpp"
@@ -10,7 +8,6 @@
 #include "swr/usage_error.hpp"
 #include "tuner/cli/model_ranking.hpp"
 #include "tuner/cli/variant_compilation.hpp"
-#include "tuner/driver/cuda_driver.hpp"
 #include "tuner/driver/device_context.hpp"
 #include "tuner/gpu_detection.hpp"
 #include "tuner/tuning/interrupt_flag.hpp"
@@ -20,17 +17,6 @@
 namespace swr::cli {
 namespace {
 
-double parse_time_budget(const std::string& text) {
-  double seconds = 0;
-  const char* end = text.data() + text.size();
-  const auto [stop, error] = std::from_chars(text.data(), end, seconds);
-  if (text.empty() || error != std::errc() || stop != end || !std::isfinite(seconds) ||
-      seconds <= 0) {
-    throw UsageError("bad --time-budget '" + text + "': allowed a positive number of seconds");
-  }
-  return seconds;
-}
-
 // The problems to tune: the one asked for, or its causal and non-causal forms with --both.
 std::vector<AttentionProblem> problems_of(const Target& target, bool both) {
   if (!both) return {target.problem};
@@ -39,13 +25,6 @@ std::vector<AttentionProblem> problems_of(const Target& target, bool both) {
   causal.causal = true;
   causal.validate();
   return {non_causal, causal};
-}
-
-std::string driver_version() {
-  int version = 0;
-  const CudaDriver& driver = CudaDriver::get();
-  SWR_CU(driver, cuDriverGetVersion(&version));
-  return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
 }
 
 // Without the named GPU: compile what a tune would measure, rank it by the L2 model (stored as
@@ -81,32 +60,13 @@ int compile_and_predict(const Target& target, const std::vector<AttentionProblem
               << kScheduleModelVersion << ") in " << database.string()
               << "; they are kept apart from measurements\n\n";
   }
-  const std::string why =
-      present ? "the present device is " + present->description + " (" + present->name + ")"
-              : "no CUDA driver/device found on this machine";
-  std::cout << "timing needs the " << target.gpu.name << " GPU: " << why << "; nothing timed"
-            << " (compiled " << compiled << " variants for " << target.gpu.arch
-            << "; cubins cached in " << cache_dir.string() << ")\n";
+  std::cout << timing_needs_gpu(target.gpu, present) << " (compiled " << compiled
+            << " variants for " << target.gpu.arch << "; cubins cached in " << cache_dir.string()
+            << ")\n";
   return failed > 0 ? 1 : 0;
 }
 
 }  // namespace
-
-void add_tuning_options(CLI::App& command, TuningOptions& options) {
-  command
-      .add_option("--db", options.database,
-                  "Results database (default: $SWR_DB, else $XDG_CACHE_HOME/swr/results.db)")
-      ->type_name("PATH")
-      ->each([&options](const std::string&) { options.database_given = true; });
-  command
-      .add_option("--time-budget", options.time_budget,
-                  "Start no new variant after SEC seconds (the same command resumes)")
-      ->type_name("SEC");
-  command.add_flag("--both", options.both, "Tune the causal and the non-causal shape");
-  command.add_flag("--retune", options.retune, "Measure again the variants already measured");
-  // Test-only: one more variant whose kernel writes to an illegal address.
-  command.add_flag("--plant-fault", options.plant_fault)->group("");
-}
 
 int run_tuning_job(const ProblemOptions& problem_options, const CompileOptions& compile_options,
                    const TuningOptions& tuning) {
@@ -121,9 +81,7 @@ int run_tuning_job(const ProblemOptions& problem_options, const CompileOptions& 
         "--limit and --time-budget exclude each other: allowed one of them (at most N new "
         "variants, or no new variant after SEC seconds)");
   }
-  const std::optional<double> time_budget =
-      tuning.time_budget.empty() ? std::nullopt
-                                 : std::optional<double>(parse_time_budget(tuning.time_budget));
+  const std::optional<double> time_budget = parse_time_budget(tuning);
   const CompileSettings settings = parse_compile_options(compile_options);
   Target target = resolve_target(problem_options);
   const std::vector<AttentionProblem> problems = problems_of(target, tuning.both);
@@ -139,15 +97,7 @@ int run_tuning_job(const ProblemOptions& problem_options, const CompileOptions& 
 
   // Tune for the device as it is (its own SM count, L2 and shared memory), not the datasheet.
   target.gpu = *present;
-  TuningPlan plan;
-  plan.gpu = *present;
-  plan.driver_version = driver_version();
-  plan.database = location.path;
-  plan.cubin_cache = settings.cache_dir;
-  plan.compile_threads = settings.jobs;
-  plan.retune = tuning.retune;
-  plan.time_budget_seconds = time_budget;
-  if (settings.limit > 0) plan.limit = settings.limit;
+  TuningPlan plan{tuning_settings(*present, location.path, settings, tuning, time_budget), {}};
   for (const AttentionProblem& problem : problems) {
     const Target shape{problem, target.gpu};
     TuningShape tuning_shape{

@@ -1,0 +1,56 @@
+// The rows that name a problem (problems plus its family's shape table) or a config (configs),
+// found or written inside the caller's transaction: ResultsDatabase's upserts and import write
+// them alike, whichever family.
+#pragma once
+
+#include <SQLiteCpp/Database.h>
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "db/database_ids.hpp"
+#include "swr/attention_config.hpp"
+#include "swr/attention_problem.hpp"
+#include "swr/gemm_config.hpp"
+#include "swr/gemm_problem.hpp"
+
+namespace swr::db {
+
+class StatementCache;
+
+inline constexpr const char* kAttentionFamily = "attention";
+inline constexpr const char* kGemmFamily = "gemm";
+
+// problems.family of a problem or config type.
+inline const char* family_of(const AttentionProblem&) {
+  return kAttentionFamily;
+}
+inline const char* family_of(const GemmProblem&) {
+  return kGemmFamily;
+}
+inline const char* family_of(const AttentionConfig&) {
+  return kAttentionFamily;
+}
+inline const char* family_of(const GemmConfig&) {
+  return kGemmFamily;
+}
+
+// problems.json: the shape's fields ({"batch", ..., "causal"} or {"m", "n", "k", "dtype"}).
+nlohmann::json problem_json(const AttentionProblem& problem);
+nlohmann::json problem_json(const GemmProblem& problem);
+
+std::optional<ProblemId> find_problem_row(StatementCache& statements, const char* family,
+                                          const std::string& key);
+std::optional<ConfigId> find_config_row(StatementCache& statements, const char* family,
+                                        const std::string& key);
+
+// The problems row and its shape row, found or inserted (no validation: the caller's job).
+template <class Problem>
+ProblemId problem_rows(StatementCache& statements, SQLite::Database& database,
+                       const Problem& problem);
+// The configs row, found or inserted.
+template <class Config>
+ConfigId config_row(StatementCache& statements, const Config& config);
+
+}  // namespace swr::db

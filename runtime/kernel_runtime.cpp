@@ -1,0 +1,80 @@
+#include "runtime/kernel_runtime.hpp"
+
+#include "generator/cubin_cache.hpp"
+#include "runtime/cubin_arch.hpp"
+
+namespace swr {
+
+KernelRuntime::KernelRuntime(TunedCatalog catalog, const CatalogSource& source,
+                             RuntimeOptions options)
+    : catalog_(std::move(catalog)),
+      source_(source),
+      options_(std::move(options)),
+      use_nvrtc_(nvrtc_allowed(options_)),
+      cache_dir_(options_.cubin_cache_dir.empty() ? CubinCache::default_directory()
+                                                  : options_.cubin_cache_dir) {}
+
+const DeviceIdentity& KernelRuntime::identity(CUdevice device) {
+  {
+    std::shared_lock lock(identities_mutex_);
+    if (auto found = identities_.find(device); found != identities_.end()) return found->second;
+  }
+  DeviceIdentity read = identify_device(device);
+  std::unique_lock lock(identities_mutex_);
+  return identities_.emplace(device, std::move(read)).first->second;
+}
+
+void KernelRuntime::require_runnable(const TunedKernelBase& kernel,
+                                     const DeviceIdentity& device) const {
+  const std::string why =
+      cubin_arch_mismatch(kernel.arch, device.compute_major, device.compute_minor);
+  if (!why.empty()) {
+    throw KernelRefused("cannot run " + kernel.config_key + " on " + device.description() + ": " +
+                        why);
+  }
+}
+
+std::optional<KernelRuntime::Cubin> KernelRuntime::stored_cubin(
+    const TunedKernelBase& kernel) const {
+  if (auto exported = source_.exported_cubin(kernel)) return Cubin{*exported, "export"};
+  try {
+    if (std::optional<CompiledKernel> cached = CubinCache(cache_dir_).load(kernel.source_hash)) {
+      if (cached->ok && cached->arch == kernel.arch) return Cubin{cached->cubin, "cubin cache"};
+    }
+  } catch (const std::exception&) {
+    // Not a cache key (a hand-made database): fall through to compiling.
+  }
+  return std::nullopt;
+}
+
+template <class Kernel>
+KernelRuntime::Cubin KernelRuntime::compiled_cubin(const Kernel& kernel) {
+  if (!use_nvrtc_) {
+    throw KernelRefused("no cubin for " + kernel.config_key + " (" + kernel.arch +
+                        "): it is not in an export, nor in the cubin cache " + cache_dir_.string() +
+                        ", and NVRTC is off (RuntimeOptions::allow_nvrtc or "
+                        "SWR_RUNTIME_NVRTC=0); run from `swr-tune export` output instead");
+  }
+  std::lock_guard lock(builder_mutex_);
+  if (!builder_) {
+    try {
+      builder_ = make_nvrtc_cubin_builder(cache_dir_);
+    } catch (const std::runtime_error& error) {
+      throw KernelRefused("no cubin for " + kernel.config_key + " (" + kernel.arch +
+                          ") in an export or the cubin cache, and " + error.what());
+    }
+  }
+  return {builder_->build(kernel.problem, kernel.config, kernel.arch).cubin, "NVRTC"};
+}
+
+KernelRuntime::Cubin KernelRuntime::cubin_for(const TunedKernel& kernel) {
+  if (std::optional<Cubin> stored = stored_cubin(kernel)) return *std::move(stored);
+  return compiled_cubin(kernel);
+}
+
+KernelRuntime::Cubin KernelRuntime::cubin_for(const TunedGemmKernel& kernel) {
+  if (std::optional<Cubin> stored = stored_cubin(kernel)) return *std::move(stored);
+  return compiled_cubin(kernel);
+}
+
+}  // namespace swr

@@ -1,0 +1,35 @@
+// The parts of manifest.json below the document: one kernel entry per family, and the fields every
+// entry shares (GPU, launch, cubin, measurement), written and read strictly the same way for both
+// families. export_manifest.cpp assembles the document from them.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "runtime/export_manifest.hpp"
+#include "runtime/json_field_reader.hpp"
+
+namespace swr {
+
+// The shared fields of an entry: "gpu", "entry", "block_threads", "dynamic_shared_bytes",
+// "arch", "cubin" {file, bytes, sha256}, "registers", "compiled_source_hash", "toolkit_version"
+// and "measured". Reading checks "entry" against `entry` and "block_threads" against `threads`
+// (what the config makes).
+nlohmann::json kernel_base_json(const ExportedKernelBase& kernel);
+void read_kernel_base(const JsonFieldReader& kernel, const char* entry, int threads,
+                      ExportedKernelBase& into);
+
+// Fails `name` unless `found` is `expected`: "is \"found\" but <why> \"expected\"".
+void require_equal(const JsonFieldReader& reader, const char* name, const std::string& found,
+                   const std::string& expected, const std::string& why);
+
+// A "problem" object's "family" must be `expected`.
+void require_family(const JsonFieldReader& problem, const char* expected);
+
+// One entry of "kernels" (attention) or "gemm_kernels".
+nlohmann::json kernel_json(const ExportedKernel& kernel);
+nlohmann::json kernel_json(const ExportedGemmKernel& kernel);
+ExportedKernel read_attention_kernel(const JsonFieldReader& kernel);
+ExportedGemmKernel read_gemm_kernel(const JsonFieldReader& kernel);
+
+}  // namespace swr

@@ -1,0 +1,106 @@
+// A GEMM kernel's entry in manifest.json ("gemm_kernels"): its problem, config and grid rule with
+// the swizzle arguments of the launch, beside the fields every entry has.
+#include "generator/gemm_kernel_source.hpp"
+#include "generator/gemm_resource_model.hpp"
+#include "generator/gemm_swizzle.hpp"
+#include "runtime/manifest_entries.hpp"
+#include "swr/usage_error.hpp"
+
+namespace swr {
+namespace {
+
+nlohmann::json problem_json(const GemmProblem& problem) {
+  return {{"family", "gemm"}, {"key", problem.key()},
+          {"m", problem.m},   {"n", problem.n},
+          {"k", problem.k},   {"dtype", std::string(to_string(problem.dtype))}};
+}
+
+GemmProblem read_problem(const JsonFieldReader& problem) {
+  require_family(problem, "gemm");
+  GemmProblem shape;
+  shape.m = problem.positive_int("m");
+  shape.n = problem.positive_int("n");
+  shape.k = problem.positive_int("k");
+  const std::string dtype = problem.text("dtype");
+  const std::optional<DataType> type = parse_data_type(dtype);
+  if (!type) problem.fail("dtype", "is \"" + dtype + "\" (allowed f16, bf16)");
+  shape.dtype = *type;
+  try {
+    shape.validate();
+  } catch (const UsageError& error) {
+    problem.fail("m", std::string("and its siblings are not a valid shape: ") + error.what());
+  }
+  require_equal(problem, "key", problem.text("key"), shape.key(), "its fields make the key");
+  return shape;
+}
+
+GemmConfig read_config(const JsonFieldReader& kernel) {
+  kernel.object("config");  // an object, or the error names the field
+  GemmConfig config;
+  try {
+    config = GemmConfig::from_json(kernel.value("config"));
+  } catch (const UsageError& error) {
+    kernel.fail("config", std::string("is not a GEMM config: ") + error.what());
+  }
+  if (const std::string why = gemm_shape_problem(config); !why.empty()) {
+    kernel.fail("config", "is not a GEMM config the template instantiates: " + why);
+  }
+  require_equal(kernel, "config_key", kernel.text("config_key"), config.key(),
+                "the config JSON has the key");
+  return config;
+}
+
+}  // namespace
+
+std::string grid_rule_name(GemmPersistence persistence) {
+  return std::string(to_string(persistence));
+}
+
+nlohmann::json grid_rule_json(const GemmConfig& config) {
+  const SwizzleLaunch swizzle = swizzle_launch(config);
+  nlohmann::json rule = {
+      {"rule", grid_rule_name(config.persistence)},
+      {"tiles", "ceil(m / block_m) * ceil(n / block_n)"},
+      {"swizzle_axis", swizzle.axis},
+      {"swizzle_group", swizzle.group},
+      {"swizzle_group_clamp", "min(swizzle_group, max(ceil(m / block_m), ceil(n / block_n)))"}};
+  if (config.persistence == GemmPersistence::grid) {
+    rule["ctas"] = "tiles";
+  } else {
+    rule["ctas"] = "min(tiles, blocks_per_sm * sm_count)";
+    rule["blocks_per_sm"] = "cuOccupancyMaxActiveBlocksPerMultiprocessor at load";
+  }
+  return rule;
+}
+
+nlohmann::json kernel_json(const ExportedGemmKernel& kernel) {
+  nlohmann::json json = kernel_base_json(kernel);
+  json["problem"] = problem_json(kernel.problem);
+  json["config_key"] = kernel.config.key();
+  json["config"] = kernel.config.to_json();
+  json["grid"] = grid_rule_json(kernel.config);
+  return json;
+}
+
+ExportedGemmKernel read_gemm_kernel(const JsonFieldReader& kernel) {
+  ExportedGemmKernel exported;
+  exported.problem = read_problem(kernel.object("problem"));
+  exported.config = read_config(kernel);
+  read_kernel_base(kernel, kGemmEntryName, exported.config.threads(), exported);
+  // The launch opts in to this much shared memory: less than the pipeline needs would fault.
+  require_equal(kernel, "dynamic_shared_bytes", std::to_string(exported.dynamic_shared_bytes),
+                std::to_string(gemm_dynamic_shared_bytes(exported.config)),
+                "the config's tiles and stages need");
+  const JsonFieldReader grid = kernel.object("grid");
+  require_equal(grid, "rule", grid.text("rule"), grid_rule_name(exported.config.persistence),
+                "the config's persistence makes it");
+  const SwizzleLaunch swizzle = swizzle_launch(exported.config);
+  require_equal(grid, "swizzle_axis", std::to_string(grid.integer("swizzle_axis", 0, 1)),
+                std::to_string(swizzle.axis), "the config's swizzle makes it");
+  require_equal(grid, "swizzle_group",
+                std::to_string(grid.integer("swizzle_group", 0, std::int64_t{1} << 31)),
+                std::to_string(swizzle.group), "the config's swizzle makes it");
+  return exported;
+}
+
+}  // namespace swr

@@ -1,0 +1,176 @@
+#include "tuner/tuning/measurement_device.hpp"
+
+#include <cstdio>
+
+#include "tuner/counters/l2_counter_session.hpp"
+#include "tuner/device_random_fill.hpp"
+#include "tuner/l2_flush.hpp"
+#include "tuner/tuning/timing_statistics.hpp"
+
+namespace swr {
+
+bool is_context_fatal(CUresult result) {
+  switch (result) {
+    case CUDA_ERROR_ILLEGAL_ADDRESS:
+    case CUDA_ERROR_LAUNCH_FAILED:
+    case CUDA_ERROR_LAUNCH_TIMEOUT:
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case CUDA_ERROR_MISALIGNED_ADDRESS:
+    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    case CUDA_ERROR_INVALID_PC:
+    case CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case CUDA_ERROR_ASSERT:
+    case CUDA_ERROR_ECC_UNCORRECTABLE:
+    case CUDA_ERROR_CONTEXT_IS_DESTROYED:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string format_number(const char* format, double value) {
+  char text[64];
+  std::snprintf(text, sizeof(text), format, value);
+  return text;
+}
+
+bool output_check_passes(const OutputComparison& comparison, DataType dtype,
+                         const std::string& compared, VariantOutcome& outcome) {
+  outcome.relative_error = comparison.relative_error;
+  outcome.non_finite = comparison.non_finite;
+  const double tolerance = relative_error_tolerance(dtype);
+  if (comparison.passes(tolerance)) return true;
+  outcome.status = db::MeasurementStatus::wrong_result;
+  outcome.error = "wrong result: relative error " +
+                  format_number("%.3g", comparison.relative_error) + compared + " (tolerance " +
+                  format_number("%.3g", tolerance) + "), " + std::to_string(comparison.non_finite) +
+                  " non-finite elements";
+  return false;
+}
+
+MeasurementDevice::MeasurementDevice() {
+  const CudaDriver& driver = CudaDriver::get();
+  SWR_CU(driver, cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING));
+  SWR_CU(driver, cuEventCreate(&start_, CU_EVENT_DEFAULT));
+  SWR_CU(driver, cuEventCreate(&stop_, CU_EVENT_DEFAULT));
+  flush_ = std::make_unique<L2Flush>(context_);
+  fill_ = std::make_unique<DeviceRandomFill>(context_);
+  // The tuner says "profiling unavailable" once per run, from the outcomes; not once per worker.
+  counters_ =
+      std::make_unique<L2CounterSession>(&context_, flush_.get(), [](const std::string&) {});
+}
+
+MeasurementDevice::~MeasurementDevice() {
+  counters_.reset();  // it profiles with the flush and the context: before either goes
+  const CudaDriver& driver = CudaDriver::get();
+  if (stop_) driver.cuEventDestroy(stop_);
+  if (start_) driver.cuEventDestroy(start_);
+  if (stream_) driver.cuStreamDestroy(stream_);
+}
+
+std::string MeasurementDevice::device_name() const {
+  char name[256] = {};
+  CudaDriver::get().cuDeviceGetName(name, sizeof(name), context_.device());
+  return name;
+}
+
+WorkerReply MeasurementDevice::measure_guarded(const MeasurementSteps& steps) {
+  const CudaDriver& driver = CudaDriver::get();
+  WorkerReply reply;
+  const auto fail = [&](db::MeasurementStatus status, const std::string& error) {
+    reply.outcome.status = status;
+    reply.outcome.error = error;
+  };
+  try {
+    steps.prepare_inputs();
+  } catch (const DriverError& error) {
+    reply.context_lost = is_context_fatal(error.result());
+    fail(db::MeasurementStatus::launch_error, std::string("preparing inputs: ") + error.what());
+    return reply;
+  }
+
+  if (steps.load_kernel) {
+    try {
+      steps.load_kernel();
+    } catch (const std::exception& error) {
+      fail(db::MeasurementStatus::launch_error, std::string("loading the cubin: ") + error.what());
+      return reply;
+    }
+  }
+
+  try {
+    reply.outcome = steps.measure_loaded();
+    // Make the inputs afresh (with their reference) rather than fail every later variant against
+    // damaged ones.
+    if (reply.outcome.status == db::MeasurementStatus::wrong_result) steps.forget_inputs();
+    return reply;
+  } catch (const DriverError& error) {
+    reply.context_lost = is_context_fatal(error.result());
+    fail(reply.context_lost ? db::MeasurementStatus::fault : db::MeasurementStatus::launch_error,
+         error.what());
+  } catch (const std::exception& error) {
+    fail(db::MeasurementStatus::launch_error, error.what());
+  }
+  // An error the list above does not know may still have killed the context: ask it.
+  if (!reply.context_lost && driver.cuCtxSynchronize(context_.context()) != CUDA_SUCCESS) {
+    reply.context_lost = true;
+    reply.outcome.status = db::MeasurementStatus::fault;
+  }
+  if (reply.context_lost) steps.abandon_kernel();
+  return reply;
+}
+
+std::vector<double> MeasurementDevice::timed_runs(const Launch& launch,
+                                                  std::optional<double> stop_above_ms) {
+  const CudaDriver& driver = CudaDriver::get();
+  std::vector<double> times;
+  double total_ms = 0;
+  while (needs_another_timed_run(static_cast<int>(times.size()), total_ms)) {
+    // Every run starts from the same cold L2; the events bracket the kernel alone.
+    flush_->launch(stream_);
+    SWR_CU(driver, cuEventRecord(start_, stream_));
+    launch(stream_);
+    SWR_CU(driver, cuEventRecord(stop_, stream_));
+    SWR_CU(driver, cuEventSynchronize(stop_));
+    float elapsed_ms = 0;
+    SWR_CU(driver, cuEventElapsedTime(&elapsed_ms, start_, stop_));
+    times.push_back(elapsed_ms);
+    total_ms += elapsed_ms;
+    if (times.size() == 1 && stop_above_ms && elapsed_ms > *stop_above_ms) break;
+  }
+  return times;
+}
+
+nlohmann::json MeasurementDevice::common_method(int timed_run_count, DataType dtype,
+                                                std::uint64_t seed) const {
+  return {
+      {"warmup_runs", 1},
+      {"timed_runs", timed_run_count},
+      {"run_rule", "at least " + std::to_string(kMinimumTimedRuns) + ", at most " +
+                       std::to_string(kMaximumTimedRuns) + " timed runs, until they add up to " +
+                       std::to_string(static_cast<int>(kTimedRunsTargetMs)) + " ms"},
+      {"timer", "device events recorded right before and after the kernel, one run at a time"},
+      {"l2_state", "flushed: read 2x L2 before every run"},
+      {"l2_flush_bytes", flush_->buffer_bytes()},
+      {"tolerance", relative_error_tolerance(dtype)},
+      {"inputs", "uniform(-1, 1) made on the device"},
+      {"input_seed", seed},
+      {"isolation", "worker process"},
+  };
+}
+
+void MeasurementDevice::add_counter_method(nlohmann::json& method, bool whole_reason) const {
+  if (counters_->available()) {
+    method["counters"] = "CUPTI range profiler, user replay, L2 flushed each pass";
+    method["counter_metric_set"] = counters_->metric_set_name();
+    method["counter_passes"] = counters_->passes();
+    method["chip"] = counters_->chip();
+    return;
+  }
+  std::string reason = counters_->unavailable_reason();
+  const std::string prefix = "profiling unavailable: ";
+  if (!whole_reason && reason.rfind(prefix, 0) == 0) reason.erase(0, prefix.size());
+  method["counters"] = "unavailable: " + reason;
+}
+
+}  // namespace swr

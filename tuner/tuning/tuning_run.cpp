@@ -1,0 +1,109 @@
+#include "tuner/tuning/tuning_run.hpp"
+
+#include <cctype>
+#include <cstdio>
+
+#include "tuner/cli/text_format.hpp"
+
+namespace swr {
+
+std::string first_error_line(const std::string& text) {
+  return text.substr(0, text.find('\n'));
+}
+
+std::string failed_outcome_text(const db::MeasurementRecord& record) {
+  std::string status(db::to_string(record.status));
+  for (char& c : status) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return status + "  " + first_error_line(record.error);
+}
+
+TuningRun::TuningRun(const TuningSettings& settings, const InterruptFlag& interrupt,
+                     TuningSummary& summary)
+    : settings_(settings),
+      interrupt_(interrupt),
+      summary_(summary),
+      start_(Clock::now()),
+      database_(settings.database) {
+  db::GpuRecord gpu_record = db::GpuRecord::from_profile(settings_.gpu);
+  gpu_record.driver_version = settings_.driver_version;
+  gpu_id_ = database_.find_gpu(gpu_record);
+}
+
+bool TuningRun::should_stop() {
+  if (interrupt_.stop_requested()) {
+    summary_.interrupted = true;
+    return true;
+  }
+  if (settings_.time_budget_seconds &&
+      std::chrono::duration<double>(Clock::now() - start_).count() >=
+          *settings_.time_budget_seconds) {
+    summary_.budget_reached = true;
+    return true;
+  }
+  return false;
+}
+
+void TuningRun::say(const std::string& line) {
+  if (display_) display_->finish();
+  std::cout << line << "\n" << std::flush;
+}
+
+bool TuningRun::accept(const VariantOutcome& outcome) {
+  if (outcome.dropped) {
+    summary_.interrupted = true;
+    return false;
+  }
+  if (!outcome.counters_unavailable.empty() && !said_counters_unavailable_) {
+    said_counters_unavailable_ = true;
+    if (display_) display_->finish();
+    std::fprintf(stderr, "swr-tune: %s; L2 counters are stored as missing, timing goes on\n",
+                 outcome.counters_unavailable.c_str());
+  }
+  return true;
+}
+
+void TuningRun::record(const db::MeasurementRecord& record, const std::string& config_key,
+                       const std::string& problem_key, const std::string& outcome_text) {
+  database_.record_measurement(record);
+  ++summary_.recorded;
+  if (record.status != db::MeasurementStatus::ok) ++summary_.failed;
+  std::string key = config_key;
+  key.resize(std::max(key.size(), key_width_), ' ');
+  std::string line = display_->next_counter() + " " + key + "  " + outcome_text;
+  if (problem_ids_.size() > 1) line += "  (" + problem_key + ")";
+  display_->item_done(line);
+}
+
+void TuningRun::finish_progress() {
+  if (display_) display_->finish();
+}
+
+void TuningRun::say_everything_measured() const {
+  std::cout << "everything is measured (--retune measures again)\n";
+}
+
+void TuningRun::say_closing() const {
+  const double seconds = std::chrono::duration<double>(Clock::now() - start_).count();
+  std::cout << "\nmeasured " << summary_.recorded << " of " << summary_.planned << " variants in "
+            << cli::format_duration(seconds) << " (" << summary_.failed << " failed); results in "
+            << settings_.database.string() << "\n"
+            << std::flush;
+  if (summary_.interrupted) {
+    std::fprintf(stderr,
+                 "swr-tune: interrupted: %d of %d variants measured; resume with the same "
+                 "command\n",
+                 summary_.recorded, summary_.planned);
+  } else if (summary_.budget_reached) {
+    std::fprintf(stderr,
+                 "swr-tune: time budget of %.0f s reached: %d of %d variants measured; the same "
+                 "command measures the rest\n",
+                 *settings_.time_budget_seconds, summary_.recorded, summary_.planned);
+  } else if (summary_.left_for_later > 0) {
+    std::fprintf(stderr,
+                 "swr-tune: %d variants left for a later run (--limit); the same command "
+                 "measures the next ones\n",
+                 summary_.left_for_later);
+  }
+}
+
+}  // namespace swr

@@ -1,0 +1,177 @@
+// The part of a tuning session that is the same for every family (tuning_session.hpp for
+// attention, gemm_tuning_session.hpp for GEMM): which variants the database lacks (resume,
+// --retune, --limit), the opening and closing words, when to stop (Ctrl-C, --time-budget), and
+// the same steps for each variant: take its outcome (a dropped one stops the run; missing counters
+// are said once), commit its record on its own, count it and print its progress line. The
+// family's session decides how its variants compile and what its records and tables hold.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "db/results_database.hpp"
+#include "tuner/cli/progress_display.hpp"
+#include "tuner/tuning/interrupt_flag.hpp"
+#include "tuner/tuning/tuning_plan.hpp"
+#include "tuner/tuning/variant_record.hpp"
+
+namespace swr {
+
+// A variant the database lacks, in the order the run measures them.
+template <class Config>
+struct PendingVariant {
+  std::size_t shape = 0;  // index into the plan's shapes
+  Config config;
+  db::ConfigId config_id{};  // set by TuningRun::create_rows
+};
+
+class TuningRun {
+ public:
+  // Starts the clock and opens the database (UsageError for one it cannot use).
+  TuningRun(const TuningSettings& settings, const InterruptFlag& interrupt, TuningSummary& summary);
+
+  db::ResultsDatabase& database() { return database_; }
+  // The rows of the GPU and of each shape's problem: found when the run starts, created by
+  // create_rows; none while nothing of them is stored.
+  const std::optional<db::GpuId>& gpu_id() const { return gpu_id_; }
+  const std::optional<db::ProblemId>& problem_id(std::size_t shape) const {
+    return problem_ids_.at(shape);
+  }
+
+  // The variants of `shapes` the database lacks on this GPU (all of them with --retune), in plan
+  // order and cut at --limit. Says what the run sets out to do, each shape as
+  // "tuning <family_word><problem key> on <gpu> ...".
+  template <class Problem, class Config>
+  std::vector<PendingVariant<Config>> find_missing(
+      const std::vector<TuningShapeOf<Problem, Config>>& shapes, const std::string& family_word);
+
+  // Creates the rows the records point to: the GPU (with the compiler's version), every shape's
+  // problem and every pending config.
+  template <class Problem, class Config>
+  void create_rows(const std::vector<TuningShapeOf<Problem, Config>>& shapes,
+                   std::vector<PendingVariant<Config>>& pending,
+                   const std::string& toolkit_version);
+
+  template <class Config>
+  VariantRecordContext record_context(const PendingVariant<Config>& variant) const {
+    return {*gpu_id_, *problem_ids_.at(variant.shape), variant.config_id, toolkit_version_,
+            settings_.driver_version};
+  }
+
+  // The progress display of the measurements starts here; keys are padded to the longest.
+  template <class Config>
+  void start_progress(const std::vector<PendingVariant<Config>>& pending);
+  // Whether to start no further variant: after Ctrl-C, or once --time-budget is spent (the
+  // summary says which).
+  bool should_stop();
+  // A line of its own between the progress lines.
+  void say(const std::string& line);
+  // Takes what measuring a variant gave: false when it was dropped (a second Ctrl-C: the run
+  // stops and there is nothing to record). Says once per run why the counters are missing.
+  bool accept(const VariantOutcome& outcome);
+  // Commits the record in its own transaction, counts it and prints its progress line: counter,
+  // key, `outcome_text`, and the problem when the run has several shapes.
+  void record(const db::MeasurementRecord& record, const std::string& config_key,
+              const std::string& problem_key, const std::string& outcome_text);
+  // Clears the progress display, before the closing tables.
+  void finish_progress();
+
+  void say_everything_measured() const;
+  // What was measured in how long and where it is; on stderr, why the run stopped early and that
+  // the same command goes on from there.
+  void say_closing() const;
+
+ private:
+  using Clock = std::chrono::steady_clock;
+
+  const TuningSettings& settings_;
+  const InterruptFlag& interrupt_;
+  TuningSummary& summary_;
+  Clock::time_point start_;  // before the database opens: the closing time counts it
+  db::ResultsDatabase database_;
+  std::optional<db::GpuId> gpu_id_;
+  std::vector<std::optional<db::ProblemId>> problem_ids_;
+  std::string toolkit_version_;
+  std::unique_ptr<cli::ProgressDisplay> display_;
+  std::size_t key_width_ = 0;
+  bool said_counters_unavailable_ = false;
+};
+
+// The first line of an error message (a compiler log, a driver error).
+std::string first_error_line(const std::string& text);
+// A failed variant's progress text: its status in capitals and the first line of its error.
+std::string failed_outcome_text(const db::MeasurementRecord& record);
+
+template <class Problem, class Config>
+std::vector<PendingVariant<Config>> TuningRun::find_missing(
+    const std::vector<TuningShapeOf<Problem, Config>>& shapes, const std::string& family_word) {
+  // From the database alone: a complete shape needs no compiler and no device.
+  std::vector<PendingVariant<Config>> pending;
+  problem_ids_.assign(shapes.size(), std::nullopt);
+  for (std::size_t shape = 0; shape < shapes.size(); ++shape) {
+    std::set<std::string> measured;
+    problem_ids_[shape] = database_.find_problem(shapes[shape].problem);
+    if (gpu_id_ && problem_ids_[shape] && !settings_.retune) {
+      measured = database_.measured_config_keys(*gpu_id_, *problem_ids_[shape]);
+    }
+    for (const Config& config : shapes[shape].configs) {
+      if (measured.count(config.key()) > 0) {
+        ++summary_.already_measured;
+      } else {
+        pending.push_back({shape, config, {}});
+      }
+    }
+  }
+  if (settings_.limit && pending.size() > static_cast<std::size_t>(*settings_.limit)) {
+    summary_.left_for_later = static_cast<int>(pending.size()) - *settings_.limit;
+    pending.resize(static_cast<std::size_t>(*settings_.limit));
+  }
+  summary_.planned = static_cast<int>(pending.size());
+
+  const GpuProfile& gpu = settings_.gpu;
+  for (const TuningShapeOf<Problem, Config>& shape : shapes) {
+    std::cout << "tuning " << family_word << shape.problem.key() << " on " << gpu.name << " ("
+              << gpu.description << ", " << gpu.arch << "): " << shape.configs.size()
+              << " variants\n";
+  }
+  std::cout << summary_.planned << " to measure, " << summary_.already_measured << " already in "
+            << settings_.database.string();
+  if (summary_.left_for_later > 0) {
+    std::cout << ", " << summary_.left_for_later << " left for a later run (--limit)";
+  }
+  std::cout << "\n" << std::flush;
+  return pending;
+}
+
+template <class Problem, class Config>
+void TuningRun::create_rows(const std::vector<TuningShapeOf<Problem, Config>>& shapes,
+                            std::vector<PendingVariant<Config>>& pending,
+                            const std::string& toolkit_version) {
+  toolkit_version_ = toolkit_version;
+  db::GpuRecord gpu_record = db::GpuRecord::from_profile(settings_.gpu);
+  gpu_record.driver_version = settings_.driver_version;
+  gpu_record.cuda_version = toolkit_version;
+  gpu_id_ = database_.upsert_gpu(gpu_record);
+  for (std::size_t shape = 0; shape < shapes.size(); ++shape) {
+    problem_ids_[shape] = database_.upsert_problem(shapes[shape].problem);
+  }
+  for (PendingVariant<Config>& variant : pending) {
+    variant.config_id = database_.upsert_config(variant.config);
+  }
+}
+
+template <class Config>
+void TuningRun::start_progress(const std::vector<PendingVariant<Config>>& pending) {
+  for (const PendingVariant<Config>& variant : pending) {
+    key_width_ = std::max(key_width_, variant.config.key().size());
+  }
+  display_ = std::make_unique<cli::ProgressDisplay>("tuning", summary_.planned, false);
+}
+
+}  // namespace swr
