@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "example_main.hpp"
 #include "lookup_report.hpp"
 #include "sixteen_bit_elements.hpp"
 #include "swr/attention.hpp"
@@ -189,20 +190,5 @@ int run(const Arguments& arguments) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  Arguments arguments;
-  try {
-    arguments = parse(argc, argv);
-  } catch (const swr::UsageError& error) {
-    std::fprintf(stderr, "swr_attention_example: error: %s\n", error.what());
-    return 2;
-  }
-  try {
-    return run(arguments);
-  } catch (const swr::UsageError& error) {  // e.g. a path that is no database or export
-    std::fprintf(stderr, "swr_attention_example: error: %s\n", error.what());
-    return 2;
-  } catch (const std::exception& error) {
-    std::fprintf(stderr, "swr_attention_example: error: %s\n", error.what());
-    return 1;
-  }
+  return swr_example::example_main("swr_attention_example", argc, argv, parse, run);
 }

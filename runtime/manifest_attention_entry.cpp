@@ -23,10 +23,7 @@ AttentionProblem read_problem(const JsonFieldReader& problem) {
   shape.seq_q = problem.positive_int("seq_q");
   shape.seq_kv = problem.positive_int("seq_kv");
   shape.head_dim = problem.positive_int("head_dim");
-  const std::string dtype = problem.text("dtype");
-  const std::optional<DataType> type = parse_data_type(dtype);
-  if (!type) problem.fail("dtype", "is \"" + dtype + "\" (allowed f16, bf16)");
-  shape.dtype = *type;
+  shape.dtype = read_dtype(problem);
   shape.causal = problem.boolean("causal");
   try {
     shape.validate();

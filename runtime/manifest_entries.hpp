@@ -25,6 +25,8 @@ void require_equal(const JsonFieldReader& reader, const char* name, const std::s
 
 // A "problem" object's "family" must be `expected`.
 void require_family(const JsonFieldReader& problem, const char* expected);
+// A "problem" object's "dtype": f16 or bf16, else the error names the field.
+DataType read_dtype(const JsonFieldReader& problem);
 
 // One entry of "kernels" (attention) or "gemm_kernels".
 nlohmann::json kernel_json(const ExportedKernel& kernel);

@@ -21,10 +21,7 @@ GemmProblem read_problem(const JsonFieldReader& problem) {
   shape.m = problem.positive_int("m");
   shape.n = problem.positive_int("n");
   shape.k = problem.positive_int("k");
-  const std::string dtype = problem.text("dtype");
-  const std::optional<DataType> type = parse_data_type(dtype);
-  if (!type) problem.fail("dtype", "is \"" + dtype + "\" (allowed f16, bf16)");
-  shape.dtype = *type;
+  shape.dtype = read_dtype(problem);
   try {
     shape.validate();
   } catch (const UsageError& error) {

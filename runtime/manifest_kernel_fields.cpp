@@ -159,6 +159,13 @@ void require_family(const JsonFieldReader& problem, const char* expected) {
   }
 }
 
+DataType read_dtype(const JsonFieldReader& problem) {
+  const std::string dtype = problem.text("dtype");
+  const std::optional<DataType> type = parse_data_type(dtype);
+  if (!type) problem.fail("dtype", "is \"" + dtype + "\" (allowed f16, bf16)");
+  return *type;
+}
+
 nlohmann::json kernel_base_json(const ExportedKernelBase& kernel) {
   return {{"gpu", gpu_json(kernel.gpu)},
           {"entry", kernel.entry},
