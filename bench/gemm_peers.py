@@ -3,7 +3,7 @@ fastest of them on the same inputs and with the same timing (device_timing).
 
 swr's GEMM family is being built: until `swr-tune compile` writes GEMM kernels, the swr point is
 reported as missing. A GEMM kernels.json is recognised by its problem having "m", "n", "k"; its
-kernels are launched as tuner/gemm_launcher.cpp launches them: C[M,N] = A[M,K] B[K,N], row-major,
+kernels are launched as runtime/gemm_launcher.cpp launches them: C[M,N] = A[M,K] B[K,N], row-major,
 arguments (A, B, C, M, N, K, swizzle_axis, swizzle_group), one CTA per output tile (grid) or at
 most one wave (static), and checked against cuBLAS before they are timed (a wrong one is
 reported, never timed).

@@ -55,7 +55,7 @@ class Driver:
 
 
 class SwrVariant:
-    """One attention cubin, launched like the tuner launches it (tuner/attention_launcher.cpp)."""
+    """One attention cubin, launched like the tuner launches it (runtime/attention_launcher.cpp)."""
 
     def __init__(self, driver, directory, entry, kernel, sm_count):
         self.driver = driver

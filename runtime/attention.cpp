@@ -2,10 +2,10 @@
 // the attention launch.
 #include "swr/attention.hpp"
 
+#include "runtime/attention_launcher.hpp"
 #include "runtime/catalog_state.hpp"
 #include "runtime/kernel_runtime.hpp"
 #include "runtime/stream_workspaces.hpp"
-#include "tuner/attention_launcher.hpp"
 
 namespace swr {
 

@@ -2,10 +2,10 @@
 
 #include <stdexcept>
 
-#include "runtime/current_context.hpp"
-#include "runtime/device_identity.hpp"
-#include "tuner/driver/cuda_driver.hpp"
-#include "tuner/driver/device_context.hpp"
+#include "driver/cuda_driver.hpp"
+#include "driver/current_context.hpp"
+#include "driver/device_context.hpp"
+#include "driver/device_identity.hpp"
 
 namespace swr {
 namespace {

@@ -3,8 +3,8 @@
 #include "swr/gemm.hpp"
 
 #include "runtime/catalog_state.hpp"
+#include "runtime/gemm_launcher.hpp"
 #include "runtime/kernel_runtime.hpp"
-#include "tuner/gemm_launcher.hpp"
 
 namespace swr {
 

@@ -1,7 +1,7 @@
 #include "runtime/kernel_runtime.hpp"
 
+#include "driver/cubin_arch.hpp"
 #include "generator/cubin_cache.hpp"
-#include "runtime/cubin_arch.hpp"
 
 namespace swr {
 

@@ -13,15 +13,15 @@
 #include <string>
 #include <vector>
 
+#include "driver/cuda_driver.hpp"
+#include "driver/current_context.hpp"
+#include "driver/device_identity.hpp"
 #include "runtime/catalog_source.hpp"
 #include "runtime/cubin_builder.hpp"
-#include "runtime/current_context.hpp"
-#include "runtime/device_identity.hpp"
 #include "runtime/launch_checks.hpp"
 #include "runtime/loaded_kernels.hpp"
 #include "swr/runtime_options.hpp"
 #include "swr/tuned_catalog.hpp"
-#include "tuner/driver/cuda_driver.hpp"
 
 namespace swr {
 

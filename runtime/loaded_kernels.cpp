@@ -2,8 +2,8 @@
 
 #include <mutex>
 
-#include "tuner/attention_launcher.hpp"
-#include "tuner/gemm_launcher.hpp"
+#include "runtime/attention_launcher.hpp"
+#include "runtime/gemm_launcher.hpp"
 
 namespace swr {
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <utility>
 
-#include "runtime/current_context.hpp"
+#include "driver/current_context.hpp"
 #include "swr/tuned_catalog.hpp"
 
 namespace swr {

@@ -3,7 +3,7 @@
 #include <limits>
 #include <regex>
 
-#include "runtime/cubin_arch.hpp"
+#include "driver/cubin_arch.hpp"
 #include "runtime/manifest_entries.hpp"
 
 namespace swr {

@@ -1,6 +1,6 @@
 #include "runtime/stream_workspaces.hpp"
 
-#include "tuner/driver/cuda_driver.hpp"
+#include "driver/cuda_driver.hpp"
 
 namespace swr {
 

@@ -11,7 +11,7 @@
 #include <thread>
 #include <tuple>
 
-#include "runtime/current_context.hpp"
+#include "driver/current_context.hpp"
 
 namespace swr {
 

@@ -9,10 +9,10 @@
 #include <memory>
 #include <vector>
 
+#include "driver/cuda_driver.hpp"
+#include "driver/device_context.hpp"
+#include "runtime/attention_launcher.hpp"
 #include "swr/attention_problem.hpp"
-#include "tuner/attention_launcher.hpp"
-#include "tuner/driver/cuda_driver.hpp"
-#include "tuner/driver/device_context.hpp"
 #include "tuner/reference_attention.hpp"
 
 namespace swr {

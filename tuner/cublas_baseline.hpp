@@ -7,9 +7,9 @@
 #include <memory>
 #include <string>
 
+#include "driver/cuda_driver.hpp"
+#include "runtime/gemm_launcher.hpp"
 #include "swr/gemm_problem.hpp"
-#include "tuner/driver/cuda_driver.hpp"
-#include "tuner/gemm_launcher.hpp"
 
 namespace swr {
 

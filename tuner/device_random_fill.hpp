@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <memory>
 
+#include "driver/cuda_driver.hpp"
+#include "driver/device_context.hpp"
 #include "swr/data_type.hpp"
-#include "tuner/driver/cuda_driver.hpp"
-#include "tuner/driver/device_context.hpp"
 
 namespace swr {
 

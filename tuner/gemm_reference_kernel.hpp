@@ -5,9 +5,9 @@
 
 #include <memory>
 
+#include "driver/device_context.hpp"
+#include "runtime/gemm_launcher.hpp"
 #include "swr/gemm_problem.hpp"
-#include "tuner/driver/device_context.hpp"
-#include "tuner/gemm_launcher.hpp"
 #include "tuner/reference_attention.hpp"  // OutputComparison
 
 namespace swr {

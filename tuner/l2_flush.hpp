@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <memory>
 
-#include "tuner/driver/cuda_driver.hpp"
-#include "tuner/driver/device_context.hpp"
+#include "driver/cuda_driver.hpp"
+#include "driver/device_context.hpp"
 
 namespace swr {
 

@@ -4,9 +4,9 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "driver/cuda_driver.hpp"
 #include "run_swr_tune.hpp"
 #include "swr/attention_config.hpp"
-#include "tuner/driver/cuda_driver.hpp"
 
 namespace swr::test {
 namespace {

@@ -5,8 +5,8 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 
+#include "driver/cuda_driver.hpp"
 #include "run_swr_tune.hpp"
-#include "tuner/driver/cuda_driver.hpp"
 
 namespace swr::test {
 namespace {

@@ -4,9 +4,9 @@
 
 #include <cstdlib>
 
+#include "driver/cuda_driver.hpp"
+#include "driver/device_context.hpp"
 #include "swr/usage_error.hpp"
-#include "tuner/driver/cuda_driver.hpp"
-#include "tuner/driver/device_context.hpp"
 #include "tuner/gpu_detection.hpp"
 
 namespace swr {

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "driver/device_context.hpp"
 #include "tuner/counters/cupti_library.hpp"
 #include "tuner/counters/l2_counter_session.hpp"
-#include "tuner/driver/device_context.hpp"
 
 namespace swr {
 namespace {

@@ -12,13 +12,13 @@
 #include <numeric>
 #include <vector>
 
+#include "driver/cuda_driver.hpp"
+#include "driver/device_context.hpp"
 #include "generator/kernel_source.hpp"
 #include "generator/nvrtc_compiler.hpp"
-#include "tuner/attention_launcher.hpp"
+#include "runtime/attention_launcher.hpp"
 #include "tuner/attention_reference_kernel.hpp"
 #include "tuner/device_random_fill.hpp"
-#include "tuner/driver/cuda_driver.hpp"
-#include "tuner/driver/device_context.hpp"
 #include "tuner/gpu_detection.hpp"
 #include "tuner/reference_attention.hpp"
 #include "tuner/sixteen_bit_float.hpp"

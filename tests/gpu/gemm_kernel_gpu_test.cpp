@@ -13,15 +13,15 @@
 #include <string>
 #include <vector>
 
+#include "driver/cuda_driver.hpp"
+#include "driver/device_context.hpp"
 #include "generator/gemm_kernel_source.hpp"
 #include "generator/gemm_resource_model.hpp"
 #include "generator/gemm_space.hpp"
 #include "generator/nvrtc_compiler.hpp"
+#include "runtime/gemm_launcher.hpp"
 #include "swr/gemm_config.hpp"
 #include "tuner/cublas_baseline.hpp"
-#include "tuner/driver/cuda_driver.hpp"
-#include "tuner/driver/device_context.hpp"
-#include "tuner/gemm_launcher.hpp"
 #include "tuner/gemm_reference.hpp"
 #include "tuner/gpu_detection.hpp"
 #include "tuner/sixteen_bit_float.hpp"

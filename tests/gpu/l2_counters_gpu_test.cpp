@@ -9,10 +9,10 @@
 #include <stdexcept>
 #include <string>
 
+#include "driver/cuda_driver.hpp"
+#include "driver/device_context.hpp"
 #include "tuner/counters/helper_kernel_module.hpp"
 #include "tuner/counters/l2_counter_session.hpp"
-#include "tuner/driver/cuda_driver.hpp"
-#include "tuner/driver/device_context.hpp"
 #include "tuner/l2_flush.hpp"
 
 namespace swr {

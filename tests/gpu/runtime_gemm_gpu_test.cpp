@@ -12,14 +12,14 @@
 #include <random>
 
 #include "db/gpu_record.hpp"
+#include "driver/cuda_driver.hpp"
+#include "driver/device_context.hpp"
 #include "generator/gemm_resource_model.hpp"
 #include "run_swr_tune.hpp"
 #include "runtime/kernel_exporter.hpp"
 #include "swr/device_buffer.hpp"
 #include "swr/gemm.hpp"
 #include "tests/runtime/runtime_fixtures.hpp"
-#include "tuner/driver/cuda_driver.hpp"
-#include "tuner/driver/device_context.hpp"
 #include "tuner/gemm_reference_kernel.hpp"
 #include "tuner/gpu_detection.hpp"
 #include "tuner/sixteen_bit_float.hpp"

@@ -8,10 +8,10 @@
 #include <nlohmann/json.hpp>
 
 #include "db/results_database.hpp"
+#include "driver/device_context.hpp"
 #include "generator/kernel_source.hpp"
 #include "generator/nvrtc_compiler.hpp"
 #include "run_swr_tune.hpp"
-#include "tuner/driver/device_context.hpp"
 #include "tuner/gpu_detection.hpp"
 #include "tuner/tuning/worker_client.hpp"
 

@@ -4,8 +4,9 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
-#include "runtime/cubin_arch.hpp"
-#include "runtime/device_identity.hpp"
+#include "driver/cubin_arch.hpp"
+#include "driver/cuda_driver.hpp"
+#include "driver/device_identity.hpp"
 #include "runtime/launch_checks.hpp"
 #include "swr/attention.hpp"
 #include "swr/device_buffer.hpp"
@@ -13,7 +14,6 @@
 #include "swr/usage_error.hpp"
 #include "tests/generator/temporary_directory.hpp"
 #include "tests/runtime/runtime_fixtures.hpp"
-#include "tuner/driver/cuda_driver.hpp"
 
 namespace swr::test {
 namespace {

@@ -5,12 +5,12 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "driver/cuda_driver.hpp"
 #include "generator/cubin_cache.hpp"
 #include "run_swr_tune.hpp"
 #include "runtime/kernel_exporter.hpp"
 #include "swr/device_buffer.hpp"
 #include "tests/runtime/runtime_fixtures.hpp"
-#include "tuner/driver/cuda_driver.hpp"
 
 namespace swr::test {
 namespace {

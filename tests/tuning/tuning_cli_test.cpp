@@ -10,8 +10,8 @@
 #include <sstream>
 
 #include "db/results_database.hpp"
+#include "driver/cuda_driver.hpp"
 #include "run_swr_tune.hpp"
-#include "tuner/driver/cuda_driver.hpp"
 
 namespace swr::test {
 namespace {

@@ -6,9 +6,9 @@
 #include <chrono>
 #include <thread>
 
+#include "driver/cuda_driver.hpp"
 #include "fake_worker_orders.hpp"
 #include "run_swr_tune.hpp"
-#include "tuner/driver/cuda_driver.hpp"
 #include "tuner/tuning/worker_client.hpp"
 
 namespace swr {

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "tuner/driver/cuda_driver.hpp"
+#include "driver/cuda_driver.hpp"
 
 namespace swr {
 

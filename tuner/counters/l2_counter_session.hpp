@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
+#include "driver/device_context.hpp"
 #include "tuner/counters/l2_counters.hpp"
 #include "tuner/counters/l2_metric_set.hpp"
-#include "tuner/driver/device_context.hpp"
 
 struct CUpti_RangeProfiler_Object;  // cupti_range_profiler.h
 

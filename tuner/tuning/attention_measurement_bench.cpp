@@ -1,11 +1,11 @@
 #include "tuner/tuning/attention_measurement_bench.hpp"
 
+#include "driver/device_allocation.hpp"
 #include "generator/kernel_source.hpp"
-#include "tuner/attention_launcher.hpp"
+#include "runtime/attention_launcher.hpp"
 #include "tuner/attention_reference_kernel.hpp"
 #include "tuner/counters/l2_counter_session.hpp"
 #include "tuner/device_random_fill.hpp"
-#include "tuner/driver/device_allocation.hpp"
 #include "tuner/tuning/timing_statistics.hpp"
 
 namespace swr {

@@ -1,11 +1,11 @@
 #include "tuner/tuning/gemm_measurement_bench.hpp"
 
+#include "driver/device_allocation.hpp"
 #include "generator/gemm_kernel_source.hpp"
+#include "runtime/gemm_launcher.hpp"
 #include "tuner/counters/l2_counter_session.hpp"
 #include "tuner/cublas_baseline.hpp"
 #include "tuner/device_random_fill.hpp"
-#include "tuner/driver/device_allocation.hpp"
-#include "tuner/gemm_launcher.hpp"
 #include "tuner/gemm_reference_kernel.hpp"
 
 namespace swr {

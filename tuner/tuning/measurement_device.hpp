@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "driver/device_context.hpp"
 #include "swr/data_type.hpp"
-#include "tuner/driver/device_context.hpp"
 #include "tuner/reference_attention.hpp"
 #include "tuner/tuning/worker_protocol.hpp"
 

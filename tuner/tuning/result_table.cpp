@@ -6,7 +6,7 @@
 #include <ostream>
 
 #include "swr/attention_config.hpp"
-#include "tuner/cli/text_format.hpp"
+#include "tuner/text_format.hpp"
 
 namespace swr {
 

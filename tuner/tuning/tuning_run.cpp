@@ -3,7 +3,7 @@
 #include <cctype>
 #include <cstdio>
 
-#include "tuner/cli/text_format.hpp"
+#include "tuner/text_format.hpp"
 
 namespace swr {
 

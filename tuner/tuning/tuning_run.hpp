@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "db/results_database.hpp"
-#include "tuner/cli/progress_display.hpp"
+#include "tuner/progress_display.hpp"
 #include "tuner/tuning/interrupt_flag.hpp"
 #include "tuner/tuning/tuning_plan.hpp"
 #include "tuner/tuning/variant_record.hpp"

@@ -1,0 +1,84 @@
+#include "cli/export_command.hpp"
+
+#include <iostream>
+
+#include "db/database_location.hpp"
+#include "db/results_database.hpp"
+#include "generator/cubin_cache.hpp"
+#include "runtime/export_directory.hpp"
+#include "runtime/kernel_exporter.hpp"
+#include "swr/usage_error.hpp"
+#include "tuner/gpu_detection.hpp"
+#include "tuner/tuning/result_table.hpp"
+
+namespace swr::cli {
+
+CLI::App* add_export_command(CLI::App& app, ExportCommandOptions& options) {
+  CLI::App* command = app.add_subcommand(
+      "export",
+      "Write the best cubin of every shape tuned on a GPU (attention and GEMM), and manifest.json, "
+      "for running without the database or NVRTC");
+  command->add_option("--gpu", options.gpu, "GPU name as tuned (h200, ...), or auto")
+      ->type_name("NAME");
+  command
+      ->add_option("--db", options.database,
+                   "Results database (default: $SWR_DB, else $XDG_CACHE_HOME/swr/results.db)")
+      ->type_name("PATH")
+      ->each([&options](const std::string&) { options.database_given = true; });
+  command->add_option("--out", options.out_dir, "Export directory (new, empty, or an export)")
+      ->type_name("DIR");
+  command->add_option("--cache-dir", options.cache_dir, "Cubin cache (default: $SWR_CACHE_DIR)")
+      ->type_name("DIR");
+  command->add_flag("--allow-changed-source", options.allow_changed_source,
+                    "Export variants whose build changed since tuning, with the old figures");
+  command->add_flag("--json", options.json, "Print the manifest as JSON");
+  command->footer("Example: swr-tune export --gpu h200 --out kernels-h200/");
+  return command;
+}
+
+int run_export_command(const ExportCommandOptions& options) {
+  if (options.gpu.empty()) {
+    throw UsageError("missing --gpu: allowed a GPU name as tuned (h200, ...), or auto");
+  }
+  if (options.out_dir.empty()) throw UsageError("missing --out: allowed a directory");
+  check_export_target(options.out_dir);
+  const db::DatabaseLocation location = db::locate_database(
+      options.database_given ? std::optional<std::string>(options.database) : std::nullopt);
+  const db::ResultsDatabase database(location.path, db::OpenMode::read_only);
+  const std::string gpu = options.gpu == "auto" ? resolve_gpu("auto").name : options.gpu;
+  select_exports(database, gpu);  // an unknown GPU before NVRTC is loaded
+  const std::filesystem::path cache_dir = options.cache_dir.empty()
+                                              ? CubinCache::default_directory()
+                                              : std::filesystem::path(options.cache_dir);
+  const std::unique_ptr<CubinBuilder> builder = make_nvrtc_cubin_builder(cache_dir);
+
+  ExportOptions export_options;
+  export_options.gpu = gpu;
+  export_options.out_dir = options.out_dir;
+  export_options.allow_changed_source = options.allow_changed_source;
+  const ExportSummary summary = export_kernels(database, *builder, export_options);
+
+  if (options.json) {
+    std::cout << manifest_to_json(summary.manifest).dump(2) << "\n";
+    return 0;
+  }
+  for (const std::string& changed : summary.changed_sources) {
+    std::cerr << "swr-tune: warning: " << changed
+              << " was measured with another build (--allow-changed-source)\n";
+  }
+  const auto print = [](const auto& kernel) {
+    std::cout << "  " << kernel.problem.key() << "  " << kernel.config.key() << "  "
+              << format_milliseconds(kernel.measured.median_ms) << " ms  " << kernel.cubin_file
+              << "\n";
+  };
+  for (const ExportedKernel& kernel : summary.manifest.kernels) print(kernel);
+  for (const ExportedGemmKernel& kernel : summary.manifest.gemm_kernels) print(kernel);
+  std::cout << "exported " << summary.manifest.kernels.size() + summary.manifest.gemm_kernels.size()
+            << " shapes (" << summary.manifest.kernels.size() << " attention, "
+            << summary.manifest.gemm_kernels.size() << " GEMM; " << summary.cubin_files
+            << " cubins, " << summary.from_cache << " from the cubin cache) for " << gpu << " to "
+            << options.out_dir << "\n";
+  return 0;
+}
+
+}  // namespace swr::cli

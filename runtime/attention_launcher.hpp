@@ -1,0 +1,50 @@
+// Runs one compiled attention variant: loads its cubin into the current context, sizes the grid
+// for its persistence mode, and launches it on a stream.
+#pragma once
+
+#include <vector>
+
+#include "driver/cuda_driver.hpp"
+#include "driver/loaded_cubin.hpp"
+#include "swr/attention_config.hpp"
+#include "swr/attention_problem.hpp"
+
+namespace swr {
+
+struct AttentionBuffers {
+  CUdeviceptr q = 0, k = 0, v = 0, o = 0;  // [B, H, S, D], 16-bit elements
+  CUdeviceptr tile_counter = 0;            // one int; needed by dynamic persistence only
+};
+
+class AttentionKernelModule {
+ public:
+  // Loads the cubin into the current context (a DriverError if the device cannot run it).
+  AttentionKernelModule(const CudaDriver& driver, const std::vector<char>& cubin,
+                        const AttentionConfig& config, int dynamic_shared_bytes, int sm_count);
+  AttentionKernelModule(const AttentionKernelModule&) = delete;
+  AttentionKernelModule& operator=(const AttentionKernelModule&) = delete;
+
+  int blocks_per_sm() const { return kernel_.blocks_per_sm(); }
+  // CTAs resident at once: the persistent grid, and the wave that grid-mode sawtooth flips on.
+  int wave_size() const { return kernel_.blocks_per_sm() * sm_count_; }
+  // One CTA per Q tile for `grid`, at most one wave for the persistent modes.
+  int grid_size(const AttentionProblem& problem) const;
+  int registers_per_thread() const { return kernel_.registers_per_thread(); }
+
+  // Softmax scale 1/sqrt(D). `persistent_ctas` > 0 caps the persistent grid (tests use it to make
+  // each CTA take several tiles).
+  void launch(const AttentionProblem& problem, const AttentionBuffers& buffers, CUstream stream,
+              int persistent_ctas = 0) const;
+
+ private:
+  const CudaDriver& driver_;
+  AttentionConfig config_;
+  int dynamic_shared_bytes_ = 0;
+  int sm_count_ = 0;
+  LoadedCubin kernel_;
+};
+
+// Q tiles of a problem for a tile height: what the grid and the persistent loop walk.
+long long attention_tile_count(const AttentionProblem& problem, const AttentionConfig& config);
+
+}  // namespace swr
