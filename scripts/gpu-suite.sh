@@ -8,7 +8,8 @@
 #   OUT=results/ scripts/gpu-suite.sh run [DEST]    # GPU machine: unpacks and runs each program
 #
 # Each program's output goes to $OUT/<program>.log and one PASS/FAIL line per program to stdout
-# and $OUT/summary.txt; the exit code is 1 when any failed. Extra gtest flags: $GTEST_ARGS.
+# and $OUT/summary.txt; the exit code is 1 when any failed. Extra gtest flags: $GTEST_ARGS; each
+# program may run $PROGRAM_TIMEOUT seconds (900).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -49,7 +50,7 @@ rm -f "$OUT/summary.txt"
 failed=0
 for program in "$BIN"/*_test; do
   name=$(basename "$program")
-  if "$program" ${GTEST_ARGS:-} >"$OUT/$name.log" 2>&1; then
+  if timeout "${PROGRAM_TIMEOUT:-900}" "$program" ${GTEST_ARGS:-} >"$OUT/$name.log" 2>&1; then
     echo "PASS $name ($(grep -o '\[  PASSED  \] [0-9]* test' "$OUT/$name.log" | grep -o '[0-9]*') passed, $(grep -c '\[  SKIPPED \]' "$OUT/$name.log") skipped lines)" | tee -a "$OUT/summary.txt"
   else
     echo "FAIL $name (exit $?, see $name.log)" | tee -a "$OUT/summary.txt"
