@@ -13,8 +13,7 @@
 #include "db/measurement_rows.hpp"
 #include "db/problem_rows.hpp"
 #include "db/results_database.hpp"
-#include "db/sqlite_values.hpp"
-#include "db/statement_cache.hpp"
+#include "db/sqlite_access.hpp"
 
 namespace swr::db {
 namespace {

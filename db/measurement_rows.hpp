@@ -5,7 +5,7 @@
 
 #include <SQLiteCpp/Statement.h>
 
-#include "db/measurement_record.hpp"
+#include "db/records.hpp"
 
 namespace swr::db {
 

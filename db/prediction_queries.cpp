@@ -6,9 +6,7 @@
 #include <stdexcept>
 
 #include "db/results_database.hpp"
-#include "db/sqlite_values.hpp"
-#include "db/statement_cache.hpp"
-#include "db/variant_row_head.hpp"
+#include "db/sqlite_access.hpp"
 
 namespace swr::db {
 namespace {

@@ -2,8 +2,7 @@
 
 #include <SQLiteCpp/Statement.h>
 
-#include "db/sqlite_values.hpp"
-#include "db/statement_cache.hpp"
+#include "db/sqlite_access.hpp"
 
 namespace swr::db {
 namespace {

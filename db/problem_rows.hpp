@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "db/database_ids.hpp"
+#include "db/records.hpp"
 #include "swr/attention_config.hpp"
 #include "swr/attention_problem.hpp"
 #include "swr/gemm_config.hpp"

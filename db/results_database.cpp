@@ -11,13 +11,11 @@
 
 #include <stdexcept>
 
-#include "db/database_errors.hpp"
 #include "db/database_file.hpp"
 #include "db/database_location.hpp"
 #include "db/problem_rows.hpp"
 #include "db/schema_migrations.hpp"
-#include "db/sqlite_values.hpp"
-#include "db/statement_cache.hpp"
+#include "db/sqlite_access.hpp"
 
 namespace swr::db {
 namespace {
@@ -64,7 +62,8 @@ std::unique_ptr<SQLite::Database> open_for_reading(const std::filesystem::path& 
   const int latest = latest_schema_version();
   const int version = require_known_schema(*database, path, latest);
   if (version == 0) throw no_database(path);
-  if (version < latest) throw schema_too_old_to_read(path, version, latest);
+  const int oldest = oldest_readable_schema_version();
+  if (version < oldest) throw schema_too_old_to_read(path, version, oldest, latest);
   return database;
 }
 

@@ -13,12 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "db/database_ids.hpp"
-#include "db/gpu_record.hpp"
-#include "db/measurement_record.hpp"
-#include "db/portable_measurement.hpp"
-#include "db/prediction_record.hpp"
-#include "db/tuned_shape.hpp"
+#include "db/records.hpp"
 #include "swr/attention_config.hpp"
 #include "swr/attention_problem.hpp"
 #include "swr/gemm_config.hpp"
@@ -89,13 +84,18 @@ class ResultsDatabase {
   StoredProblem problem(ProblemId id) const;
 
   // Commits one measured variant in its own transaction; returns the measurement's id. Throws
-  // std::invalid_argument for a record that breaks the rules in measurement_record.hpp (and
+  // std::invalid_argument for a record that breaks the rules in records.hpp (and
   // SQLite::Exception for one the schema refuses, e.g. a malformed measured_at).
   std::int64_t record_measurement(const MeasurementRecord& record);
   // Keys of every config with a measurement of this (gpu, problem), valid or failed: what a
   // resumed run skips.
   std::set<std::string> measured_config_keys(GpuId gpu, ProblemId problem) const;
-  // The fastest valid variant (newest measurement per config only); never a failed one.
+  // The best valid variant: the one definition of it, used by show, query, export, the runtime
+  // and the tuner. Per config, its newest measurement says whether it is valid and which build
+  // (source hash) counts; its time is the fastest valid measurement of that build (repeated runs
+  // of one binary differ only by interference, which only slows a run, as when results of
+  // several machines are imported). A config whose newest measurement failed never counts; equal
+  // times go to the smaller config key.
   std::optional<StoredMeasurement> best_for(GpuId gpu, ProblemId problem) const;
   // The newest measurement of each config: valid ones by median time, then the failed ones.
   std::vector<StoredMeasurement> measurements_for(GpuId gpu, ProblemId problem) const;
@@ -111,11 +111,6 @@ class ResultsDatabase {
                                                       const AttentionProblem& like) const;
   std::vector<TunedGemmShape> tuned_gemm_shapes(GpuId gpu) const;
   std::vector<TunedGemmShape> tuned_gemm_shapes_like(GpuId gpu, DataType dtype) const;
-  // Like best_for, but when a config was measured more than once with the build (source hash)
-  // of its newest measurement, as after importing results of several machines, its fastest valid
-  // measurement of that build counts: repeated runs of one binary differ only by interference,
-  // which only slows a run. A config whose newest measurement failed still never counts.
-  std::optional<StoredMeasurement> best_of_current_builds(GpuId gpu, ProblemId problem) const;
 
   // Import (db/database_import.cpp). Every measurement of both families, oldest first, with its
   // GPU, problem and config by identity; `other_families` receives how many were left out because

@@ -1,9 +1,32 @@
 #include "db/schema_migrations.hpp"
 
+#include <SQLiteCpp/Statement.h>
+#include <SQLiteCpp/Transaction.h>
+
+#include <stdexcept>
 #include <vector>
+
+#include "db/database_file.hpp"
 
 namespace swr::db {
 namespace {
+
+void require_consecutive_versions(std::span<const Migration> migrations) {
+  for (std::size_t index = 0; index < migrations.size(); ++index) {
+    const int expected = static_cast<int>(index) + 1;
+    if (migrations[index].version != expected) {
+      throw std::logic_error("schema migration number " + std::to_string(expected) +
+                             " is numbered " + std::to_string(migrations[index].version));
+    }
+  }
+}
+
+// The version table belongs to the mechanism, not to any migration.
+constexpr const char* kCreateVersionTable =
+    "CREATE TABLE IF NOT EXISTS schema_version ("
+    " version INTEGER PRIMARY KEY,"
+    " description TEXT NOT NULL,"
+    " applied_at TEXT NOT NULL)";
 
 // Times are UTC text of one fixed width, so that text order is time order.
 #define SWR_UTC_TIME_GLOB \
@@ -192,8 +215,7 @@ CREATE VIEW latest_measurements AS
 SELECT m.* FROM current_measurements AS cur
 JOIN measurements AS m ON m.id = cur.measurement_id AND m.gpu_id = cur.gpu_id
   AND m.problem_id = cur.problem_id AND m.config_id = cur.config_id)sql",
-          // The fastest valid variant per (gpu, problem); equal times go to the smaller config
-          // key, which is the same in every database (row ids are not).
+          // Dropped by version 3 (one rule for the best variant: ResultsDatabase::best_for).
           R"sql(
 CREATE VIEW best_measurements AS
 SELECT m.* FROM current_measurements AS cur
@@ -249,17 +271,61 @@ WHERE json_type(json, '$.m') = 'integer' AND json_extract(json, '$.m') > 0
   };
 }
 
+// Version 3: the best_measurements view goes. It ranked by the newest time of each config, a
+// second rule beside ResultsDatabase::best_for (the fastest run of the current build), and
+// nothing read it; the best variant has one definition, in C++. A version 2 file still reads
+// (oldest_readable_schema_version): only this unread view differs.
+Migration drop_best_view() {
+  return {3,
+          "drop the best_measurements view (ResultsDatabase::best_for is the rule)",
+          {"DROP VIEW IF EXISTS best_measurements"}};
+}
+
 #undef SWR_UTC_TIME_GLOB
 
 }  // namespace
 
+int read_schema_version(SQLite::Database& database) {
+  if (!database.tableExists("schema_version")) return 0;
+  return database.execAndGet("SELECT COALESCE(MAX(version), 0) FROM schema_version").getInt();
+}
+
+void apply_migrations(SQLite::Database& database, std::span<const Migration> migrations) {
+  require_consecutive_versions(migrations);
+  const int latest = static_cast<int>(migrations.size());
+  for (const Migration& migration : migrations) {
+    if (read_schema_version(database) >= migration.version) continue;  // cheap check, no lock
+    SQLite::Transaction transaction(database, SQLite::TransactionBehavior::IMMEDIATE);
+    // Another process may have migrated while this one waited for the write lock.
+    const int current = read_schema_version(database);
+    if (current > latest) throw schema_too_new(database.getFilename(), current, latest);
+    if (current >= migration.version) continue;
+    database.exec(kCreateVersionTable);
+    for (const std::string& statement : migration.statements) database.exec(statement);
+    SQLite::Statement record(database,
+                             "INSERT INTO schema_version (version, description, applied_at) "
+                             "VALUES (?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))");
+    record.bind(1, migration.version);
+    record.bind(2, migration.description);
+    record.exec();
+    transaction.commit();
+  }
+  const int current = read_schema_version(database);
+  if (current > latest) throw schema_too_new(database.getFilename(), current, latest);
+}
+
 std::span<const Migration> schema_migrations() {
-  static const std::vector<Migration> migrations = {initial_schema(), gemm_problems()};
+  static const std::vector<Migration> migrations = {initial_schema(), gemm_problems(),
+                                                    drop_best_view()};
   return migrations;
 }
 
 int latest_schema_version() {
   return static_cast<int>(schema_migrations().size());
+}
+
+int oldest_readable_schema_version() {
+  return 2;
 }
 
 }  // namespace swr::db

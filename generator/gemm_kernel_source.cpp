@@ -2,8 +2,8 @@
 
 #include <string>
 
-#include "generator/gemm_resource_model.hpp"
 #include "generator/gemm_space.hpp"
+#include "generator/resource_model.hpp"
 
 namespace swr {
 namespace {

@@ -5,8 +5,8 @@
 #include <utility>
 #include <vector>
 
-#include "generator/gemm_resource_model.hpp"
 #include "generator/gemm_swizzle.hpp"
+#include "generator/resource_model.hpp"
 
 namespace swr {
 namespace {

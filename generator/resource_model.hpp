@@ -1,15 +1,45 @@
-// What one CTA of an attention variant needs (shared memory, threads, registers), how many fit on
-// an SM (cta_occupancy.hpp, shared with the GEMM family), and the shape rules of the mma.sync tile
-// layer, checked before compiling.
+// What one CTA of a kernel needs (threads, shared memory, registers) and how many fit on an SM of
+// a GPU, for every family: the occupancy rules they share, then each family's tile rules and
+// estimates (attention's mma.sync tile layer, the GEMM template of templates/gemm/), checked
+// before compiling.
 #pragma once
 
-#include "generator/cta_occupancy.hpp"
+#include <string>
+
 #include "swr/attention_config.hpp"
 #include "swr/attention_problem.hpp"
+#include "swr/gemm_config.hpp"
 #include "swr/gpu_profile.hpp"
 
 namespace swr {
 
+inline constexpr int kWarpSize = 32;
+inline constexpr int kMaxThreadsPerBlock = 1024;
+inline constexpr int kMaxRegistersPerThread = 255;
+
+struct ResourceUse {
+  int threads_per_block = 0;
+  int dynamic_shared_bytes = 0;
+  int estimated_registers = 0;  // per thread, before compiling (or the compiler's count)
+  int blocks_per_sm = 0;        // occupancy limit from shared memory, threads, registers
+  std::string limited_by;       // "shared memory", "registers", "threads", ...
+  std::string does_not_fit;     // empty when runnable, else a one-line reason
+};
+
+// One CTA's demands, as a family's model states them.
+struct CtaDemand {
+  int warps = 0;
+  int dynamic_shared_bytes = 0;
+  int registers = 0;                // per thread
+  bool registers_estimated = true;  // false: the compiler's count
+  std::string tile_problem;         // why the family's template cannot take the config, or empty
+};
+
+// The family's tile problem first, then threads, shared memory and registers against the limits,
+// then how many CTAs fit on one SM and what limits them.
+ResourceUse cta_resource_use(const CtaDemand& demand, const GpuProfile& gpu);
+
+// The attention family.
 ResourceUse attention_resource_use(const AttentionProblem& problem, const AttentionConfig& config,
                                    const GpuProfile& gpu);
 
@@ -24,5 +54,22 @@ int estimate_attention_registers(const AttentionProblem& problem, const Attentio
 // Same, with the register count the compiler reported instead of the estimate.
 ResourceUse attention_resource_use(const AttentionProblem& problem, const AttentionConfig& config,
                                    const GpuProfile& gpu, int compiled_registers);
+
+// The GEMM family.
+// stages x (A tile block_m x block_k + B tile block_k x block_n) x 2 bytes.
+int gemm_dynamic_shared_bytes(const GemmConfig& config);
+
+// Registers per thread before compiling: the fp32 accumulators of the warp tile, two sets of
+// operand fragments (double buffering), addresses and counters.
+int estimate_gemm_registers(const GemmConfig& config);
+
+// Why the template cannot be instantiated with this config (empty when it can): the static_asserts
+// of templates/gemm/*.cuh, said in words.
+std::string gemm_shape_problem(const GemmConfig& config);
+
+// Shape rules, then threads, shared memory, registers and occupancy on `gpu`. The compiled
+// register count replaces the estimate when given.
+ResourceUse gemm_resource_use(const GemmConfig& config, const GpuProfile& gpu,
+                              int compiled_registers = -1);
 
 }  // namespace swr

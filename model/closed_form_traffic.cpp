@@ -5,6 +5,7 @@
 #include <string>
 
 #include "swr/usage_error.hpp"
+#include "templates/attention/attention_schedule.cuh"
 
 namespace swr::model {
 namespace {
@@ -45,11 +46,7 @@ std::int64_t sectors_spanned(std::int64_t first_byte, std::int64_t length_bytes,
 }
 
 int kv_tiles_of_q_tile(int q_tile, int seq_q, int seq_kv, TileShape tile, bool causal) {
-  const int all_kv_tiles = static_cast<int>(ceil_div(seq_kv, tile.block_n));
-  if (!causal) return all_kv_tiles;
-  const std::int64_t rows_end =
-      std::min<std::int64_t>(static_cast<std::int64_t>(q_tile + 1) * tile.block_m, seq_q);
-  return static_cast<int>(std::min<std::int64_t>(all_kv_tiles, ceil_div(rows_end, tile.block_n)));
+  return attention::kv_tiles_of_q_tile(causal, q_tile, tile.block_m, tile.block_n, seq_q, seq_kv);
 }
 
 ClosedFormTraffic closed_form_traffic(const AttentionProblem& problem, TileShape tile,

@@ -1,11 +1,12 @@
-// The schedule simulator: replays a variant's exact tile schedule (tile_schedule_trace), with the
-// CTAs interleaved by the progress model (wavefront_interleaving), through an LRU model of the
+// The schedule simulator: replays a variant's exact tile schedule (schedule_replay), with the
+// CTAs interleaved by the progress model (schedule_replay), through an LRU model of the
 // profile's L2, and counts what the counters would: sectors requested, misses, DRAM bytes.
 //
-// Cache model. Default: whole tiles in a fully associative LRU (tile_lru_cache: exact for LRU as
+// Cache model. Default: whole tiles in a fully associative LRU (cache_models: exact for LRU as
 // long as each tile's sectors are read together), fast enough for B=8, S=128K in well under a
-// second per variant. `sector` and `line` replay every sector through lru_sector_cache, optionally
-// set associative: exact at address level, for checking the tile model on small problems.
+// second per variant. `sector` and `line` replay every sector through cache_models' LruSectorCache,
+// optionally set associative: exact at address level, for checking the tile model on small
+// problems.
 //
 // Partitions (sm_90). Each of the profile's l2_partitions is its own LRU of l2_bytes/partitions;
 // CTA slot s runs on partition s % partitions; a partition sees the reads of its own CTAs, so data
@@ -28,7 +29,7 @@
 #include <string>
 
 #include "model/closed_form_traffic.hpp"
-#include "model/wavefront_interleaving.hpp"
+#include "model/schedule_replay.hpp"
 #include "swr/attention_config.hpp"
 #include "swr/attention_problem.hpp"
 #include "swr/gpu_profile.hpp"

@@ -10,7 +10,6 @@
 
 #include "generator/resource_model.hpp"
 #include "model/model_profile.hpp"
-#include "model/roofline_estimate.hpp"
 #include "swr/usage_error.hpp"
 
 namespace swr::model {
@@ -59,6 +58,17 @@ ScheduleKey schedule_key(const AttentionConfig& config, int wave_size) {
 }
 
 }  // namespace
+
+RooflineEstimate roofline_estimate(double flops, double dram_bytes, const GpuProfile& gpu) {
+  RooflineEstimate estimate;
+  estimate.compute_seconds = gpu.peak_tensor_flops > 0 ? flops / gpu.peak_tensor_flops : 0.0;
+  estimate.memory_seconds =
+      gpu.dram_bytes_per_second > 0 ? dram_bytes / gpu.dram_bytes_per_second : 0.0;
+  estimate.seconds = std::max(estimate.compute_seconds, estimate.memory_seconds);
+  estimate.bound = estimate.memory_seconds >= estimate.compute_seconds ? "memory" : "compute";
+  estimate.tflops = estimate.seconds > 0 ? flops / estimate.seconds / 1e12 : 0.0;
+  return estimate;
+}
 
 nlohmann::json ModelPrediction::to_json() const {
   nlohmann::json json = {{"config", config_key},

@@ -3,9 +3,9 @@
 #include "swr/attention.hpp"
 
 #include "runtime/attention_launcher.hpp"
-#include "runtime/catalog_state.hpp"
+#include "runtime/catalog_source.hpp"
+#include "runtime/context_resources.hpp"
 #include "runtime/kernel_runtime.hpp"
-#include "runtime/stream_workspaces.hpp"
 
 namespace swr {
 

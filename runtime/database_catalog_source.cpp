@@ -112,8 +112,7 @@ class DatabaseCatalogSource : public CatalogSource {
   template <class Kernel, class Problem>
   std::shared_ptr<const Kernel> best_locked(const db::StoredGpu& gpu, const Problem& problem,
                                             db::ProblemId problem_id) const {
-    const std::optional<db::StoredMeasurement> best =
-        database_.best_of_current_builds(gpu.id, problem_id);
+    const std::optional<db::StoredMeasurement> best = database_.best_for(gpu.id, problem_id);
     if (!best) return nullptr;
     return std::make_shared<const Kernel>(tuned_kernel_from_database(gpu.gpu, problem, *best));
   }

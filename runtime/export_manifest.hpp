@@ -17,8 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "db/gpu_record.hpp"
-#include "db/measurement_record.hpp"
+#include "db/records.hpp"
 #include "swr/attention_config.hpp"
 #include "swr/attention_problem.hpp"
 #include "swr/gemm_config.hpp"

@@ -2,7 +2,7 @@
 // GEMM launch, whose geometry GemmKernelModule decides as it does for the tuner.
 #include "swr/gemm.hpp"
 
-#include "runtime/catalog_state.hpp"
+#include "runtime/catalog_source.hpp"
 #include "runtime/gemm_launcher.hpp"
 #include "runtime/kernel_runtime.hpp"
 

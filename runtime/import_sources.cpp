@@ -3,7 +3,6 @@
 #include <SQLiteCpp/Database.h>
 #include <unistd.h>
 
-#include "db/migration_runner.hpp"
 #include "db/results_database.hpp"
 #include "db/schema_migrations.hpp"
 #include "runtime/export_directory.hpp"

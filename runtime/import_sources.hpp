@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "db/portable_measurement.hpp"
+#include "db/records.hpp"
 #include "runtime/export_manifest.hpp"
 
 namespace swr {

@@ -56,8 +56,7 @@ std::vector<ExportSelectionOf<Problem>> select_family(const db::ResultsDatabase&
   std::map<std::string, ExportSelectionOf<Problem>> by_shape;
   for (const db::StoredGpu& stored : gpus) {
     for (const db::TunedShapeOf<Problem>& shape : tuned_shapes(stored.id)) {
-      std::optional<db::StoredMeasurement> best =
-          database.best_of_current_builds(stored.id, shape.id);
+      std::optional<db::StoredMeasurement> best = database.best_for(stored.id, shape.id);
       if (!best) continue;
       const std::string key = shape.problem.key();
       auto existing = by_shape.find(key);

@@ -17,13 +17,29 @@
 #include "driver/current_context.hpp"
 #include "driver/device_identity.hpp"
 #include "runtime/catalog_source.hpp"
+#include "runtime/context_resources.hpp"
 #include "runtime/cubin_builder.hpp"
-#include "runtime/launch_checks.hpp"
-#include "runtime/loaded_kernels.hpp"
+#include "swr/attention.hpp"
+#include "swr/gemm.hpp"
 #include "swr/runtime_options.hpp"
 #include "swr/tuned_catalog.hpp"
 
 namespace swr {
+
+// What is checked before a tuned kernel is loaded or launched, so that a call that cannot run is
+// refused with a reason instead of faulting on the device.
+// Why `kernel` cannot run `problem` (its head dim, dtype or causal mode is compiled in and
+// differs), or empty when it can.
+std::string variant_mismatch(const TunedKernel& kernel, const AttentionProblem& problem);
+// The same for a GEMM, whose dtype is compiled in (m, n and k are launch arguments).
+std::string variant_mismatch(const TunedGemmKernel& kernel, const GemmProblem& problem);
+
+// Why the tensors cannot be used (a null Q, K, V or O; a null A, B or C), or empty.
+std::string tensor_mismatch(const AttentionTensors& tensors);
+std::string tensor_mismatch(const GemmTensors& tensors);
+
+// NVRTC allowed by the options and not turned off by SWR_RUNTIME_NVRTC=0 (or off, false, no).
+bool nvrtc_allowed(const RuntimeOptions& options);
 
 // The tuned kernel type of a problem type.
 template <class Problem>

@@ -4,7 +4,7 @@
 #include <functional>
 #include <limits>
 
-#include "runtime/catalog_state.hpp"
+#include "runtime/catalog_source.hpp"
 
 namespace swr {
 namespace {

@@ -1,6 +1,5 @@
 #include "runtime/tuned_kernel_forms.hpp"
 
-#include "generator/gemm_resource_model.hpp"
 #include "generator/resource_model.hpp"
 
 namespace swr {

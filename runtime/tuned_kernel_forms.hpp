@@ -4,8 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "db/gpu_record.hpp"
-#include "db/measurement_record.hpp"
+#include "db/records.hpp"
 #include "runtime/export_manifest.hpp"
 #include "swr/tuned_catalog.hpp"
 

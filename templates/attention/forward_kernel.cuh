@@ -1,11 +1,10 @@
-// Attention forward kernel: the schedule (tile_schedule.cuh, kv_order.cuh) drives the math of one
+// Attention forward kernel: the schedule (attention_schedule.cuh) drives the math of one
 // tile (forward_tile.cuh). A second instruction path (wgmma/TMA on sm_90a) would replace
 // ForwardTile and leave this file and the schedule as they are.
 #pragma once
 
+#include "attention/attention_schedule.cuh"
 #include "attention/forward_tile.cuh"
-#include "attention/kv_order.cuh"
-#include "attention/tile_schedule.cuh"
 #include "common/element.cuh"
 
 namespace swr {
@@ -53,7 +52,7 @@ __device__ void forward(const void* q, const void* k, const void* v, void* o, in
   for_each_tile<T::kPersistence>(
       q_tiles * batch_heads, tile_counter, wave_size, [&](int linear_tile, int round) {
         const TileCoord coord =
-            tile_coord<T::kSwizzle, T::kHeadGroup, T::kCausal>(linear_tile, q_tiles, batch_heads);
+            tile_coord(T::kSwizzle, T::kHeadGroup, T::kCausal, linear_tile, q_tiles, batch_heads);
         const long long q_offset = static_cast<long long>(coord.batch_head) * seq_q * T::kHeadDim;
         const long long kv_offset = static_cast<long long>(coord.batch_head) * seq_kv * T::kHeadDim;
         tile.compute(static_cast<const unsigned short*>(q) + q_offset,
@@ -61,7 +60,7 @@ __device__ void forward(const void* q, const void* k, const void* v, void* o, in
                      static_cast<const unsigned short*>(v) + kv_offset,
                      static_cast<unsigned short*>(o) + q_offset, coord.q_tile * T::kBlockM, seq_q,
                      seq_kv, scale_log2, [round](int step, int kv_tiles) {
-                       return kv_tile_at<T::kOrder>(step, kv_tiles, round);
+                       return kv_tile_at(T::kOrder, step, kv_tiles, round);
                      });
       });
 }

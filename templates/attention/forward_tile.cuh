@@ -1,11 +1,11 @@
 // How one Q tile is computed: FlashAttention-2 forward with mma.sync m16n8k16. This file stages
 // Q, K and V through shared memory (a cp.async pipeline kStages deep); warp_rows.cuh does the math.
 // The K/V tiles arrive in whatever order kv_tile_of(step, kv_tiles) says: the math does not care,
-// which is what keeps the schedule (tile_schedule.cuh, kv_order.cuh) apart from this file.
+// which is what keeps the schedule (attention_schedule.cuh) apart from this file.
 #pragma once
 
-#include "attention/kv_tile_copy.cuh"
-#include "attention/tile_loader.cuh"
+#include "attention/attention_schedule.cuh"
+#include "attention/tile_copy.cuh"
 #include "attention/warp_rows.cuh"
 
 namespace swr {
@@ -47,12 +47,8 @@ struct ForwardTile {
     rows.lane = threadIdx.x % 32;
     rows.first_row = (threadIdx.x / 32) * WarpRows<T>::kRowsPerWarp;
 
-    const int all_kv_tiles = (seq_kv + kBlockN - 1) / kBlockN;
-    int kv_tiles = all_kv_tiles;
-    if constexpr (T::kCausal) {
-      const int rows_end = min(q_row0 + kBlockM, seq_q);  // keys up to the last row are seen
-      kv_tiles = min(all_kv_tiles, (rows_end + kBlockN - 1) / kBlockN);
-    }
+    const int kv_tiles =
+        kv_tiles_of_q_tile(T::kCausal, q_row0 / kBlockM, kBlockM, kBlockN, seq_q, seq_kv);
 
     // Shared memory may still be read by the previous tile's output store.
     __syncthreads();

@@ -3,8 +3,7 @@
 // registers as mma.sync m16n8k16 fragments; shared memory is only read (K, V) or written (O).
 #pragma once
 
-#include "common/ldmatrix.cuh"
-#include "common/mma.cuh"
+#include "common/ptx.cuh"
 #include "common/swizzled_tile.cuh"
 
 namespace swr {

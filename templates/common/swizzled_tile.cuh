@@ -3,7 +3,7 @@
 // and the 16-byte stores of cp.async, then fall into 8 different bank groups: no conflicts.
 #pragma once
 
-#include "common/shared_address.cuh"
+#include "common/ptx.cuh"
 
 namespace swr {
 

@@ -1,4 +1,5 @@
-// Block swizzle of a tiled GEMM: which output tile (tile_m, tile_n) the linear tile index names.
+// The schedule of a tiled GEMM: which output tile (tile_m, tile_n) the linear tile index names
+// (the block swizzle), and which tiles a CTA takes (persistence, device only).
 // A pure function of plain ints, compiled by NVRTC for the kernel and by the host compiler for the
 // generator and its tests (tests/gemm/gemm_swizzle_test.cpp walks every stride and ragged grid),
 // so the order the tests check is the order the kernel runs.
@@ -58,6 +59,28 @@ SWR_GEMM_HOST_DEVICE TileCoord tile_at(int linear, int tiles_m, int tiles_n, int
   }
   return coord;
 }
+
+// Persistence: which output tiles a CTA computes (the loop below visits them in swizzled order).
+enum class Persistence {
+  grid,         // one CTA per output tile; the hardware hands out blockIdx.x in increasing order
+  static_loop,  // about one wave of CTAs, each taking every gridDim.x-th tile
+};
+
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+// Calls body(coord) for each output tile of this CTA, in swizzled order.
+template <Persistence Persist, class Body>
+__device__ __forceinline__ void for_each_output_tile(int tiles_m, int tiles_n, int axis, int group,
+                                                     Body&& body) {
+  const int total = tiles_m * tiles_n;
+  if constexpr (Persist == Persistence::grid) {
+    if (static_cast<int>(blockIdx.x) < total)
+      body(tile_at(blockIdx.x, tiles_m, tiles_n, axis, group));
+  } else {
+    for (int linear = blockIdx.x; linear < total; linear += gridDim.x)
+      body(tile_at(linear, tiles_m, tiles_n, axis, group));
+  }
+}
+#endif
 
 }  // namespace gemm
 }  // namespace swr

@@ -1,12 +1,12 @@
 // GEMM kernel: C = A · B with A [M x K], B [K x N] and C [M x N] row-major, fp16 or bf16 in and
-// out, fp32 accumulation. The schedule (gemm_tile_schedule.cuh, block_swizzle.cuh) drives the math
+// out, fp32 accumulation. The schedule (block_swizzle.cuh) drives the math
 // of one tile (gemm_mainloop.cuh). A wgmma/TMA path for sm_90a would replace Mainloop and leave
 // this file and the schedule as they are.
 #pragma once
 
 #include "common/element.cuh"
+#include "gemm/block_swizzle.cuh"
 #include "gemm/gemm_mainloop.cuh"
-#include "gemm/gemm_tile_schedule.cuh"
 
 namespace swr {
 namespace gemm {

@@ -1,10 +1,9 @@
 // How one output tile is computed: C[tile] = A[rows, :] · B[:, cols] over K in BlockK steps,
 // staged through shared memory by a cp.async pipeline kStages deep; warp_tile.cuh does the math.
-// Which tile, and in which order, is the schedule's business (gemm_tile_schedule.cuh).
+// Which tile, and in which order, is the schedule's business (block_swizzle.cuh).
 #pragma once
 
-#include "common/cp_async.cuh"
-#include "common/shared_address.cuh"
+#include "common/ptx.cuh"
 #include "gemm/operand_copy.cuh"
 #include "gemm/warp_tile.cuh"
 

@@ -6,7 +6,7 @@
 // requires K and N to be multiples of 8 (16-byte rows for cp.async).
 #pragma once
 
-#include "common/cp_async.cuh"
+#include "common/ptx.cuh"
 #include "gemm/operand_tile.cuh"
 
 namespace swr {

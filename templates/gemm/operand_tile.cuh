@@ -11,7 +11,7 @@
 // swizzle arithmetic.
 #pragma once
 
-#include "common/shared_address.cuh"
+#include "common/ptx.cuh"
 
 namespace swr {
 namespace gemm {

@@ -5,8 +5,7 @@
 #pragma once
 
 #include "common/element.cuh"
-#include "common/ldmatrix.cuh"
-#include "common/mma.cuh"
+#include "common/ptx.cuh"
 #include "gemm/operand_tile.cuh"
 
 namespace swr {

@@ -1,5 +1,5 @@
-// Recording measurements and reading them back: the best view, newest-per-triple, resume,
-// listings, read-only use and the record's rules.
+// Recording measurements and reading them back: the best variant (best_for, the one rule),
+// newest-per-triple, resume, listings, read-only use and the record's rules.
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Exception.h>
 #include <gtest/gtest.h>
@@ -37,7 +37,14 @@ class MeasurementsTest : public ::testing::Test {
   ConfigId config(int index) { return database_.upsert_config(numbered_config(index)); }
   std::string key(int index) { return numbered_config(index).key(); }
 
-  // What the SQL views say, for comparison with the C++ queries.
+  // A re-tune of `index` by another build of its kernel (an edited template): a new source hash.
+  MeasurementRecord rebuilt(int index, double median_ms) {
+    MeasurementRecord record = ok_measurement(gpu_, problem_, config(index), median_ms);
+    record.source_hash += "-rebuilt";
+    return record;
+  }
+
+  // What the SQL view says, for comparison with the C++ listing.
   std::vector<std::int64_t> view_ids(const char* view) {
     SQLite::Database sqlite(path_, SQLite::OPEN_READONLY);
     SQLite::Statement query(sqlite, std::string("SELECT id FROM ") + view +
@@ -49,9 +56,6 @@ class MeasurementsTest : public ::testing::Test {
     return ids;
   }
   void expect_views_agree() {
-    const std::optional<StoredMeasurement> best = database_.best_for(gpu_, problem_);
-    EXPECT_EQ(view_ids("best_measurements"),
-              best ? std::vector<std::int64_t>{best->id} : std::vector<std::int64_t>{});
     std::vector<std::int64_t> newest;
     for (const StoredMeasurement& stored : database_.measurements_for(gpu_, problem_)) {
       newest.push_back(stored.id);
@@ -197,8 +201,8 @@ TEST_F(MeasurementsTest, OnlyTheNewestMeasurementOfATripleCounts) {
   database_.record_measurement(ok_measurement(gpu_, problem_, config(1), 1.0));
   ASSERT_EQ(database_.best_for(gpu_, problem_)->config_key, key(1));
 
-  // --retune: config 1 is slower now, so config 0 is best.
-  database_.record_measurement(ok_measurement(gpu_, problem_, config(1), 3.0));
+  // --retune with a new build of config 1, slower now: config 0 is best.
+  database_.record_measurement(rebuilt(1, 3.0));
   EXPECT_EQ(database_.best_for(gpu_, problem_)->config_key, key(0));
   // Config 0 now faults: its old valid time no longer counts.
   database_.record_measurement(
@@ -208,7 +212,8 @@ TEST_F(MeasurementsTest, OnlyTheNewestMeasurementOfATripleCounts) {
   EXPECT_EQ(best->config_key, key(1));
   EXPECT_EQ(best->record.median_ms, 3.0);
 
-  // A measurement taken earlier (e.g. imported from another machine) does not replace a newer one.
+  // A measurement taken earlier of the old build (e.g. imported from another machine) does not
+  // replace a newer one.
   MeasurementRecord old = ok_measurement(gpu_, problem_, config(1), 0.5);
   old.measured_at = "2000-01-01T00:00:00.000Z";
   database_.record_measurement(old);
@@ -226,8 +231,7 @@ TEST_F(MeasurementsTest, OnlyTheNewestMeasurementOfATripleCounts) {
 TEST_F(MeasurementsTest, MeasurementsAreNeverEditedAndDeletingTheNewestRestoresTheOneBefore) {
   database_.record_measurement(ok_measurement(gpu_, problem_, config(0), 2.0));
   database_.record_measurement(ok_measurement(gpu_, problem_, config(1), 1.0));
-  const std::int64_t retuned =
-      database_.record_measurement(ok_measurement(gpu_, problem_, config(1), 3.0));
+  const std::int64_t retuned = database_.record_measurement(rebuilt(1, 3.0));
   ASSERT_EQ(database_.best_for(gpu_, problem_)->config_key, key(0));
   SQLite::Database raw(path_, SQLite::OPEN_READWRITE);
   EXPECT_THROW(raw.exec("UPDATE measurements SET median_ms = 0.1"), SQLite::Exception);
@@ -237,6 +241,55 @@ TEST_F(MeasurementsTest, MeasurementsAreNeverEditedAndDeletingTheNewestRestoresT
   EXPECT_EQ(best->config_key, key(1));
   EXPECT_EQ(best->record.median_ms, 1.0);
   expect_views_agree();
+}
+
+// The rule's other half: runs of one build differ only by interference, which only slows a run,
+// so a slower re-run of the same build leaves its fastest run in place.
+TEST_F(MeasurementsTest, ASlowerRerunOfTheSameBuildKeepsItsFastestRun) {
+  database_.record_measurement(ok_measurement(gpu_, problem_, config(0), 2.0));
+  database_.record_measurement(ok_measurement(gpu_, problem_, config(1), 1.0));
+  database_.record_measurement(ok_measurement(gpu_, problem_, config(1), 3.0));  // a busy GPU
+  std::optional<StoredMeasurement> best = database_.best_for(gpu_, problem_);
+  ASSERT_TRUE(best.has_value());
+  EXPECT_EQ(best->config_key, key(1));
+  EXPECT_EQ(best->record.median_ms, 1.0);
+  // An imported older run of that build that was faster still counts: same binary.
+  MeasurementRecord earlier = ok_measurement(gpu_, problem_, config(1), 0.75);
+  earlier.measured_at = "2000-01-01T00:00:00.000Z";
+  database_.record_measurement(earlier);
+  EXPECT_EQ(database_.best_for(gpu_, problem_)->record.median_ms, 0.75);
+  // The summary that `show` prints uses the same rule.
+  const std::vector<ProblemSummary> summaries = database_.problem_summaries();
+  ASSERT_EQ(summaries.size(), 1u);
+  ASSERT_TRUE(summaries[0].best.has_value());
+  EXPECT_EQ(summaries[0].best->id, database_.best_for(gpu_, problem_)->id);
+  // The listing shows each config's newest run, not its fastest.
+  const std::vector<StoredMeasurement> newest = database_.measurements_for(gpu_, problem_);
+  ASSERT_EQ(newest.size(), 2u);
+  EXPECT_EQ(newest[0].config_key, key(0));
+  EXPECT_EQ(newest[1].record.median_ms, 3.0);
+}
+
+TEST_F(MeasurementsTest, AFailedRerunOrAFasterNewBuildDecides) {
+  database_.record_measurement(ok_measurement(gpu_, problem_, config(0), 2.0));
+  database_.record_measurement(ok_measurement(gpu_, problem_, config(1), 1.0));
+  // The same build fails on a re-run (e.g. a fault): config 1's fast run no longer counts.
+  database_.record_measurement(
+      failed_measurement(gpu_, problem_, config(1), MeasurementStatus::fault, "illegal address"));
+  EXPECT_EQ(database_.best_for(gpu_, problem_)->config_key, key(0));
+  // A new build of config 1 that is valid again counts with its own time only.
+  database_.record_measurement(rebuilt(1, 1.5));
+  std::optional<StoredMeasurement> best = database_.best_for(gpu_, problem_);
+  ASSERT_TRUE(best.has_value());
+  EXPECT_EQ(best->config_key, key(1));
+  EXPECT_EQ(best->record.median_ms, 1.5);
+  // A tie between a repeated config's older run and another config: the smaller key wins.
+  database_.record_measurement(rebuilt(1, 2.5));
+  database_.record_measurement(ok_measurement(gpu_, problem_, config(2), 1.5));
+  best = database_.best_for(gpu_, problem_);
+  ASSERT_TRUE(best.has_value());
+  EXPECT_EQ(best->config_key, std::min(key(1), key(2)));
+  EXPECT_EQ(best->record.median_ms, 1.5);
 }
 
 TEST_F(MeasurementsTest, AllFailedMeansNoBest) {

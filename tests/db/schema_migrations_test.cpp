@@ -7,7 +7,6 @@
 #include <stdexcept>
 #include <vector>
 
-#include "db/migration_runner.hpp"
 #include "db/results_database.hpp"
 #include "db/schema_migrations.hpp"
 #include "swr/usage_error.hpp"
@@ -58,9 +57,11 @@ TEST(SchemaMigrations, NewDatabaseGetsTheWholeSchema) {
                             "gemm_problems", "configs", "measurements", "predictions"}) {
     EXPECT_TRUE(has_object(raw, "table", table)) << table;
   }
-  for (const char* view : {"latest_measurements", "best_measurements", "latest_predictions"}) {
+  for (const char* view : {"latest_measurements", "latest_predictions"}) {
     EXPECT_TRUE(has_object(raw, "view", view)) << view;
   }
+  // Version 3 dropped it: the best variant is ResultsDatabase::best_for's rule only.
+  EXPECT_FALSE(has_object(raw, "view", "best_measurements"));
   EXPECT_EQ(raw.execAndGet("PRAGMA journal_mode").getString(), "wal");
   EXPECT_EQ(raw.execAndGet("SELECT count(*) FROM schema_version").getInt(),
             latest_schema_version());
@@ -162,6 +163,48 @@ TEST(MigrationRunner, AppliesStepByStepAndKeepsData) {
   }
   // This build does not know the made-up version: the migrated file is now too new for it.
   EXPECT_THROW(ResultsDatabase database(path), UsageError);
+}
+
+// Files written before the best_measurements view was dropped (version 2, e.g. the committed
+// bench results) still open read-only and answer with the one rule; a version 1 file does not
+// (it lacks gemm_problems) and says how to upgrade it.
+TEST(SchemaMigrations, AVersionTwoFileReadsWithoutMigrating) {
+  TemporaryDirectory directory;
+  const auto path = directory.path() / "results.db";
+  {
+    SQLite::Database raw(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    apply_migrations(raw, schema_migrations().first(1));
+  }
+  try {
+    ResultsDatabase database(path, OpenMode::read_only);
+    ADD_FAILURE() << "a version 1 file opened read-only";
+  } catch (const UsageError& error) {
+    EXPECT_NE(std::string(error.what()).find("reads versions 2 to"), std::string::npos)
+        << error.what();
+  }
+  {
+    SQLite::Database raw(path, SQLite::OPEN_READWRITE);
+    apply_migrations(raw, schema_migrations().first(2));
+    // What a version 2 file holds: a fast run and a slower re-run of the same build.
+    raw.exec("INSERT INTO gpus VALUES (1, 'h200', 'sm_90a', 132, 62914560, 'H200', '580', '13.0')");
+    raw.exec("INSERT INTO problems VALUES (1, 'attention', 'p', '{}')");
+    raw.exec("INSERT INTO attention_problems VALUES (1, 1, 8, 1024, 1024, 128, 'f16', 0)");
+    raw.exec("INSERT INTO configs VALUES (1, 'attention', 'c', '{}')");
+    for (const char* run :
+         {"(1, 1.0, '2025-01-01T00:00:00.000Z')", "(2, 3.0, '2025-01-02T00:00:00.000Z')"}) {
+      raw.exec(std::string("INSERT INTO measurements (id, gpu_id, problem_id, config_id, status,"
+                           " median_ms, measured_at, method, source_hash, toolkit_version,"
+                           " driver_version) SELECT v.column1, 1, 1, 1, 'ok', v.column2,"
+                           " v.column3, '{}', 'h', '13.0', '580' FROM (VALUES ") +
+               run + ") AS v");
+    }
+    EXPECT_TRUE(has_object(raw, "view", "best_measurements"));
+  }
+  ResultsDatabase database(path, OpenMode::read_only);
+  EXPECT_EQ(database.schema_version(), 2);
+  const std::optional<StoredMeasurement> best = database.best_for(GpuId{1}, ProblemId{1});
+  ASSERT_TRUE(best.has_value());
+  EXPECT_EQ(best->id, 1);
 }
 
 TEST(MigrationRunner, FailingMigrationIsRolledBackWhole) {

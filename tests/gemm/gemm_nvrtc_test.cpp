@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "generator/gemm_kernel_source.hpp"
-#include "generator/gemm_resource_model.hpp"
 #include "generator/gemm_space.hpp"
 #include "generator/nvrtc_compiler.hpp"
+#include "generator/resource_model.hpp"
 #include "swr/gpu_profile.hpp"
 
 namespace swr {

@@ -7,8 +7,8 @@
 #include <set>
 
 #include "generator/gemm_kernel_source.hpp"
-#include "generator/gemm_resource_model.hpp"
 #include "generator/gemm_swizzle.hpp"
+#include "generator/resource_model.hpp"
 #include "swr/usage_error.hpp"
 
 namespace swr {

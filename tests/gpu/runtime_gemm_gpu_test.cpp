@@ -11,10 +11,10 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "db/gpu_record.hpp"
+#include "db/records.hpp"
 #include "driver/cuda_driver.hpp"
 #include "driver/device_context.hpp"
-#include "generator/gemm_resource_model.hpp"
+#include "generator/resource_model.hpp"
 #include "run_swr_tune.hpp"
 #include "runtime/kernel_exporter.hpp"
 #include "swr/device_buffer.hpp"

@@ -12,7 +12,7 @@
 #include <random>
 #include <thread>
 
-#include "db/gpu_record.hpp"
+#include "db/records.hpp"
 #include "driver/cuda_driver.hpp"
 #include "driver/current_context.hpp"
 #include "driver/device_context.hpp"

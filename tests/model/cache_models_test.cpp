@@ -1,8 +1,7 @@
 // The two cache models: whole-tile LRU and address-level sector/line LRU.
 #include <gtest/gtest.h>
 
-#include "model/lru_sector_cache.hpp"
-#include "model/tile_lru_cache.hpp"
+#include "model/cache_models.hpp"
 #include "swr/usage_error.hpp"
 
 namespace swr::model {

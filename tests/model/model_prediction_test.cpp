@@ -11,7 +11,6 @@
 #include "generator/attention_space.hpp"
 #include "model/model_profile.hpp"
 #include "model/prediction_report.hpp"
-#include "model/roofline_estimate.hpp"
 #include "model_test_support.hpp"
 #include "swr/usage_error.hpp"
 

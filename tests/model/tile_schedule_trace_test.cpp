@@ -1,6 +1,6 @@
 // The host replay of the kernel's schedule, checked against hand-worked cases of
-// templates/attention/tile_schedule.cuh and kv_order.cuh.
-#include "model/tile_schedule_trace.hpp"
+// templates/attention/attention_schedule.cuh.
+#include "model/schedule_replay.hpp"
 
 #include <gtest/gtest.h>
 

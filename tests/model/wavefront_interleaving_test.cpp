@@ -1,5 +1,5 @@
 // The progress model: lock-step ticks, runs of CTAs on one tile, event-driven tile claims, skew.
-#include "model/wavefront_interleaving.hpp"
+#include "model/schedule_replay.hpp"
 
 #include <gtest/gtest.h>
 

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "generator/gemm_resource_model.hpp"
+#include "generator/resource_model.hpp"
 #include "runtime/export_directory.hpp"
 #include "runtime/kernel_exporter.hpp"
 #include "swr/tuned_catalog.hpp"

@@ -7,7 +7,7 @@
 #include "driver/cubin_arch.hpp"
 #include "driver/cuda_driver.hpp"
 #include "driver/device_identity.hpp"
-#include "runtime/launch_checks.hpp"
+#include "runtime/kernel_runtime.hpp"
 #include "swr/attention.hpp"
 #include "swr/device_buffer.hpp"
 #include "swr/gemm.hpp"

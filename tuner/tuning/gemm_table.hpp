@@ -5,7 +5,7 @@
 #include <iosfwd>
 #include <vector>
 
-#include "db/measurement_record.hpp"
+#include "db/records.hpp"
 #include "swr/gemm_problem.hpp"
 #include "swr/gpu_profile.hpp"
 #include "tuner/tuning/gemm_variant_record.hpp"

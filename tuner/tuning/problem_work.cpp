@@ -1,6 +1,6 @@
 #include "tuner/tuning/problem_work.hpp"
 
-#include "model/roofline_estimate.hpp"
+#include "model/model_prediction.hpp"
 
 namespace swr {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "db/measurement_record.hpp"
+#include "db/records.hpp"
 
 namespace swr {
 

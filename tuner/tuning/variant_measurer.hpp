@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "db/measurement_status.hpp"
+#include "db/records.hpp"
 #include "swr/attention_config.hpp"
 #include "swr/attention_problem.hpp"
 #include "swr/gpu_profile.hpp"

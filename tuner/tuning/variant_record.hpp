@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "db/measurement_record.hpp"
+#include "db/records.hpp"
 #include "generator/kernel_source.hpp"
 #include "generator/nvrtc_compiler.hpp"
 #include "swr/gpu_profile.hpp"

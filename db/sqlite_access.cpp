@@ -1,8 +1,26 @@
-#include "db/sqlite_values.hpp"
+#include "db/sqlite_access.hpp"
 
 #include <SQLiteCpp/Column.h>
 
 namespace swr::db {
+
+// A statement whose last step failed reports that error again when reset: it was already
+// thrown to the caller, so it is dropped here (and a destructor must not throw).
+StatementLease::~StatementLease() {
+  statement_.tryReset();
+  try {
+    statement_.clearBindings();  // sqlite3_clear_bindings cannot fail; this is belt and braces
+  } catch (...) {
+  }
+}
+
+StatementLease StatementCache::lease(const std::string& sql) {
+  auto it = statements_.find(sql);
+  if (it == statements_.end()) {
+    it = statements_.emplace(sql, std::make_unique<SQLite::Statement>(database_, sql)).first;
+  }
+  return StatementLease(*it->second);
+}
 
 ParameterBinder& ParameterBinder::add(std::int64_t value) {
   statement_.bind(next_index_++, value);

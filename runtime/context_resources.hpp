@@ -1,14 +1,16 @@
-// The tuned kernels a launcher (swr::Attention, swr::Gemm) has loaded, per CUDA context: a cubin is
-// loaded into a context once, on first use, and every later call finds it under a shared lock.
-// Modules are unloaded in their own context when the registry goes. `Module` is the family's
-// launcher (AttentionKernelModule, GemmKernelModule).
+// What a launcher (swr::Attention, swr::Gemm) keeps per CUDA context and releases in that context
+// when it goes: the tuned kernels it has loaded, and the tile counters of its launches.
 #pragma once
 
+#include <cuda.h>
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <shared_mutex>
 #include <string>
+#include <thread>
+#include <tuple>
 #include <utility>
 
 #include "driver/current_context.hpp"
@@ -16,6 +18,10 @@
 
 namespace swr {
 
+// The tuned kernels a launcher (swr::Attention, swr::Gemm) has loaded, per CUDA context: a cubin is
+// loaded into a context once, on first use, and every later call finds it under a shared lock.
+// Modules are unloaded in their own context when the registry goes. `Module` is the family's
+// launcher (AttentionKernelModule, GemmKernelModule).
 template <class Module>
 struct LoadedKernel {
   std::unique_ptr<Module> module;
@@ -58,5 +64,29 @@ class AttentionKernelModule;
 class GemmKernelModule;
 extern template class LoadedKernels<AttentionKernelModule>;
 extern template class LoadedKernels<GemmKernelModule>;
+
+// The tile counters of dynamic-persistence launches whose caller gave no workspace: one int per
+// (context, stream), so that launches on different streams, which may run at the same time, never
+// share one. The per-thread default stream is a different stream in each thread, and is told
+// apart by thread. Freed in their context with the registry.
+class StreamWorkspaces {
+ public:
+  StreamWorkspaces() = default;
+  ~StreamWorkspaces();
+  StreamWorkspaces(const StreamWorkspaces&) = delete;
+  StreamWorkspaces& operator=(const StreamWorkspaces&) = delete;
+
+  // The counter of `stream` in `context` (current on this thread), allocated on first use.
+  CUdeviceptr tile_counter(const CurrentContext& context, CUstream stream);
+
+ private:
+  struct Workspace {
+    CUcontext context = nullptr;
+    CUdeviceptr counter = 0;
+  };
+
+  std::mutex mutex_;
+  std::map<std::tuple<unsigned long long, CUstream, std::thread::id>, Workspace> workspaces_;
+};
 
 }  // namespace swr

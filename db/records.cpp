@@ -1,4 +1,4 @@
-#include "db/measurement_status.hpp"
+#include "db/records.hpp"
 
 #include <array>
 #include <utility>
@@ -17,6 +17,16 @@ constexpr std::array<std::pair<MeasurementStatus, std::string_view>, 6> kStatusN
 }};
 
 }  // namespace
+
+GpuRecord GpuRecord::from_profile(const GpuProfile& profile) {
+  GpuRecord record;
+  record.name = profile.name;
+  record.arch = profile.arch;
+  record.sm_count = profile.sm_count;
+  record.l2_bytes = profile.l2_bytes;
+  record.device_name = profile.description;
+  return record;
+}
 
 std::string_view to_string(MeasurementStatus status) {
   for (const auto& [value, name] : kStatusNames) {

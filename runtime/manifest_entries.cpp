@@ -1,0 +1,184 @@
+// One kernel entry of manifest.json per family: an attention kernel's ("kernels") and a GEMM
+// kernel's ("gemm_kernels"), each its problem, config and grid rule (a GEMM's with the swizzle
+// arguments of its launch), beside the fields every entry has (manifest_kernel_fields.cpp).
+#include "runtime/manifest_entries.hpp"
+
+#include "generator/gemm_kernel_source.hpp"
+#include "generator/gemm_swizzle.hpp"
+#include "generator/kernel_source.hpp"
+#include "generator/resource_model.hpp"
+#include "swr/usage_error.hpp"
+
+namespace swr {
+namespace {
+
+nlohmann::json problem_json(const AttentionProblem& problem) {
+  return {{"family", "attention"},        {"key", problem.key()},
+          {"batch", problem.batch},       {"heads", problem.heads},
+          {"seq_q", problem.seq_q},       {"seq_kv", problem.seq_kv},
+          {"head_dim", problem.head_dim}, {"dtype", std::string(to_string(problem.dtype))},
+          {"causal", problem.causal}};
+}
+
+AttentionProblem read_attention_problem(const JsonFieldReader& problem) {
+  require_family(problem, "attention");
+  AttentionProblem shape;
+  shape.batch = problem.positive_int("batch");
+  shape.heads = problem.positive_int("heads");
+  shape.seq_q = problem.positive_int("seq_q");
+  shape.seq_kv = problem.positive_int("seq_kv");
+  shape.head_dim = problem.positive_int("head_dim");
+  shape.dtype = read_dtype(problem);
+  shape.causal = problem.boolean("causal");
+  try {
+    shape.validate();
+  } catch (const UsageError& error) {
+    problem.fail("head_dim",
+                 std::string("and its siblings are not a valid shape: ") + error.what());
+  }
+  require_equal(problem, "key", problem.text("key"), shape.key(), "its fields make the key");
+  return shape;
+}
+
+AttentionConfig read_attention_config(const JsonFieldReader& kernel) {
+  kernel.object("config");  // an object, or the error names the field
+  AttentionConfig config;
+  try {
+    config = AttentionConfig::from_json(kernel.value("config"));
+  } catch (const UsageError& error) {
+    kernel.fail("config", std::string("is not a config: ") + error.what());
+  }
+  require_equal(kernel, "config_key", kernel.text("config_key"), config.key(),
+                "the config JSON has the key");
+  return config;
+}
+
+nlohmann::json problem_json(const GemmProblem& problem) {
+  return {{"family", "gemm"}, {"key", problem.key()},
+          {"m", problem.m},   {"n", problem.n},
+          {"k", problem.k},   {"dtype", std::string(to_string(problem.dtype))}};
+}
+
+GemmProblem read_gemm_problem(const JsonFieldReader& problem) {
+  require_family(problem, "gemm");
+  GemmProblem shape;
+  shape.m = problem.positive_int("m");
+  shape.n = problem.positive_int("n");
+  shape.k = problem.positive_int("k");
+  shape.dtype = read_dtype(problem);
+  try {
+    shape.validate();
+  } catch (const UsageError& error) {
+    problem.fail("m", std::string("and its siblings are not a valid shape: ") + error.what());
+  }
+  require_equal(problem, "key", problem.text("key"), shape.key(), "its fields make the key");
+  return shape;
+}
+
+GemmConfig read_gemm_config(const JsonFieldReader& kernel) {
+  kernel.object("config");  // an object, or the error names the field
+  GemmConfig config;
+  try {
+    config = GemmConfig::from_json(kernel.value("config"));
+  } catch (const UsageError& error) {
+    kernel.fail("config", std::string("is not a GEMM config: ") + error.what());
+  }
+  if (const std::string why = gemm_shape_problem(config); !why.empty()) {
+    kernel.fail("config", "is not a GEMM config the template instantiates: " + why);
+  }
+  require_equal(kernel, "config_key", kernel.text("config_key"), config.key(),
+                "the config JSON has the key");
+  return config;
+}
+
+}  // namespace
+
+std::string grid_rule_name(Persistence persistence) {
+  return std::string(to_string(persistence));
+}
+
+nlohmann::json grid_rule_json(Persistence persistence) {
+  const std::string tiles = "batch * heads * ceil(seq_q / block_m)";
+  if (persistence == Persistence::grid) {
+    return {{"rule", grid_rule_name(persistence)}, {"ctas", "q_tiles"}, {"q_tiles", tiles}};
+  }
+  return {{"rule", grid_rule_name(persistence)},
+          {"ctas", "min(q_tiles, blocks_per_sm * sm_count)"},
+          {"q_tiles", tiles},
+          {"blocks_per_sm", "cuOccupancyMaxActiveBlocksPerMultiprocessor at load"},
+          {"tile_counter",
+           persistence == Persistence::dynamic ? "one int, zeroed before each launch" : "none"}};
+}
+
+nlohmann::json kernel_json(const ExportedKernel& kernel) {
+  nlohmann::json json = kernel_base_json(kernel);
+  json["problem"] = problem_json(kernel.problem);
+  json["config_key"] = kernel.config.key();
+  json["config"] = kernel.config.to_json();
+  json["grid"] = grid_rule_json(kernel.config.persistence);
+  return json;
+}
+
+ExportedKernel read_attention_kernel(const JsonFieldReader& kernel) {
+  ExportedKernel exported;
+  exported.problem = read_attention_problem(kernel.object("problem"));
+  exported.config = read_attention_config(kernel);
+  read_kernel_base(kernel, kAttentionEntryName, exported.config.threads(), exported);
+  const JsonFieldReader grid = kernel.object("grid");
+  require_equal(grid, "rule", grid.text("rule"), grid_rule_name(exported.config.persistence),
+                "the config's persistence makes it");
+  return exported;
+}
+
+std::string grid_rule_name(GemmPersistence persistence) {
+  return std::string(to_string(persistence));
+}
+
+nlohmann::json grid_rule_json(const GemmConfig& config) {
+  const SwizzleLaunch swizzle = swizzle_launch(config);
+  nlohmann::json rule = {
+      {"rule", grid_rule_name(config.persistence)},
+      {"tiles", "ceil(m / block_m) * ceil(n / block_n)"},
+      {"swizzle_axis", swizzle.axis},
+      {"swizzle_group", swizzle.group},
+      {"swizzle_group_clamp", "min(swizzle_group, max(ceil(m / block_m), ceil(n / block_n)))"}};
+  if (config.persistence == GemmPersistence::grid) {
+    rule["ctas"] = "tiles";
+  } else {
+    rule["ctas"] = "min(tiles, blocks_per_sm * sm_count)";
+    rule["blocks_per_sm"] = "cuOccupancyMaxActiveBlocksPerMultiprocessor at load";
+  }
+  return rule;
+}
+
+nlohmann::json kernel_json(const ExportedGemmKernel& kernel) {
+  nlohmann::json json = kernel_base_json(kernel);
+  json["problem"] = problem_json(kernel.problem);
+  json["config_key"] = kernel.config.key();
+  json["config"] = kernel.config.to_json();
+  json["grid"] = grid_rule_json(kernel.config);
+  return json;
+}
+
+ExportedGemmKernel read_gemm_kernel(const JsonFieldReader& kernel) {
+  ExportedGemmKernel exported;
+  exported.problem = read_gemm_problem(kernel.object("problem"));
+  exported.config = read_gemm_config(kernel);
+  read_kernel_base(kernel, kGemmEntryName, exported.config.threads(), exported);
+  // The launch opts in to this much shared memory: less than the pipeline needs would fault.
+  require_equal(kernel, "dynamic_shared_bytes", std::to_string(exported.dynamic_shared_bytes),
+                std::to_string(gemm_dynamic_shared_bytes(exported.config)),
+                "the config's tiles and stages need");
+  const JsonFieldReader grid = kernel.object("grid");
+  require_equal(grid, "rule", grid.text("rule"), grid_rule_name(exported.config.persistence),
+                "the config's persistence makes it");
+  const SwizzleLaunch swizzle = swizzle_launch(exported.config);
+  require_equal(grid, "swizzle_axis", std::to_string(grid.integer("swizzle_axis", 0, 1)),
+                std::to_string(swizzle.axis), "the config's swizzle makes it");
+  require_equal(grid, "swizzle_group",
+                std::to_string(grid.integer("swizzle_group", 0, std::int64_t{1} << 31)),
+                std::to_string(swizzle.group), "the config's swizzle makes it");
+  return exported;
+}
+
+}  // namespace swr
