@@ -39,10 +39,13 @@ struct Variant {
   int bm, bn, stages;
   bool dynamic;
   bool bf16;
+  int cluster_m = 1;    // CTAs per cluster along M (B multicast)
+  bool direct = false;  // EpilogueKind::direct instead of the TMA store
   std::string name() const {
     char text[128];
-    snprintf(text, sizeof text, "%s_%dx%dx64_s%d_%s_%s", pingpong ? "pingpong" : "coop", bm, bn,
-             stages, dynamic ? "dynamic" : "static", bf16 ? "bf16" : "f16");
+    snprintf(text, sizeof text, "%s_%dx%dx64_s%d_%s%s_%s", pingpong ? "pingpong" : "coop", bm, bn,
+             stages, dynamic ? "dynamic" : "static",
+             cluster_m > 1 ? "_c2x1" : (direct ? "_direct" : ""), bf16 ? "bf16" : "f16");
     return text;
   }
   // Host replica of Traits::kDynamicSharedBytes (the rendered source static_asserts equality).
@@ -60,13 +63,23 @@ static std::vector<Variant> all_variants() {
     int bm, bn, stages;
   };
   const Shape shapes[] = {{false, 128, 256, 3}, {false, 128, 128, 4}, {false, 128, 128, 5},
-                          {false, 256, 128, 3}, {true, 128, 128, 4},  {true, 128, 128, 5},
-                          {true, 64, 256, 4}};
+                          {false, 256, 128, 3}, {false, 128, 192, 4}, {true, 128, 128, 4},
+                          {true, 128, 128, 5},  {true, 64, 256, 4}};
+  // Clusters of 2 CTAs along M (static persistence only).
+  const Shape clustered[] = {{false, 128, 256, 3}, {false, 256, 128, 3}, {true, 128, 128, 4}};
   std::vector<Variant> out;
-  for (int bf16 = 0; bf16 < 2; ++bf16)
+  for (int bf16 = 0; bf16 < 2; ++bf16) {
     for (int dynamic = 0; dynamic < 2; ++dynamic)
       for (const Shape& s : shapes)
-        out.push_back({s.pingpong, s.bm, s.bn, s.stages, dynamic != 0, bf16 != 0});
+        out.push_back({s.pingpong, s.bm, s.bn, s.stages, dynamic != 0, bf16 != 0, 1});
+    for (const Shape& s : clustered)
+      out.push_back({s.pingpong, s.bm, s.bn, s.stages, false, bf16 != 0, 2});
+    // Direct-store epilogue.
+    for (const Shape& s :
+         {Shape{false, 128, 256, 3}, Shape{false, 128, 192, 4}, Shape{false, 256, 128, 3}})
+      out.push_back({s.pingpong, s.bm, s.bn, s.stages, false, bf16 != 0, 1, true});
+    out.push_back({false, 128, 256, 3, true, bf16 != 0, 1, true});
+  }
   return out;
 }
 
@@ -79,15 +92,17 @@ static std::string render_source(const Variant& v) {
     << v.stages << ",\n    " << (v.bf16 ? "swr::Element::bf16" : "swr::Element::f16") << ",\n"
     << "    swr::gemm::sm90::ConsumerMode::" << (v.pingpong ? "pingpong" : "cooperative") << ",\n"
     << "    swr::gemm::sm90::Persistence::"
-    << (v.dynamic ? "dynamic_persistent" : "static_persistent") << ">;\n"
+    << (v.dynamic ? "dynamic_persistent" : "static_persistent") << ", /*cluster_m*/ " << v.cluster_m
+    << ",\n    swr::gemm::sm90::EpilogueKind::" << (v.direct ? "direct" : "tma_store") << ">;\n"
     << "static_assert(Traits::kDynamicSharedBytes == " << v.shared_bytes()
     << ", \"host shared-memory formula\");\n"
-    << "extern \"C\" __global__ void __launch_bounds__(Traits::kThreads, 1) swr_gemm_sm90(\n"
+    << "extern \"C\" __global__ void __launch_bounds__(Traits::kThreads, 1)"
+    << (v.cluster_m > 1 ? " __cluster_dims__(Traits::kClusterM, 1, 1)" : "") << " swr_gemm_sm90(\n"
     << "    const __grid_constant__ swr::sm90::TmaDescriptor map_a,\n"
     << "    const __grid_constant__ swr::sm90::TmaDescriptor map_b,\n"
-    << "    const __grid_constant__ swr::sm90::TmaDescriptor map_c, int m, int n, int k,\n"
+    << "    const __grid_constant__ swr::sm90::TmaDescriptor map_c, void* c, int m, int n, int k,\n"
     << "    int swizzle_axis, int swizzle_group, int* tile_counter) {\n"
-    << "  swr::gemm::sm90::gemm_ws<Traits>(map_a, map_b, map_c, m, n, k, swizzle_axis,\n"
+    << "  swr::gemm::sm90::gemm_ws<Traits>(map_a, map_b, map_c, c, m, n, k, swizzle_axis,\n"
     << "                                   swizzle_group, tile_counter);\n"
     << "}\n";
   return s.str();
@@ -265,6 +280,7 @@ struct Driver {
   PFN_cuEventElapsedTime_v2000 cuEventElapsedTime;
   PFN_cuTensorMapEncodeTiled_v12000 cuTensorMapEncodeTiled;
   PFN_cuGetErrorString_v6000 cuGetErrorString;
+  PFN_cuOccupancyMaxActiveClusters_v11070 cuOccupancyMaxActiveClusters;
 };
 static Driver drv;
 
@@ -317,6 +333,7 @@ static bool load_driver() {
   GET(cuEventElapsedTime, 2000);
   GET(cuTensorMapEncodeTiled, 12000);
   GET(cuGetErrorString, 6000);
+  GET(cuOccupancyMaxActiveClusters, 11070);
 #undef GET
   return ok;
 }
@@ -447,6 +464,7 @@ struct Kernel {
   Variant v;
   CUmodule module;
   CUfunction fn;
+  int max_ctas;  // persistent grid: #SMs, or the co-resident clusters x cluster size
 };
 
 static bool find_variant(const std::string& name, Variant& out) {
@@ -470,6 +488,22 @@ static Kernel load_kernel(const std::string& dir, const Variant& v) {
   CK(drv.cuModuleGetFunction(&k.fn, k.module, "swr_gemm_sm90"));
   CK(drv.cuFuncSetAttribute(k.fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                             v.shared_bytes()));
+  k.max_ctas = gpu.sms;
+  if (v.cluster_m > 1) {
+    // Not every SM can hold a CTA of a cluster (clusters live inside one GPC): a persistent grid
+    // larger than the co-resident clusters would run a second, nearly empty wave.
+    CUlaunchConfig config = {};
+    config.gridDimX = gpu.sms - gpu.sms % v.cluster_m;
+    config.gridDimY = config.gridDimZ = 1;
+    config.blockDimX = 384;
+    config.blockDimY = config.blockDimZ = 1;
+    config.sharedMemBytes = v.shared_bytes();
+    int clusters = 0;
+    CK(drv.cuOccupancyMaxActiveClusters(&clusters, k.fn, &config));
+    k.max_ctas = clusters * v.cluster_m;
+    if (const char* env = getenv("CLUSTER_GRID")) k.max_ctas = std::min(k.max_ctas, atoi(env));
+    printf("%s: %d co-resident clusters of %d\n", v.name().c_str(), clusters, v.cluster_m);
+  }
   return k;
 }
 
@@ -479,6 +513,7 @@ struct Maps {
   alignas(128) CUtensorMap a;
   alignas(128) CUtensorMap b;
   alignas(128) CUtensorMap c;
+  CUdeviceptr c_pointer;
 };
 
 static void encode(CUtensorMap* map, CUdeviceptr p, bool bf16, uint64_t inner, uint64_t outer,
@@ -497,18 +532,24 @@ static Maps make_maps(const Variant& v, CUdeviceptr a, CUdeviceptr b, CUdevicept
   encode(&maps.a, a, v.bf16, k, m, 64, v.bm);
   encode(&maps.b, b, v.bf16, n, k, 64, 64);
   encode(&maps.c, c, v.bf16, n, m, 64, v.wg_rows());
+  maps.c_pointer = c;
   return maps;
 }
 
+// CTAs that have work: cluster tiles x cluster size (a cluster's second CTA may idle at the edge).
 static int tiles_of(const Variant& v, int m, int n) {
-  return ((m + v.bm - 1) / v.bm) * ((n + v.bn - 1) / v.bn);
+  const int tiles_m = (m + v.bm - 1) / v.bm;
+  const int cluster_tiles_m = (tiles_m + v.cluster_m - 1) / v.cluster_m;
+  return cluster_tiles_m * v.cluster_m * ((n + v.bn - 1) / v.bn);
 }
 
 static void launch(const Kernel& kern, Maps& maps, int m, int n, int k, int axis, int group) {
-  const int grid = std::max(1, std::min(gpu.sms, tiles_of(kern.v, m, n)));
+  // Persistent grid: one CTA per SM at most, a whole number of clusters.
+  const int grid = std::max(kern.v.cluster_m, std::min(kern.max_ctas, tiles_of(kern.v, m, n)));
   if (kern.v.dynamic) CK(drv.cuMemsetD32Async(gpu.counter, 0, 1, nullptr));
   CUdeviceptr counter = gpu.counter;
-  void* params[] = {&maps.a, &maps.b, &maps.c, &m, &n, &k, &axis, &group, &counter};
+  void* params[] = {&maps.a, &maps.b, &maps.c, &maps.c_pointer, &m,
+                    &n,      &k,      &axis,   &group,          &counter};
   CK(drv.cuLaunchKernel(kern.fn, grid, 1, 1, 384, 1, 1, kern.v.shared_bytes(), nullptr, params,
                         nullptr));
 }
@@ -621,8 +662,21 @@ static int bench_mode(const std::string& dir, const std::vector<std::string>& na
   struct Size {
     int m, n, k;
   };
-  const Size sizes[] = {
+  std::vector<Size> sizes = {
       {4096, 4096, 4096}, {8192, 8192, 8192}, {16384, 16384, 16384}, {5000, 3000, 7000}};
+  if (const char* env = getenv("SHAPES")) {  // "m,n,k;m,n,k"
+    sizes.clear();
+    const std::string list = env;
+    for (size_t at = 0; at < list.size();) {
+      size_t end = list.find(';', at);
+      if (end == std::string::npos) end = list.size();
+      Size z;
+      if (sscanf(list.substr(at, end - at).c_str(), "%d,%d,%d", &z.m, &z.n, &z.k) == 3)
+        sizes.push_back(z);
+      at = end + 1;
+    }
+  }
+  const bool only_f16 = getenv("ONLY_F16") != nullptr;
   struct Raster {
     int axis, group;
   };
@@ -637,7 +691,7 @@ static int bench_mode(const std::string& dir, const std::vector<std::string>& na
     unsigned bad;
   };
   std::vector<Row> table;
-  for (int bf16 = 0; bf16 < 2; ++bf16) {
+  for (int bf16 = 0; bf16 < (only_f16 ? 1 : 2); ++bf16) {
     for (const Size& s : sizes) {
       std::vector<const Variant*> mine;
       for (const Variant& v : variants)

@@ -36,12 +36,14 @@ __device__ __forceinline__ void mbarrier_arrive_expect_tx(unsigned long long* ba
 
 // Arrive on the barrier at the same offset in CTA `cta_rank` of the cluster (mapa translates the
 // address; PTX ISA "mapa"). Used to release a multicast slot in every CTA that loaded into us.
+// Default semantics (.release.cta), as CUTLASS's ClusterBarrier::arrive(cta_id): what it orders
+// is the wgmma reads of the slot, already complete (wgmma.wait_group) before the arrive.
 __device__ __forceinline__ void mbarrier_arrive_cluster(unsigned long long* bar,
                                                         unsigned cta_rank) {
   asm volatile(
       "{\n.reg .b32 remote;\n"
       "mapa.shared::cluster.u32 remote, %0, %1;\n"
-      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}" ::"r"(smem_u32(bar)),
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}" ::"r"(smem_u32(bar)),
       "r"(cta_rank)
       : "memory");
 }

@@ -52,6 +52,17 @@ struct PipelineBarriers {
   __device__ __forceinline__ void consumer_release(int index) {
     mbarrier_arrive(&empty[index]);
   }
+  // Release the slot in every CTA of a cluster whose producers multicast into it (the empty
+  // barriers then count the consumers of all ClusterSize CTAs).
+  template <int ClusterSize>
+  __device__ __forceinline__ void consumer_release_cluster(int index) {
+    if constexpr (ClusterSize == 1) {
+      mbarrier_arrive(&empty[index]);
+    } else {
+#pragma unroll
+      for (int rank = 0; rank < ClusterSize; ++rank) mbarrier_arrive_cluster(&empty[index], rank);
+    }
+  }
 };
 
 }  // namespace sm90

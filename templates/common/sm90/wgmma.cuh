@@ -62,6 +62,7 @@ __device__ __forceinline__ void fence_register(float& value) {
 #define SWR_SM90_D16(b) SWR_SM90_D4(b), SWR_SM90_D4((b) + 4), SWR_SM90_D4((b) + 8), SWR_SM90_D4((b) + 12)
 #define SWR_SM90_D32(b) SWR_SM90_D16(b), SWR_SM90_D16((b) + 16)
 #define SWR_SM90_D64(b) SWR_SM90_D32(b), SWR_SM90_D32((b) + 32)
+#define SWR_SM90_D96(b) SWR_SM90_D64(b), SWR_SM90_D32((b) + 64)
 #define SWR_SM90_D128(b) SWR_SM90_D64(b), SWR_SM90_D64((b) + 64)
 
 #define SWR_SM90_ACC_REGS_32 \
@@ -73,6 +74,14 @@ __device__ __forceinline__ void fence_register(float& value) {
     "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31," \
     "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47," \
     "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63"
+
+#define SWR_SM90_ACC_REGS_96 \
+    "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15," \
+    "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31," \
+    "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47," \
+    "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63," \
+    "%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79," \
+    "%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95"
 
 #define SWR_SM90_ACC_REGS_128 \
     "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15," \
@@ -99,7 +108,7 @@ __device__ __forceinline__ void fence_register(float& value) {
 template <int N, Element E, int TransB>
 __device__ __forceinline__ void wgmma_ss(float* d, unsigned long long desc_a,
                                          unsigned long long desc_b, int scale_d) {
-  static_assert(N == 64 || N == 128 || N == 256, "instantiated N: 64, 128, 256");
+  static_assert(N == 64 || N == 128 || N == 192 || N == 256, "instantiated N: 64, 128, 192, 256");
   if constexpr (N == 64) {
     if constexpr (E == Element::f16) {
       SWR_SM90_WGMMA_SS(64, SWR_SM90_D32, SWR_SM90_ACC_REGS_32, 32, 33, 34, 35, "f16");
@@ -111,6 +120,12 @@ __device__ __forceinline__ void wgmma_ss(float* d, unsigned long long desc_a,
       SWR_SM90_WGMMA_SS(128, SWR_SM90_D64, SWR_SM90_ACC_REGS_64, 64, 65, 66, 67, "f16");
     } else {
       SWR_SM90_WGMMA_SS(128, SWR_SM90_D64, SWR_SM90_ACC_REGS_64, 64, 65, 66, 67, "bf16");
+    }
+  } else if constexpr (N == 192) {
+    if constexpr (E == Element::f16) {
+      SWR_SM90_WGMMA_SS(192, SWR_SM90_D96, SWR_SM90_ACC_REGS_96, 96, 97, 98, 99, "f16");
+    } else {
+      SWR_SM90_WGMMA_SS(192, SWR_SM90_D96, SWR_SM90_ACC_REGS_96, 96, 97, 98, 99, "bf16");
     }
   } else {
     if constexpr (E == Element::f16) {

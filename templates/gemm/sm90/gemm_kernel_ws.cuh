@@ -13,6 +13,7 @@
 #pragma once
 
 #include "common/element.cuh"
+#include "common/sm90/cluster.cuh"
 #include "common/sm90/mbarrier.cuh"
 #include "common/sm90/pipeline.cuh"
 #include "common/sm90/tma.cuh"
@@ -32,10 +33,12 @@ namespace sm90 {
 constexpr int kEndSync = -1;
 constexpr int kEndQuiet = -2;
 
-__device__ __forceinline__ int static_entry(int j, int tiles) {
-  const int linear = static_cast<int>(blockIdx.x) + j * static_cast<int>(gridDim.x);
+// Static persistence: work unit `unit` of `units` (a CTA, or a cluster of CTAs) takes linear
+// tiles unit, unit + units, ...
+__device__ __forceinline__ int static_entry(int j, int tiles, int unit, int units) {
+  const int linear = unit + j * units;
   if (linear < tiles) return linear;
-  return linear - static_cast<int>(gridDim.x) < tiles ? kEndSync : kEndQuiet;
+  return linear - units < tiles ? kEndSync : kEndQuiet;
 }
 
 template <class T>
@@ -65,8 +68,17 @@ struct SharedPlan {
 template <class T>
 struct Problem {
   int m, n, k;
-  int tiles_m, tiles_n, tiles, k_blocks;
+  int tiles_m, tiles_n, k_blocks;
   int swizzle_axis, swizzle_group;
+  // The raster walks cluster tiles: ClusterM output tiles stacked along M.
+  int cluster_tiles_m, tiles;
+  int unit, units;  // this CTA's cluster and the number of clusters
+  int rank;         // CTA rank in the cluster
+  __device__ __forceinline__ TileCoord coord(int linear) const {
+    TileCoord c = tile_at(linear, cluster_tiles_m, tiles_n, swizzle_axis, swizzle_group);
+    c.tile_m = c.tile_m * T::kClusterM + rank;
+    return c;
+  }
 };
 
 // ---- producer: one thread
@@ -98,10 +110,10 @@ __device__ __forceinline__ void produce(const SharedPlan<T>& plan, const Problem
       // Claim the next tile now; its latency hides behind this tile's loads.
       claimed = static_cast<int>(gridDim.x) + atomicAdd(tile_counter, 1);
     } else {
-      tile = static_entry(j, p.tiles);
+      tile = static_entry(j, p.tiles, p.unit, p.units);
       if (tile < 0) break;
     }
-    const TileCoord coord = tile_at(tile, p.tiles_m, p.tiles_n, p.swizzle_axis, p.swizzle_group);
+    const TileCoord coord = p.coord(tile);
     const int row0 = coord.tile_m * T::kBlockM;
     const int col0 = coord.tile_n * T::kBlockN;
     for (int kb = 0; kb < p.k_blocks; ++kb) {
@@ -109,10 +121,23 @@ __device__ __forceinline__ void produce(const SharedPlan<T>& plan, const Problem
       unsigned long long* full = &pipe.full[state.index];
       mbarrier_arrive_expect_tx(full, T::kStageBytes);
       tma_load_2d(plan.a(state.index), map_a, full, kb * T::kBlockK, row0);
+      if constexpr (T::kClusterM == 1) {
 #pragma unroll
-      for (int chunk = 0; chunk < T::kBlockN / 64; ++chunk) {
-        tma_load_2d(plan.b(state.index) + chunk * T::kBChunkBytes, map_b, full, col0 + chunk * 64,
-                    kb * T::kBlockK);
+        for (int chunk = 0; chunk < T::kBlockN / 64; ++chunk) {
+          tma_load_2d(plan.b(state.index) + chunk * T::kBChunkBytes, map_b, full, col0 + chunk * 64,
+                      kb * T::kBlockK);
+        }
+      } else {
+        // Our share of B lands in every CTA of the cluster and completes on each one's `full`
+        // barrier; the peers' shares complete ours, so `full` still expects kStageBytes.
+        constexpr int kChunks = T::kBlockN / 64 / T::kClusterM;
+#pragma unroll
+        for (int c = 0; c < kChunks; ++c) {
+          const int chunk = p.rank * kChunks + c;
+          tma_load_2d_multicast(plan.b(state.index) + chunk * T::kBChunkBytes, map_b, full,
+                                col0 + chunk * 64, kb * T::kBlockK,
+                                static_cast<unsigned short>((1u << T::kClusterM) - 1));
+        }
       }
       state.advance();
     }
@@ -145,17 +170,17 @@ __device__ __forceinline__ void mainloop(const SharedPlan<T>& plan, int k_blocks
     }
     wgmma_commit();
     wgmma_wait<1>();  // the previous k block's wgmmas are done: release its slot
-    if (kb > 0 && leader) pipe.consumer_release(previous);
+    if (kb > 0 && leader) pipe.template consumer_release_cluster<T::kClusterM>(previous);
     previous = state.index;
     state.advance();
   }
   wgmma_wait<0>();
-  if (leader) pipe.consumer_release(previous);
+  if (leader) pipe.template consumer_release_cluster<T::kClusterM>(previous);
 }
 
 template <class T>
 __device__ __forceinline__ void consume(const SharedPlan<T>& plan, const Problem<T>& p,
-                                        const ::swr::sm90::TmaDescriptor* map_c, int consumer) {
+                                        const OutputC& out, int consumer) {
   using namespace ::swr::sm90;
   constexpr bool kDynamic = T::kPersistence == Persistence::dynamic_persistent;
   constexpr bool kPingpong = T::kMode == ConsumerMode::pingpong;
@@ -176,34 +201,37 @@ __device__ __forceinline__ void consume(const SharedPlan<T>& plan, const Problem
       tile = plan.tile_ids()[slot];
       mbarrier_arrive(&plan.tile_empty()[slot]);  // every reading thread arrives
     } else {
-      tile = static_entry(j, p.tiles);
+      tile = static_entry(j, p.tiles, p.unit, p.units);
     }
     if (tile < 0) {
       if (kPingpong && tile == kEndSync) named_barrier_sync(my_turn, 256);
       break;
     }
-    const TileCoord coord = tile_at(tile, p.tiles_m, p.tiles_n, p.swizzle_axis, p.swizzle_group);
+    const TileCoord coord = p.coord(tile);
     if (kPingpong) named_barrier_sync(my_turn, 256);
     mainloop<T>(plan, p.k_blocks, row_base, state, acc);
     if (kPingpong) {
       named_barrier_arrive(their_turn, 256);  // the other WG's mainloop may start
       state.advance(p.k_blocks);              // skip the other WG's tile in the ring
     }
-    EpilogueTma<T>::store(acc, plan.c(consumer), map_c, consumer,
-                          coord.tile_m * T::kBlockM + row_base, coord.tile_n * T::kBlockN);
+    // A cluster's second CTA may sit past the last row of tiles: it computed zeros, skip the store.
+    if (T::kClusterM > 1 && coord.tile_m >= p.tiles_m) continue;
+    Epilogue<T>::store(acc, plan.c(consumer), out, consumer, coord.tile_m * T::kBlockM + row_base,
+                       coord.tile_n * T::kBlockN);
   }
-  EpilogueTma<T>::drain();
+  Epilogue<T>::drain();
 }
 
 // ---- kernel body -----------------------------------------------------------------------------
 // map_a: A [M][K] dims {K, M} box {64, BlockM}; map_b: B [K][N] dims {N, K} box {64, 64};
 // map_c: C [M][N] dims {N, M} box {64, kWgRows}; all SWIZZLE_128B, 16-bit elements.
+// c: C itself (16-byte aligned), written directly by EpilogueKind::direct (map_c unused there).
 // tile_counter: dynamic persistence only (zero at launch); may be null otherwise.
 template <class T>
 __device__ __forceinline__ void gemm_ws(const ::swr::sm90::TmaDescriptor& map_a,
                                         const ::swr::sm90::TmaDescriptor& map_b,
-                                        const ::swr::sm90::TmaDescriptor& map_c, int m, int n,
-                                        int k, int swizzle_axis, int swizzle_group,
+                                        const ::swr::sm90::TmaDescriptor& map_c, void* c, int m,
+                                        int n, int k, int swizzle_axis, int swizzle_group,
                                         int* tile_counter) {
   using namespace ::swr::sm90;
   extern __shared__ __align__(1024) unsigned char shared_raw[];
@@ -216,7 +244,17 @@ __device__ __forceinline__ void gemm_ws(const ::swr::sm90::TmaDescriptor& map_a,
   p.k = k;
   p.tiles_m = (m + T::kBlockM - 1) / T::kBlockM;
   p.tiles_n = (n + T::kBlockN - 1) / T::kBlockN;
-  p.tiles = p.tiles_m * p.tiles_n;
+  p.cluster_tiles_m = (p.tiles_m + T::kClusterM - 1) / T::kClusterM;
+  p.tiles = p.cluster_tiles_m * p.tiles_n;
+  if constexpr (T::kClusterM == 1) {
+    p.rank = 0;
+    p.unit = static_cast<int>(blockIdx.x);
+    p.units = static_cast<int>(gridDim.x);
+  } else {
+    p.rank = static_cast<int>(cluster_cta_rank());
+    p.unit = static_cast<int>(blockIdx.x) / T::kClusterM;
+    p.units = static_cast<int>(gridDim.x) / T::kClusterM;
+  }
   p.k_blocks = (k + T::kBlockK - 1) / T::kBlockK;
   p.swizzle_axis = swizzle_axis;
   p.swizzle_group = swizzle_group;
@@ -224,7 +262,9 @@ __device__ __forceinline__ void gemm_ws(const ::swr::sm90::TmaDescriptor& map_a,
   constexpr bool kPingpong = T::kMode == ConsumerMode::pingpong;
   if (threadIdx.x == 0) {
     // full: the producer's expect_tx arrival (+ bytes); empty: one leader per reading consumer.
-    plan.pipe().init(1, kPingpong ? 1 : T::kConsumers);
+    // full: the producer's expect_tx arrival (+ bytes); empty: one leader per reading consumer
+    // warpgroup of every CTA of the cluster.
+    plan.pipe().init(1, (kPingpong ? 1 : T::kConsumers) * T::kClusterM);
     for (int s = 0; s < T::kTileQueue; ++s) {
       mbarrier_init(&plan.tile_full()[s], 1);
       mbarrier_init(&plan.tile_empty()[s],
@@ -235,7 +275,13 @@ __device__ __forceinline__ void gemm_ws(const ::swr::sm90::TmaDescriptor& map_a,
     tma_prefetch_descriptor(&map_b);
     tma_prefetch_descriptor(&map_c);
   }
-  __syncthreads();  // the last CTA-wide barrier: roles never meet at ID 0 again
+  // The last CTA-wide barrier: roles never meet at ID 0 again. A cluster also needs its peers'
+  // barriers initialised before the first multicast or remote arrival.
+  if constexpr (T::kClusterM == 1) {
+    __syncthreads();
+  } else {
+    cluster_sync_aligned();
+  }
 
   const int warpgroup = warpgroup_index();
   if (warpgroup == 0) {
@@ -243,8 +289,16 @@ __device__ __forceinline__ void gemm_ws(const ::swr::sm90::TmaDescriptor& map_a,
     if (threadIdx.x == 0) produce<T>(plan, p, &map_a, &map_b, tile_counter);
   } else {
     warpgroup_reg_alloc<T::kConsumerRegisters>();
-    consume<T>(plan, p, &map_c, warpgroup - 1);
+    OutputC out;
+    out.map = &map_c;
+    out.pointer = static_cast<unsigned short*>(c);
+    out.m = m;
+    out.n = n;
+    consume<T>(plan, p, out, warpgroup - 1);
   }
+  // No CTA of a cluster may exit while a peer can still multicast into it or arrive on its
+  // barriers.
+  if constexpr (T::kClusterM > 1) cluster_sync();
 }
 
 }  // namespace sm90

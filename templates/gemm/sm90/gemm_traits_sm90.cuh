@@ -17,9 +17,14 @@ enum class ConsumerMode { cooperative, pingpong };
 // dynamic_persistent: CTA b takes tile b, then tiles claimed from a global atomic counter
 //                     (gridDim.x + atomicAdd); the counter must be 0 at launch.
 enum class Persistence { static_persistent, dynamic_persistent };
+// tma_store: C staged in swizzled shared memory, written by the copy engine (asynchronous).
+// direct:    same staging, then 16-byte st.global by the warpgroup (row-clipped by hand). For C
+//            whose row pitch is not a multiple of 128 bytes (see the README's measurements).
+enum class EpilogueKind { tma_store, direct };
 
 template <int BlockM, int BlockN, int BlockK, int Stages, Element Elem, ConsumerMode Mode,
-          Persistence Persist, int ProducerRegisters = 40, int ConsumerRegisters = 232>
+          Persistence Persist, int ClusterM = 1, EpilogueKind Epilogue = EpilogueKind::tma_store,
+          int ProducerRegisters = 40, int ConsumerRegisters = 232>
 struct Traits {
   static constexpr int kBlockM = BlockM;
   static constexpr int kBlockN = BlockN;
@@ -30,6 +35,10 @@ struct Traits {
   static constexpr Persistence kPersistence = Persist;
   static constexpr int kProducerRegisters = ProducerRegisters;
   static constexpr int kConsumerRegisters = ConsumerRegisters;
+  // Cluster of ClusterM CTAs along M (tiles tile_m = ClusterM*cm + rank, same tile_n): they share
+  // the B tile, each CTA loads BlockN/ClusterM of its columns and multicasts them to all.
+  static constexpr int kClusterM = ClusterM;
+  static constexpr EpilogueKind kEpilogue = Epilogue;
 
   static constexpr int kConsumers = 2;  // consumer warpgroups
   static constexpr int kThreads = 128 * (1 + kConsumers);
@@ -61,6 +70,10 @@ struct Traits {
   static constexpr int kBoxB0 = 64, kBoxB1 = BlockK;
   static constexpr int kBoxC0 = 64, kBoxC1 = kWgRows;
 
+  static_assert(ClusterM == 1 || ClusterM == 2, "clusters of 1 or 2 CTAs along M");
+  static_assert((BlockN / 64) % ClusterM == 0, "B chunks split evenly over the cluster");
+  static_assert(ClusterM == 1 || Persist == Persistence::static_persistent,
+                "a cluster needs one tile order for both CTAs: static persistence");
   static_assert(BlockK == 64, "one 128-byte swizzle row of 16-bit elements per k block");
   static_assert(BlockN % 64 == 0 && BlockN <= 256, "B and C travel in 64-column chunks");
   static_assert(BlockM <= 256, "TMA box rows <= 256");
