@@ -14,7 +14,14 @@
 //        (a hang then costs one variant: `timeout 60 ./hopper_gemm_harness check ...`).
 //   ./hopper_gemm_harness bench <cubin dir> [variant ...]  timing vs cuBLAS (ABBA, L2 flush,
 //        CUDA events, medians), swizzle sweep, summary table.
-// The GPU modes need libcuda.so.1 and libcublas.so.13.
+//   ./hopper_gemm_harness once <cubin dir> <variant> m n k   one launch (for compute-sanitizer)
+//   ./hopper_gemm_harness list                            the variant names
+// bench environment: REPS (ABBA launches of each side, default 20), SWEEP_REPS (launches per
+// variant x raster in the sweep, default 5), SHAPES="m,n,k;m,n,k", ONLY_F16=1, CLUSTER_GRID=<ctas>.
+// The GPU modes need libcuda.so.1 and libcublas.so.13 (nothing from NVRTC at run time beyond the
+// shared library the binary links). Typical flow in this workplace: build and compile here, copy
+// the binary and the cubin folder to <main checkout>/.device/hopper-gemm/ (git-ignored), run
+// bench/results/hopper-gemm-h200/run5.sh there (see that folder's README.md).
 #include <cuda.h>
 #include <cudaTypedefs.h>
 #include <dlfcn.h>
@@ -66,7 +73,8 @@ static std::vector<Variant> all_variants() {
                           {false, 256, 128, 3}, {false, 128, 192, 4}, {true, 128, 128, 4},
                           {true, 128, 128, 5},  {true, 64, 256, 4}};
   // Clusters of 2 CTAs along M (static persistence only).
-  const Shape clustered[] = {{false, 128, 256, 3}, {false, 256, 128, 3}, {true, 128, 128, 4}};
+  const Shape clustered[] = {
+      {false, 128, 256, 3}, {false, 256, 128, 3}, {true, 128, 128, 4}, {false, 128, 192, 4}};
   std::vector<Variant> out;
   for (int bf16 = 0; bf16 < 2; ++bf16) {
     for (int dynamic = 0; dynamic < 2; ++dynamic)

@@ -128,12 +128,12 @@ __device__ __forceinline__ void produce(const SharedPlan<T>& plan, const Problem
                       kb * T::kBlockK);
         }
       } else {
-        // Our share of B lands in every CTA of the cluster and completes on each one's `full`
-        // barrier; the peers' shares complete ours, so `full` still expects kStageBytes.
-        constexpr int kChunks = T::kBlockN / 64 / T::kClusterM;
+        // Our share of B (chunks c with c % ClusterM == rank; 128x192 tiles split 2 + 1) lands
+        // in every CTA of the cluster and completes on each one's `full` barrier; the peers'
+        // shares complete ours, so `full` still expects kStageBytes.
 #pragma unroll
-        for (int c = 0; c < kChunks; ++c) {
-          const int chunk = p.rank * kChunks + c;
+        for (int chunk = 0; chunk < T::kBlockN / 64; ++chunk) {
+          if (chunk % T::kClusterM != p.rank) continue;
           tma_load_2d_multicast(plan.b(state.index) + chunk * T::kBChunkBytes, map_b, full,
                                 col0 + chunk * 64, kb * T::kBlockK,
                                 static_cast<unsigned short>((1u << T::kClusterM) - 1));

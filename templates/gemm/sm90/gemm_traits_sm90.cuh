@@ -36,7 +36,7 @@ struct Traits {
   static constexpr int kProducerRegisters = ProducerRegisters;
   static constexpr int kConsumerRegisters = ConsumerRegisters;
   // Cluster of ClusterM CTAs along M (tiles tile_m = ClusterM*cm + rank, same tile_n): they share
-  // the B tile, each CTA loads BlockN/ClusterM of its columns and multicasts them to all.
+  // the B tile; CTA r loads the 64-column chunks c with c % ClusterM == r and multicasts them.
   static constexpr int kClusterM = ClusterM;
   static constexpr EpilogueKind kEpilogue = Epilogue;
 
@@ -71,7 +71,6 @@ struct Traits {
   static constexpr int kBoxC0 = 64, kBoxC1 = kWgRows;
 
   static_assert(ClusterM == 1 || ClusterM == 2, "clusters of 1 or 2 CTAs along M");
-  static_assert((BlockN / 64) % ClusterM == 0, "B chunks split evenly over the cluster");
   static_assert(ClusterM == 1 || Persist == Persistence::static_persistent,
                 "a cluster needs one tile order for both CTAs: static persistence");
   static_assert(BlockK == 64, "one 128-byte swizzle row of 16-bit elements per k block");
