@@ -1,0 +1,111 @@
+// Epilogue of one consumer warpgroup: fp32 accumulators -> 16-bit C staged in 128B-swizzled
+// shared memory -> TMA store (clipped at the matrix edge by the copy engine), or 16-byte direct
+// stores (EpilogueKind::direct).
+#pragma once
+
+#include "common/element.cuh"
+#include "common/sm90/mbarrier.cuh"
+#include "common/sm90/tma.cuh"
+#include "common/sm90/warpgroup.cuh"
+#include "gemm/sm90/gemm_traits_sm90.cuh"
+
+namespace swr {
+namespace gemm {
+namespace sm90 {
+
+// Accumulators -> 16-bit values in this warpgroup's staging buffer: BlockN/64 chunks of
+// [kWgRows][64] elements, 128B-swizzled like the TMA box of map_c (16-byte unit u of row r sits
+// at u ^ (r % 8)), so the 4-byte writes of a warp (8 rows x 4 lanes per m16n8 fragment) hit 32
+// different banks.
+template <class T>
+__device__ __forceinline__ void stage_accumulators(
+    const float (&acc)[T::kWgSlices][T::kAccumulators], unsigned base, int warp, int lane) {
+#pragma unroll
+  for (int slice = 0; slice < T::kWgSlices; ++slice) {
+    const int row = slice * 64 + warp * 16 + lane / 4;
+#pragma unroll
+    for (int j = 0; j < T::kBlockN / 8; ++j) {
+      const unsigned address = base + (j / 8) * T::kCChunkBytes + row * 128 +
+                               (((j % 8) ^ (row & 7)) << 4) + (lane % 4) * 4;
+      const unsigned low = pack_pair<T::kElement>(acc[slice][4 * j], acc[slice][4 * j + 1]);
+      const unsigned high = pack_pair<T::kElement>(acc[slice][4 * j + 2], acc[slice][4 * j + 3]);
+      asm volatile("st.shared.b32 [%0], %1;" ::"r"(address), "r"(low) : "memory");
+      asm volatile("st.shared.b32 [%0], %1;" ::"r"(address + 8 * 128), "r"(high) : "memory");
+    }
+  }
+}
+
+// Where a warpgroup's C tile goes: the TMA map, or the raw matrix for direct stores.
+struct OutputC {
+  const ::swr::sm90::TmaDescriptor* map;
+  unsigned short* pointer;  // C [m][n], row-major
+  int m, n;
+};
+
+template <class T>
+struct Epilogue {
+  // The store runs asynchronously in the TMA variant: the warpgroup goes back to its mainloop at
+  // once and only waits for the previous store to have *read* the staging buffer.
+  __device__ __forceinline__ static void store(const float (&acc)[T::kWgSlices][T::kAccumulators],
+                                               unsigned char* staging, const OutputC& out,
+                                               int consumer, int row0, int col0) {
+    using namespace ::swr::sm90;
+    const int thread = threadIdx.x % kWarpgroupThreads;
+    const int warp = thread / 32, lane = thread % 32;
+    const int barrier = barrier_id::kConsumer0 + consumer;
+    const unsigned base = smem_u32(staging);
+    if constexpr (T::kEpilogue == EpilogueKind::tma_store) {
+      if (thread == 0) tma_store_wait_read<0>();  // the previous tile's store has read `staging`
+      named_barrier_sync(barrier, kWarpgroupThreads);
+      stage_accumulators<T>(acc, base, warp, lane);
+      fence_proxy_async_shared();  // generic-proxy writes -> visible to the TMA store
+      named_barrier_sync(barrier, kWarpgroupThreads);
+      if (thread == 0) {
+#pragma unroll
+        for (int chunk = 0; chunk < T::kBlockN / 64; ++chunk) {
+          tma_store_2d(out.map, staging + chunk * T::kCChunkBytes, col0 + chunk * 64, row0);
+        }
+        tma_store_commit();
+      }
+    } else {
+      named_barrier_sync(barrier, kWarpgroupThreads);  // everyone has read the previous tile
+      stage_accumulators<T>(acc, base, warp, lane);
+      named_barrier_sync(barrier, kWarpgroupThreads);
+      // 16-byte units, a warp covers 32 consecutive units of a row (coalesced); n % 8 == 0, so a
+      // unit is entirely inside or outside the matrix.
+      constexpr int kUnitsPerRow = T::kBlockN / 8;
+      constexpr int kUnits = T::kWgRows * kUnitsPerRow;
+      static_assert(kUnits % kWarpgroupThreads == 0, "whole passes");
+#pragma unroll 4
+      for (int unit = thread; unit < kUnits; unit += kWarpgroupThreads) {
+        const int row = unit / kUnitsPerRow, column_unit = unit % kUnitsPerRow;
+        const unsigned address = base + (column_unit / 8) * T::kCChunkBytes + row * 128 +
+                                 (((column_unit % 8) ^ (row & 7)) << 4);
+        unsigned v0, v1, v2, v3;
+        asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3)
+                     : "r"(address)
+                     : "memory");
+        const int global_row = row0 + row, global_col = col0 + column_unit * 8;
+        if (global_row < out.m && global_col < out.n) {
+          unsigned short* target =
+              out.pointer + static_cast<long long>(global_row) * out.n + global_col;
+          asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(target), "r"(v0), "r"(v1),
+                       "r"(v2), "r"(v3)
+                       : "memory");
+        }
+      }
+    }
+  }
+
+  // Before the warpgroup exits: its TMA stores have completed.
+  __device__ __forceinline__ static void drain() {
+    if constexpr (T::kEpilogue == EpilogueKind::tma_store) {
+      if (threadIdx.x % ::swr::sm90::kWarpgroupThreads == 0) ::swr::sm90::tma_store_wait<0>();
+    }
+  }
+};
+
+}  // namespace sm90
+}  // namespace gemm
+}  // namespace swr

@@ -1,0 +1,87 @@
+// Compile-time knobs of the sm_90a warp-specialized GEMM and the shared-memory plan they imply.
+// The host needs the same numbers (dynamic shared memory, TMA boxes): kDynamicSharedBytes and the
+// box constants below are what a launcher must use (see bench/hopper_gemm_harness.cpp).
+#pragma once
+
+#include "common/element.cuh"
+
+namespace swr {
+namespace gemm {
+namespace sm90 {
+
+// cooperative: both consumer warpgroups split each tile (BM/2 rows each).
+// pingpong:    each consumer warpgroup owns alternate tiles; mainloops take turns, so one
+//              warpgroup's epilogue overlaps the other's mainloop.
+enum class ConsumerMode { cooperative, pingpong };
+// static_persistent: grid ~ #SMs, CTA b takes linear tiles b, b + grid, ...
+// dynamic_persistent: CTA b takes tile b, then tiles claimed from a global atomic counter
+//                     (gridDim.x + atomicAdd); the counter must be 0 at launch.
+enum class Persistence { static_persistent, dynamic_persistent };
+// tma_store: C staged in swizzled shared memory, written by the copy engine (asynchronous).
+// direct:    same staging, then 16-byte st.global by the warpgroup (row-clipped by hand). For C
+//            whose row pitch is not a multiple of 128 bytes (see the README's measurements).
+enum class EpilogueKind { tma_store, direct };
+
+template <int BlockM, int BlockN, int BlockK, int Stages, Element Elem, ConsumerMode Mode,
+          Persistence Persist, int ClusterM = 1, EpilogueKind Epilogue = EpilogueKind::tma_store,
+          int ProducerRegisters = 40, int ConsumerRegisters = 232>
+struct Traits {
+  static constexpr int kBlockM = BlockM;
+  static constexpr int kBlockN = BlockN;
+  static constexpr int kBlockK = BlockK;
+  static constexpr int kStages = Stages;
+  static constexpr Element kElement = Elem;
+  static constexpr ConsumerMode kMode = Mode;
+  static constexpr Persistence kPersistence = Persist;
+  static constexpr int kProducerRegisters = ProducerRegisters;
+  static constexpr int kConsumerRegisters = ConsumerRegisters;
+  // Cluster of ClusterM CTAs along M (tiles tile_m = ClusterM*cm + rank, same tile_n): they share
+  // the B tile; CTA r loads the 64-column chunks c with c % ClusterM == r and multicasts them.
+  static constexpr int kClusterM = ClusterM;
+  static constexpr EpilogueKind kEpilogue = Epilogue;
+
+  static constexpr int kConsumers = 2;  // consumer warpgroups
+  static constexpr int kThreads = 128 * (1 + kConsumers);
+  // Rows of one tile that one consumer warpgroup computes, in wgmma m64 slices.
+  static constexpr int kWgRows = Mode == ConsumerMode::cooperative ? BlockM / 2 : BlockM;
+  static constexpr int kWgSlices = kWgRows / 64;
+  static constexpr int kAccumulators = BlockN / 2;  // floats per thread per m64 slice
+
+  // Shared memory, all 1024-byte aligned (128B-swizzle atoms):
+  //   stage s: A [BlockM][64] (BlockM*128 B), then B as BlockN/64 chunks of [64 k][64 n] (8 KB)
+  //   C staging, per consumer warpgroup: BlockN/64 chunks of [kWgRows][64] 128B-swizzled.
+  static constexpr int kABytes = BlockM * BlockK * 2;
+  static constexpr int kBChunkBytes = BlockK * 64 * 2;
+  static constexpr int kBBytes = BlockN * BlockK * 2;
+  static constexpr int kStageBytes = kABytes + kBBytes;
+  static constexpr int kCChunkBytes = kWgRows * 64 * 2;
+  static constexpr int kCBytesPerConsumer = kWgRows * BlockN * 2;
+  static constexpr int kCOffset = Stages * kStageBytes;
+  static constexpr int kTileQueue = 2;  // dynamic persistence: tile ids in flight
+  // Barriers and the tile queue live after C; +1024 for aligning the dynamic base.
+  static constexpr int kBarrierOffset = kCOffset + kConsumers * kCBytesPerConsumer;
+  static constexpr int kBarrierBytes = 8 * (2 * Stages + 2 * kTileQueue) + 4 * kTileQueue;
+  static constexpr int kDynamicSharedBytes = 1024 + kBarrierOffset + kBarrierBytes;
+
+  // TMA boxes the host must encode ({inner, outer} in elements, SWIZZLE_128B for all three):
+  //   A [M][K]: dims {K, M}, box {64, BlockM};  B [K][N]: dims {N, K}, box {64, 64};
+  //   C [M][N]: dims {N, M}, box {64, kWgRows}.
+  static constexpr int kBoxA0 = 64, kBoxA1 = BlockM;
+  static constexpr int kBoxB0 = 64, kBoxB1 = BlockK;
+  static constexpr int kBoxC0 = 64, kBoxC1 = kWgRows;
+
+  static_assert(ClusterM == 1 || ClusterM == 2, "clusters of 1 or 2 CTAs along M");
+  static_assert(ClusterM == 1 || Persist == Persistence::static_persistent,
+                "a cluster needs one tile order for both CTAs: static persistence");
+  static_assert(BlockK == 64, "one 128-byte swizzle row of 16-bit elements per k block");
+  static_assert(BlockN % 64 == 0 && BlockN <= 256, "B and C travel in 64-column chunks");
+  static_assert(BlockM <= 256, "TMA box rows <= 256");
+  static_assert(kWgRows % 64 == 0 && kWgSlices >= 1, "a warpgroup computes m64 slices");
+  static_assert(kWgSlices * kAccumulators <= 128, "accumulators of one warpgroup fit 128 floats");
+  static_assert(kDynamicSharedBytes <= 232448, "227 KB of shared memory per CTA");
+  static_assert(ProducerRegisters * 128 + ConsumerRegisters * 256 <= 65536, "register file");
+};
+
+}  // namespace sm90
+}  // namespace gemm
+}  // namespace swr
