@@ -57,30 +57,29 @@ std::vector<Variant> all_variants() {
   for (int bf16 = 0; bf16 < 2; ++bf16)
     for (int causal = 0; causal < 2; ++causal)
       for (int d : {64, 128}) {
+        const bool b = bf16, c = causal;
+        // {d, wgs, block_n, stages, bf16, causal, overlap, pingpong, sawtooth, static, evl, hg}
         // simple: 2 WGs, no overlap, no pingpong, RS, 2 stages, grid persistence
-        out.push_back(
-            {d, 2, 128, 2, bool(bf16), bool(causal), false, false, false, false, false, 0});
-        out.push_back(
-            {d, 2, 128, 2, bool(bf16), bool(causal), true, false, false, false, false, 0});
-        out.push_back({d, 2, 128, 2, bool(bf16), bool(causal), true, true, false, false, false, 0});
-        out.push_back(
-            {d, 2, 128, 2, bool(bf16), bool(causal), false, true, false, false, false, 0});
+        out.push_back({d, 2, 128, 2, b, c, false, false, false, false, false, 0});
+        out.push_back({d, 2, 128, 2, b, c, true, false, false, false, false, 0});
+        out.push_back({d, 2, 128, 2, b, c, true, true, false, false, false, 0});
+        out.push_back({d, 2, 128, 2, b, c, false, true, false, false, false, 0});
         if (d == 128) {
-          out.push_back(
-              {d, 2, 176, 2, bool(bf16), bool(causal), true, true, false, false, false, 0});
-          out.push_back(
-              {d, 2, 128, 3, bool(bf16), bool(causal), true, true, false, false, false, 0});
+          out.push_back({d, 2, 176, 2, b, c, true, true, false, false, false, 0});
+          out.push_back({d, 2, 160, 2, b, c, true, true, false, false, false, 0});
+          out.push_back({d, 2, 128, 3, b, c, true, true, false, false, false, 0});
         } else {
-          out.push_back(
-              {d, 3, 128, 2, bool(bf16), bool(causal), true, false, false, false, false, 0});
-          out.push_back(
-              {d, 3, 128, 3, bool(bf16), bool(causal), false, false, false, false, false, 0});
-          out.push_back(
-              {d, 2, 192, 2, bool(bf16), bool(causal), true, true, false, false, false, 0});
+          out.push_back({d, 3, 128, 2, b, c, true, false, false, false, false, 0});
+          out.push_back({d, 3, 128, 3, b, c, false, false, false, false, false, 0});
+          out.push_back({d, 3, 160, 2, b, c, false, false, false, false, false, 0});
+          out.push_back({d, 3, 192, 2, b, c, false, false, false, false, false, 0});
+          out.push_back({d, 2, 192, 2, b, c, true, true, false, false, false, 0});
         }
         // schedule knobs on the overlap+pingpong config
-        out.push_back({d, 2, 128, 2, bool(bf16), bool(causal), true, true, true, true, true, 0});
-        out.push_back({d, 2, 128, 2, bool(bf16), bool(causal), true, true, true, false, false, 8});
+        out.push_back({d, 2, 128, 2, b, c, true, true, false, true, false, 0});
+        out.push_back({d, 2, 128, 2, b, c, true, true, false, false, true, 0});
+        out.push_back({d, 2, 128, 2, b, c, true, true, true, true, true, 0});
+        out.push_back({d, 2, 128, 2, b, c, true, true, true, false, false, 8});
       }
   return out;
 }
@@ -377,7 +376,7 @@ int run_mode(const std::string& dir, const std::string& csv_path) {
         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   };
   auto launch = [&](const Variant& v, CUdeviceptr q, CUdeviceptr k, CUdeviceptr vv, CUdeviceptr o,
-                    int bh, int seq_q, int seq_kv) -> CUresult {
+                    int bh, int seq_q, int seq_kv, int ctas) -> CUresult {
     alignas(128) CUtensorMap qm, km, vm;
     CUresult r;
     if ((r = make_map(&qm, q, v.head_dim, seq_q, bh, 64 * v.wgs, v.bf16)) != CUDA_SUCCESS) return r;
@@ -386,9 +385,11 @@ int run_mode(const std::string& dir, const std::string& csv_path) {
       return r;
     const int q_tiles = (seq_q + 64 * v.wgs - 1) / (64 * v.wgs);
     const int tiles = q_tiles * bh;
-    const int grid = v.static_persist ? std::min(tiles, sms) : tiles;
+    // Static persistence: `ctas` CTAs loop over the tiles (correctness uses few, so that every
+    // CTA runs several tiles through one pipeline).
+    const int grid = v.static_persist ? std::min(tiles, ctas) : tiles;
     float scale_log2 = (1.f / std::sqrt(float(v.head_dim))) * 1.4426950408889634f;
-    int wave = sms;
+    int wave = ctas;  // grid: CTAs resident at once; static: the persistent CTAs
     void* params[] = {&qm, &km, &vm, &o, &bh, &seq_q, &seq_kv, &scale_log2, &counter, &wave};
     return cuLaunchKernel(fns[v.name()], grid, 1, 1, v.threads(), 1, 1, v.smem(), nullptr, params,
                           nullptr);
@@ -400,7 +401,7 @@ int run_mode(const std::string& dir, const std::string& csv_path) {
   };
   std::vector<Shape> shapes = {
       {2, 3, 1000, 1000}, {1, 2, 777, 1500}, {1, 2, 1500, 777}, {1, 1, 64, 64}};
-  if (getenv("SMALL")) shapes = {{1, 2, 200, 300}};  // for compute-sanitizer
+  if (getenv("SMALL")) shapes = {{1, 3, 500, 300}};  // for compute-sanitizer
   int failures = 0;
   if (getenv("SKIP_CORRECT")) shapes.clear();
   std::mt19937 rng(7);
@@ -437,7 +438,7 @@ int run_mode(const std::string& dir, const std::string& csv_path) {
           for (const Variant& v : variants) {
             if (v.head_dim != d || v.bf16 != bool(bf16) || v.causal != bool(causal)) continue;
             CK(cuMemsetD8(o, 0xff, nq * 2));  // NaN in both fp16 and bf16
-            CUresult r = launch(v, q, k, vv, o, bh, sh.sq, sh.skv);
+            CUresult r = launch(v, q, k, vv, o, bh, sh.sq, sh.skv, 7);
             if (r == CUDA_SUCCESS) r = cuCtxSynchronize();
             if (r != CUDA_SUCCESS) {
               printf("CORRECT %-44s b%d h%d sq%d skv%d: launch/sync error %d\n", v.name().c_str(),
@@ -515,13 +516,15 @@ int run_mode(const std::string& dir, const std::string& csv_path) {
       const double flops = 4.0 * bh * (double)t.s * t.s * t.d / (causal ? 2.0 : 1.0);
       for (const Variant& v : variants) {
         if (v.head_dim != t.d || v.bf16 || v.causal != bool(causal)) continue;
-        CK(launch(v, q, k, vv, o, bh, t.s, t.s));  // warm-up
+        const std::string vn = v.name();
+        if (t.s > 16384 && vn.substr(vn.size() - 6) != "_ov_pp") continue;  // long shape: few
+        CK(launch(v, q, k, vv, o, bh, t.s, t.s, sms));                      // warm-up
         CK(cuCtxSynchronize());
         std::vector<float> ms;
         for (int it = 0; it < 10; ++it) {
           CK(cuMemsetD32Async(flush, it, flush_bytes / 4, nullptr));
           CK(cuEventRecord(e0, nullptr));
-          CK(launch(v, q, k, vv, o, bh, t.s, t.s));
+          CK(launch(v, q, k, vv, o, bh, t.s, t.s, sms));
           CK(cuEventRecord(e1, nullptr));
           CK(cuEventSynchronize(e1));
           float x;

@@ -16,6 +16,14 @@ __device__ __forceinline__ float negative_infinity() {
   return __int_as_float(0xff800000);
 }
 
+// 2^x on the MUFU unit without exp2f's range fix-ups (what --use_fast_math gives FA3):
+// ex2.approx.ftz maps -inf to +0, which the masking relies on.
+__device__ __forceinline__ float exp2_approx(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
 template <class T>
 struct ConsumerRows {
   static constexpr int kBlockN = T::kBlockN;
@@ -73,14 +81,14 @@ struct ConsumerRows {
       max_moved |= new_max != row_max[h];
       // A row with no visible key yet keeps max = -inf; subtract 0 then, not -inf (NaN).
       const float reference = new_max == negative_infinity() ? 0.f : new_max;
-      rescale[h] = exp2f(row_max[h] - reference);
+      rescale[h] = exp2_approx(row_max[h] - reference);
       row_max[h] = new_max;
       float sum = 0.f;
 #pragma unroll
       for (int n = 0; n < kBlockN / 8; ++n)
 #pragma unroll
         for (int e = 2 * h; e < 2 * h + 2; ++e) {
-          const float p = exp2f(fmaf(s[4 * n + e], scale_log2, -reference));
+          const float p = exp2_approx(fmaf(s[4 * n + e], scale_log2, -reference));
           s[4 * n + e] = p;
           sum += p;
         }
