@@ -1,0 +1,141 @@
+// What one consumer warpgroup thread holds for its two Q rows: the online softmax state, the
+// masking, and the P -> A-operand packing for O += P V in the RS form. The wgmma m64nN
+// accumulator of a warp is a stack of m16n8 C fragments (row = 16*warp + lane/4 + 8*(i/2),
+// col = 8*j + 2*(lane%4) + i%2 for register 4*j + i), the layout of the mma.sync path's
+// Scores[1][N/8][4], so this is warp_rows.cuh's math with kRowAtoms = 1; the rescale of O is split
+// from the softmax so that it can wait for an O += P V still in flight (intra-warpgroup overlap).
+#pragma once
+
+#include "common/element.cuh"
+
+namespace swr {
+namespace attention {
+namespace sm90 {
+
+__device__ __forceinline__ float negative_infinity() {
+  return __int_as_float(0xff800000);
+}
+
+// 2^x on the MUFU unit without exp2f's range fix-ups (what --use_fast_math gives FA3):
+// ex2.approx.ftz maps -inf to +0, which the masking relies on.
+__device__ __forceinline__ float exp2_approx(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
+template <class T>
+struct ConsumerRows {
+  static constexpr int kBlockN = T::kBlockN;
+  static constexpr int kHeadDim = T::kHeadDim;
+  static constexpr int kScoreRegs = kBlockN / 2;  // S accumulator of m64nBlockN
+  static constexpr int kOutputRegs = kHeadDim / 2;
+  static constexpr int kPRegs = kBlockN / 4;  // P as 16-bit pairs, 4 per k16 step
+
+  int lane;
+  int first_row;     // of this thread's warp, within the Q tile
+  float row_max[2];  // running max of S * scale * log2(e), rows lane/4 and lane/4 + 8
+  float row_sum[2];  // this lane's partial sums, reduced over the quad at the end
+
+  __device__ __forceinline__ int group() const { return lane / 4; }
+  __device__ __forceinline__ int quad() const { return lane % 4; }
+
+  __device__ __forceinline__ void start(float* output) {
+#pragma unroll
+    for (int i = 0; i < kOutputRegs; ++i) output[i] = 0.f;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      row_max[h] = negative_infinity();
+      row_sum[h] = 0.f;
+    }
+  }
+
+  // -inf for keys at or past seq_kv and, for causal, keys after the row (top-left aligned).
+  __device__ __forceinline__ void mask(float* s, int q_row0, int kv_col0, int seq_kv) const {
+    const bool tail = kv_col0 + kBlockN > seq_kv;
+    const bool diagonal = T::kCausal && kv_col0 + kBlockN - 1 > q_row0 + first_row;
+    if (!tail && !diagonal) return;
+#pragma unroll
+    for (int n = 0; n < kBlockN / 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int row = q_row0 + first_row + group() + (e / 2) * 8;
+        const int col = kv_col0 + n * 8 + 2 * quad() + (e % 2);
+        if (col >= seq_kv || (T::kCausal && col > row)) s[4 * n + e] = negative_infinity();
+      }
+  }
+
+  // Online softmax: new running max; S becomes P = 2^(S*c - max); returns in `rescale` the
+  // factor the accumulated O must be multiplied by. Returns whether any row's max moved.
+  __device__ __forceinline__ bool softmax(float* s, float scale_log2, float (&rescale)[2]) {
+    bool max_moved = false;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      float tile_max = negative_infinity();
+#pragma unroll
+      for (int n = 0; n < kBlockN / 8; ++n)
+        tile_max = fmaxf(tile_max, fmaxf(s[4 * n + 2 * h], s[4 * n + 2 * h + 1]));
+      tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1));
+      tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 2));
+      const float new_max = fmaxf(row_max[h], tile_max * scale_log2);
+      max_moved |= new_max != row_max[h];
+      // A row with no visible key yet keeps max = -inf; subtract 0 then, not -inf (NaN).
+      const float reference = new_max == negative_infinity() ? 0.f : new_max;
+      rescale[h] = exp2_approx(row_max[h] - reference);
+      row_max[h] = new_max;
+      float sum = 0.f;
+#pragma unroll
+      for (int n = 0; n < kBlockN / 8; ++n)
+#pragma unroll
+        for (int e = 2 * h; e < 2 * h + 2; ++e) {
+          const float p = exp2_approx(fmaf(s[4 * n + e], scale_log2, -reference));
+          s[4 * n + e] = p;
+          sum += p;
+        }
+      row_sum[h] = row_sum[h] * rescale[h] + sum;
+    }
+    return __any_sync(0xffffffffu, max_moved);
+  }
+
+  __device__ __forceinline__ static void rescale_output(float* output, const float (&rescale)[2]) {
+#pragma unroll
+    for (int n = 0; n < kHeadDim / 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) output[4 * n + e] *= rescale[e / 2];
+  }
+
+  // Two n8 slices of P are one k16 A fragment (the mma.sync m16n8k16 A layout wgmma RS reads).
+  __device__ __forceinline__ static void pack_p(const float* s, unsigned* p) {
+#pragma unroll
+    for (int kk = 0; kk < kBlockN / 16; ++kk) {
+      p[4 * kk + 0] = pack_pair<T::kElement>(s[8 * kk + 0], s[8 * kk + 1]);
+      p[4 * kk + 1] = pack_pair<T::kElement>(s[8 * kk + 2], s[8 * kk + 3]);
+      p[4 * kk + 2] = pack_pair<T::kElement>(s[8 * kk + 4], s[8 * kk + 5]);
+      p[4 * kk + 3] = pack_pair<T::kElement>(s[8 * kk + 6], s[8 * kk + 7]);
+    }
+  }
+
+  // O / l as 16-bit pairs straight to global memory (rows past seq_q are not written).
+  __device__ __forceinline__ void store(const float* output, unsigned short* o, int q_row0,
+                                        int seq_q) const {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      float sum = row_sum[h];
+      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+      sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+      const float inverse = sum > 0.f ? 1.f / sum : 0.f;
+      const int row = q_row0 + first_row + group() + h * 8;
+      if (row < seq_q) {
+        unsigned* out_row = reinterpret_cast<unsigned*>(o + static_cast<long long>(row) * kHeadDim);
+#pragma unroll
+        for (int n = 0; n < kHeadDim / 8; ++n)
+          out_row[n * 4 + quad()] = pack_pair<T::kElement>(output[4 * n + 2 * h] * inverse,
+                                                           output[4 * n + 2 * h + 1] * inverse);
+      }
+    }
+  }
+};
+
+}  // namespace sm90
+}  // namespace attention
+}  // namespace swr

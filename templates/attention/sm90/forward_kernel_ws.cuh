@@ -1,0 +1,324 @@
+// Warp-specialized attention forward for sm_90a: warpgroup 0 is the producer (one thread issues
+// the TMA loads of Q, once per tile, and of K and V into two Stages-deep full/empty mbarrier
+// rings), warpgroups 1..ConsumerWgs each own 64 rows of the Q tile: S = Q K^T with wgmma SS,
+// online softmax in registers, O += P V with wgmma RS (P packed from the S accumulators).
+// The schedule is the mma.sync kernel's: tile_coord + for_each_tile pick the tiles, and both
+// roles walk K/V in kv_tile_at(step, kv_tiles, round) order (each role keeps its own count, so
+// they agree without talking); masking keys on the K/V block index, never on the step.
+//
+// Tensor maps (cuTensorMapEncodeTiled, 16-bit elements, SWIZZLE_128B, OOB fill zero), rank 3:
+//   q_map: dims {HeadDim, seq_q, batch*heads}, strides {HeadDim*2, seq_q*HeadDim*2} bytes,
+//          box {64, BlockM, 1}
+//   k_map, v_map: dims {HeadDim, seq_kv, batch*heads}, box {64, BlockN, 1}
+// so a box never reads another head's rows; rows past seq are zero-filled (and masked with -inf).
+#pragma once
+
+#include "attention/kv_order.cuh"
+#include "attention/sm90/consumer_rows.cuh"
+#include "attention/sm90/traits.cuh"
+#include "attention/tile_schedule.cuh"
+#include "common/sm90/mbarrier.cuh"
+#include "common/sm90/pipeline.cuh"
+#include "common/sm90/tma.cuh"
+#include "common/sm90/warpgroup.cuh"
+#include "common/sm90/wgmma.cuh"
+#include "common/sm90/wgmma_any_n.cuh"
+
+namespace swr {
+namespace attention {
+namespace sm90 {
+
+using swr::sm90::PipelineBarriers;
+using swr::sm90::PipelineState;
+using swr::sm90::TmaDescriptor;
+
+template <class T>
+struct SharedStorage {
+  PipelineBarriers<1> q;
+  PipelineBarriers<T::kStages> k;
+  PipelineBarriers<T::kStages> v;
+};
+
+// Arrivals on an "empty" barrier: lane 0 of every consumer warp, after its wgmma wait.
+template <class T>
+constexpr unsigned kConsumerArrivals = 4 * T::kConsumerWgs;
+
+template <class T>
+__device__ __forceinline__ int kv_tiles_of(int q_row0, int seq_q, int seq_kv) {
+  const int all_kv_tiles = (seq_kv + T::kBlockN - 1) / T::kBlockN;
+  if constexpr (T::kCausal) {
+    const int rows_end = min(q_row0 + T::kBlockM, seq_q);  // keys up to the last row are seen
+    return min(all_kv_tiles, (rows_end + T::kBlockN - 1) / T::kBlockN);
+  }
+  return all_kv_tiles;
+}
+
+template <class T>
+__device__ __forceinline__ void load_tile(unsigned char* dst, const TmaDescriptor* map,
+                                          unsigned long long* bar, int row, int batch_head,
+                                          int chunk_bytes, bool kv) {
+#pragma unroll
+  for (int c = 0; c < T::kChunks; ++c) {
+    if (kv && T::kHint == KvCacheHint::evict_last) {
+      swr::sm90::tma_load_3d_hint(dst + c * chunk_bytes, map, bar, c * 64, row, batch_head,
+                                  swr::sm90::kCacheEvictLast);
+    } else {
+      swr::sm90::tma_load_3d(dst + c * chunk_bytes, map, bar, c * 64, row, batch_head);
+    }
+  }
+}
+
+template <class T>
+__device__ __forceinline__ void produce(const TmaDescriptor* q_map, const TmaDescriptor* k_map,
+                                        const TmaDescriptor* v_map, unsigned char* tiles,
+                                        SharedStorage<T>& bars, int batch_heads, int seq_q,
+                                        int seq_kv, int* tile_counter, int wave_size) {
+  unsigned char* q_tile = tiles;
+  unsigned char* k_tiles = tiles + T::kQBytes;
+  unsigned char* v_tiles = k_tiles + T::kStages * T::kKvBytes;
+  PipelineState<1> q_state;
+  PipelineState<T::kStages> k_state, v_state;
+  const int q_tiles = (seq_q + T::kBlockM - 1) / T::kBlockM;
+  for_each_tile<T::kPersistence>(
+      q_tiles * batch_heads, tile_counter, wave_size, [&](int linear_tile, int round) {
+        const TileCoord coord =
+            tile_coord<T::kSwizzle, T::kHeadGroup, T::kCausal>(linear_tile, q_tiles, batch_heads);
+        const int q_row0 = coord.q_tile * T::kBlockM;
+        const int kv_tiles = kv_tiles_of<T>(q_row0, seq_q, seq_kv);
+        bars.q.producer_acquire(q_state);
+        swr::sm90::mbarrier_arrive_expect_tx(&bars.q.full[0], T::kQBytes);
+        load_tile<T>(q_tile, q_map, &bars.q.full[0], q_row0, coord.batch_head, T::kQChunkBytes,
+                     false);
+        q_state.advance();
+        for (int step = 0; step < kv_tiles; ++step) {
+          const int kv_row0 = kv_tile_at<T::kOrder>(step, kv_tiles, round) * T::kBlockN;
+          bars.k.producer_acquire(k_state);
+          swr::sm90::mbarrier_arrive_expect_tx(&bars.k.full[k_state.index], T::kKvBytes);
+          load_tile<T>(k_tiles + k_state.index * T::kKvBytes, k_map, &bars.k.full[k_state.index],
+                       kv_row0, coord.batch_head, T::kKvChunkBytes, true);
+          k_state.advance();
+          bars.v.producer_acquire(v_state);
+          swr::sm90::mbarrier_arrive_expect_tx(&bars.v.full[v_state.index], T::kKvBytes);
+          load_tile<T>(v_tiles + v_state.index * T::kKvBytes, v_map, &bars.v.full[v_state.index],
+                       kv_row0, coord.batch_head, T::kKvChunkBytes, true);
+          v_state.advance();
+        }
+      });
+}
+
+template <int Count>
+__device__ __forceinline__ void fence_floats(float* x) {
+#pragma unroll
+  for (int i = 0; i < Count; ++i) swr::sm90::fence_register(x[i]);
+}
+template <int Count>
+__device__ __forceinline__ void fence_words(unsigned* x) {
+#pragma unroll
+  for (int i = 0; i < Count; ++i) asm volatile("" : "+r"(x[i])::"memory");
+}
+
+template <class T>
+__device__ __forceinline__ void consume(unsigned char* tiles, SharedStorage<T>& bars,
+                                        unsigned short* o, int batch_heads, int seq_q, int seq_kv,
+                                        float scale_log2, int* tile_counter, int wave_size) {
+  using Rows = ConsumerRows<T>;
+  constexpr int kS = Rows::kScoreRegs;
+  constexpr int kO = Rows::kOutputRegs;
+  constexpr int kP = Rows::kPRegs;
+  unsigned char* q_tile = tiles;
+  unsigned char* k_tiles = tiles + T::kQBytes;
+  unsigned char* v_tiles = k_tiles + T::kStages * T::kKvBytes;
+
+  const int wg = swr::sm90::warpgroup_index() - 1;
+  const int thread = threadIdx.x % 128;
+  const bool warp_leader = thread % 32 == 0;
+  Rows rows;
+  rows.lane = thread % 32;
+  rows.first_row = wg * 64 + (thread / 32) * 16;
+  float s[kS];
+  float out[kO];
+  unsigned p[kP];
+
+  // Pingpong: a warpgroup issues its GEMMs only while it holds the token (its order barrier),
+  // and hands the token to the other one right after issuing them.
+  const int own_barrier =
+      wg == 0 ? swr::sm90::barrier_id::kOrderConsumer0 : swr::sm90::barrier_id::kOrderConsumer1;
+  const int other_barrier =
+      wg == 0 ? swr::sm90::barrier_id::kOrderConsumer1 : swr::sm90::barrier_id::kOrderConsumer0;
+  auto order_sync = [&]() {
+    if constexpr (T::kPingpong) swr::sm90::named_barrier_sync(own_barrier, 256);
+  };
+  auto order_arrive = [&]() {
+    if constexpr (T::kPingpong) swr::sm90::named_barrier_arrive(other_barrier, 256);
+  };
+  if constexpr (T::kPingpong) {
+    if (wg == 1) order_arrive();  // WG 0 goes first
+  }
+
+  // S = Q K^T for this warpgroup's 64 rows (A: Q rows wg*64.., K-major; B: K tile, K-major).
+  auto issue_s = [&](int slot) {
+    unsigned char* q_rows = q_tile + wg * 64 * 128;
+    unsigned char* k_tile = k_tiles + slot * T::kKvBytes;
+    fence_floats<kS>(s);
+    swr::sm90::wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < T::kHeadDim / 16; ++kk) {
+      const int chunk = kk / 4;
+      const unsigned long long da =
+          swr::sm90::make_desc_kmajor_sw128(q_rows + chunk * T::kQChunkBytes + (kk % 4) * 32);
+      const unsigned long long db =
+          swr::sm90::make_desc_kmajor_sw128(k_tile + chunk * T::kKvChunkBytes + (kk % 4) * 32);
+      swr::sm90::wgmma_ss_n<T::kBlockN, T::kElement, 0>(s, da, db, kk > 0 ? 1 : 0);
+    }
+    swr::sm90::wgmma_commit();
+    fence_floats<kS>(s);
+  };
+  // O += P V (A: P in registers; B: V tile [keys][HeadDim] is MN-major: 64-column chunks of
+  // BlockN rows, LBO = chunk stride, SBO = 8 rows = 1024 B, k16 step = 16 rows = 2048 B).
+  auto issue_pv = [&](int slot) {
+    unsigned char* v_tile = v_tiles + slot * T::kKvBytes;
+    fence_words<kP>(p);
+    fence_floats<kO>(out);
+    swr::sm90::wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < T::kBlockN / 16; ++kk) {
+      const unsigned long long db =
+          swr::sm90::make_desc_mnmajor_sw128(v_tile + kk * 2048, T::kKvChunkBytes);
+      swr::sm90::wgmma_rs_n<T::kHeadDim, T::kElement, 1>(out, p + 4 * kk, db, 1);
+    }
+    swr::sm90::wgmma_commit();
+    fence_floats<kO>(out);
+  };
+  auto release = [&](unsigned long long* empty) {
+    __syncwarp();
+    if (warp_leader) swr::sm90::mbarrier_arrive(empty);
+  };
+
+  PipelineState<1> q_state;
+  PipelineState<T::kStages> k_state, v_state;
+  const int q_tiles = (seq_q + T::kBlockM - 1) / T::kBlockM;
+  for_each_tile<T::kPersistence>(
+      q_tiles * batch_heads, tile_counter, wave_size, [&](int linear_tile, int round) {
+        const TileCoord coord =
+            tile_coord<T::kSwizzle, T::kHeadGroup, T::kCausal>(linear_tile, q_tiles, batch_heads);
+        const int q_row0 = coord.q_tile * T::kBlockM;
+        const int kv_tiles = kv_tiles_of<T>(q_row0, seq_q, seq_kv);
+        rows.start(out);
+        bars.q.consumer_wait(q_state);
+
+        if constexpr (!T::kIntraWgOverlap) {
+          for (int step = 0; step < kv_tiles; ++step) {
+            const int kv_col0 = kv_tile_at<T::kOrder>(step, kv_tiles, round) * T::kBlockN;
+            bars.k.consumer_wait(k_state);
+            order_sync();
+            issue_s(k_state.index);
+            order_arrive();
+            swr::sm90::wgmma_wait<0>();
+            fence_floats<kS>(s);
+            release(&bars.k.empty[k_state.index]);
+            k_state.advance();
+            if (step == kv_tiles - 1) release(&bars.q.empty[0]);
+            rows.mask(s, q_row0, kv_col0, seq_kv);
+            float rescale[2];
+            if (rows.softmax(s, scale_log2, rescale)) Rows::rescale_output(out, rescale);
+            Rows::pack_p(s, p);
+            bars.v.consumer_wait(v_state);
+            issue_pv(v_state.index);
+            swr::sm90::wgmma_wait<0>();
+            fence_floats<kO>(out);
+            release(&bars.v.empty[v_state.index]);
+            v_state.advance();
+          }
+        } else {
+          // Step 0: S(0) alone.
+          {
+            const int kv_col0 = kv_tile_at<T::kOrder>(0, kv_tiles, round) * T::kBlockN;
+            bars.k.consumer_wait(k_state);
+            order_sync();
+            issue_s(k_state.index);
+            order_arrive();
+            swr::sm90::wgmma_wait<0>();
+            fence_floats<kS>(s);
+            release(&bars.k.empty[k_state.index]);
+            k_state.advance();
+            if (kv_tiles == 1) release(&bars.q.empty[0]);
+            rows.mask(s, q_row0, kv_col0, seq_kv);
+            float rescale[2];
+            rows.softmax(s, scale_log2, rescale);  // O is still 0: nothing to rescale
+            Rows::pack_p(s, p);
+          }
+          // Step j: issue S(j) and PV(j-1); softmax(j) runs while PV(j-1) is in flight.
+          for (int step = 1; step < kv_tiles; ++step) {
+            const int kv_col0 = kv_tile_at<T::kOrder>(step, kv_tiles, round) * T::kBlockN;
+            bars.k.consumer_wait(k_state);
+            order_sync();
+            issue_s(k_state.index);
+            bars.v.consumer_wait(v_state);
+            issue_pv(v_state.index);
+            order_arrive();
+            swr::sm90::wgmma_wait<1>();
+            fence_floats<kS>(s);
+            release(&bars.k.empty[k_state.index]);
+            k_state.advance();
+            if (step == kv_tiles - 1) release(&bars.q.empty[0]);
+            rows.mask(s, q_row0, kv_col0, seq_kv);
+            float rescale[2];
+            const bool moved = rows.softmax(s, scale_log2, rescale);
+            swr::sm90::wgmma_wait<0>();
+            fence_floats<kO>(out);
+            fence_words<kP>(p);
+            release(&bars.v.empty[v_state.index]);
+            v_state.advance();
+            if (moved) Rows::rescale_output(out, rescale);
+            Rows::pack_p(s, p);
+          }
+          bars.v.consumer_wait(v_state);
+          issue_pv(v_state.index);
+          swr::sm90::wgmma_wait<0>();
+          fence_floats<kO>(out);
+          release(&bars.v.empty[v_state.index]);
+          v_state.advance();
+        }
+        q_state.advance();
+        rows.store(out, o + static_cast<long long>(coord.batch_head) * seq_q * T::kHeadDim, q_row0,
+                   seq_q);
+      });
+}
+
+// o: [batch, heads, seq_q, HeadDim] in the input dtype. scale_log2 = softmax_scale * log2(e).
+// wave_size: CTAs resident at once (grid persistence: what the sawtooth order flips on).
+// Launch: kThreads threads, kDynamicSharedBytes of dynamic shared memory (opt-in attribute).
+template <class T>
+__device__ __forceinline__ void forward(const TmaDescriptor* q_map, const TmaDescriptor* k_map,
+                                        const TmaDescriptor* v_map, void* o, int batch_heads,
+                                        int seq_q, int seq_kv, float scale_log2, int* tile_counter,
+                                        int wave_size) {
+  extern __shared__ __align__(1024) unsigned char shared_memory[];
+  unsigned char* tiles = reinterpret_cast<unsigned char*>(
+      (reinterpret_cast<unsigned long long>(shared_memory) + 1023) & ~1023ull);
+  SharedStorage<T>& bars = *reinterpret_cast<SharedStorage<T>*>(tiles + T::kTileBytes);
+  if (threadIdx.x == 0) {
+    bars.q.init(1, kConsumerArrivals<T>);
+    bars.k.init(1, kConsumerArrivals<T>);
+    bars.v.init(1, kConsumerArrivals<T>);
+    swr::sm90::mbarrier_init_fence();
+    swr::sm90::tma_prefetch_descriptor(q_map);
+    swr::sm90::tma_prefetch_descriptor(k_map);
+    swr::sm90::tma_prefetch_descriptor(v_map);
+  }
+  __syncthreads();
+  if (threadIdx.x < 128) {
+    swr::sm90::warpgroup_reg_dealloc<T::kProducerRegisters>();
+    if (threadIdx.x == 0)
+      produce<T>(q_map, k_map, v_map, tiles, bars, batch_heads, seq_q, seq_kv, tile_counter,
+                 wave_size);
+  } else {
+    swr::sm90::warpgroup_reg_alloc<T::kConsumerRegisters>();
+    consume<T>(tiles, bars, static_cast<unsigned short*>(o), batch_heads, seq_q, seq_kv, scale_log2,
+               tile_counter, wave_size);
+  }
+}
+
+}  // namespace sm90
+}  // namespace attention
+}  // namespace swr

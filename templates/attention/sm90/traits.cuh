@@ -1,0 +1,65 @@
+// Knobs of the warp-specialized sm_90a attention forward kernel (TMA + mbarrier ring + wgmma).
+// One producer warpgroup (warpgroup 0: a single thread issues every TMA load) and ConsumerWgs
+// consumer warpgroups of 64 Q rows each, so BlockM = 64 * ConsumerWgs.
+#pragma once
+
+#include "attention/schedule_knobs.cuh"
+#include "common/element.cuh"
+
+namespace swr {
+namespace attention {
+namespace sm90 {
+
+using swr::Element;
+
+enum class KvCacheHint { none, evict_last };
+
+template <int HeadDim, int ConsumerWgs, int BlockN, int Stages, Element Elem, bool Causal,
+          bool IntraWgOverlap, bool Pingpong, KvOrder Order, Persistence Persist,
+          TileSwizzle Swizzle, int HeadGroup, KvCacheHint Hint>
+struct Traits {
+  static constexpr int kHeadDim = HeadDim;
+  static constexpr int kConsumerWgs = ConsumerWgs;
+  static constexpr int kBlockM = 64 * ConsumerWgs;
+  static constexpr int kBlockN = BlockN;
+  static constexpr int kStages = Stages;
+  static constexpr Element kElement = Elem;
+  static constexpr bool kCausal = Causal;
+  static constexpr bool kIntraWgOverlap = IntraWgOverlap;
+  static constexpr bool kPingpong = Pingpong;
+  static constexpr KvOrder kOrder = Order;
+  static constexpr Persistence kPersistence = Persist;
+  static constexpr TileSwizzle kSwizzle = Swizzle;
+  static constexpr int kHeadGroup = HeadGroup;
+  static constexpr KvCacheHint kHint = Hint;
+
+  static constexpr int kThreads = 128 * (1 + ConsumerWgs);
+  // setmaxnreg split (FA3 flash_fwd_kernel_sm90.h): 24/240 with 2 consumer WGs, 32/160 with 3.
+  static constexpr int kProducerRegisters = ConsumerWgs == 2 ? 24 : 32;
+  static constexpr int kConsumerRegisters = ConsumerWgs == 2 ? 240 : 160;
+
+  // Shared memory: every tile is HeadDim/64 column chunks of [rows][64] 16-bit elements, 128-byte
+  // swizzled (the layout a TMA box {64, rows} with SWIZZLE_128B writes), chunks back to back.
+  static constexpr int kChunks = HeadDim / 64;
+  static constexpr int kQBytes = kBlockM * HeadDim * 2;
+  static constexpr int kKvBytes = BlockN * HeadDim * 2;  // one K or one V tile
+  static constexpr int kQChunkBytes = kBlockM * 128;
+  static constexpr int kKvChunkBytes = BlockN * 128;
+  static constexpr int kTileBytes = kQBytes + 2 * Stages * kKvBytes;
+  // + 1024 to align the tiles to the 1024-byte swizzle atom + the mbarriers.
+  static constexpr int kDynamicSharedBytes = kTileBytes + 1024 + 256;
+
+  static_assert(HeadDim == 64 || HeadDim == 128, "head dims 64 and 128");
+  static_assert(ConsumerWgs == 2 || ConsumerWgs == 3, "BlockM 128 (2 WGs) or 192 (3 WGs)");
+  static_assert(BlockN % 16 == 0 && BlockN >= 16 && BlockN <= 256, "wgmma N and TMA box");
+  static_assert(Stages >= 1 && Stages <= 4, "K/V ring depth");
+  static_assert(kDynamicSharedBytes <= 232448, "sm_90 opt-in shared memory per block");
+  static_assert(Persist != Persistence::dynamic,
+                "dynamic persistence needs a producer-side claim (not implemented on sm90)");
+  static_assert(!Pingpong || ConsumerWgs == 2, "pingpong orders exactly two consumer WGs");
+  static_assert(HeadGroup >= 1, "head groups hold at least one head");
+};
+
+}  // namespace sm90
+}  // namespace attention
+}  // namespace swr
