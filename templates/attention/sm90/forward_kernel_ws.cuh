@@ -13,10 +13,9 @@
 // so a box never reads another head's rows; rows past seq are zero-filled (and masked with -inf).
 #pragma once
 
-#include "attention/kv_order.cuh"
+#include "attention/attention_schedule.cuh"
 #include "attention/sm90/consumer_rows.cuh"
 #include "attention/sm90/traits.cuh"
-#include "attention/tile_schedule.cuh"
 #include "common/sm90/mbarrier.cuh"
 #include "common/sm90/pipeline.cuh"
 #include "common/sm90/tma.cuh"
@@ -42,16 +41,6 @@ struct SharedStorage {
 // Arrivals on an "empty" barrier: lane 0 of every consumer warp, after its wgmma wait.
 template <class T>
 constexpr unsigned kConsumerArrivals = 4 * T::kConsumerWgs;
-
-template <class T>
-__device__ __forceinline__ int kv_tiles_of(int q_row0, int seq_q, int seq_kv) {
-  const int all_kv_tiles = (seq_kv + T::kBlockN - 1) / T::kBlockN;
-  if constexpr (T::kCausal) {
-    const int rows_end = min(q_row0 + T::kBlockM, seq_q);  // keys up to the last row are seen
-    return min(all_kv_tiles, (rows_end + T::kBlockN - 1) / T::kBlockN);
-  }
-  return all_kv_tiles;
-}
 
 template <class T>
 __device__ __forceinline__ void load_tile(unsigned char* dst, const TmaDescriptor* map,
@@ -82,16 +71,17 @@ __device__ __forceinline__ void produce(const TmaDescriptor* q_map, const TmaDes
   for_each_tile<T::kPersistence>(
       q_tiles * batch_heads, tile_counter, wave_size, [&](int linear_tile, int round) {
         const TileCoord coord =
-            tile_coord<T::kSwizzle, T::kHeadGroup, T::kCausal>(linear_tile, q_tiles, batch_heads);
+            tile_coord(T::kSwizzle, T::kHeadGroup, T::kCausal, linear_tile, q_tiles, batch_heads);
         const int q_row0 = coord.q_tile * T::kBlockM;
-        const int kv_tiles = kv_tiles_of<T>(q_row0, seq_q, seq_kv);
+        const int kv_tiles =
+            kv_tiles_of_q_tile(T::kCausal, coord.q_tile, T::kBlockM, T::kBlockN, seq_q, seq_kv);
         bars.q.producer_acquire(q_state);
         swr::sm90::mbarrier_arrive_expect_tx(&bars.q.full[0], T::kQBytes);
         load_tile<T>(q_tile, q_map, &bars.q.full[0], q_row0, coord.batch_head, T::kQChunkBytes,
                      false);
         q_state.advance();
         for (int step = 0; step < kv_tiles; ++step) {
-          const int kv_row0 = kv_tile_at<T::kOrder>(step, kv_tiles, round) * T::kBlockN;
+          const int kv_row0 = kv_tile_at(T::kOrder, step, kv_tiles, round) * T::kBlockN;
           bars.k.producer_acquire(k_state);
           swr::sm90::mbarrier_arrive_expect_tx(&bars.k.full[k_state.index], T::kKvBytes);
           load_tile<T>(k_tiles + k_state.index * T::kKvBytes, k_map, &bars.k.full[k_state.index],
@@ -200,15 +190,16 @@ __device__ __forceinline__ void consume(unsigned char* tiles, SharedStorage<T>& 
   for_each_tile<T::kPersistence>(
       q_tiles * batch_heads, tile_counter, wave_size, [&](int linear_tile, int round) {
         const TileCoord coord =
-            tile_coord<T::kSwizzle, T::kHeadGroup, T::kCausal>(linear_tile, q_tiles, batch_heads);
+            tile_coord(T::kSwizzle, T::kHeadGroup, T::kCausal, linear_tile, q_tiles, batch_heads);
         const int q_row0 = coord.q_tile * T::kBlockM;
-        const int kv_tiles = kv_tiles_of<T>(q_row0, seq_q, seq_kv);
+        const int kv_tiles =
+            kv_tiles_of_q_tile(T::kCausal, coord.q_tile, T::kBlockM, T::kBlockN, seq_q, seq_kv);
         rows.start(out);
         bars.q.consumer_wait(q_state);
 
         if constexpr (!T::kIntraWgOverlap) {
           for (int step = 0; step < kv_tiles; ++step) {
-            const int kv_col0 = kv_tile_at<T::kOrder>(step, kv_tiles, round) * T::kBlockN;
+            const int kv_col0 = kv_tile_at(T::kOrder, step, kv_tiles, round) * T::kBlockN;
             bars.k.consumer_wait(k_state);
             order_sync();
             issue_s(k_state.index);
@@ -232,7 +223,7 @@ __device__ __forceinline__ void consume(unsigned char* tiles, SharedStorage<T>& 
         } else {
           // Step 0: S(0) alone.
           {
-            const int kv_col0 = kv_tile_at<T::kOrder>(0, kv_tiles, round) * T::kBlockN;
+            const int kv_col0 = kv_tile_at(T::kOrder, 0, kv_tiles, round) * T::kBlockN;
             bars.k.consumer_wait(k_state);
             order_sync();
             issue_s(k_state.index);
@@ -249,7 +240,7 @@ __device__ __forceinline__ void consume(unsigned char* tiles, SharedStorage<T>& 
           }
           // Step j: issue S(j) and PV(j-1); softmax(j) runs while PV(j-1) is in flight.
           for (int step = 1; step < kv_tiles; ++step) {
-            const int kv_col0 = kv_tile_at<T::kOrder>(step, kv_tiles, round) * T::kBlockN;
+            const int kv_col0 = kv_tile_at(T::kOrder, step, kv_tiles, round) * T::kBlockN;
             bars.k.consumer_wait(k_state);
             order_sync();
             issue_s(k_state.index);

@@ -3,7 +3,7 @@
 // consumer warpgroups of 64 Q rows each, so BlockM = 64 * ConsumerWgs.
 #pragma once
 
-#include "attention/schedule_knobs.cuh"
+#include "attention/attention_schedule.cuh"
 #include "common/element.cuh"
 
 namespace swr {
