@@ -5,7 +5,6 @@
 //   build/bench/swr_lookup_benchmark
 // Each benchmark also reports median_us, the median of single lookups (warm: of batches of 1000).
 #include <benchmark/benchmark.h>
-#include <stdlib.h>
 
 #include <algorithm>
 #include <chrono>
@@ -15,6 +14,7 @@
 #include <vector>
 
 #include "db/results_database.hpp"
+#include "support/temporary_directory.hpp"
 #include "swr/tuned_catalog.hpp"
 
 namespace {
@@ -53,9 +53,6 @@ swr::AttentionProblem numbered_shape(int index) {
 class LookupDatabase {
  public:
   LookupDatabase() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "swr-lookup-XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    directory_ = pattern;
     swr::db::GpuRecord gpu{"h200", "sm_90a", 132, 60LL << 20, "NVIDIA H200", "580.65", "13.0"};
     std::vector<swr::db::PortableMeasurement> measurements;
     for (int shape = 0; shape < kShapes; ++shape) {
@@ -88,14 +85,10 @@ class LookupDatabase {
       throw std::logic_error("the benchmark database should hold 10,000 measurements");
     }
   }
-  ~LookupDatabase() {
-    std::error_code ignored;
-    std::filesystem::remove_all(directory_, ignored);
-  }
-  std::filesystem::path path() const { return directory_ / "results.db"; }
+  std::filesystem::path path() const { return directory_.path() / "results.db"; }
 
  private:
-  std::filesystem::path directory_;
+  swr::TemporaryDirectory directory_{"swr-lookup-"};
 };
 
 const LookupDatabase& lookup_database() {

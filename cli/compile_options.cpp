@@ -1,9 +1,10 @@
 #include "cli/compile_options.hpp"
 
-#include <thread>
+#include <algorithm>
 
 #include "cli/problem_options.hpp"
 #include "generator/cubin_cache.hpp"
+#include "support/parallel_for.hpp"
 #include "swr/usage_error.hpp"
 
 namespace swr::cli {
@@ -48,7 +49,7 @@ void add_compile_options(CLI::App& command, CompileOptions& options, CompileComm
 CompileSettings parse_compile_options(const CompileOptions& options) {
   CompileSettings settings;
   if (options.jobs.empty()) {
-    settings.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    settings.jobs = static_cast<int>(hardware_threads());
   } else {
     settings.jobs = parse_positive(options.jobs, "--jobs");
   }

@@ -3,7 +3,6 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -33,16 +32,9 @@ int report_error(const std::string& message, int exit_code) {
   return exit_code;
 }
 
-// CLI11 says "The following arguments were not expected: x --bogus" (listed last first); say it
-// in our form, in command-line order.
-std::string unexpected_arguments_message(const CLI::ExtrasError& error) {
-  const std::string what = error.what();
-  const std::string marker = "expected: ";
-  const auto at = what.find(marker);
-  if (at == std::string::npos) return what;
-  std::vector<std::string> arguments;
-  std::istringstream words(what.substr(at + marker.size()));
-  for (std::string word; words >> word;) arguments.insert(arguments.begin(), word);
+// Arguments no option or subcommand took, in command-line order: CLI11 keeps them (allow_extras)
+// in the app and the subcommand that met them, and remaining(true) lists the app's first.
+std::string unexpected_arguments_message(const std::vector<std::string>& arguments) {
   std::string joined;
   for (const std::string& argument : arguments) joined += (joined.empty() ? "" : " ") + argument;
   return "unknown option or argument '" + joined +
@@ -108,14 +100,17 @@ int main(int argc, char** argv) {
   ReportOptions report;
   CLI::App* report_command = add_report_command(app, report);
 
+  app.allow_extras();
+  for (CLI::App* subcommand : app.get_subcommands({})) subcommand->allow_extras();
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ExtrasError& error) {
-    return report_error(unexpected_arguments_message(error), 2);
   } catch (const CLI::ParseError& error) {
     // --help and --version arrive as "errors" with exit code 0; CLI11 prints them.
     if (error.get_exit_code() == 0) return app.exit(error);
     return report_error(error.what(), 2);
+  }
+  if (const std::vector<std::string> extras = app.remaining(true); !extras.empty()) {
+    return report_error(unexpected_arguments_message(extras), 2);
   }
 
   try {

@@ -1,7 +1,5 @@
 #include "cli/report_command.hpp"
 
-#include <stdlib.h>
-
 #include <iostream>
 #include <optional>
 
@@ -14,6 +12,7 @@
 #include "report/gpu_results.hpp"
 #include "report/report_builder.hpp"
 #include "report/show_json_import.hpp"
+#include "support/temporary_directory.hpp"
 #include "swr/usage_error.hpp"
 
 namespace swr::cli {
@@ -26,12 +25,7 @@ class ImportedDatabase {
   ImportedDatabase(const std::vector<std::string>& files,
                    const std::optional<std::filesystem::path>& base) {
     if (base) db::ResultsDatabase(*base, db::OpenMode::read_only);  // refuses a foreign file
-    std::string pattern = (std::filesystem::temp_directory_path() / "swr-report-XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) {
-      throw std::runtime_error("cannot make a temporary directory for --from-json");
-    }
-    directory_ = pattern;
-    const std::filesystem::path copy = directory_ / "imported.db";
+    const std::filesystem::path copy = directory_.path() / "imported.db";
     if (base) {
       SQLite::Database(base->string(), SQLite::OPEN_READONLY)
           .backup(copy.c_str(), SQLite::Database::Save);
@@ -40,20 +34,13 @@ class ImportedDatabase {
     const std::vector<std::filesystem::path> paths(files.begin(), files.end());
     count_ = report::import_show_json(*database_, paths);
   }
-  ~ImportedDatabase() {
-    database_.reset();
-    std::error_code ignored;
-    std::filesystem::remove_all(directory_, ignored);
-  }
-  ImportedDatabase(const ImportedDatabase&) = delete;
-  ImportedDatabase& operator=(const ImportedDatabase&) = delete;
 
   const db::ResultsDatabase& database() const { return *database_; }
   const report::ImportCount& count() const { return count_; }
 
  private:
-  std::filesystem::path directory_;
-  std::optional<db::ResultsDatabase> database_;
+  TemporaryDirectory directory_{"swr-report-"};
+  std::optional<db::ResultsDatabase> database_;  // closed before directory_ is removed
   report::ImportCount count_;
 };
 

@@ -10,9 +10,8 @@
 #include "cli/json_forms.hpp"
 #include "swr/gemm_config.hpp"
 #include "tuner/text_format.hpp"
-#include "tuner/tuning/gemm_table.hpp"
-#include "tuner/tuning/gemm_variant_record.hpp"
 #include "tuner/tuning/result_table.hpp"
+#include "tuner/tuning/variant_record.hpp"
 
 namespace swr::cli {
 namespace {

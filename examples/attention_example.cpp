@@ -19,20 +19,16 @@
 
 #include "example_main.hpp"
 #include "lookup_report.hpp"
-#include "sixteen_bit_elements.hpp"
 #include "swr/attention.hpp"
 #include "swr/device_buffer.hpp"
+#include "swr/sixteen_bit.hpp"
 #include "swr/tuned_catalog.hpp"
 #include "swr/usage_error.hpp"
 
 namespace {
 
-using swr_example::from_bfloat16;
-using swr_example::from_half;
 using swr_example::nvrtc_loaded;
 using swr_example::print_choice;
-using swr_example::to_bfloat16;
-using swr_example::to_half;
 
 struct Arguments {
   std::string catalog;
@@ -137,9 +133,8 @@ int run(const Arguments& arguments) {
               plan.device.c_str(), plan.cubin_origin.c_str(), plan.arch.c_str(), plan.grid,
               plan.block_threads, plan.dynamic_shared_bytes);
 
-  const bool half = p.dtype == swr::DataType::f16;
-  auto encode = [&](float x) { return half ? to_half(x) : to_bfloat16(x); };
-  auto decode = [&](std::uint16_t x) { return half ? from_half(x) : from_bfloat16(x); };
+  auto encode = [&](float x) { return swr::float_to_element(p.dtype, x); };
+  auto decode = [&](std::uint16_t x) { return swr::element_to_float(p.dtype, x); };
   const std::int64_t heads = static_cast<std::int64_t>(p.batch) * p.heads;
   const std::size_t q_count = static_cast<std::size_t>(heads) * p.seq_q * p.head_dim;
   const std::size_t kv_count = static_cast<std::size_t>(heads) * p.seq_kv * p.head_dim;
@@ -178,7 +173,7 @@ int run(const Arguments& arguments) {
     }
   }
   const double relative = std::sqrt(error / norm);
-  const double tolerance = half ? 2e-3 : 1e-2;
+  const double tolerance = p.dtype == swr::DataType::f16 ? 2e-3 : 1e-2;
   const bool pass = non_finite == 0 && relative < tolerance;
   std::printf("check: %lld rows, relative error %.2e (bound %.0e), %lld non-finite: %s\n",
               static_cast<long long>(checked), relative, tolerance,

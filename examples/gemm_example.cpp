@@ -19,9 +19,9 @@
 
 #include "example_main.hpp"
 #include "lookup_report.hpp"
-#include "sixteen_bit_elements.hpp"
 #include "swr/device_buffer.hpp"
 #include "swr/gemm.hpp"
+#include "swr/sixteen_bit.hpp"
 #include "swr/tuned_catalog.hpp"
 #include "swr/usage_error.hpp"
 
@@ -105,13 +105,8 @@ int run(const Arguments& arguments) {
       plan.device.c_str(), plan.cubin_origin.c_str(), plan.arch.c_str(), plan.grid,
       plan.block_threads, plan.dynamic_shared_bytes, plan.swizzle_axis, plan.swizzle_group);
 
-  const bool half = p.dtype == swr::DataType::f16;
-  auto encode = [&](float x) {
-    return half ? swr_example::to_half(x) : swr_example::to_bfloat16(x);
-  };
-  auto decode = [&](std::uint16_t x) {
-    return half ? swr_example::from_half(x) : swr_example::from_bfloat16(x);
-  };
+  auto encode = [&](float x) { return swr::float_to_element(p.dtype, x); };
+  auto decode = [&](std::uint16_t x) { return swr::element_to_float(p.dtype, x); };
   const std::size_t a_count = static_cast<std::size_t>(p.m) * p.k;
   const std::size_t b_count = static_cast<std::size_t>(p.k) * p.n;
   const std::size_t c_count = static_cast<std::size_t>(p.m) * p.n;
@@ -150,7 +145,7 @@ int run(const Arguments& arguments) {
     norm += expected * expected;
   }
   const double relative = std::sqrt(error / norm);
-  const double tolerance = half ? 2e-3 : 1e-2;
+  const double tolerance = p.dtype == swr::DataType::f16 ? 2e-3 : 1e-2;
   const bool pass = non_finite == 0 && relative < tolerance;
   std::printf("check: %zu elements, relative error %.2e (bound %.0e), %zu non-finite: %s\n",
               checked, relative, tolerance, non_finite, pass ? "PASS" : "FAIL");

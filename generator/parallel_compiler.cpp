@@ -8,6 +8,8 @@
 #include <mutex>
 #include <thread>
 
+#include "support/parallel_for.hpp"
+
 namespace swr {
 namespace {
 
@@ -36,48 +38,38 @@ void compile_in_parallel(const NvrtcCompiler& compiler, const CubinCache* cache,
                          const std::vector<CompileJob>& jobs, int threads,
                          const std::function<void(const CompileResult&)>& on_result) {
   if (jobs.empty()) return;
-  std::size_t workers = threads > 0 ? static_cast<std::size_t>(threads)
-                                    : std::max(1u, std::thread::hardware_concurrency());
-  workers = std::min(workers, jobs.size());
-
   std::mutex mutex;
   std::condition_variable ready;
   std::deque<CompileResult> finished;  // guarded by mutex
-  std::size_t running = workers;       // guarded by mutex
-  std::exception_ptr worker_error;     // guarded by mutex: the first one wins
-  std::atomic<std::size_t> next_job{0};
+  bool compiling = true;               // guarded by mutex
+  std::exception_ptr worker_error;     // guarded by mutex
   std::atomic<bool> stop{false};
 
-  auto work = [&] {
-    while (!stop.load()) {
-      const std::size_t index = next_job.fetch_add(1);
-      if (index >= jobs.size()) break;
-      try {
+  // The fan-out runs beside this thread, which hands the results to on_result as they complete.
+  std::thread compiling_thread([&] {
+    try {
+      parallel_for(jobs.size(), threads, [&](std::size_t index) {
+        if (stop) return;
         CompileResult result = compile_one(compiler, cache, jobs[index]);
         std::lock_guard lock(mutex);
         finished.push_back(std::move(result));
-      } catch (...) {
-        std::lock_guard lock(mutex);
-        if (!worker_error) worker_error = std::current_exception();
-        stop = true;
-      }
-      ready.notify_one();
+        ready.notify_one();
+      });
+    } catch (...) {
+      std::lock_guard lock(mutex);
+      worker_error = std::current_exception();
     }
     std::lock_guard lock(mutex);
-    --running;
+    compiling = false;
     ready.notify_one();
-  };
+  });
 
-  std::vector<std::thread> pool;
-  pool.reserve(workers);
-  for (std::size_t i = 0; i < workers; ++i) pool.emplace_back(work);
-
-  // Results reach on_result on this thread as they complete. If on_result throws, the workers
-  // stop taking jobs; the error is rethrown once they have all finished.
+  // If on_result throws, the workers stop taking jobs; the error is rethrown once they have all
+  // finished.
   std::exception_ptr callback_error;
   while (true) {
     std::unique_lock lock(mutex);
-    ready.wait(lock, [&] { return !finished.empty() || running == 0; });
+    ready.wait(lock, [&] { return !finished.empty() || !compiling; });
     if (finished.empty()) break;
     CompileResult result = std::move(finished.front());
     finished.pop_front();
@@ -90,7 +82,7 @@ void compile_in_parallel(const NvrtcCompiler& compiler, const CubinCache* cache,
       stop = true;
     }
   }
-  for (std::thread& thread : pool) thread.join();
+  compiling_thread.join();
   if (callback_error) std::rethrow_exception(callback_error);
   if (worker_error) std::rethrow_exception(worker_error);
 }

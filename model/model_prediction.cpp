@@ -1,15 +1,14 @@
 #include "model/model_prediction.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
-#include <thread>
 #include <tuple>
 
 #include "generator/resource_model.hpp"
 #include "model/model_profile.hpp"
+#include "support/parallel_for.hpp"
 #include "swr/usage_error.hpp"
 
 namespace swr::model {
@@ -142,26 +141,15 @@ std::vector<ModelPrediction> predict_space(const AttentionProblem& problem, cons
 
   std::vector<SimulationResult> results(job_config.size());
   std::vector<std::string> failures(job_config.size());
-  std::atomic<std::size_t> next_job{0};
-  const auto work = [&] {
-    for (std::size_t job = next_job++; job < job_config.size(); job = next_job++) {
-      try {
-        SimulationOptions job_options = options;
-        job_options.wave_size = job_wave_size[job];
-        results[job] = simulate_l2(problem, configs[job_config[job]], gpu, job_options);
-      } catch (const std::exception& error) {  // budget refusals, out of memory
-        failures[job] = error.what();
-      }
+  parallel_for(job_config.size(), threads, [&](std::size_t job) {
+    try {
+      SimulationOptions job_options = options;
+      job_options.wave_size = job_wave_size[job];
+      results[job] = simulate_l2(problem, configs[job_config[job]], gpu, job_options);
+    } catch (const std::exception& error) {  // budget refusals, out of memory
+      failures[job] = error.what();
     }
-  };
-  const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
-  const std::size_t worker_count =
-      std::min<std::size_t>(threads > 0 ? static_cast<std::size_t>(threads) : hardware,
-                            std::max<std::size_t>(1, job_config.size()));
-  std::vector<std::thread> workers;
-  for (std::size_t w = 1; w < worker_count; ++w) workers.emplace_back(work);
-  work();
-  for (std::thread& worker : workers) worker.join();
+  });
 
   for (std::size_t i = 0; i < configs.size(); ++i) {
     const int job = job_of[i];

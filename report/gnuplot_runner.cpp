@@ -1,17 +1,12 @@
 #include "report/gnuplot_runner.hpp"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
-#include <vector>
 
-extern char** environ;
+#include "support/child_process.hpp"
 
 namespace swr::report {
 namespace {
@@ -53,25 +48,17 @@ RenderResult run_gnuplot(const std::filesystem::path& gnuplot,
       std::filesystem::exists(log) ? std::filesystem::file_size(log, ignored) : 0;
   std::filesystem::remove(directory / png, ignored);  // a stale image must not pass for a new one
 
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(),
-                                   O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  posix_spawn_file_actions_addchdir_np(&actions, directory.c_str());
-  std::string program = gnuplot.string(), argument = script;
-  std::vector<char*> argv = {program.data(), argument.data(), nullptr};
-  pid_t child = 0;
-  const int spawn_error =
-      posix_spawn(&child, program.c_str(), &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (spawn_error != 0) return {false, "cannot start " + program};
-  int status = 0;
-  while (waitpid(child, &status, 0) < 0) {
-    if (errno != EINTR) return {false, "waitpid failed for " + program};
+  ChildExit exit;
+  try {
+    ProgramFiles files;
+    files.stdout_file = log;
+    files.append = true;
+    files.working_directory = directory;
+    exit = run_program({gnuplot.string(), script}, files);
+  } catch (const std::runtime_error&) {
+    return {false, "cannot start " + gnuplot.string()};
   }
-  const bool exited_ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  const bool exited_ok = !exit.signaled && exit.code == 0;
   const std::filesystem::path image = directory / png;
   if (exited_ok && std::filesystem::exists(image, ignored) &&
       std::filesystem::file_size(image, ignored) > 0) {

@@ -1,11 +1,11 @@
 #include "runtime/import_sources.hpp"
 
 #include <SQLiteCpp/Database.h>
-#include <unistd.h>
 
 #include "db/results_database.hpp"
 #include "db/schema_migrations.hpp"
 #include "runtime/export_directory.hpp"
+#include "support/temporary_directory.hpp"
 #include "swr/usage_error.hpp"
 
 namespace swr {
@@ -26,28 +26,13 @@ std::vector<db::PortableMeasurement> database_measurements(const std::filesystem
     const db::ResultsDatabase database(path, db::OpenMode::read_only);
     return database.portable_measurements(skipped);
   }
-  const std::filesystem::path copy =
-      std::filesystem::temp_directory_path() / ("swr-import-" + std::to_string(::getpid()) + ".db");
-  std::filesystem::remove(copy);
-  try {
-    SQLite::Database source(path, SQLite::OPEN_READONLY);
-    source.backup(copy.string().c_str(), SQLite::Database::Save);  // includes what is in the WAL
-    std::vector<db::PortableMeasurement> measurements;
-    {
-      const db::ResultsDatabase migrated(copy);  // read_write: migrates the copy
-      measurements = migrated.portable_measurements(skipped);
-    }
-    for (const char* suffix : {"", "-wal", "-shm"}) {
-      std::filesystem::remove(copy.string() + suffix);
-    }
-    return measurements;
-  } catch (...) {
-    for (const char* suffix : {"", "-wal", "-shm"}) {
-      std::error_code ignored;
-      std::filesystem::remove(copy.string() + suffix, ignored);
-    }
-    throw;
-  }
+  // In a directory of its own, removed with the copy's -wal and -shm files whatever happens.
+  const TemporaryDirectory directory("swr-import-");
+  const std::filesystem::path copy = directory.path() / "migrated.db";
+  SQLite::Database source(path, SQLite::OPEN_READONLY);
+  source.backup(copy.string().c_str(), SQLite::Database::Save);  // includes what is in the WAL
+  const db::ResultsDatabase migrated(copy);                      // read_write: migrates the copy
+  return migrated.portable_measurements(skipped);
 }
 
 }  // namespace

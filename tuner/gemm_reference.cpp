@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <thread>
 
-#include "tuner/sixteen_bit_float.hpp"
+#include "support/parallel_for.hpp"
+#include "swr/sixteen_bit.hpp"
 
 namespace swr {
 namespace {
@@ -38,21 +38,14 @@ std::vector<double> reference_gemm(const GemmProblem& problem, const std::vector
   for (std::size_t i = 0; i < b_values.size(); ++i)
     b_values[i] = element_to_float(problem.dtype, b[i]);
   std::vector<double> c(m * n, 0.0);
-  const int workers = std::max(1, std::min<int>(problem.m, std::thread::hardware_concurrency()));
-  std::vector<std::thread> threads;
-  for (int w = 0; w < workers; ++w) {
-    threads.emplace_back([&, w] {
-      for (std::size_t row = w; row < m; row += workers) {
-        double* c_row = &c[row * n];
-        for (std::size_t kk = 0; kk < k; ++kk) {
-          const double a_value = element_to_float(problem.dtype, a[row * k + kk]);
-          const double* b_row = &b_values[kk * n];
-          for (std::size_t col = 0; col < n; ++col) c_row[col] += a_value * b_row[col];
-        }
-      }
-    });
-  }
-  for (auto& thread : threads) thread.join();
+  parallel_for(m, 0, [&](std::size_t row) {
+    double* c_row = &c[row * n];
+    for (std::size_t kk = 0; kk < k; ++kk) {
+      const double a_value = element_to_float(problem.dtype, a[row * k + kk]);
+      const double* b_row = &b_values[kk * n];
+      for (std::size_t col = 0; col < n; ++col) c_row[col] += a_value * b_row[col];
+    }
+  });
   return c;
 }
 

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <thread>
 
-#include "tuner/sixteen_bit_float.hpp"
+#include "support/parallel_for.hpp"
+#include "swr/sixteen_bit.hpp"
 
 namespace swr {
 namespace {
@@ -59,16 +59,10 @@ std::vector<double> reference_attention(const AttentionProblem& problem,
   const int heads = problem.batch * problem.heads;
   std::vector<double> out(q_head * heads);
 
-  const int workers = std::max(1, std::min<int>(heads, std::thread::hardware_concurrency()));
-  std::vector<std::thread> threads;
-  for (int w = 0; w < workers; ++w) {
-    threads.emplace_back([&, w] {
-      for (int h = w; h < heads; h += workers)
-        attention_of_one_head(problem, qd.data() + h * q_head, kd.data() + h * kv_head,
-                              vd.data() + h * kv_head, out.data() + h * q_head);
-    });
-  }
-  for (auto& t : threads) t.join();
+  parallel_for(heads, 0, [&](std::size_t h) {
+    attention_of_one_head(problem, qd.data() + h * q_head, kd.data() + h * kv_head,
+                          vd.data() + h * kv_head, out.data() + h * q_head);
+  });
   return out;
 }
 

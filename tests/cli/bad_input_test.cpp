@@ -4,6 +4,7 @@
 
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "run_swr_tune.hpp"
@@ -87,6 +88,22 @@ TEST(BadInput, EveryCommandRejectsEveryBadValueWithoutWriting) {
       EXPECT_FALSE(std::filesystem::exists(cache));
       EXPECT_FALSE(std::filesystem::exists(out));
     }
+  }
+}
+
+// Arguments nothing takes are named together, in command-line order, whether they stand before
+// the subcommand, after it, or both.
+TEST(BadInput, UnknownArgumentsAreNamedInCommandLineOrder) {
+  const std::string allowed = "': allowed the options `swr-tune [SUBCOMMAND] --help` lists\n";
+  for (const auto& [arguments, named] :
+       std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"show", "--bogus", "x", "--other"}, "--bogus x --other"},
+           {{"--zzz", "gpus", "--yy"}, "--zzz --yy"},
+           {{"bogus"}, "bogus"}}) {
+    const ProcessResult result = run_swr_tune(arguments);
+    EXPECT_EQ(result.exit_code, 2) << named;
+    EXPECT_EQ(result.err, "swr-tune: error: unknown option or argument '" + named + allowed);
+    EXPECT_EQ(result.out, "");
   }
 }
 

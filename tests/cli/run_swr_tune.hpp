@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "support/temporary_directory.hpp"
+
 namespace swr::test {
 
 struct ProcessResult {
@@ -23,18 +25,7 @@ std::string swr_tune_path();
 ProcessResult run_swr_tune(const std::vector<std::string>& arguments,
                            const std::map<std::string, std::string>& environment = {});
 
-// A fresh directory under the system temp dir, removed with everything in it on destruction.
-class TemporaryDirectory {
- public:
-  TemporaryDirectory();
-  ~TemporaryDirectory();
-  TemporaryDirectory(const TemporaryDirectory&) = delete;
-  TemporaryDirectory& operator=(const TemporaryDirectory&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
+using swr::TemporaryDirectory;
 
 // Lines of a text, without their '\n'.
 std::vector<std::string> lines_of(const std::string& text);

@@ -8,7 +8,6 @@
 
 #include "tuner/counters/cupti_library.hpp"
 #include "tuner/counters/l2_metric_set.hpp"
-#include "tuner/counters/metric_configuration.hpp"
 
 namespace swr {
 namespace {

@@ -2,7 +2,6 @@
 // "database is locked" (WAL mode, busy timeout, IMMEDIATE write transactions).
 #include <SQLiteCpp/Database.h>
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -12,6 +11,7 @@
 #include <vector>
 
 #include "db/results_database.hpp"
+#include "support/child_process.hpp"
 #include "tests/db/results_fixtures.hpp"
 #include "tests/generator/temporary_directory.hpp"
 
@@ -63,20 +63,18 @@ TEST(ConcurrentWriters, TwoProcesses) {
   ASSERT_EQ(pipe(start_gate), 0);
   std::vector<pid_t> children;
   for (int seq : seqs) {
-    const pid_t child = fork();
-    ASSERT_GE(child, 0);
-    if (child == 0) {
+    const pid_t child = run_in_child([&] {
       close(start_gate[1]);
       char go;
-      if (read(start_gate[0], &go, 1) != 1) _exit(4);
+      if (read(start_gate[0], &go, 1) != 1) return 4;
       try {
         record_run(path, seq);
       } catch (const std::exception& error) {
         std::fprintf(stderr, "writer for seq %d failed: %s\n", seq, error.what());
-        _exit(1);
+        return 1;
       }
-      _exit(0);
-    }
+      return 0;
+    });
     children.push_back(child);
   }
   close(start_gate[0]);
@@ -84,9 +82,8 @@ TEST(ConcurrentWriters, TwoProcesses) {
   ASSERT_EQ(write(start_gate[1], go, 2), 2);
   close(start_gate[1]);
   for (pid_t child : children) {
-    int status = 0;
-    ASSERT_EQ(waitpid(child, &status, 0), child);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "writer status " << status;
+    const ChildExit exit = wait_for_child(child);
+    EXPECT_TRUE(!exit.signaled && exit.code == 0) << "writer " << exit.describe();
   }
   expect_all_present(path, seqs);
 }

@@ -2,7 +2,6 @@
 // any GPU work.
 #include <grp.h>
 #include <stdlib.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -14,6 +13,7 @@
 
 #include "db/database_location.hpp"
 #include "db/results_database.hpp"
+#include "support/child_process.hpp"
 #include "swr/usage_error.hpp"
 #include "tests/generator/temporary_directory.hpp"
 
@@ -130,8 +130,7 @@ TEST(CheckDatabaseWritable, UserCacheDirectoryIsCreatedOthersAreNot) {
 std::string check_as_unprivileged_user(const std::filesystem::path& path) {
   int pipe_ends[2];
   if (pipe(pipe_ends) != 0) return "pipe failed";
-  const pid_t child = fork();
-  if (child == 0) {
+  const pid_t child = run_in_child([&] {
     close(pipe_ends[0]);
     std::string message = "the check passed";
     if (geteuid() == 0) {
@@ -143,16 +142,14 @@ std::string check_as_unprivileged_user(const std::filesystem::path& path) {
       }
     }
     if (message == "the check passed") message = usage_error_of(path);
-    if (write(pipe_ends[1], message.data(), message.size()) < 0) _exit(2);
-    _exit(0);
-  }
+    return write(pipe_ends[1], message.data(), message.size()) < 0 ? 2 : 0;
+  });
   close(pipe_ends[1]);
   std::string message;
   char buffer[512];
   for (ssize_t n; (n = read(pipe_ends[0], buffer, sizeof buffer)) > 0;) message.append(buffer, n);
   close(pipe_ends[0]);
-  int status = 0;
-  waitpid(child, &status, 0);
+  wait_for_child(child);
   return message;
 }
 

@@ -4,7 +4,6 @@
 #include <SQLiteCpp/Exception.h>
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +12,7 @@
 #include <vector>
 
 #include "db/results_database.hpp"
+#include "support/child_process.hpp"
 #include "tests/db/results_fixtures.hpp"
 #include "tests/generator/temporary_directory.hpp"
 
@@ -338,26 +338,20 @@ TEST(KilledRun, LosesNothingAlreadyMeasured) {
   TemporaryDirectory directory;
   const auto path = directory.path() / "results.db";
   const int measured = 7;
-  const pid_t child = fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    try {
-      ResultsDatabase database(path);
-      const GpuId gpu = database.upsert_gpu(sample_gpu());
-      const ProblemId problem = database.upsert_problem(sample_problem());
-      for (int i = 0; i < measured; ++i) {
-        const ConfigId config = database.upsert_config(numbered_config(i));
-        database.record_measurement(ok_measurement(gpu, problem, config, 1.0 + i));
-      }
-      database.upsert_config(numbered_config(measured));  // the variant in flight
-      raise(SIGKILL);
-    } catch (...) {
+  const pid_t child = run_in_child([&] {
+    ResultsDatabase database(path);
+    const GpuId gpu = database.upsert_gpu(sample_gpu());
+    const ProblemId problem = database.upsert_problem(sample_problem());
+    for (int i = 0; i < measured; ++i) {
+      const ConfigId config = database.upsert_config(numbered_config(i));
+      database.record_measurement(ok_measurement(gpu, problem, config, 1.0 + i));
     }
-    _exit(3);
-  }
-  int status = 0;
-  waitpid(child, &status, 0);
-  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "status " << status;
+    database.upsert_config(numbered_config(measured));  // the variant in flight
+    raise(SIGKILL);
+    return 3;
+  });
+  const ChildExit exit = wait_for_child(child);
+  ASSERT_TRUE(exit.signaled && exit.code == SIGKILL) << exit.describe();
 
   ResultsDatabase database(path);
   const GpuId gpu = database.upsert_gpu(sample_gpu());

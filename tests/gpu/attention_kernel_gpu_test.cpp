@@ -16,9 +16,9 @@
 #include "generator/resource_model.hpp"
 #include "runtime/attention_launcher.hpp"
 #include "swr/attention_config.hpp"
+#include "swr/sixteen_bit.hpp"
 #include "tuner/gpu_detection.hpp"
 #include "tuner/reference_attention.hpp"
-#include "tuner/sixteen_bit_float.hpp"
 
 namespace swr {
 namespace {

@@ -17,11 +17,11 @@
 #include "generator/kernel_source.hpp"
 #include "generator/nvrtc_compiler.hpp"
 #include "runtime/attention_launcher.hpp"
+#include "swr/sixteen_bit.hpp"
 #include "tuner/attention_reference_kernel.hpp"
 #include "tuner/device_random_fill.hpp"
 #include "tuner/gpu_detection.hpp"
 #include "tuner/reference_attention.hpp"
-#include "tuner/sixteen_bit_float.hpp"
 
 namespace swr {
 namespace {

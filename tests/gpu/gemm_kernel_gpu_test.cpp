@@ -21,10 +21,10 @@
 #include "generator/resource_model.hpp"
 #include "runtime/gemm_launcher.hpp"
 #include "swr/gemm_config.hpp"
+#include "swr/sixteen_bit.hpp"
 #include "tuner/cublas_baseline.hpp"
 #include "tuner/gemm_reference.hpp"
 #include "tuner/gpu_detection.hpp"
-#include "tuner/sixteen_bit_float.hpp"
 
 namespace swr {
 namespace {

@@ -19,10 +19,10 @@
 #include "runtime/kernel_exporter.hpp"
 #include "swr/device_buffer.hpp"
 #include "swr/gemm.hpp"
+#include "swr/sixteen_bit.hpp"
 #include "tests/runtime/runtime_fixtures.hpp"
 #include "tuner/gemm_reference_kernel.hpp"
 #include "tuner/gpu_detection.hpp"
-#include "tuner/sixteen_bit_float.hpp"
 
 namespace swr::test {
 namespace {

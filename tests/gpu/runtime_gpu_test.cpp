@@ -22,10 +22,10 @@
 #include "runtime/kernel_exporter.hpp"
 #include "swr/attention.hpp"
 #include "swr/device_buffer.hpp"
+#include "swr/sixteen_bit.hpp"
 #include "tests/runtime/runtime_fixtures.hpp"
 #include "tuner/gpu_detection.hpp"
 #include "tuner/reference_attention.hpp"
-#include "tuner/sixteen_bit_float.hpp"
 
 namespace swr::test {
 namespace {

@@ -1,17 +1,16 @@
-// The tuner's pure parts: timing statistics and the run-count rule, base64, the worker protocol
-// (attention and GEMM requests), the derived figures, the record a measured or failed variant
-// becomes, the result tables, and the interrupt handler.
+// The tuner's pure parts: timing statistics and the run-count rule, base64, the 16-bit element
+// conversions, the worker protocol (attention and GEMM requests), the derived figures, the record a
+// measured or failed variant becomes, the result tables, and the interrupt handler.
 #include <gtest/gtest.h>
 #include <signal.h>
 
 #include <sstream>
 
-#include "tuner/tuning/attention_variant_record.hpp"
-#include "tuner/tuning/base64.hpp"
-#include "tuner/tuning/gemm_variant_job.hpp"
+#include "swr/sixteen_bit.hpp"
 #include "tuner/tuning/interrupt_flag.hpp"
 #include "tuner/tuning/result_table.hpp"
 #include "tuner/tuning/timing_statistics.hpp"
+#include "tuner/tuning/variant_record.hpp"
 #include "tuner/tuning/worker_protocol.hpp"
 
 namespace swr {
@@ -64,6 +63,33 @@ TEST(Base64, RoundTripsEveryLengthAndByte) {
   EXPECT_THROW(decode_base64("TWF"), std::invalid_argument);
   EXPECT_THROW(decode_base64("TW!u"), std::invalid_argument);
   EXPECT_THROW(decode_base64("T=Fu"), std::invalid_argument);
+}
+
+TEST(Base64, RejectsPaddingThatIsNotAtTheEnd) {
+  EXPECT_EQ(decode_base64(""), std::vector<char>{});
+  EXPECT_EQ(decode_base64("TWE="), (std::vector<char>{'M', 'a'}));
+  EXPECT_THROW(decode_base64("T==="), std::invalid_argument);
+  EXPECT_THROW(decode_base64("TQ==TQ=="), std::invalid_argument);
+  EXPECT_THROW(decode_base64("TW u"), std::invalid_argument);
+}
+
+// The host conversions round to nearest even: a value halfway between two 16-bit numbers goes to
+// the one whose last bit is 0.
+TEST(SixteenBitElements, RoundToNearestEven) {
+  EXPECT_EQ(float_to_element(DataType::f16, 1.0f + 0x1p-11f), 0x3c00);
+  EXPECT_EQ(float_to_element(DataType::f16, 1.0f + 3 * 0x1p-11f), 0x3c02);
+  EXPECT_EQ(float_to_element(DataType::f16, 65519.0f), 0x7bff);
+  EXPECT_EQ(float_to_element(DataType::f16, 65520.0f), 0x7c00);   // rounds up to infinity
+  EXPECT_EQ(float_to_element(DataType::f16, -0x1p-24f), 0x8001);  // smallest subnormal
+  EXPECT_EQ(float_to_element(DataType::bf16, 1.0f + 0x1p-8f), 0x3f80);
+  EXPECT_EQ(float_to_element(DataType::bf16, 1.0f + 3 * 0x1p-8f), 0x3f82);
+  EXPECT_EQ(element_to_float(DataType::f16, 0x3c01), 1.0f + 0x1p-10f);
+  EXPECT_EQ(element_to_float(DataType::f16, 0x0001), 0x1p-24f);
+  EXPECT_EQ(element_to_float(DataType::bf16, 0x4049), 3.140625f);
+  for (std::uint16_t bits : {0x0000, 0x3555, 0xc123, 0x7bff}) {
+    EXPECT_EQ(float_to_element(DataType::f16, element_to_float(DataType::f16, bits)), bits);
+    EXPECT_EQ(float_to_element(DataType::bf16, element_to_float(DataType::bf16, bits)), bits);
+  }
 }
 
 TEST(WorkerProtocol, RequestAndResultSurviveTheirJsonLines) {

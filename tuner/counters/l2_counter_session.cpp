@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "tuner/counters/cupti_library.hpp"
-#include "tuner/counters/metric_configuration.hpp"
+#include "tuner/counters/l2_metric_set.hpp"
 #include "tuner/l2_flush.hpp"
 
 namespace swr {

@@ -17,7 +17,6 @@
 #include <vector>
 
 #include "driver/device_context.hpp"
-#include "tuner/counters/l2_counters.hpp"
 #include "tuner/counters/l2_metric_set.hpp"
 
 struct CUpti_RangeProfiler_Object;  // cupti_range_profiler.h

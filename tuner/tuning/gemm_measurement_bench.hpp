@@ -10,7 +10,6 @@
 #include <memory>
 #include <string>
 
-#include "tuner/tuning/gemm_variant_job.hpp"
 #include "tuner/tuning/measurement_device.hpp"
 #include "tuner/tuning/worker_protocol.hpp"
 

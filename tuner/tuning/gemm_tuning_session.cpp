@@ -10,7 +10,6 @@
 #include "generator/gemm_kernel_source.hpp"
 #include "tuner/device_random_fill.hpp"
 #include "tuner/text_format.hpp"
-#include "tuner/tuning/gemm_table.hpp"
 #include "tuner/tuning/result_table.hpp"
 #include "tuner/tuning/timing_statistics.hpp"
 #include "tuner/tuning/tuning_run.hpp"

@@ -8,10 +8,10 @@
 
 #include "swr/gemm_config.hpp"
 #include "swr/gemm_problem.hpp"
-#include "tuner/tuning/gemm_variant_job.hpp"
-#include "tuner/tuning/gemm_variant_record.hpp"
 #include "tuner/tuning/interrupt_flag.hpp"
 #include "tuner/tuning/tuning_plan.hpp"
+#include "tuner/tuning/variant_record.hpp"
+#include "tuner/tuning/worker_protocol.hpp"
 
 namespace swr {
 

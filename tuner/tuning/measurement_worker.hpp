@@ -1,7 +1,7 @@
 // The measurement workers: `swr-tune __measure-worker` (attention) and `swr-tune
 // __measure-gemm-worker` (GEMM; its requests carry "family": "gemm"), started by WorkerClient.
 // Each opens the device, says "ready", then measures one variant per request line
-// (worker_protocol.hpp) until it is told to quit or its stdin closes (measurement_service.hpp).
+// (worker_protocol.hpp) until it is told to quit or its stdin closes.
 // When a variant kills the CUDA context it reports the fault and exits, and the tuner starts a
 // fresh worker for the next variant.
 #pragma once

@@ -1,6 +1,7 @@
 // The tables the tuner ends with and `swr-tune show` prints: variants by time with their L2
 // figures, the best cyclic against the best sawtooth variant, and the winner against its twin
-// (same tile, persistence and swizzle, the other K/V order). Also the JSON form of a measurement.
+// (same tile, persistence and swizzle, the other K/V order), the JSON form of a measurement, and
+// the GEMM table: the fastest variants with their ratio to cuBLAS measured in the same run.
 #pragma once
 
 #include <cstddef>
@@ -11,6 +12,9 @@
 #include <vector>
 
 #include "db/records.hpp"
+#include "swr/gemm_problem.hpp"
+#include "swr/gpu_profile.hpp"
+#include "tuner/tuning/variant_record.hpp"
 
 namespace swr {
 
@@ -39,5 +43,11 @@ void print_order_comparison(std::ostream& out,
 
 // The stored measurement with every figure (null when missing), its config and method.
 nlohmann::json measurement_json(const db::StoredMeasurement& measurement);
+
+// Header (problem, GPU, counts), the cuBLAS line (or why it is missing), then the `rows` fastest
+// valid variants: key, median ms, TFLOP/s, x cuBLAS, L2 hit rate, DRAM GB; failures are counted.
+void print_gemm_table(std::ostream& out, const GemmProblem& problem, const GpuProfile& gpu,
+                      const std::vector<db::StoredMeasurement>& measurements,
+                      const GemmBaseline& baseline, std::size_t rows);
 
 }  // namespace swr

@@ -8,10 +8,10 @@
 #include "generator/nvrtc_compiler.hpp"
 #include "generator/parallel_compiler.hpp"
 #include "tuner/device_random_fill.hpp"
-#include "tuner/tuning/attention_variant_record.hpp"
 #include "tuner/tuning/result_table.hpp"
 #include "tuner/tuning/timing_statistics.hpp"
 #include "tuner/tuning/tuning_run.hpp"
+#include "tuner/tuning/variant_record.hpp"
 
 namespace swr {
 namespace {

@@ -12,8 +12,10 @@
 #include "db/records.hpp"
 #include "swr/attention_config.hpp"
 #include "swr/attention_problem.hpp"
+#include "swr/gemm_config.hpp"
+#include "swr/gemm_problem.hpp"
 #include "swr/gpu_profile.hpp"
-#include "tuner/counters/l2_counters.hpp"
+#include "tuner/counters/l2_metric_set.hpp"
 
 namespace swr {
 
@@ -54,6 +56,26 @@ class VariantMeasurer {
   // Never throws for a fault of the variant itself (that is an outcome); throws when measuring is
   // impossible altogether (e.g. the device cannot be opened).
   virtual VariantOutcome measure(const VariantJob& job) = 0;
+};
+
+// One GEMM measurement: a compiled variant, or the cuBLAS baseline of the problem.
+struct GemmVariantJob {
+  GemmProblem problem;
+  bool cublas = false;  // measure cuBLAS on the problem instead of a compiled variant
+  GemmConfig config;    // the variant (unused for cuBLAS)
+  std::vector<char> cubin;
+  int dynamic_shared_bytes = 0;
+  GpuProfile gpu;  // the device it runs on (SM count sizes the persistent grid)
+  // Seed of the random inputs: one per tuning run, so every variant of a run sees the same inputs.
+  std::uint64_t seed = 0;
+};
+
+class GemmVariantMeasurer {
+ public:
+  virtual ~GemmVariantMeasurer() = default;
+  // Never throws for a fault of the variant (that is an outcome); throws when measuring is
+  // impossible altogether.
+  virtual VariantOutcome measure(const GemmVariantJob& job) = 0;
 };
 
 }  // namespace swr

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "model/roofline_estimate.hpp"
 #include "tuner/tuning/timing_statistics.hpp"
 
 namespace swr {
@@ -107,6 +108,86 @@ db::MeasurementRecord compile_failure_record(const VariantRecordContext& context
   record.toolkit_version = context.toolkit_version;
   record.driver_version = context.driver_version;
   return record;
+}
+
+double compulsory_attention_bytes(const AttentionProblem& problem) {
+  const double element = static_cast<double>(element_bytes(problem.dtype));
+  const double heads = static_cast<double>(problem.batch) * problem.heads * problem.head_dim;
+  return heads * (2.0 * problem.seq_q + 2.0 * problem.seq_kv) * element;
+}
+
+ProblemWork problem_work(const AttentionProblem& problem) {
+  return {problem.flops(), compulsory_attention_bytes(problem)};
+}
+
+ProblemWork problem_work(const GemmProblem& problem) {
+  return {problem.flops(), problem.compulsory_bytes()};
+}
+
+double roofline_seconds(double flops, double bytes, const GpuProfile& gpu) {
+  return model::roofline_estimate(flops, bytes, gpu).seconds;
+}
+
+db::MeasurementRecord measured_variant_record(const VariantRecordContext& context,
+                                              const AttentionProblem& problem,
+                                              const GpuProfile& gpu, const CompileResult& compiled,
+                                              const VariantOutcome& outcome) {
+  db::MeasurementRecord record = measured_variant_record(context, problem_work(problem), gpu,
+                                                         compiled.source, compiled.kernel, outcome);
+  const L2Counters& counters = outcome.counters;
+  record.method["roofline_bytes"] = counters.dram_bytes_read && counters.dram_bytes_written
+                                        ? "measured DRAM bytes"
+                                        : "compulsory bytes (Q, K, V, O once)";
+  return record;
+}
+
+db::MeasurementRecord compile_failure_record(const VariantRecordContext& context,
+                                             const CompileResult& compiled) {
+  return compile_failure_record(
+      context, compiled.job.arch, compiled.source, compiled.kernel,
+      "[log cut at " + std::to_string(kMaximumStoredLogBytes) + " bytes]");
+}
+
+double gemm_tflops(const GemmProblem& problem, double median_ms) {
+  return problem.flops() / (median_ms * 1e-3) / 1e12;
+}
+
+db::MeasurementRecord gemm_measurement_record(const VariantRecordContext& context,
+                                              const GemmProblem& problem, const GpuProfile& gpu,
+                                              const KernelSource& source,
+                                              const CompiledKernel& kernel,
+                                              const VariantOutcome& outcome,
+                                              const GemmBaseline& baseline) {
+  db::MeasurementRecord record =
+      measured_variant_record(context, problem_work(problem), gpu, source, kernel, outcome);
+  record.method["kernel_binary"] = source.name;
+  if (baseline.median_ms) {
+    record.method["cublas_median_ms"] = *baseline.median_ms;
+    record.method["cublas_version"] = baseline.version;
+  } else {
+    record.method["cublas"] = baseline.note;
+  }
+  return record;
+}
+
+GemmBaseline stored_gemm_baseline(const std::vector<db::StoredMeasurement>& measurements) {
+  GemmBaseline baseline;
+  for (const db::StoredMeasurement& measurement : measurements) {
+    const auto found = measurement.record.method.find("cublas_median_ms");
+    if (found != measurement.record.method.end() && found->is_number()) {
+      baseline.median_ms = found->get<double>();
+      baseline.version = measurement.record.method.value("cublas_version", std::string());
+      break;
+    }
+  }
+  return baseline;
+}
+
+db::MeasurementRecord gemm_compile_failure_record(const VariantRecordContext& context,
+                                                  const std::string& arch,
+                                                  const KernelSource& source,
+                                                  const CompiledKernel& kernel) {
+  return compile_failure_record(context, arch, source, kernel, "[log cut]");
 }
 
 }  // namespace swr

@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "tuner/tuning/child_process.hpp"
-#include "tuner/tuning/problem_work.hpp"
+#include "support/child_process.hpp"
+#include "tuner/tuning/variant_record.hpp"
 #include "tuner/tuning/worker_protocol.hpp"
 
 namespace swr {

@@ -1,11 +1,21 @@
 #include "tuner/tuning/worker_protocol.hpp"
 
+#include <openssl/evp.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <stdexcept>
+#include <string>
+
+#include "tuner/tuning/variant_record.hpp"
 
 namespace swr {
 namespace {
+
+bool is_base64_character(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' ||
+         c == '/';
+}
 
 nlohmann::json optional_number(const std::optional<double>& value) {
   return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
@@ -44,6 +54,34 @@ L2Counters counters_from_json(const nlohmann::json& json) {
 }
 
 }  // namespace
+
+std::string encode_base64(const std::vector<char>& bytes) {
+  std::string text(4 * ((bytes.size() + 2) / 3) + 1, '\0');  // EVP_EncodeBlock adds a '\0'
+  const int length = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(text.data()),
+                                     reinterpret_cast<const unsigned char*>(bytes.data()),
+                                     static_cast<int>(bytes.size()));
+  text.resize(static_cast<std::size_t>(length));
+  return text;
+}
+
+std::vector<char> decode_base64(std::string_view text) {
+  if (text.size() % 4 != 0) {
+    throw std::invalid_argument("base64 text length is not a multiple of 4");
+  }
+  // EVP_DecodeBlock skips blanks and accepts '=' anywhere, and counts padding as zero bytes:
+  // check the text strictly first, then drop the padding's bytes from its output.
+  const std::size_t padding = text.size() - std::min(text.size(), text.find_last_not_of('=') + 1);
+  if (padding > 2 || !std::all_of(text.begin(), text.end() - padding, is_base64_character)) {
+    throw std::invalid_argument("bad character in base64 text");
+  }
+  std::vector<char> bytes(text.size() / 4 * 3);
+  const int length = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(bytes.data()),
+                                     reinterpret_cast<const unsigned char*>(text.data()),
+                                     static_cast<int>(text.size()));
+  if (length < 0) throw std::invalid_argument("bad base64 text");
+  bytes.resize(static_cast<std::size_t>(length) - padding);
+  return bytes;
+}
 
 nlohmann::json measured_gpu_to_json(const GpuProfile& gpu) {
   return {{"name", gpu.name},
@@ -169,6 +207,53 @@ std::string message_type(const nlohmann::json& message) {
   if (!message.is_object()) return {};
   const auto found = message.find("type");
   return found != message.end() && found->is_string() ? found->get<std::string>() : std::string();
+}
+
+nlohmann::json gemm_problem_to_json(const GemmProblem& problem) {
+  return {{"m", problem.m},
+          {"n", problem.n},
+          {"k", problem.k},
+          {"dtype", std::string(to_string(problem.dtype))}};
+}
+
+GemmProblem gemm_problem_from_json(const nlohmann::json& json) {
+  GemmProblem problem;
+  problem.m = json.at("m").get<int>();
+  problem.n = json.at("n").get<int>();
+  problem.k = json.at("k").get<int>();
+  problem.dtype = data_type_field(json, "a GEMM problem");
+  return problem;
+}
+
+nlohmann::json gemm_measure_request(const GemmVariantJob& job) {
+  nlohmann::json request = {
+      {"type", "measure"},
+      {"family", "gemm"},
+      {"problem", gemm_problem_to_json(job.problem)},
+      {"cublas", job.cublas},
+      {"config", job.cublas ? nlohmann::json(nullptr) : job.config.to_json()},
+  };
+  add_kernel_fields(request, job);
+  return request;
+}
+
+GemmVariantJob gemm_job_from_measure_request(const nlohmann::json& request) {
+  if (request.value("family", std::string()) != "gemm") {
+    throw std::invalid_argument("not a GEMM measure request: " + request.dump().substr(0, 200));
+  }
+  GemmVariantJob job;
+  job.problem = gemm_problem_from_json(request.at("problem"));
+  job.cublas = request.at("cublas").get<bool>();
+  if (!job.cublas) job.config = GemmConfig::from_json(request.at("config"));
+  read_kernel_fields(request, job);
+  return job;
+}
+
+double gemm_measurement_timeout_seconds(const GemmProblem& problem, const GpuProfile& gpu) {
+  const double roofline = roofline_seconds(problem.flops(), problem.compulsory_bytes(), gpu);
+  // The fp32 reference runs at a few TFLOP/s: allow 1 TFLOP/s.
+  const double reference = problem.flops() / 1e12;
+  return std::max(60.0, 20.0 * (2.0 + 60.0 * roofline) + 4.0 * reference);
 }
 
 }  // namespace swr

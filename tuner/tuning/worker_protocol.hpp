@@ -2,7 +2,7 @@
 //   worker -> tuner, once at start: {"type":"ready", "device":..., "pid":...}, or
 //                                   {"type":"startup_error", "error":...} (then it exits)
 //   tuner -> worker, per variant:   {"type":"measure", problem, config, cubin (base64), ...}
-//                                   (a GEMM request adds "family": "gemm", gemm_variant_job.hpp)
+//                                   (a GEMM request adds "family": "gemm")
 //   worker -> tuner, per variant:   {"type":"result", status, times, counters, ..., context_lost}
 //   tuner -> worker, at the end:    {"type":"quit"} (or its stdin closes)
 // A worker whose CUDA context died (illegal address, trap) says context_lost and exits.
@@ -10,11 +10,17 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
+#include <vector>
 
-#include "tuner/tuning/base64.hpp"
 #include "tuner/tuning/variant_measurer.hpp"
 
 namespace swr {
+
+// Base64 (RFC 4648, with padding; OpenSSL's): how a cubin travels inside a JSON line.
+std::string encode_base64(const std::vector<char>& bytes);
+// Throws std::invalid_argument for text that is not padded base64.
+std::vector<char> decode_base64(std::string_view text);
 
 // The GPU a request's kernel runs on, as the worker needs it: name, arch, SM count, L2 size.
 nlohmann::json measured_gpu_to_json(const GpuProfile& gpu);
@@ -59,5 +65,18 @@ nlohmann::json quit_message();
 
 // The message's "type", or "" when it has none.
 std::string message_type(const nlohmann::json& message);
+
+// The GEMM request ("family": "gemm"; the result message is the attention one).
+nlohmann::json gemm_problem_to_json(const GemmProblem& problem);
+// Throws std::invalid_argument (or nlohmann::json::exception) for a malformed object.
+GemmProblem gemm_problem_from_json(const nlohmann::json& json);
+
+nlohmann::json gemm_measure_request(const GemmVariantJob& job);
+GemmVariantJob gemm_job_from_measure_request(const nlohmann::json& request);
+
+// Generous time for one measurement: ~1 s of timed runs plus 60 runs at the roofline (check,
+// warm-up, counter passes, and a variant many times slower than the roofline), plus the fp32
+// reference of new inputs.
+double gemm_measurement_timeout_seconds(const GemmProblem& problem, const GpuProfile& gpu);
 
 }  // namespace swr

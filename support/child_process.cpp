@@ -1,4 +1,4 @@
-#include "tuner/tuning/child_process.hpp"
+#include "support/child_process.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -51,6 +51,11 @@ std::string ChildExit::describe() const {
            (name ? std::string(" (") + name + ")" : "");
   }
   return "exited with code " + std::to_string(code);
+}
+
+static ChildExit exit_of(int status) {
+  if (WIFSIGNALED(status)) return {true, WTERMSIG(status)};
+  return {false, WIFEXITED(status) ? WEXITSTATUS(status) : 0};
 }
 
 ChildProcess::ChildProcess(const std::vector<std::string>& arguments) {
@@ -212,13 +217,7 @@ ChildExit ChildProcess::reap(bool block) {
     result = waitpid(pid_, &status, block ? 0 : WNOHANG);
   } while (result < 0 && errno == EINTR);
   if (result == 0) return exit_;  // still running
-  if (result == pid_) {
-    if (WIFSIGNALED(status)) {
-      exit_ = {true, WTERMSIG(status)};
-    } else if (WIFEXITED(status)) {
-      exit_ = {false, WEXITSTATUS(status)};
-    }
-  }
+  if (result == pid_) exit_ = exit_of(status);
   pid_ = -1;
   return exit_;
 }
@@ -242,6 +241,73 @@ ChildExit ChildProcess::kill_and_reap() {
   reap(true);
   drain_stderr();
   return exit_;
+}
+
+ChildExit wait_for_child(pid_t child) {
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0) {
+    if (errno != EINTR) {
+      throw std::runtime_error("cannot wait for process " + std::to_string(child) + ": " +
+                               std::strerror(errno));
+    }
+  }
+  return exit_of(status);
+}
+
+ChildExit run_program(const std::vector<std::string>& arguments, const ProgramFiles& files) {
+  if (arguments.empty()) throw std::invalid_argument("run_program needs a program");
+  const int mode = O_WRONLY | O_CREAT | (files.append ? O_APPEND : O_TRUNC);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, files.stdout_file.c_str(), mode, 0644);
+  if (files.stderr_file) {
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, files.stderr_file->c_str(), mode,
+                                     0644);
+  } else {
+    posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  }
+  if (files.working_directory) {
+    posix_spawn_file_actions_addchdir_np(&actions, files.working_directory->c_str());
+  }
+
+  std::vector<std::string> argument_text = arguments;
+  std::vector<char*> argv;
+  for (std::string& argument : argument_text) argv.push_back(argument.data());
+  argv.push_back(nullptr);
+
+  std::map<std::string, std::string> merged;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const std::string text = *entry;
+    const auto equals = text.find('=');
+    if (equals != std::string::npos) merged[text.substr(0, equals)] = text.substr(equals + 1);
+  }
+  for (const auto& [name, value] : files.environment) merged[name] = value;
+  std::vector<std::string> environment_text;
+  for (const auto& [name, value] : merged) environment_text.push_back(name + "=" + value);
+  std::vector<char*> envp;
+  for (std::string& entry : environment_text) envp.push_back(entry.data());
+  envp.push_back(nullptr);
+
+  pid_t child = 0;
+  const int spawn_error = posix_spawn(&child, argv[0], &actions, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawn_error != 0) {
+    throw std::runtime_error("cannot start " + arguments[0] + ": " + std::strerror(spawn_error));
+  }
+  return wait_for_child(child);
+}
+
+pid_t run_in_child(const std::function<int()>& body) {
+  const pid_t child = fork();
+  if (child < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
+  if (child > 0) return child;
+  int code = 3;
+  try {
+    code = body();
+  } catch (...) {
+  }
+  _exit(code);
 }
 
 }  // namespace swr

@@ -1,14 +1,22 @@
-// A child process whose stdin, stdout and stderr are pipes to this one: the measurement worker.
-// Reads wait with a deadline (a hung child cannot hang the tuner), stderr is drained all the while
-// and its last lines kept for error messages, and the child lives in its own process group so
-// that Ctrl-C at the terminal reaches the tuner only (the tuner decides what to do with the child).
+// Child processes, in one place: ChildProcess, whose stdin, stdout and stderr are pipes to this
+// one (the measurement worker); run_program, which runs a program to its end with its output in
+// files (gnuplot, the command-line tests); and run_in_child, a function run in a forked copy of
+// this process (the tests of what survives a killed process).
+//
+// ChildProcess: reads wait with a deadline (a hung child cannot hang the tuner), stderr is drained
+// all the while and its last lines kept for error messages, and the child lives in its own process
+// group so that Ctrl-C at the terminal reaches the tuner only (the tuner decides what to do with
+// the child).
 #pragma once
 
 #include <sys/types.h>
 
 #include <chrono>
 #include <deque>
+#include <filesystem>
 #include <functional>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -72,5 +80,25 @@ class ChildProcess {
   std::deque<std::string> stderr_lines_;
   ChildExit exit_;
 };
+
+// Where a program run by run_program reads and writes. Its stdin is /dev/null; stdout and stderr
+// go to files (created or truncated; stderr to the stdout file when not given).
+struct ProgramFiles {
+  std::filesystem::path stdout_file;
+  std::optional<std::filesystem::path> stderr_file;
+  bool append = false;  // append to the files instead of truncating
+  std::optional<std::filesystem::path> working_directory;  // this process's when not given
+  std::map<std::string, std::string> environment;          // added to (or replacing) this process's
+};
+
+// Runs arguments[0] (a path) with `arguments` and waits for it to end. Throws std::runtime_error
+// when it cannot start.
+ChildExit run_program(const std::vector<std::string>& arguments, const ProgramFiles& files);
+
+// Runs `body` in a forked copy of this process, which exits with what `body` returns (3 when it
+// throws); the caller waits with wait_for_child. For tests that must see a process die or must
+// drop privileges without touching their own.
+pid_t run_in_child(const std::function<int()>& body);
+ChildExit wait_for_child(pid_t child);
 
 }  // namespace swr
