@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "model/roofline_estimate.hpp"
+#include "model/model_prediction.hpp"
 #include "tuner/tuning/timing_statistics.hpp"
 
 namespace swr {
