@@ -1,6 +1,6 @@
 #include "runtime/kernel_runtime.hpp"
 
-#include "driver/cubin_arch.hpp"
+#include "driver/device_identity.hpp"
 #include "generator/cubin_cache.hpp"
 
 namespace swr {

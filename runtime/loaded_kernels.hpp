@@ -11,7 +11,7 @@
 #include <string>
 #include <utility>
 
-#include "driver/current_context.hpp"
+#include "driver/device_context.hpp"
 #include "swr/tuned_catalog.hpp"
 
 namespace swr {

@@ -11,7 +11,7 @@
 #include <thread>
 #include <tuple>
 
-#include "driver/current_context.hpp"
+#include "driver/device_context.hpp"
 
 namespace swr {
 

@@ -1,6 +1,7 @@
 // Which CUPTI metrics give the L2 figures on a chip, and how their values combine into L2Counters.
-// Names per chip were checked with CUPTI's host API (shared/notes/metrics/): GH100 and GB100 have
-// dram__bytes_{read,write}; GB20B (GB10) has no dram__ metrics, so L2 fill sectors stand in.
+// Names per chip were checked with CUPTI's host API (tests/counters/cupti_host_test.cpp): GH100 and
+// GB100 have dram__bytes_{read,write}; GB20B (GB10) has no dram__ metrics, so L2 fill sectors stand
+// in.
 #pragma once
 
 #include <string>
