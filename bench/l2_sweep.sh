@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Measured L2 behaviour of cyclic vs sawtooth twins over the sequence length, on the present GPU.
 # For each shape it tunes the twins (same tile, stages, persistence, swizzle) into one database,
-# then dumps every measured variant as JSON; bench/l2_calibration.py compares them with the model.
+# then dumps every measured variant as JSON; swr-l2-calibration (model/calibration_check.hpp)
+# compares them with the model, bench/l2_calibration.py lays that out as tables.
 #   bench/l2_sweep.sh OUT_DIR [SEQ...]     (default SEQ: 16384 32768 65536 131072 262144)
 #   SWEEP_VARIANTS="m64n64w4s3-grid-head_major" SWEEP_CAUSAL=no bench/l2_sweep.sh OUT_DIR
 set -euo pipefail

@@ -8,7 +8,7 @@
 #include "db/database_location.hpp"
 #include "db/results_database.hpp"
 #include "report/bench_results.hpp"
-#include "report/gnuplot_runner.hpp"
+#include "report/gnuplot.hpp"
 #include "report/gpu_results.hpp"
 #include "report/report_builder.hpp"
 #include "report/show_json_import.hpp"

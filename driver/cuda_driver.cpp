@@ -90,6 +90,8 @@ class DriverLoader {
     SWR_FETCH(cuCtxSetCurrent);
     SWR_FETCH(cuCtxGetCurrent);
     SWR_FETCH(cuCtxSynchronize);
+    SWR_FETCH(cuCtxGetDevice);
+    SWR_FETCH(cuCtxGetId);
     SWR_FETCH(cuModuleLoadData);
     SWR_FETCH(cuModuleUnload);
     SWR_FETCH(cuModuleGetFunction);

@@ -27,8 +27,8 @@ class DriverError : public std::runtime_error {
   CUresult result_;
 };
 
-// Entry points, typed with cudaTypedefs.h's PFN_<name>_v<version> (see
-// shared/notes/gpu-measurement.md §5): each is the form cuGetProcAddress returns at version 13000
+// Entry points, typed with cudaTypedefs.h's PFN_<name>_v<version> (CUDA C++ Programming Guide,
+// "Driver Entry Point Access"): each is the form cuGetProcAddress returns at version 13000
 // (e.g. cuCtxSynchronize takes a CUcontext there, cuEventElapsedTime is the 12.8 form). A driver
 // older than 13.0 is refused.
 struct CudaDriver {
@@ -45,6 +45,8 @@ struct CudaDriver {
   PFN_cuCtxSetCurrent_v4000 cuCtxSetCurrent = nullptr;
   PFN_cuCtxGetCurrent_v4000 cuCtxGetCurrent = nullptr;
   PFN_cuCtxSynchronize_v13000 cuCtxSynchronize = nullptr;
+  PFN_cuCtxGetDevice_v13000 cuCtxGetDevice = nullptr;  // (CUdevice*, CUcontext)
+  PFN_cuCtxGetId_v12000 cuCtxGetId = nullptr;          // unique in the process, unlike the pointer
   PFN_cuModuleLoadData_v2000 cuModuleLoadData = nullptr;
   PFN_cuModuleUnload_v2000 cuModuleUnload = nullptr;
   PFN_cuModuleGetFunction_v2000 cuModuleGetFunction = nullptr;

@@ -1,6 +1,8 @@
 #include "driver/device_identity.hpp"
 
+#include <algorithm>
 #include <cctype>
+#include <charconv>
 
 #include "driver/cuda_driver.hpp"
 
@@ -49,6 +51,65 @@ DeviceIdentity identify_device(CUdevice device) {
   identity.gpu_name =
       gpu_name_for_device(identity.device_name, identity.compute_major, identity.compute_minor);
   return identity;
+}
+
+namespace {
+
+// The real architectures CUDA 13's NVRTC accepts (sm_7x below 7.5 were dropped in 13.0).
+constexpr int kKnownArchs[] = {75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121};
+
+std::string capability(int major, int minor) {
+  return std::to_string(major) + "." + std::to_string(minor);
+}
+
+}  // namespace
+
+std::optional<CubinArch> parse_cubin_arch(std::string_view arch) {
+  if (arch.substr(0, 3) != "sm_") return std::nullopt;
+  std::string_view rest = arch.substr(3);
+  CubinArch parsed;
+  if (!rest.empty() && (rest.back() == 'a' || rest.back() == 'f')) {
+    parsed.variant = rest.back();
+    rest.remove_suffix(1);
+  }
+  if (rest.size() < 2 || rest.size() > 3) return std::nullopt;
+  int number = 0;
+  const auto [end, error] = std::from_chars(rest.data(), rest.data() + rest.size(), number);
+  if (error != std::errc() || end != rest.data() + rest.size()) return std::nullopt;
+  if (std::find(std::begin(kKnownArchs), std::end(kKnownArchs), number) == std::end(kKnownArchs)) {
+    return std::nullopt;
+  }
+  parsed.major = number / 10;
+  parsed.minor = number % 10;
+  return parsed;
+}
+
+std::string known_cubin_archs() {
+  std::string text;
+  for (int number : kKnownArchs) text += (text.empty() ? "sm_" : ", sm_") + std::to_string(number);
+  return text + " (each also with an a or f suffix)";
+}
+
+std::string cubin_arch_mismatch(std::string_view arch, int major, int minor) {
+  const std::optional<CubinArch> parsed = parse_cubin_arch(arch);
+  if (parsed) {
+    const bool same_minor_or_newer = major == parsed->major && minor >= parsed->minor;
+    const bool runs = parsed->variant == 'a' ? major == parsed->major && minor == parsed->minor
+                                             : same_minor_or_newer;
+    if (runs) return {};
+  }
+  // Appended piece by piece: GCC 12 warns falsely (-Wrestrict) on "literal" + std::string.
+  std::string device = "this device is compute capability ";
+  device += capability(major, minor);
+  std::string message = parsed ? "a cubin for " : "'";
+  message += arch;
+  if (!parsed) return message + "' is not a known cubin arch; " + device;
+  if (parsed->variant == 'a') {
+    return message + " runs on compute capability " + capability(parsed->major, parsed->minor) +
+           " only; " + device;
+  }
+  return message + " runs on compute capability " + std::to_string(parsed->major) +
+         ".x with x >= " + std::to_string(parsed->minor) + "; " + device;
 }
 
 }  // namespace swr

@@ -1,12 +1,15 @@
 // Which GPU a CUDA device is, for the catalog lookup: named as tuner/gpu_detection.cpp names the
 // present device (so that a kernel tuned with --gpu h200 or --gpu auto is found), with its compute
-// capability for the arch check and its counts for the grid.
+// capability for the arch check and its counts for the grid; and which devices a cubin's arch
+// runs on.
 #pragma once
 
 #include <cuda.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace swr {
 
@@ -28,5 +31,25 @@ std::string gpu_name_for_device(const std::string& device_name, int major, int m
 
 // Reads the device's attributes through the driver (NoDeviceError / DriverError on failure).
 DeviceIdentity identify_device(CUdevice device);
+
+// Which devices a cubin can run on. A cubin for sm_XY runs on compute capability X.Z with Z >= Y;
+// one for the arch-specific sm_XYa (wgmma, setmaxnreg) on X.Y only; one for the family-specific
+// sm_XYf on X.Z with Z >= Y. Nothing runs across major versions: a cubin is machine code.
+struct CubinArch {
+  int major = 0;
+  int minor = 0;
+  char variant = '\0';  // '\0', 'a' (arch-specific) or 'f' (family-specific)
+};
+
+// "sm_90a" -> {9, 0, 'a'}; nullopt for anything else, including archs CUDA 13 does not compile
+// for.
+std::optional<CubinArch> parse_cubin_arch(std::string_view arch);
+
+// "sm_75, sm_80, ..., sm_121 (each also with an a or f suffix)": for error messages.
+std::string known_cubin_archs();
+
+// Why a device of compute capability major.minor cannot run a cubin for `arch` ("a cubin for
+// sm_90a runs on compute capability 9.0 only; this device is 12.1"), or empty when it can.
+std::string cubin_arch_mismatch(std::string_view arch, int major, int minor);
 
 }  // namespace swr

@@ -58,7 +58,8 @@ std::string problem_reason(const AttentionProblem& problem, const AttentionConfi
 
 int head_group_fitting_l2(const AttentionProblem& problem, const GpuProfile& gpu) {
   // On sm_90 the L2 is two partitions and data every SM reads behaves as if each kept a copy
-  // (shared/notes/h200-l2-streaming.md): only one partition's share holds a shared working set.
+  // (bench/results/h200-l2-streaming/README.md): only one partition's share holds a shared working
+  // set.
   const double usable_l2 = static_cast<double>(gpu.l2_bytes) / std::max(gpu.l2_partitions, 1);
   const double per_head = problem.kv_bytes_per_head();
   const std::int64_t pairs = static_cast<std::int64_t>(problem.batch) * problem.heads;

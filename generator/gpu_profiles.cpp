@@ -2,12 +2,43 @@
 // Programming Guide, table "Technical Specifications per Compute Capability".
 #include <algorithm>
 #include <cctype>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "swr/gpu_profile.hpp"
 
 namespace swr {
+
+// bench/results/l2-sweep-h200/calibration.json, embedded by generator/CMakeLists.txt.
+std::string_view embedded_h200_l2_calibration();
+
 namespace {
+
+GpuProfile::ModelCalibration::Figures calibration_figures(const nlohmann::json& json) {
+  GpuProfile::ModelCalibration::Figures figures;
+  figures.points = json.at("points").get<int>();
+  figures.misses_mape_percent = json.at("misses_mape_percent").get<double>();
+  figures.pooled_spearman = json.at("pooled_spearman").get<double>();
+  figures.min_shape_spearman = json.at("min_shape_spearman").get<double>();
+  figures.median_shape_spearman = json.at("median_shape_spearman").get<double>();
+  figures.pairs = json.at("pairs").get<int>();
+  figures.pairs_ordered = json.at("pairs_ordered").get<int>();
+  return figures;
+}
+
+// The calibration.json that model/calibration_check.cpp wrote; none while it is not generated.
+std::optional<GpuProfile::ModelCalibration> embedded_model_calibration(std::string_view text) {
+  if (text.empty()) return std::nullopt;
+  const nlohmann::json json = nlohmann::json::parse(text);
+  GpuProfile::ModelCalibration calibration;
+  calibration.in_sample = calibration_figures(json.at("in_sample").at("figures"));
+  calibration.held_out = calibration_figures(json.at("held_out").at("figures"));
+  calibration.fit_set = json.at("held_out").at("fit_set").get<std::string>();
+  calibration.checked_on = json.at("checked_on").get<std::string>();
+  calibration.evidence = json.at("evidence").get<std::string>();
+  return calibration;
+}
 
 constexpr std::int64_t kMiB = 1024 * 1024;
 constexpr int kKiB = 1024;
@@ -52,9 +83,9 @@ GpuProfile h100_profile() {
   gpu.compute_major = 9;
   gpu.compute_minor = 0;
   gpu.l2_sector_bytes = kL2SectorBytes;
-  gpu.sm_count = 132;  // H100 SXM5 datasheet; PyTorch on the lent H100 reported 132 (KINDS.md)
-  // 50 MB = 52,428,800 B as cudaDeviceProp::l2CacheSize reports it; PyTorch on the lent H100
-  // printed "50 MB" (KINDS.md).
+  gpu.sm_count = 132;  // NVIDIA H100 Tensor Core GPU architecture whitepaper: 132 SMs on SXM5
+  // 50 MB = 52,428,800 B as cudaDeviceProp::l2CacheSize reports it (NVIDIA H100 architecture
+  // whitepaper: 50 MB L2 on H100 SXM5).
   gpu.l2_bytes = 50 * kMiB;
   // Guide, 9.0 column: 227 KB per block with opt-in, 228 KB per SM.
   gpu.shared_memory_per_block_optin = 227 * kKiB;
@@ -63,16 +94,17 @@ GpuProfile h100_profile() {
   gpu.max_threads_per_sm = 2048;        // guide, 9.0: 64 resident warps
   gpu.max_blocks_per_sm = 32;           // guide, 9.0
   gpu.dram_bytes_per_second = 3.35e12;  // H100 SXM5 datasheet: 3.35 TB/s HBM3
-  // H100 SXM5 datasheet: 989.4 TFLOP/s dense fp16/bf16 tensor (1,979 with sparsity). A bf16
-  // GEMM measured 798 TFLOP/s on the lent H100 (KINDS.md).
+  // H100 SXM5 datasheet: 989.4 TFLOP/s dense fp16/bf16 tensor (1,979 with sparsity).
   gpu.peak_tensor_flops = 989e12;
   // GH100's L2 is two partitions (NVIDIA H100 architecture whitepaper): data every SM streams
   // behaves as if each kept a copy, and each sector both miss together counts 1.43 misses
-  // (measured on the H200, the same GH100 L2: h200-l2-streaming.md; not measured on an H100).
+  // (measured on the H200, the same GH100 L2: bench/results/h200-l2-streaming; not measured on an
+  // H100).
   gpu.l2_partitions = 2;
   gpu.l2_shared_miss_factor = 1.43;
-  // Fitted to the attention sweep on the H200 (bench/results/l2-sweep-h200/calibration.md): first
-  // touches count once, a fill from the other partition half a miss per sector.
+  // Fitted by hand to every point of the attention sweep on the H200 (bench/results/l2-sweep-h200):
+  // first touches count once, a fill from the other partition half a miss per sector. Its
+  // calibration.json sets these figures beside a refit on half the sweep, judged on the rest.
   gpu.l2_first_touch_miss_factor = 1.0;
   gpu.l2_peer_fill_miss_weight = 0.5;
   return gpu;
@@ -82,19 +114,17 @@ GpuProfile h200_profile() {
   GpuProfile gpu = h100_profile();  // same GH100 chip and SM; more and faster memory
   gpu.name = "h200";
   gpu.description = "NVIDIA H200 (SXM 141GB)";
-  // The device reports l2CacheSize = 62,914,560 B (60 MiB); PyTorch on the lent H200 printed
-  // "60 MB" (KINDS.md). Only about half of it holds data that every SM shares
-  // (shared/notes/h200-l2-streaming.md); the L2 model accounts for that, not this number.
+  // The device reports l2CacheSize = 62,914,560 B (60 MiB; `swr-tune gpus` on the lent H200:
+  // bench/results/runtime-h200/gpus.log). Only about half of it holds data that every SM shares
+  // (bench/results/h200-l2-streaming); the L2 model accounts for that, not this number.
   gpu.l2_bytes = 60 * kMiB;
-  gpu.dram_bytes_per_second =
-      4.8e12;  // H200 datasheet: 4.8 TB/s HBM3e; D2D copies measured 4.17-4.3 TB/s
-  // H200 datasheet: 989 TFLOP/s dense fp16 (same SMs as H100). cuBLAS measured 721-748 TFLOP/s
-  // fp16 on the lent H200 (developers' guide), a bf16 GEMM 769-798 (KINDS.md).
+  gpu.dram_bytes_per_second = 4.8e12;  // H200 datasheet: 4.8 TB/s HBM3e
+  // H200 datasheet: 989 TFLOP/s dense fp16 (same SMs as H100). cuBLAS reached 766 TFLOP/s fp16 at
+  // 4096^3 on the lent H200 (bench/results/gemm-sweep-h200/gemm-performance.txt).
   gpu.peak_tensor_flops = 989e12;
-  // `python3 bench/l2_calibration.py bench/results/l2-sweep-h200`: the tuner's counters against
-  // the model over S 16K-256K, D 64/128, causal and not, cyclic and sawtooth, grid and static.
-  gpu.model_calibration = GpuProfile::ModelCalibration{
-      80, 11.4, 0.994, "NVIDIA H200, 2026-11-22", "bench/results/l2-sweep-h200/calibration.md"};
+  // The tuner's counters against the model over S 16K-256K, D 64/128, causal and not, cyclic and
+  // sawtooth, grid and static: computed by swr-l2-calibration and embedded at build time.
+  gpu.model_calibration = embedded_model_calibration(embedded_h200_l2_calibration());
   return gpu;
 }
 

@@ -13,7 +13,7 @@
 // every SM reads (K, V) lives in each partition once. DRAM is read once per sector that misses in a
 // tick. What the counters add for the other partitions' misses of that sector:
 //  - missing it in the same tick: (l2_shared_miss_factor - 1) / (partitions - 1) per sector
-//    (shared/notes/h200-l2-streaming.md: 1.43 counted misses per missing shared sector), or
+//    (bench/results/h200-l2-streaming: 1.43 counted misses per missing shared sector), or
 //    (l2_first_touch_miss_factor - 1) / (partitions - 1) in the tick the tile is first read;
 //  - missing it later while another partition holds it: l2_peer_fill_miss_weight per sector, no
 //    DRAM read (the copy comes from the peer).

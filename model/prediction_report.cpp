@@ -114,24 +114,57 @@ std::vector<TwinPredictions> pair_twins(const std::vector<ModelPrediction>& pred
   return twins;
 }
 
+namespace {
+
+// "in sample / held out"
+std::string both_text(const char* format, double in_sample, double held_out) {
+  return printf_text(format, in_sample) + " / " + printf_text(format, held_out);
+}
+
+}  // namespace
+
 std::string calibration_text(const GpuProfile& gpu) {
   if (!gpu.model_calibration) {
     return "model not checked against hardware counters on " + gpu.name +
            " (checked on: " + checked_profile_names() + ")";
   }
   const GpuProfile::ModelCalibration& check = *gpu.model_calibration;
-  return "model checked against counters on " + check.checked_on + ": " +
-         std::to_string(check.points) + " points, L2 misses off by " +
-         printf_text("%.1f%%", check.mean_absolute_percentage_error) + " on average, rank " +
-         printf_text("correlation %.3f", check.rank_correlation) + " (" + check.evidence + ")";
+  const auto& in = check.in_sample;
+  const auto& out = check.held_out;
+  return "model checked against counters on " + check.checked_on + " (" + check.evidence +
+         "), in sample / held out (constants refitted on " + check.fit_set + "):\n  " +
+         std::to_string(in.points) + " / " + std::to_string(out.points) +
+         " points, L2 misses off by " +
+         both_text("%.1f%%", in.misses_mape_percent, out.misses_mape_percent) +
+         ", rank correlation pooled " + both_text("%.3f", in.pooled_spearman, out.pooled_spearman) +
+         ", within a shape min " +
+         both_text("%.3f", in.min_shape_spearman, out.min_shape_spearman) + " median " +
+         both_text("%.3f", in.median_shape_spearman, out.median_shape_spearman) +
+         ", variant pairs (misses >= 5% apart) ordered right " + std::to_string(in.pairs_ordered) +
+         " of " + std::to_string(in.pairs) + " / " + std::to_string(out.pairs_ordered) + " of " +
+         std::to_string(out.pairs);
 }
+
+namespace {
+
+nlohmann::json figures_json(const GpuProfile::ModelCalibration::Figures& figures) {
+  return {{"points", figures.points},
+          {"misses_mape_percent", figures.misses_mape_percent},
+          {"pooled_spearman", figures.pooled_spearman},
+          {"min_shape_spearman", figures.min_shape_spearman},
+          {"median_shape_spearman", figures.median_shape_spearman},
+          {"pairs", figures.pairs},
+          {"pairs_ordered", figures.pairs_ordered}};
+}
+
+}  // namespace
 
 nlohmann::json calibration_json(const GpuProfile& gpu) {
   if (!gpu.model_calibration) return nullptr;
   const GpuProfile::ModelCalibration& check = *gpu.model_calibration;
-  return {{"points", check.points},
-          {"mean_absolute_percentage_error", check.mean_absolute_percentage_error},
-          {"rank_correlation", check.rank_correlation},
+  return {{"in_sample", figures_json(check.in_sample)},
+          {"held_out", figures_json(check.held_out)},
+          {"fit_set", check.fit_set},
           {"checked_on", check.checked_on},
           {"evidence", check.evidence}};
 }

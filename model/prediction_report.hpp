@@ -28,7 +28,8 @@ struct TwinPredictions {
 // The pointers point into `predictions`, which must outlive the result.
 std::vector<TwinPredictions> pair_twins(const std::vector<ModelPrediction>& predictions);
 
-// One line on how far the model has been checked on this GPU (the profile's calibration).
+// Two lines on how far the model has been checked on this GPU (the profile's calibration): in
+// sample and held out side by side, pooled and within-shape rank agreement.
 std::string calibration_text(const GpuProfile& gpu);
 nlohmann::json calibration_json(const GpuProfile& gpu);  // null when never checked
 

@@ -7,14 +7,6 @@
 
 namespace swr::report {
 
-const db::StoredMeasurement* ProblemResults::best() const {
-  // measurements_for orders valid variants by median time, before the failed ones.
-  if (measurements.empty() || measurements.front().record.status != db::MeasurementStatus::ok) {
-    return nullptr;
-  }
-  return &measurements.front();
-}
-
 std::vector<const ProblemResults*> GpuResults::of_family(const std::string& family) const {
   std::vector<const ProblemResults*> selected;
   for (const ProblemResults& results : problems) {
@@ -42,7 +34,8 @@ GpuResults load_gpu_results(const db::ResultsDatabase& database, const std::stri
   for (const db::ProblemSummary& summary : database.problem_summaries()) {
     if (ids.count(raw(summary.gpu.id)) == 0) continue;
     results.problems.push_back(
-        {summary.problem, database.measurements_for(summary.gpu.id, summary.problem.id)});
+        {summary.problem, database.measurements_for(summary.gpu.id, summary.problem.id),
+         summary.best});
   }
   if (results.problems.empty()) {
     std::string known;

@@ -16,9 +16,11 @@ struct ProblemResults {
   db::StoredProblem problem;
   // Newest measurement per config, valid ones fastest first, failed ones last.
   std::vector<db::StoredMeasurement> measurements;
+  // The best variant by the database's one rule (ResultsDatabase::best_for); none when every
+  // variant failed.
+  std::optional<db::StoredMeasurement> best_variant;
 
-  // The fastest valid measurement, or null when every variant failed.
-  const db::StoredMeasurement* best() const;
+  const db::StoredMeasurement* best() const { return best_variant ? &*best_variant : nullptr; }
 };
 
 struct GpuResults {

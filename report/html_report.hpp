@@ -9,10 +9,10 @@
 
 #include "report/bench_results.hpp"
 #include "report/gemm_heatmap.hpp"
-#include "report/gnuplot_script.hpp"
+#include "report/gnuplot.hpp"
 #include "report/gpu_results.hpp"
-#include "report/l2_miss_series.hpp"
-#include "report/roofline_points.hpp"
+#include "report/l2_miss_chart.hpp"
+#include "report/roofline_chart.hpp"
 
 namespace swr::report {
 

@@ -1,9 +1,192 @@
 #include "report/l2_miss_chart.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
+#include <tuple>
+
+#include "model/closed_form_traffic.hpp"
 
 namespace swr::report {
+
+namespace {
+
+constexpr std::size_t kTwinPairsDrawn = 2;
+
+// Everything of a shape but its sequence length.
+using ShapeFamily = std::tuple<int, int, int, std::string, bool>;  // B, H, D, dtype, causal
+
+ShapeFamily family_of(const AttentionProblem& problem) {
+  return {problem.batch, problem.heads, problem.head_dim, std::string(to_string(problem.dtype)),
+          problem.causal};
+}
+
+std::string shape_text(const ShapeFamily& family) {
+  const auto& [batch, heads, head_dim, dtype, causal] = family;
+  return "B" + std::to_string(batch) + " H" + std::to_string(heads) + " D" +
+         std::to_string(head_dim) + " " + dtype + (causal ? " causal" : " non-causal");
+}
+
+std::string stem_of(const ShapeFamily& family) {
+  const auto& [batch, heads, head_dim, dtype, causal] = family;
+  return "l2_misses_b" + std::to_string(batch) + "_h" + std::to_string(heads) + "_d" +
+         std::to_string(head_dim) + "_" + dtype + (causal ? "_causal" : "_noncausal");
+}
+
+// A variant with its order left out: "m128n64w4s2-grid-head_major".
+std::string twin_name(AttentionConfig config) {
+  config.order = KvOrder::cyclic;
+  std::string key = config.key();
+  const std::string order = "-cyclic";
+  key.erase(key.find(order), order.size());
+  return key;
+}
+
+struct MeasuredMiss {
+  AttentionConfig config;
+  double median_ms = 0;
+  double misses = 0;
+  int blocks_per_sm = 1;
+};
+
+// For one shape family: S -> the valid measurements that carry a miss count.
+using MissesBySeq = std::map<int, std::vector<MeasuredMiss>>;
+
+std::vector<SeriesPoint> series_of(const MissesBySeq& by_seq, const std::string& twin,
+                                   KvOrder order) {
+  std::vector<SeriesPoint> points;
+  for (const auto& [seq, measured] : by_seq) {
+    for (const MeasuredMiss& m : measured) {
+      if (m.config.order == order && twin_name(m.config) == twin) {
+        points.push_back({static_cast<double>(seq), m.misses});
+      }
+    }
+  }
+  return points;
+}
+
+// Twin pairs measured in both orders at two or more S, most S first, then the pair that holds
+// the fastest variant at the most S.
+std::vector<std::string> twins_to_draw(const MissesBySeq& by_seq) {
+  std::map<std::string, int> both_orders, fastest;
+  for (const auto& [seq, measured] : by_seq) {
+    std::map<std::string, std::set<KvOrder>> orders;
+    for (const MeasuredMiss& m : measured) orders[twin_name(m.config)].insert(m.config.order);
+    for (const auto& [twin, seen] : orders) both_orders[twin] += seen.size() == 2 ? 1 : 0;
+    const auto quickest = std::min_element(
+        measured.begin(), measured.end(),
+        [](const MeasuredMiss& a, const MeasuredMiss& b) { return a.median_ms < b.median_ms; });
+    if (quickest != measured.end()) ++fastest[twin_name(quickest->config)];
+  }
+  std::vector<std::string> twins;
+  for (const auto& [twin, count] : both_orders) {
+    if (count >= 2) twins.push_back(twin);
+  }
+  std::sort(twins.begin(), twins.end(), [&](const std::string& a, const std::string& b) {
+    return std::tuple(-both_orders[a], -fastest[a], a) <
+           std::tuple(-both_orders[b], -fastest[b], b);
+  });
+  if (twins.size() > kTwinPairsDrawn) twins.resize(kTwinPairsDrawn);
+  return twins;
+}
+
+std::vector<L2MissSeries> fastest_per_order(const MissesBySeq& by_seq) {
+  std::vector<L2MissSeries> series;
+  for (KvOrder order : {KvOrder::cyclic, KvOrder::sawtooth}) {
+    L2MissSeries line{"fastest " + std::string(to_string(order)) + " variant", order, 0, {}};
+    for (const auto& [seq, measured] : by_seq) {
+      const MeasuredMiss* quickest = nullptr;
+      for (const MeasuredMiss& m : measured) {
+        if (m.config.order == order && (!quickest || m.median_ms < quickest->median_ms)) {
+          quickest = &m;
+        }
+      }
+      if (quickest) line.points.push_back({static_cast<double>(seq), quickest->misses});
+    }
+    if (!line.points.empty()) series.push_back(std::move(line));
+  }
+  return series;
+}
+
+AttentionProblem problem_at(const ShapeFamily& family, int seq) {
+  const auto& [batch, heads, head_dim, dtype, causal] = family;
+  AttentionProblem problem;
+  problem.batch = batch;
+  problem.heads = heads;
+  problem.seq_q = problem.seq_kv = seq;
+  problem.head_dim = head_dim;
+  problem.dtype = parse_data_type(dtype).value_or(DataType::f16);
+  problem.causal = causal;
+  return problem;
+}
+
+void add_model_lines(L2MissPanel& panel, const ShapeFamily& family, const MissesBySeq& by_seq,
+                     const GpuResults& results) {
+  const MeasuredMiss& sample = by_seq.begin()->second.front();
+  const int sector_bytes = results.profile ? results.profile->l2_sector_bytes : 32;
+  const model::TileShape tile{sample.config.block_m, sample.config.block_n};
+  for (const auto& [seq, measured] : by_seq) {
+    const model::ClosedFormTraffic traffic =
+        model::closed_form_traffic(problem_at(family, seq), tile, sector_bytes);
+    panel.cold_misses.push_back(
+        {static_cast<double>(seq), static_cast<double>(traffic.compulsory.total())});
+  }
+  const std::int64_t l2_bytes =
+      results.profile ? results.profile->l2_bytes : results.records.front().gpu.l2_bytes;
+  const int partitions = results.profile ? std::max(results.profile->l2_partitions, 1) : 1;
+  model::OnsetInputs onset;
+  onset.shape = problem_at(family, by_seq.begin()->first);
+  onset.block_m = sample.config.block_m;
+  onset.swizzle = sample.config.swizzle;
+  onset.head_group = sample.config.head_group;
+  onset.wave_size = results.records.front().gpu.sm_count * std::max(sample.blocks_per_sm, 1);
+  onset.usable_l2_bytes = l2_bytes / partitions;
+  if (const auto seq = model::non_compulsory_onset_seq(onset)) {
+    panel.onset_seq = static_cast<double>(*seq);
+  }
+}
+
+}  // namespace
+
+std::vector<L2MissPanel> l2_miss_panels(const GpuResults& results) {
+  std::map<ShapeFamily, MissesBySeq> families;
+  for (const ProblemResults* problem : results.of_family("attention")) {
+    if (!problem->problem.attention) continue;
+    const AttentionProblem& shape = *problem->problem.attention;
+    if (shape.seq_q != shape.seq_kv) continue;
+    for (const db::StoredMeasurement& stored : problem->measurements) {
+      const db::MeasurementRecord& record = stored.record;
+      if (record.status != db::MeasurementStatus::ok || !record.l2_sector_misses) continue;
+      const std::optional<AttentionConfig> config = AttentionConfig::from_key(stored.config_key);
+      if (!config) continue;
+      families[family_of(shape)][shape.seq_q].push_back(
+          {*config, *record.median_ms, *record.l2_sector_misses, record.blocks_per_sm.value_or(1)});
+    }
+  }
+
+  std::vector<L2MissPanel> panels;
+  for (const auto& [family, by_seq] : families) {
+    if (by_seq.size() < 2) continue;  // a line needs two sequence lengths
+    L2MissPanel panel;
+    panel.stem = stem_of(family);
+    panel.shape = shape_text(family);
+    const std::vector<std::string> twins = twins_to_draw(by_seq);
+    for (std::size_t i = 0; i < twins.size(); ++i) {
+      for (KvOrder order : {KvOrder::cyclic, KvOrder::sawtooth}) {
+        panel.series.push_back({std::string(to_string(order)) + "  " + twins[i], order,
+                                static_cast<int>(i), series_of(by_seq, twins[i], order)});
+      }
+    }
+    if (twins.empty()) {
+      panel.twins = false;
+      panel.series = fastest_per_order(by_seq);
+    }
+    add_model_lines(panel, family, by_seq, results);
+    panels.push_back(std::move(panel));
+  }
+  return panels;
+}
+
 namespace {
 
 const char* const kTwinColours[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd"};

@@ -3,8 +3,8 @@
 #include <chrono>
 #include <ctime>
 
-#include "report/gemm_heatmap_chart.hpp"
-#include "report/gnuplot_runner.hpp"
+#include "report/gemm_heatmap.hpp"
+#include "report/gnuplot.hpp"
 #include "report/html_report.hpp"
 #include "report/l2_miss_chart.hpp"
 #include "report/roofline_chart.hpp"

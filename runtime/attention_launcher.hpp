@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "driver/cuda_driver.hpp"
-#include "driver/loaded_cubin.hpp"
+#include "driver/device_resources.hpp"
 #include "swr/attention_config.hpp"
 #include "swr/attention_problem.hpp"
 

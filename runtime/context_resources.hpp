@@ -13,7 +13,7 @@
 #include <tuple>
 #include <utility>
 
-#include "driver/current_context.hpp"
+#include "driver/device_context.hpp"
 #include "swr/tuned_catalog.hpp"
 
 namespace swr {

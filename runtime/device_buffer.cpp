@@ -3,7 +3,6 @@
 #include <stdexcept>
 
 #include "driver/cuda_driver.hpp"
-#include "driver/current_context.hpp"
 #include "driver/device_context.hpp"
 #include "driver/device_identity.hpp"
 

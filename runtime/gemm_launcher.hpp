@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "driver/cuda_driver.hpp"
-#include "driver/loaded_cubin.hpp"
+#include "driver/device_resources.hpp"
 #include "generator/gemm_swizzle.hpp"
 #include "swr/gemm_config.hpp"
 #include "swr/gemm_problem.hpp"

@@ -4,7 +4,7 @@
 #include <initializer_list>
 #include <utility>
 
-#include "driver/cubin_arch.hpp"
+#include "driver/device_identity.hpp"
 #include "generator/cubin_cache.hpp"
 
 namespace swr {

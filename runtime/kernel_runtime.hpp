@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "driver/cuda_driver.hpp"
-#include "driver/current_context.hpp"
+#include "driver/device_context.hpp"
 #include "driver/device_identity.hpp"
 #include "runtime/catalog_source.hpp"
 #include "runtime/context_resources.hpp"

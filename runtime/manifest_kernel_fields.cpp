@@ -3,7 +3,7 @@
 #include <limits>
 #include <regex>
 
-#include "driver/cubin_arch.hpp"
+#include "driver/device_identity.hpp"
 #include "runtime/manifest_entries.hpp"
 
 namespace swr {

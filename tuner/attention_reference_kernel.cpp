@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "driver/device_resources.hpp"
 #include "tuner/counters/helper_kernel_module.hpp"
 
 namespace swr {
@@ -150,22 +151,6 @@ extern "C" __global__ void swr_count_non_finite(const unsigned short* data,
 }
 )";
 
-// Device memory for one call.
-class DeviceAllocation {
- public:
-  DeviceAllocation(const CudaDriver& driver, std::size_t bytes) : driver_(driver) {
-    SWR_CU(driver_, cuMemAlloc(&pointer_, std::max<std::size_t>(bytes, 1)));
-  }
-  ~DeviceAllocation() { driver_.cuMemFree(pointer_); }
-  DeviceAllocation(const DeviceAllocation&) = delete;
-  DeviceAllocation& operator=(const DeviceAllocation&) = delete;
-  CUdeviceptr get() const { return pointer_; }
-
- private:
-  const CudaDriver& driver_;
-  CUdeviceptr pointer_ = 0;
-};
-
 void check_reference_shape(const AttentionProblem& problem) {
   if (problem.head_dim % 8 != 0 || problem.head_dim > kMaxHeadDim || problem.head_dim <= 0) {
     throw std::invalid_argument("GPU attention reference: head dim " +
@@ -256,19 +241,21 @@ std::vector<double> AttentionReferenceKernel::reference_rows(const AttentionProb
   if (rows.empty()) return result;
   DeviceAllocation device_rows(driver_, rows.size() * sizeof(std::int64_t));
   DeviceAllocation device_out(driver_, result.size() * sizeof(double));
-  SWR_CU(driver_, cuMemcpyHtoD(device_rows.get(), rows.data(), rows.size() * sizeof(std::int64_t)));
+  SWR_CU(driver_,
+         cuMemcpyHtoD(device_rows.pointer(), rows.data(), rows.size() * sizeof(std::int64_t)));
   const void* q = reinterpret_cast<const void*>(buffers.q);
   const void* k = reinterpret_cast<const void*>(buffers.k);
   const void* v = reinterpret_cast<const void*>(buffers.v);
-  const void* row_list = reinterpret_cast<const void*>(device_rows.get());
-  void* out = reinterpret_cast<void*>(device_out.get());
+  const void* row_list = reinterpret_cast<const void*>(device_rows.pointer());
+  void* out = reinterpret_cast<void*>(device_out.pointer());
   const float scale_log2 =
       static_cast<float>(std::numbers::log2e / std::sqrt(static_cast<double>(problem.head_dim)));
   module_->launch(reference_, static_cast<unsigned>(rows.size()), kReferenceThreads, stream, q, k,
                   v, row_list, problem.seq_q, problem.seq_kv, problem.head_dim,
                   problem.causal ? 1 : 0, problem.dtype == DataType::bf16 ? 1 : 0, scale_log2, out);
   SWR_CU(driver_, cuStreamSynchronize(stream));
-  SWR_CU(driver_, cuMemcpyDtoH(result.data(), device_out.get(), result.size() * sizeof(double)));
+  SWR_CU(driver_,
+         cuMemcpyDtoH(result.data(), device_out.pointer(), result.size() * sizeof(double)));
   return result;
 }
 
@@ -279,15 +266,16 @@ std::vector<std::uint16_t> AttentionReferenceKernel::gather_rows(
   if (rows.empty()) return result;
   DeviceAllocation device_rows(driver_, rows.size() * sizeof(std::int64_t));
   DeviceAllocation device_out(driver_, result.size() * sizeof(std::uint16_t));
-  SWR_CU(driver_, cuMemcpyHtoD(device_rows.get(), rows.data(), rows.size() * sizeof(std::int64_t)));
+  SWR_CU(driver_,
+         cuMemcpyHtoD(device_rows.pointer(), rows.data(), rows.size() * sizeof(std::int64_t)));
   const void* o = reinterpret_cast<const void*>(buffers.o);
-  const void* row_list = reinterpret_cast<const void*>(device_rows.get());
-  void* out = reinterpret_cast<void*>(device_out.get());
+  const void* row_list = reinterpret_cast<const void*>(device_rows.pointer());
+  void* out = reinterpret_cast<void*>(device_out.pointer());
   module_->launch(gather_, static_cast<unsigned>(rows.size()), kReferenceThreads, stream, o,
                   row_list, problem.head_dim, out);
   SWR_CU(driver_, cuStreamSynchronize(stream));
   SWR_CU(driver_,
-         cuMemcpyDtoH(result.data(), device_out.get(), result.size() * sizeof(std::uint16_t)));
+         cuMemcpyDtoH(result.data(), device_out.pointer(), result.size() * sizeof(std::uint16_t)));
   return result;
 }
 
@@ -295,18 +283,18 @@ std::int64_t AttentionReferenceKernel::count_non_finite(CUdeviceptr data, std::s
                                                         DataType type, CUstream stream) const {
   if (count == 0) return 0;
   DeviceAllocation device_count(driver_, sizeof(unsigned long long));
-  SWR_CU(driver_, cuMemsetD8Async(device_count.get(), 0, sizeof(unsigned long long), stream));
+  SWR_CU(driver_, cuMemsetD8Async(device_count.pointer(), 0, sizeof(unsigned long long), stream));
   const void* values = reinterpret_cast<const void*>(data);
   const unsigned long long elements = count;
   // 16-byte loads where the buffer allows them (cuMemAlloc's always do), single values otherwise.
   const unsigned long long vector_words = data % 16 == 0 ? count / 8 : 0;
   const unsigned exponent_mask = type == DataType::bf16 ? 0x7F80u : 0x7C00u;
-  void* result = reinterpret_cast<void*>(device_count.get());
+  void* result = reinterpret_cast<void*>(device_count.pointer());
   module_->launch(count_non_finite_, count_grid_, 256, stream, values, elements, vector_words,
                   exponent_mask, result);
   SWR_CU(driver_, cuStreamSynchronize(stream));
   unsigned long long found = 0;
-  SWR_CU(driver_, cuMemcpyDtoH(&found, device_count.get(), sizeof(found)));
+  SWR_CU(driver_, cuMemcpyDtoH(&found, device_count.pointer(), sizeof(found)));
   return static_cast<std::int64_t>(found);
 }
 

@@ -1,6 +1,6 @@
 // Empties L2 of everything the measured kernel could reuse: a kernel reads a buffer of twice the
 // L2 size. Launched between timed runs (every run starts cold) and inside every CUPTI replay pass
-// (CUPTI 13.0 does no cache control; shared/notes/gpu-measurement.md §3a).
+// (CUPTI 13.0's Range Profiler has no cache control, unlike ncu --cache-control all).
 #pragma once
 
 #include <cstdint>

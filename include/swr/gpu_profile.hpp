@@ -30,10 +30,11 @@ struct GpuProfile {
   // L2 geometry for the L2 model (model/). Sectors are what the L2 tags and the counters count.
   int l2_sector_bytes = 32;
   // Partitions that each keep their own copy of data that all SMs read: shared data fits only in
-  // l2_bytes / l2_partitions (2 on sm_90: shared/notes/h200-l2-streaming.md).
+  // l2_bytes / l2_partitions (2 on sm_90: bench/results/h200-l2-streaming/README.md).
   int l2_partitions = 1;
   // Misses the counters report per missing sector when every partition misses it at once
-  // (requests in flight count too): 1.43 measured on the H200, 1 on a single-partition L2.
+  // (requests in flight count too): 1.43 measured on the H200 (bench/results/h200-l2-streaming),
+  // 1 on a single-partition L2.
   double l2_shared_miss_factor = 1.0;
   // The same when the partitions miss a tile together the first time it is ever read. Attention
   // on the H200 counts such sectors once (bench/results/l2-sweep-h200: cold misses = compulsory
@@ -43,12 +44,23 @@ struct GpuProfile {
   // comes over the crossbar, not from DRAM): fitted to the H200 sweep, 0.5.
   double l2_peer_fill_miss_weight = 0.0;
   // How far the L2 model has been checked against hardware counters on this GPU; none when never.
+  // The figures are computed from measurements in the repository (model/calibration_check.hpp,
+  // bench/results/l2-sweep-h200/calibration.json), never typed in.
   struct ModelCalibration {
-    int points = 0;
-    double mean_absolute_percentage_error = 0;  // on L2 sector misses
-    double rank_correlation = 0;                // Spearman, predicted vs measured order
-    std::string checked_on;                     // device and date
-    std::string evidence;                       // where the table lives
+    struct Figures {
+      int points = 0;
+      double misses_mape_percent = 0;    // mean absolute percentage error of L2 sector misses
+      double pooled_spearman = 0;        // rank correlation over all points of the set
+      double min_shape_spearman = 0;     // within one shape (one problem, its variants): worst
+      double median_shape_spearman = 0;  // ... and median over the shapes
+      int pairs = 0;          // within-shape variant pairs whose measured misses differ by >= 5%
+      int pairs_ordered = 0;  // of those, the pairs the model orders as measured
+    };
+    Figures in_sample;       // the profile's constants, on the points they were fitted on
+    Figures held_out;        // constants refitted on `fit_set` alone, on the other points
+    std::string fit_set;     // "head_dim 64"
+    std::string checked_on;  // device and date
+    std::string evidence;    // the file the figures come from
   };
   std::optional<ModelCalibration> model_calibration;
 

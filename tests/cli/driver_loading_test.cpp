@@ -3,10 +3,16 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
 
 #include "driver/cuda_driver.hpp"
 #include "driver/device_context.hpp"
+#include "driver/device_presence.hpp"
 #include "swr/usage_error.hpp"
+#include "tests/generator/temporary_directory.hpp"
+#include "tests/gpu/gpu_test_support.hpp"
 #include "tuner/gpu_detection.hpp"
 
 namespace swr {
@@ -32,13 +38,13 @@ TEST(DriverLoading, MissingDriverIsNoDeviceError) {
 }
 
 TEST(DriverLoading, PresentDriverGivesEveryEntryPoint) {
+  SWR_REQUIRE_GPU();
   const CudaDriver* driver = CudaDriver::try_get();
-  if (driver == nullptr) GTEST_SKIP() << "no CUDA driver: " << CudaDriver::load_error();
+  ASSERT_NE(driver, nullptr);
   EXPECT_NE(driver->cuLaunchKernel, nullptr);
   EXPECT_NE(driver->cuCtxSynchronize, nullptr);
   EXPECT_NE(driver->cuEventElapsedTime, nullptr);
   EXPECT_TRUE(CudaDriver::load_error().empty());
-  if (cuda_device_count() == 0) GTEST_SKIP() << "driver without a device";
   const std::optional<GpuProfile> present = detect_present_gpu();
   ASSERT_TRUE(present.has_value());
   EXPECT_GT(present->sm_count, 0);
@@ -47,6 +53,31 @@ TEST(DriverLoading, PresentDriverGivesEveryEntryPoint) {
   EXPECT_EQ(present->arch.rfind("sm_", 0), 0u);
   DeviceContext context;
   SWR_CU(*driver, cuCtxSynchronize(context.context()));
+}
+
+// The hardware check reads only the file system, so a fake root shows each way it can answer.
+TEST(NvidiaHardwarePresence, ReadsTheKernelModulesGpuListAndTheGpuDeviceNodes) {
+  testing::TemporaryDirectory root;
+  EXPECT_FALSE(nvidia_hardware_present(root.path()));
+  const std::filesystem::path gpus = root.path() / "proc/driver/nvidia/gpus";
+  std::filesystem::create_directories(gpus);
+  EXPECT_FALSE(nvidia_hardware_present(root.path())) << "the module is loaded but lists no GPU";
+  // Control and UVM nodes exist without a GPU; a regular file is no device node.
+  std::filesystem::create_directories(root.path() / "dev");
+  for (const char* name : {"nvidiactl", "nvidia-uvm", "nvidia0"}) {
+    std::ofstream(root.path() / "dev" / name) << "";
+  }
+  EXPECT_FALSE(nvidia_hardware_present(root.path()));
+  std::filesystem::create_directories(gpus / "0000:4b:00.0");
+  EXPECT_TRUE(nvidia_hardware_present(root.path()));
+}
+
+TEST(NvidiaHardwarePresence, AGpuWithoutAUsableDriverIsNotNoGpu) {
+  // Where this machine has no NVIDIA hardware the driver cannot be usable either; where it has,
+  // the reason is empty exactly when the driver counts a device.
+  const std::string reason = driver_unusable_reason();
+  EXPECT_EQ(reason.empty(), cuda_device_count() > 0) << reason;
+  if (!nvidia_hardware_present()) EXPECT_FALSE(reason.empty());
 }
 
 TEST(GpuResolution, NamesAreCaseInsensitiveAndUnknownOnesAreUsageErrors) {

@@ -2,6 +2,7 @@
 // the hints for the errors a user can fix.
 #include <gtest/gtest.h>
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -51,7 +52,20 @@ TEST(SelectMeasuredRange, PrefersTheNamedKernel) {
   const std::vector<std::string> names = {"swr_l2_flush", "swr_attention_forward", "memset"};
   EXPECT_EQ(select_measured_range(names, "swr_attention_forward"), 1u);
   EXPECT_EQ(select_measured_range(names, ""), 2u);
-  EXPECT_EQ(select_measured_range(names, "not_launched"), 2u);
+}
+
+TEST(SelectMeasuredRange, AMissingNamedKernelIsAnErrorNotAnotherKernelsCounters) {
+  const std::vector<std::string> names = {"swr_l2_flush", "swr_attention_forward", "memset"};
+  try {
+    select_measured_range(names, "not_launched");
+    FAIL() << "another kernel's range was taken for not_launched";
+  } catch (const std::runtime_error& error) {
+    EXPECT_NE(std::string(error.what()).find("no profiler range for kernel 'not_launched'"),
+              std::string::npos)
+        << error.what();
+  }
+  // Ranges named by launch number say nothing about kernels: launch order decides.
+  EXPECT_EQ(select_measured_range({"0", "1", "2"}, "swr_attention_forward"), 2u);
 }
 
 TEST(SelectMeasuredRange, NothingButTheFlushIsNoMeasurement) {

@@ -17,6 +17,7 @@
 #include "runtime/attention_launcher.hpp"
 #include "swr/attention_config.hpp"
 #include "swr/sixteen_bit.hpp"
+#include "tests/gpu/gpu_test_support.hpp"
 #include "tuner/gpu_detection.hpp"
 #include "tuner/reference_attention.hpp"
 
@@ -94,9 +95,7 @@ TEST(AttentionKernelCases, CoverEveryKnobValue) {
 
 class AttentionKernelOnGpu : public testing::TestWithParam<KernelCase> {
  protected:
-  void SetUp() override {
-    if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA driver/device found";
-  }
+  void SetUp() override { SWR_REQUIRE_GPU(); }
 };
 
 struct DeviceBuffer {

@@ -18,6 +18,7 @@
 #include "generator/nvrtc_compiler.hpp"
 #include "runtime/attention_launcher.hpp"
 #include "swr/sixteen_bit.hpp"
+#include "tests/gpu/gpu_test_support.hpp"
 #include "tuner/attention_reference_kernel.hpp"
 #include "tuner/device_random_fill.hpp"
 #include "tuner/gpu_detection.hpp"
@@ -73,7 +74,7 @@ struct AttentionTensors {
 class AttentionReferenceOnGpu : public testing::Test {
  protected:
   void SetUp() override {
-    if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA driver/device found";
+    SWR_REQUIRE_GPU();
     context_ = std::make_unique<DeviceContext>();
     fill_ = std::make_unique<DeviceRandomFill>(*context_);
     reference_ = std::make_unique<AttentionReferenceKernel>(*context_);

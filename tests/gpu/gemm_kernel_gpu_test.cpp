@@ -22,6 +22,7 @@
 #include "runtime/gemm_launcher.hpp"
 #include "swr/gemm_config.hpp"
 #include "swr/sixteen_bit.hpp"
+#include "tests/gpu/gpu_test_support.hpp"
 #include "tuner/cublas_baseline.hpp"
 #include "tuner/gemm_reference.hpp"
 #include "tuner/gpu_detection.hpp"
@@ -158,9 +159,7 @@ struct ShapeData {
 
 class GemmKernelOnGpu : public testing::TestWithParam<GemmCase> {
  protected:
-  void SetUp() override {
-    if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA driver/device found";
-  }
+  void SetUp() override { SWR_REQUIRE_GPU(); }
 };
 
 TEST_P(GemmKernelOnGpu, MatchesReferenceOnOddSizes) {
@@ -206,7 +205,7 @@ TEST_P(GemmKernelOnGpu, MatchesReferenceOnOddSizes) {
 INSTANTIATE_TEST_SUITE_P(EveryKnob, GemmKernelOnGpu, testing::ValuesIn(knob_cases()), case_name);
 
 TEST(CublasBaselineOnGpu, MatchesReferenceOnOddSizes) {
-  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA driver/device found";
+  SWR_REQUIRE_GPU();
   const CudaDriver& driver = CudaDriver::get();
   DeviceContext context;
   std::string why;

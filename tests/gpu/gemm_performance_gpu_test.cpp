@@ -26,6 +26,7 @@
 #include "generator/nvrtc_compiler.hpp"
 #include "generator/resource_model.hpp"
 #include "runtime/gemm_launcher.hpp"
+#include "tests/gpu/gpu_test_support.hpp"
 #include "tuner/cublas_baseline.hpp"
 #include "tuner/device_random_fill.hpp"
 #include "tuner/gemm_reference.hpp"
@@ -109,7 +110,7 @@ struct Timer {
 };
 
 TEST(GemmPerformanceOnGpu, TunedVariantsAgainstCublas) {
-  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA driver/device found";
+  SWR_REQUIRE_GPU();
   const CudaDriver& driver = CudaDriver::get();
   DeviceContext context;
   const auto gpu = detect_present_gpu();

@@ -11,6 +11,7 @@
 
 #include "driver/cuda_driver.hpp"
 #include "driver/device_context.hpp"
+#include "tests/gpu/gpu_test_support.hpp"
 #include "tuner/counters/helper_kernel_module.hpp"
 #include "tuner/counters/l2_counter_session.hpp"
 #include "tuner/l2_flush.hpp"
@@ -49,7 +50,7 @@ struct DeviceBuffer {
 class L2CountersOnGpu : public testing::Test {
  protected:
   void SetUp() override {
-    if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA driver/device found";
+    SWR_REQUIRE_GPU();
     context_ = std::make_unique<DeviceContext>();
     flush_ = std::make_unique<L2Flush>(*context_);
     session_ = std::make_unique<L2CounterSession>(context_.get(), flush_.get());

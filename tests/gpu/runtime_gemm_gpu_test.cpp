@@ -20,6 +20,7 @@
 #include "swr/device_buffer.hpp"
 #include "swr/gemm.hpp"
 #include "swr/sixteen_bit.hpp"
+#include "tests/gpu/gpu_test_support.hpp"
 #include "tests/runtime/runtime_fixtures.hpp"
 #include "tuner/gemm_reference_kernel.hpp"
 #include "tuner/gpu_detection.hpp"
@@ -81,7 +82,7 @@ class GemmRuntimeOnGpu : public ::testing::Test {
     scratch_ = nullptr;
   }
   void SetUp() override {
-    if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA driver/device found";
+    SWR_REQUIRE_GPU();
     for (const TunedGemmVariant& variant : kTunedGemms) {
       const ResourceUse use = gemm_resource_use(gemm_config_named(variant.config), *present_);
       if (!use.does_not_fit.empty()) GTEST_SKIP() << variant.config << ": " << use.does_not_fit;

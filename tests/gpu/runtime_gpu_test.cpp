@@ -14,7 +14,6 @@
 
 #include "db/records.hpp"
 #include "driver/cuda_driver.hpp"
-#include "driver/current_context.hpp"
 #include "driver/device_context.hpp"
 #include "driver/device_identity.hpp"
 #include "generator/cubin_cache.hpp"
@@ -23,6 +22,7 @@
 #include "swr/attention.hpp"
 #include "swr/device_buffer.hpp"
 #include "swr/sixteen_bit.hpp"
+#include "tests/gpu/gpu_test_support.hpp"
 #include "tests/runtime/runtime_fixtures.hpp"
 #include "tuner/gpu_detection.hpp"
 #include "tuner/reference_attention.hpp"
@@ -79,9 +79,7 @@ class RuntimeOnGpu : public ::testing::Test {
     present_ = nullptr;
     scratch_ = nullptr;
   }
-  void SetUp() override {
-    if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA driver/device found";
-  }
+  void SetUp() override { SWR_REQUIRE_GPU(); }
   static std::filesystem::path export_dir() { return scratch_->path() / "export"; }
 
   static TemporaryDirectory* scratch_;

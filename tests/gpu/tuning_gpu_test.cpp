@@ -12,6 +12,7 @@
 #include "generator/kernel_source.hpp"
 #include "generator/nvrtc_compiler.hpp"
 #include "run_swr_tune.hpp"
+#include "tests/gpu/gpu_test_support.hpp"
 #include "tuner/gpu_detection.hpp"
 #include "tuner/tuning/worker_client.hpp"
 
@@ -23,7 +24,7 @@ const AttentionProblem kProblem{2, 2, 1024, 1024, 64, DataType::f16, false};
 class TuningOnGpu : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA driver/device found";
+    SWR_REQUIRE_GPU();
     present_ = *detect_present_gpu();
   }
   std::vector<std::string> tune_arguments(std::vector<std::string> extra) const {

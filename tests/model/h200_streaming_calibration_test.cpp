@@ -1,4 +1,4 @@
-// The partition model against hardware: shared/notes/h200-l2-streaming.md measured 132 CTAs
+// The partition model against hardware: bench/results/h200-l2-streaming measured 132 CTAs
 // streaming one shared buffer 4 times in 16 KiB tiles on an H200, cyclic and sawtooth. The same
 // access pattern is an attention problem: 4 rounds of 132 Q tiles (16 rows, so Q and O add
 // little), each Q tile reading all of K and V (64-row tiles of D = 128: 16 KiB each), K + V = the

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "report/gnuplot_runner.hpp"
+#include "report/gnuplot.hpp"
 #include "run_swr_tune.hpp"
 #include "tests/report/report_test_data.hpp"
 

@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
-#include "driver/cubin_arch.hpp"
 #include "driver/cuda_driver.hpp"
 #include "driver/device_identity.hpp"
 #include "runtime/kernel_runtime.hpp"

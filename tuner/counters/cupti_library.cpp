@@ -41,8 +41,8 @@ std::string resolve(void* handle, const char* name, Function& function) {
   return {};
 }
 
-// libcupti finds libnvperf_host.so through its own search, which ignores the executable's RUNPATH
-// (notes §3i). Loading it from libcupti's directory first makes the later dlopen by soname find
+// libcupti finds libnvperf_host.so through its own search, which ignores the executable's RUNPATH.
+// Loading it from libcupti's directory first makes the later dlopen by soname find
 // the copy that is already in the process.
 void preload_perf_host_library(void* cupti_symbol) {
   Dl_info info{};

@@ -1,6 +1,6 @@
 // CUPTI (the profiler's API), loaded at run time with dlopen like libcuda and libnvrtc: never
 // linked, so binaries start where CUPTI is missing. Only the Range Profiler and profiler-host
-// entries are used (shared/notes/gpu-measurement.md §1).
+// entries are used (CUPTI User's Guide, "Range Profiling" and "Profiler Host API").
 #pragma once
 
 #include <cupti_profiler_host.h>

@@ -1,5 +1,6 @@
 #include "tuner/counters/l2_counter_session.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <mutex>
@@ -72,6 +73,16 @@ void print_profiling_notice(const std::string& line) {
   std::cerr << "swr: " << line << "\n";
 }
 
+namespace {
+
+// CUPTI's auto ranges named by launch number ("0", "1", ...) or not at all: no kernel name to
+// match.
+bool range_name_is_a_number(const std::string& name) {
+  return std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+}  // namespace
+
 std::optional<std::size_t> select_measured_range(const std::vector<std::string>& range_names,
                                                  const std::string& kernel_name) {
   std::size_t flush = 0;
@@ -83,14 +94,25 @@ std::optional<std::size_t> select_measured_range(const std::vector<std::string>&
   }
   std::optional<std::size_t> last;
   std::optional<std::size_t> last_named;
+  bool ranges_carry_kernel_names = false;
   for (std::size_t i = 0; i < range_names.size(); ++i) {
     if (i == flush) continue;
     last = i;
+    if (!range_name_is_a_number(range_names[i])) ranges_carry_kernel_names = true;
     if (!kernel_name.empty() && range_names[i].find(kernel_name) != std::string::npos) {
       last_named = i;
     }
   }
-  return last_named ? last_named : last;
+  if (last_named) return last_named;
+  if (!kernel_name.empty() && ranges_carry_kernel_names) {
+    // Another kernel's counters are not this one's: refuse rather than record them.
+    std::string recorded;
+    for (const std::string& name : range_names) recorded += (recorded.empty() ? "" : ", ") + name;
+    throw std::runtime_error("no profiler range for kernel '" + kernel_name + "' among the " +
+                             std::to_string(range_names.size()) + " recorded (" + recorded +
+                             "): its L2 counters are missing");
+  }
+  return last;
 }
 
 std::string describe_profiling_error(const CuptiError& error) {
@@ -205,7 +227,7 @@ void L2CounterSession::enable() {
 
 void L2CounterSession::disable() {
   if (profiler_ == nullptr) return;
-  // After a failure mid-pass the profiler is still started: stop it first (notes §3h).
+  // After a failure mid-pass the profiler is still started: stop it first.
   if (pass_open_) {
     auto stop = SWR_CUPTI_PARAMS(CUpti_RangeProfiler_Stop_Params);
     stop.pRangeProfilerObject = profiler_;

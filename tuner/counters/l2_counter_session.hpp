@@ -1,11 +1,12 @@
 // L2 counters of one kernel through the CUPTI 13.0 Range Profiler, in-process, on one context:
 // auto ranges (one per kernel) with user replay, the L2 flushed at the start of every pass so each
-// pass sees the same cold cache (shared/notes/gpu-measurement.md). Drive it from one thread.
+// pass sees the same cold cache (CUPTI User's Guide, "Range Profiling": auto range, user replay).
+// Drive it from one thread.
 //
-// Profiling is gated in the order of the notes (§3h): driver, context, CUPTI library, profiler
-// initialisation, device support, chip name, counter availability, metric configuration, Enable.
-// Any failure makes the session unavailable: it says "profiling unavailable: <reason>" once, and
-// every measurement returns empty counters, so timing goes on without them.
+// Profiling is gated in the order in which each step needs the one before: driver, context, CUPTI
+// library, profiler initialisation, device support, chip name, counter availability, metric
+// configuration, Enable. Any failure makes the session unavailable: it says "profiling unavailable:
+// <reason>" once, and every measurement returns empty counters, so timing goes on without them.
 #pragma once
 
 #include <cstddef>
@@ -39,9 +40,11 @@ void print_profiling_notice(const std::string& line);
 
 // Which of a pass's ranges (CUPTI's names, in launch order) is the measured kernel: never the
 // flush (found by its kernel name, else the first range, since every pass launches it first);
-// the last range whose name contains `kernel_name` when one does, else the last range.
-// nullopt when nothing but the flush was recorded. CUPTI 13.0 on an H200 names auto ranges by a
-// running number ("0", "1", ...), not by kernel, so in practice launch order decides.
+// the last range whose name contains `kernel_name` when one does. When the ranges carry kernel
+// names and none is `kernel_name`, throws std::runtime_error (the counters are missing, not
+// another kernel's); when they carry only running numbers ("0", "1", ...: CUPTI 13.0 on an H200
+// names auto ranges so), or `kernel_name` is empty, the last range. nullopt when nothing but the
+// flush was recorded.
 std::optional<std::size_t> select_measured_range(const std::vector<std::string>& range_names,
                                                  const std::string& kernel_name);
 

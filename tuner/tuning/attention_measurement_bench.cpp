@@ -1,6 +1,6 @@
 #include "tuner/tuning/attention_measurement_bench.hpp"
 
-#include "driver/device_allocation.hpp"
+#include "driver/device_resources.hpp"
 #include "generator/kernel_source.hpp"
 #include "runtime/attention_launcher.hpp"
 #include "tuner/attention_reference_kernel.hpp"

@@ -1,6 +1,6 @@
 #include "tuner/tuning/gemm_measurement_bench.hpp"
 
-#include "driver/device_allocation.hpp"
+#include "driver/device_resources.hpp"
 #include "generator/gemm_kernel_source.hpp"
 #include "runtime/gemm_launcher.hpp"
 #include "tuner/counters/l2_counter_session.hpp"

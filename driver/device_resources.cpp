@@ -1,4 +1,4 @@
-#include "driver/loaded_cubin.hpp"
+#include "driver/device_resources.hpp"
 
 namespace swr {
 

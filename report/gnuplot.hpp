@@ -1,6 +1,4 @@
-// Writing gnuplot's input: data files (whitespace-separated columns, one block per series, blocks
-// separated by two blank lines so that `index N` picks one) and scripts that each render one PNG.
-// Scripts use paths relative to the report directory: `cd DIR && gnuplot NAME.gp` renders one.
+// gnuplot: writing its input (data files and scripts), and running it where it is installed.
 #pragma once
 
 #include <filesystem>
@@ -10,6 +8,10 @@
 #include <vector>
 
 namespace swr::report {
+
+// Writing gnuplot's input: data files (whitespace-separated columns, one block per series, blocks
+// separated by two blank lines so that `index N` picks one) and scripts that each render one PNG.
+// Scripts use paths relative to the report directory: `cd DIR && gnuplot NAME.gp` renders one.
 
 // The files of one chart, relative to the report directory.
 struct ChartFiles {
@@ -40,5 +42,22 @@ void write_text_file(const std::filesystem::path& path, const std::string& text)
 // lines (gnuplot's `index`). A block with no rows gets one NaN row so that indices stay aligned.
 std::string data_blocks(const std::vector<std::string>& comment,
                         const std::vector<std::vector<std::vector<std::optional<double>>>>& blocks);
+
+// Rendering the report's scripts with gnuplot, when it is installed: found on $PATH (Debian:
+// gnuplot-nox), run once per script in the report directory, its messages kept in gnuplot.log.
+
+// The gnuplot executable on $PATH, or nullopt.
+std::optional<std::filesystem::path> find_gnuplot();
+
+struct RenderResult {
+  bool ok = false;
+  std::string message;  // why not, with the first line gnuplot printed
+};
+
+// Runs `gnuplot SCRIPT` with `directory` as the working directory, appending its output to
+// directory/gnuplot.log; ok when it exits 0 and `png` exists and is not empty.
+RenderResult run_gnuplot(const std::filesystem::path& gnuplot,
+                         const std::filesystem::path& directory, const std::string& script,
+                         const std::string& png);
 
 }  // namespace swr::report
