@@ -1,10 +1,11 @@
-"""One attention point: swr's chosen variant and each PyTorch SDPA backend on the same inputs,
-each checked against a fused reference, then timed together (device_timing).
+"""One attention point: swr's variant as the runtime chose it (launched through the runtime
+library, swr_runtime.py) and each PyTorch SDPA backend on the same inputs, each checked against a
+fused reference, then timed together, interleaved, with the same L2 flush (device_timing).
 
 Candidate statuses: ok; missing (this PyTorch has no such backend); unavailable (the backend
 refuses this shape or dtype, its first error line is the note); unsupported (swr has no kernel for
-this head dim); skipped (the math path would not fit in memory); wrong (relative error above the
-dtype's bound); failed (compile or launch error).
+this head dim); untuned (nothing in the catalog serves this point); skipped (the math path would
+not fit in memory); wrong (relative error above the dtype's bound); failed (launch error).
 """
 import warnings
 
@@ -42,21 +43,21 @@ def relative_error(torch, out, reference):
 
 
 class AttentionBench:
-    def __init__(self, torch, flush, timing):
+    def __init__(self, torch, flush, timing, peers=PEERS):
         import torch.nn.functional as F
         from torch.nn.attention import SDPBackend, sdpa_kernel
 
         self.torch, self.F, self.sdpa_kernel = torch, F, sdpa_kernel
         self.flush, self.timing = flush, timing
-        self.backends = {name: getattr(SDPBackend, member, None) for name, member in PEERS}
+        self.backends = {name: getattr(SDPBackend, member, None) for name, member in peers}
 
     def sdpa(self, backend, q, k, v, causal):
         with self.sdpa_kernel(backend):
             return self.F.scaled_dot_product_attention(q, k, v, is_causal=causal)
 
     def run(self, point, swr):
-        """swr: {"variant": SwrVariant or None, "status"/"note" when there is none}.
-        Returns {candidate: result}."""
+        """swr: {"call": (q, k, v, out) -> a launch through the runtime}, or {"status", "note"}
+        when swr does not run this point. Returns {candidate: result}."""
         torch = self.torch
         dtype = torch.float16 if point.dtype == "f16" else torch.bfloat16
         q = torch.randn(point.batch, point.heads, point.seq, point.head_dim, device="cuda",
@@ -91,11 +92,9 @@ class AttentionBench:
                 results[name] = {"relative_error": 0.0 if name == reference_name else None}
         outputs.clear()
 
-        if swr.get("variant") is not None:
-            variant = swr["variant"]
+        if swr.get("call") is not None:
             out = torch.full_like(q, float("nan"))
-            counter = torch.zeros(1, dtype=torch.int32, device="cuda")
-            call = lambda: variant.run(q, k, v, out, counter, point.causal)
+            call = swr["call"](q, k, v, out)
             try:
                 call()
                 torch.cuda.synchronize()

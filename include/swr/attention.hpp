@@ -10,6 +10,7 @@
 #include <string>
 
 #include "swr/attention_problem.hpp"
+#include "swr/export.h"
 #include "swr/runtime_options.hpp"
 #include "swr/tuned_catalog.hpp"
 
@@ -44,7 +45,7 @@ struct AttentionPlan {
   int dynamic_shared_bytes = 0;
 };
 
-class Attention {
+class SWR_API Attention {
  public:
   explicit Attention(TunedCatalog catalog, AttentionOptions options = {});
   ~Attention();

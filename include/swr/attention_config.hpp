@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include "swr/export.h"
 
 namespace swr {
 
@@ -29,7 +30,7 @@ enum class TileSwizzle {
   head_groups,        // groups of `head_group` (batch, head) pairs, q-tiles interleaved in a group
 };
 
-struct AttentionConfig {
+struct SWR_API AttentionConfig {
   int block_m = 128;  // Q rows per tile
   int block_n = 64;   // K/V rows per pipeline step
   int warps = 8;      // each warp owns block_m / warps Q rows
@@ -54,11 +55,11 @@ struct AttentionConfig {
   bool operator==(const AttentionConfig&) const = default;
 };
 
-std::string_view to_string(KvOrder order);
-std::string_view to_string(Persistence persistence);
-std::string_view to_string(TileSwizzle swizzle);
-std::optional<KvOrder> parse_kv_order(std::string_view text);
-std::optional<Persistence> parse_persistence(std::string_view text);
-std::optional<TileSwizzle> parse_tile_swizzle(std::string_view text);
+SWR_API std::string_view to_string(KvOrder order);
+SWR_API std::string_view to_string(Persistence persistence);
+SWR_API std::string_view to_string(TileSwizzle swizzle);
+SWR_API std::optional<KvOrder> parse_kv_order(std::string_view text);
+SWR_API std::optional<Persistence> parse_persistence(std::string_view text);
+SWR_API std::optional<TileSwizzle> parse_tile_swizzle(std::string_view text);
 
 }  // namespace swr

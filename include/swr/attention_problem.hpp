@@ -5,10 +5,11 @@
 #include <string>
 
 #include "swr/data_type.hpp"
+#include "swr/export.h"
 
 namespace swr {
 
-struct AttentionProblem {
+struct SWR_API AttentionProblem {
   int batch = 1;
   int heads = 1;
   int seq_q = 0;   // query rows per (batch, head)

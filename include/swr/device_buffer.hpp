@@ -5,24 +5,25 @@
 #include <cstddef>
 #include <string>
 
+#include "swr/export.h"
 #include "swr/runtime_options.hpp"
 
 namespace swr {
 
 // True when a CUDA driver and the device $SWR_DEVICE (else 0) are present; otherwise `why` (when
 // given) receives the reason.
-bool cuda_device_present(std::string* why = nullptr);
+SWR_API bool cuda_device_present(std::string* why = nullptr);
 
 // "NVIDIA H200, compute 9.0, 132 SMs" for the device of the current context (made current as in
 // Attention::run and Gemm::run).
-std::string current_device_description();
+SWR_API std::string current_device_description();
 
 // Waits for everything enqueued on `stream` (nullptr: the legacy default stream).
-void synchronize(StreamHandle stream = nullptr);
+SWR_API void synchronize(StreamHandle stream = nullptr);
 
 // Bytes on the device of the current context (made current as in Attention::run and Gemm::run),
 // freed on destruction.
-class DeviceBuffer {
+class SWR_API DeviceBuffer {
  public:
   explicit DeviceBuffer(std::size_t bytes);
   ~DeviceBuffer();

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "swr/export.h"
 #include "swr/gemm_problem.hpp"
 #include "swr/runtime_options.hpp"
 #include "swr/tuned_catalog.hpp"
@@ -40,7 +41,7 @@ struct GemmPlan {
   int swizzle_group = 0;  // tiles per band; 0 = plain row-major order
 };
 
-class Gemm {
+class SWR_API Gemm {
  public:
   explicit Gemm(TunedCatalog catalog, RuntimeOptions options = {});
   ~Gemm();

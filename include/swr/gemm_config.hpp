@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include "swr/export.h"
 
 namespace swr {
 
@@ -22,7 +23,7 @@ enum class SwizzleAxis {
   m,  // bands of swizzle_stride / block_m tile rows, walked column by column
 };
 
-struct GemmConfig {
+struct SWR_API GemmConfig {
   int block_m = 128;
   int block_n = 128;
   int block_k = 32;
@@ -50,9 +51,9 @@ struct GemmConfig {
   bool operator==(const GemmConfig&) const = default;
 };
 
-std::string_view to_string(GemmPersistence persistence);
-std::string_view to_string(SwizzleAxis axis);
-std::optional<GemmPersistence> parse_gemm_persistence(std::string_view text);
-std::optional<SwizzleAxis> parse_swizzle_axis(std::string_view text);
+SWR_API std::string_view to_string(GemmPersistence persistence);
+SWR_API std::string_view to_string(SwizzleAxis axis);
+SWR_API std::optional<GemmPersistence> parse_gemm_persistence(std::string_view text);
+SWR_API std::optional<SwizzleAxis> parse_swizzle_axis(std::string_view text);
 
 }  // namespace swr

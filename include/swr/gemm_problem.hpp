@@ -6,10 +6,11 @@
 #include <string>
 
 #include "swr/data_type.hpp"
+#include "swr/export.h"
 
 namespace swr {
 
-struct GemmProblem {
+struct SWR_API GemmProblem {
   int m = 0;
   int n = 0;
   int k = 0;

@@ -6,10 +6,11 @@
 #include <string>
 #include <string_view>
 #include <vector>
+#include "swr/export.h"
 
 namespace swr {
 
-struct GpuProfile {
+struct SWR_API GpuProfile {
   std::string name;         // "gb10", "h100", "h200", or the present device's for "auto"
   std::string description;  // marketing name, e.g. "NVIDIA H200 (SXM)"
   std::string arch;         // NVRTC target, e.g. "sm_90a"
@@ -69,12 +70,12 @@ struct GpuProfile {
 };
 
 // The built-in targets, in display order.
-const std::vector<GpuProfile>& builtin_gpu_profiles();
+SWR_API const std::vector<GpuProfile>& builtin_gpu_profiles();
 
 // Looks up a built-in profile by name ("gb10", "h100", "h200"). Names are case-insensitive.
-std::optional<GpuProfile> find_gpu_profile(std::string_view name);
+SWR_API std::optional<GpuProfile> find_gpu_profile(std::string_view name);
 
 // "gb10, h100, h200, auto" for error messages.
-std::string gpu_profile_names();
+SWR_API std::string gpu_profile_names();
 
 }  // namespace swr

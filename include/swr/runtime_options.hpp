@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <stdexcept>
 #include <string>
+#include "swr/export.h"
 
 namespace swr {
 
@@ -30,7 +31,7 @@ struct RuntimeOptions {
 // Raised before anything is launched when a call cannot run: no tuned kernel for the shape, a
 // cubin for an arch the device cannot run, a variant that cannot run the shape, no cubin to be
 // had without NVRTC.
-class KernelRefused : public std::runtime_error {
+class SWR_API KernelRefused : public std::runtime_error {
  public:
   explicit KernelRefused(const std::string& message) : std::runtime_error(message) {}
 };

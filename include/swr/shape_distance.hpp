@@ -19,6 +19,7 @@
 #include <string_view>
 
 #include "swr/attention_problem.hpp"
+#include "swr/export.h"
 #include "swr/gemm_problem.hpp"
 
 namespace swr {
@@ -34,7 +35,7 @@ struct GpuScale {
 
 // The scale of a GPU as a results database or an export records it (name, SMs, L2 bytes); the L2
 // partitions come from the built-in profile of that name (1 for a GPU without one).
-GpuScale gpu_scale(std::string_view gpu_name, int sm_count, std::int64_t l2_bytes);
+SWR_API GpuScale gpu_scale(std::string_view gpu_name, int sm_count, std::int64_t l2_bytes);
 
 // Rows of the nominal Q tile the features count with: the distance compares shapes, not variants,
 // so it cannot use a variant's own tile height.
@@ -55,12 +56,12 @@ struct ShapeFeatures {
 };
 
 // Throws std::invalid_argument for a GPU scale without SMs or L2.
-ShapeFeatures shape_features(const AttentionProblem& problem, const GpuScale& gpu);
+SWR_API ShapeFeatures shape_features(const AttentionProblem& problem, const GpuScale& gpu);
 
 // nullopt when `tuned` cannot serve `wanted` (head dim, dtype or causal mode differ); otherwise the
 // distance above, measured on the GPU the shape was tuned on.
-std::optional<double> shape_distance(const AttentionProblem& wanted, const AttentionProblem& tuned,
-                                     const GpuScale& gpu);
+SWR_API std::optional<double> shape_distance(const AttentionProblem& wanted,
+                                             const AttentionProblem& tuned, const GpuScale& gpu);
 
 // How far a tuned GEMM shape is from a wanted one. Every GEMM variant runs every valid shape (m,
 // n and k are launch arguments; tails are zero-filled), and only the dtype is compiled in, so any
@@ -68,6 +69,6 @@ std::optional<double> shape_distance(const AttentionProblem& wanted, const Atten
 // relative to its tile (how many tiles, how deep the k loop), so the distance is the Euclidean
 // distance of (log2 m, log2 n, log2 k): 1 for a factor of two on one axis, sqrt(3) for twice the
 // size on all three. nullopt when the dtypes differ.
-std::optional<double> shape_distance(const GemmProblem& wanted, const GemmProblem& tuned);
+SWR_API std::optional<double> shape_distance(const GemmProblem& wanted, const GemmProblem& tuned);
 
 }  // namespace swr

@@ -17,6 +17,7 @@
 
 #include "swr/attention_config.hpp"
 #include "swr/attention_problem.hpp"
+#include "swr/export.h"
 #include "swr/gemm_config.hpp"
 #include "swr/gemm_problem.hpp"
 
@@ -31,7 +32,7 @@ enum class MatchKind {
   none,     // nothing tuned that could run this shape on this GPU
 };
 
-std::string_view to_string(MatchKind kind);
+SWR_API std::string_view to_string(MatchKind kind);
 
 // What the tuner measured for a variant: device-event times with the L2 flushed before each run,
 // and the L2 counters where profiling was allowed (empty otherwise).
@@ -93,7 +94,7 @@ struct TunedChoiceOf {
 using TunedChoice = TunedChoiceOf<TunedKernel>;
 using TunedGemmChoice = TunedChoiceOf<TunedGemmKernel>;
 
-class TunedCatalog {
+class SWR_API TunedCatalog {
  public:
   // Throws UsageError, naming the file, for a path that is not a results database of this
   // build's schema.

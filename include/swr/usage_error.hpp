@@ -3,10 +3,11 @@
 
 #include <stdexcept>
 #include <string>
+#include "swr/export.h"
 
 namespace swr {
 
-class UsageError : public std::invalid_argument {
+class SWR_API UsageError : public std::invalid_argument {
  public:
   explicit UsageError(const std::string& message) : std::invalid_argument(message) {}
 };

@@ -1,11 +1,10 @@
-"""A stand-in for the few parts of PyTorch and the CUDA driver that bench/peer_grid.py uses, so
-that its GPU path (compile, load, check, time, record) runs end to end on a machine without
-either. Tensors hold one number each (every element the same): enough to check that outputs are
-compared and written where they should be, not to compute attention.
+"""A stand-in for the few parts of PyTorch and of the swr runtime that bench/peer_grid.py uses, so
+that its GPU path (choose, check, time, record) runs end to end on a machine without either.
+Tensors hold one number each (every element the same): enough to check that outputs are compared
+and written where they should be, not to compute attention.
 
-install() puts the fake modules in sys.modules; FakeDriver replaces swr_kernels.Driver.
+install() puts the fake modules in sys.modules; FakeCatalog stands in for swr.Catalog.
 """
-import ctypes
 import enum
 import math
 import sys
@@ -124,25 +123,50 @@ def scaled_dot_product_attention(q, k, v, is_causal=False):
     return Tensor(q.shape, 1.0, q.dtype)
 
 
-class FakeDriver:
-    """swr_kernels.Driver without libcuda: a launch writes the expected output."""
+class FakeCatalog:
+    """swr.Catalog without libswr_runtime.so: answers in the C API's form (`swr-tune query --json`)
+    from `tuned` ({problem key: (config key, measured)}): exact for a tuned key, nearest for
+    another with what is compiled into a kernel in common (the key's suffix after the shape),
+    none otherwise. A run writes the expected output where the kernel would."""
 
-    class lib:
-        @staticmethod
-        def cuDriverGetVersion(out):
-            out._obj.value = 13000  # `out` is ctypes.byref(c_int)
-            return 0
+    description = "export /fake-export"
 
-    def load(self, cubin_path, entry, dynamic_shared_bytes):
-        with open(cubin_path, "rb") as f:
-            f.read()
-        return None, entry
+    def __init__(self, tuned):
+        self.tuned = tuned
+        self.runs = []
 
-    def occupancy(self, function, threads, dynamic_shared_bytes):
-        return 2
+    def _answer(self, family, key, compiled_part):
+        asked = {"family": family, "key": key}
+        same = sorted(k for k in self.tuned if k.endswith(compiled_part))
+        if not same:
+            return {"family": family, "asked": asked, "match": "none",
+                    "why": f"nothing tuned with {compiled_part}", "gpu": "h200"}
+        tuned_key = key if key in self.tuned else same[0]
+        config_key, measured = self.tuned[tuned_key]
+        return {"family": family, "asked": asked, "gpu": "h200", "source": self.description,
+                "match": "exact" if tuned_key == key else "nearest",
+                "distance": 0.0 if tuned_key == key else 1.0, "tuned_shape": tuned_key,
+                "kernel": {"gpu": {"name": "h200"}, "config_key": config_key,
+                           "measured": dict(measured)}}
 
-    def launch(self, function, grid, threads, dynamic_shared_bytes, stream, arguments):
-        _tensors[arguments[3].value].value = 1.0  # o: the attention output
+    def best_attention(self, gpu, batch, heads, seq_q, head_dim, dtype="f16", causal=False,
+                       seq_kv=None):
+        compiled_part = f"_d{head_dim}_{dtype}_{'causal' if causal else 'noncausal'}"
+        seq_kv = seq_q if seq_kv is None else seq_kv
+        return self._answer("attention", f"b{batch}_h{heads}_sq{seq_q}_skv{seq_kv}{compiled_part}",
+                            compiled_part)
+
+    def best_gemm(self, gpu, m, n, k, dtype="f16"):
+        return self._answer("gemm", f"m{m}_n{n}_k{k}_{dtype}", f"_{dtype}")
+
+    def run_attention(self, q, k, v, o, batch, heads, seq_q, head_dim, dtype="f16", causal=False,
+                      seq_kv=None, stream=0, gpu=None, workspace=0):
+        self.runs.append(("attention", gpu, stream))
+        _tensors[o].value = 1.0
+
+    def run_gemm(self, a, b, c, m, n, k, dtype="f16", stream=0, gpu=None):
+        self.runs.append(("gemm", gpu, stream))
+        _tensors[c].value = _tensors[a].value * _tensors[b].value * k
 
 
 def install():

@@ -1,10 +1,11 @@
-"""The parts of bench/peer_grid.py that need no GPU and no PyTorch: the grid, the choice of swr's
-variant per point, the plan of compiles, timing statistics, the ratio tables and CSV, ncu's CSV.
+"""The parts of bench/peer_grid.py that need no GPU and no PyTorch: the grid, the runtime's choice
+of swr's variant per point and how a point reports it, the plan, timing statistics, the ratio
+tables and CSV, ncu's CSV. The plan on a real catalog needs libswr_runtime.so ($SWR_RUNTIME_LIBRARY,
+set by CTest) but no GPU.
 Run: python3 -m unittest discover -s tests/report -p 'test_*.py'
 """
 import contextlib
 import csv
-import glob
 import io
 import json
 import math
@@ -21,17 +22,46 @@ import grid_points  # noqa: E402
 import ncu_misses  # noqa: E402
 import peer_grid  # noqa: E402
 import ratio_table  # noqa: E402
-import swr_choice  # noqa: E402
+import swr_runtime  # noqa: E402
 
-SWEEP = os.path.join(REPOSITORY, "bench", "results", "l2-sweep-h200")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fake_torch  # noqa: E402
+
+GEMM_DATABASE = os.path.join(REPOSITORY, "bench", "results", "gemm-sweep-h200", "gemm.db")
+TUNED = {  # what FakeCatalog answers from: two attention shapes and one GEMM
+    "b8_h1_sq16384_skv16384_d64_f16_noncausal": (
+        "m128n64w4s2-cyclic-grid-head_major",
+        {"median_ms": 1.5, "l2_sector_misses": 2114260.0, "dram_read_bytes": 10.0,
+         "dram_write_bytes": None}),
+    "b8_h1_sq16384_skv16384_d128_f16_noncausal": (
+        "m128n64w8s2-sawtooth-static-head_major", {"median_ms": 3.0}),
+    "m4096_n4096_k4096_f16": ("m128n256k64w2x4s3-grid-swz0", {"median_ms": 0.31}),
+}
 
 
-def sweep_shapes():
-    shapes = []
-    for path in sorted(glob.glob(os.path.join(SWEEP, "measured_*.json"))):
-        with open(path) as f:
-            shapes += swr_choice.tuned_shapes_from_show_json(json.load(f), "h200")
-    return shapes
+@contextlib.contextmanager
+def fake_gpu(catalog):
+    """fake_torch in place of PyTorch and `catalog` in place of every catalog opened, undone
+    afterwards."""
+    saved_modules = dict(sys.modules)
+    saved_open = swr_runtime.open_catalog
+    fake_torch.install()
+    swr_runtime.open_catalog = lambda path: catalog
+    try:
+        yield
+    finally:
+        swr_runtime.open_catalog = saved_open
+        for name in [n for n in sys.modules if n.startswith("torch")]:
+            del sys.modules[name]
+        sys.modules.update(saved_modules)
+
+
+def runtime_library_loads():
+    try:
+        swr_runtime.binding()._native.native()
+        return True
+    except OSError:
+        return False
 
 
 def point_entry(regime, swr_ms, peers):
@@ -64,144 +94,85 @@ class GridTest(unittest.TestCase):
                                                     False).swr_supported())
 
 
-class SwrChoiceTest(unittest.TestCase):
-    def setUp(self):
-        self.shapes = sweep_shapes()
-
-    def test_reads_every_shape_of_the_sweep_dumps(self):
-        self.assertEqual(len(self.shapes), 20)
-        shape = next(s for s in self.shapes
-                     if s.problem_key == "b8_h1_sq16384_skv16384_d64_f16_noncausal")
-        self.assertEqual(shape.l2_sector_misses, 2114260.0)  # the fastest variant's count
-
-    def test_a_tuned_shape_gets_its_best(self):
-        point = grid_points.AttentionPoint("long", 8, 1, 65536, 128, "f16", False)
-        choice = swr_choice.choose_config(point, self.shapes)
-        self.assertEqual(choice.source, "tuned")
-        self.assertEqual(choice.tuned.problem_key, point.key())
-
-    def test_an_untuned_shape_gets_the_nearest_then_the_default(self):
-        point = grid_points.AttentionPoint("short", 4, 16, 4096, 128, "f16", True)
-        choice = swr_choice.choose_config(point, self.shapes)
-        self.assertEqual(choice.source, "nearest")
-        self.assertEqual(choice.tuned.problem_key, "b8_h1_sq16384_skv16384_d128_f16_causal")
-        bf16 = grid_points.AttentionPoint("short", 4, 16, 4096, 128, "bf16", True)
-        self.assertIn("other dtype", swr_choice.choose_config(bf16, self.shapes).note)
-        self.assertEqual(swr_choice.choose_config(point, []).config_key,
-                         swr_choice.DEFAULT_CONFIG)
-
-    def test_summary_form_of_show_json(self):
-        document = {"results": [{"gpu": {"name": "h200"}, "problem": {
-            "family": "attention", "key": "b1_h1_sq512_skv512_d64_f16_noncausal", "batch": 1,
-            "heads": 1, "seq_q": 512, "seq_kv": 512, "head_dim": 64, "dtype": "f16",
-            "causal": False}, "best": {"config_key": "m64n64w4s2-cyclic-grid-head_major",
-                                      "median_ms": 0.1}}]}
-        shapes = swr_choice.tuned_shapes_from_show_json(document, "h200")
-        self.assertEqual([s.config_key for s in shapes], ["m64n64w4s2-cyclic-grid-head_major"])
-        self.assertEqual(swr_choice.tuned_shapes_from_show_json(document, "gb10"), [])
-
-
-class ExportTest(unittest.TestCase):
-    MANIFEST = {"format": "swr-kernel-export", "schema_version": 1, "gpu": "h200", "kernels": [{
-        "gpu": {"name": "h200"},
-        "problem": {"family": "attention", "key": "b8_h1_sq16384_skv16384_d128_f16_noncausal",
-                    "batch": 8, "heads": 1, "seq_q": 16384, "seq_kv": 16384, "head_dim": 128,
-                    "dtype": "f16", "causal": False},
-        "config_key": "m128n64w4s2-cyclic-grid-head_major",
-        "config": {"block_m": 128, "persistence": "grid"}, "entry": "swr_attention_forward",
-        "block_threads": 128, "dynamic_shared_bytes": 49152,
-        "cubin": {"file": "k.cubin"}, "measured": {"status": "ok", "median_ms": 1.5,
-                                                   "l2_sector_misses": 123.0}}]}
-
-    def test_exported_kernels_are_tuned_shapes_whose_cubins_need_no_compile(self):
-        shapes = swr_choice.tuned_shapes_from_export(self.MANIFEST, "h200")
-        self.assertEqual([(s.problem_key, s.l2_sector_misses) for s in shapes],
-                         [("b8_h1_sq16384_skv16384_d128_f16_noncausal", 123.0)])
-        cubins = swr_choice.exported_cubins(self.MANIFEST, "/export")
-        key = (128, "f16", False, "m128n64w4s2-cyclic-grid-head_major")
-        self.assertEqual(cubins[key][2]["file"], "k.cubin")
-        points = grid_points.long_grid(seqs=(16384, 32768), head_dims=(128,))
-        entries, requests = peer_grid.plan_points(points, shapes, "WORK", cubins)
-        self.assertEqual([r.shape[3:] for r in requests], [(128, "f16", True)])  # causal only
-        self.assertEqual(entries[1]["swr_config_source"], "nearest")
+class ChoiceTest(unittest.TestCase):
+    def test_each_point_says_which_rule_chose_swr_variant(self):
+        catalog = fake_torch.FakeCatalog(TUNED)
+        exact = grid_points.AttentionPoint("long", 8, 1, 16384, 64, "f16", False)
+        fields = swr_runtime.attention_choice(catalog, "h200", exact)
+        self.assertEqual((fields["swr_config"], fields["swr_config_source"]),
+                         ("m128n64w4s2-cyclic-grid-head_major", "exact"))
+        self.assertEqual(fields["swr_tuned"], {"l2_sector_misses": 2114260.0, "l2_hit_rate": None,
+                                               "dram_bytes": 10.0, "tuner_median_ms": 1.5})
+        nearest = grid_points.AttentionPoint("long", 8, 1, 65536, 64, "f16", False)
+        fields = swr_runtime.attention_choice(catalog, "h200", nearest)
+        self.assertEqual(fields["swr_config_source"], "nearest")
+        self.assertIn("b8_h1_sq16384_skv16384_d64_f16_noncausal, distance 1.00", fields["swr_note"])
+        self.assertNotIn("swr_tuned", fields)  # the tuner's counters belong to another shape
+        causal = grid_points.AttentionPoint("long", 8, 1, 65536, 64, "f16", True)
+        fields = swr_runtime.attention_choice(catalog, "h200", causal)
+        self.assertEqual((fields["swr_config"], fields["swr_config_source"]), (None, "none"))
+        self.assertIn("nothing tuned with _d64_f16_causal", fields["swr_note"])
 
 
 class PlanTest(unittest.TestCase):
-    def test_one_compile_per_kernel_and_unsupported_head_dims_said(self):
-        points = grid_points.full_grid()
-        entries, requests = peer_grid.plan_points(points, sweep_shapes(), "WORK")
-        unsupported = [e for e in entries if e.get("swr_config_source") == "unsupported"]
-        self.assertEqual(len(unsupported), 40)  # D=96 and D=160 of the short grid
-        kernels = [(r.shape[3:], key) for r in requests for key in r.keys]
-        self.assertEqual(len(kernels), len(set(kernels)))
-        needed = {(e["head_dim"], e["dtype"], e["causal"], e["swr_config"]) for e in entries
-                  if e.get("swr_config")}
-        self.assertEqual(needed, {shape + (key,) for shape, key in kernels})
+    def test_every_point_gets_the_runtime_choice_and_unsupported_head_dims_are_said(self):
+        entries = peer_grid.plan_points(grid_points.full_grid(), fake_torch.FakeCatalog(TUNED),
+                                        "h200")
+        sources = [e["swr_config_source"] for e in entries]
+        self.assertEqual(sources.count("unsupported"), 40)  # D=96 and D=160 of the short grid
+        self.assertEqual(sources.count("exact"), 3)
+        gemm = [e for e in entries if e["family"] == "gemm"]
+        self.assertEqual([e["swr_config_source"] for e in gemm],
+                         ["nearest", "nearest", "exact", "nearest"])
+        causal = [e for e in entries if e.get("causal")]
+        self.assertTrue(all(e["swr_config_source"] in ("none", "unsupported") for e in causal))
 
+    @unittest.skipUnless(runtime_library_loads(), "libswr_runtime.so not built")
+    def test_the_plan_on_a_real_database_is_the_runtime_lookup(self):
+        with tempfile.TemporaryDirectory() as directory:
+            database = os.path.join(directory, "gemm.db")
+            with open(GEMM_DATABASE, "rb") as source, open(database, "wb") as copy:
+                copy.write(source.read())
+            catalog = swr_runtime.open_catalog(database)
+            entries = peer_grid.plan_points(grid_points.full_grid(["gemm", "long"]), catalog,
+                                            "h200")
+            query = catalog.best_gemm("h200", 8192, 8192, 8192, "f16")
+            catalog.close()
+        gemm = {e["key"]: e for e in entries if e["family"] == "gemm"}
+        self.assertEqual({e["swr_config_source"] for e in gemm.values()}, {"exact"})
+        self.assertEqual(gemm["m8192_n8192_k8192_f16"]["swr_config"],
+                         query["kernel"]["config_key"])
+        long = [e for e in entries if e["family"] == "attention"]
+        self.assertTrue(all(e["swr_config_source"] == "none" for e in long))  # GEMM-only file
+
+    @unittest.skipUnless(runtime_library_loads(), "libswr_runtime.so not built")
     def test_dry_run_prints_the_plan_without_torch(self):
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
-            peer_grid.main(["--dry-run", "--quick", "--show-json"] +
-                           sorted(glob.glob(os.path.join(SWEEP, "measured_*.json"))))
-        self.assertIn("swr-tune compile", out.getvalue())
+            peer_grid.main(["--dry-run", "--quick", "--catalog", GEMM_DATABASE])
+        self.assertIn("GEMM 2048x2048x2048 f16: swr m128n256k64w2x4s3-grid-swzn256 (exact: tuned "
+                      "at this shape on h200); peers cublas", out.getvalue())
         self.assertIn("head dim 64 and 128 only", out.getvalue())
+        self.assertIn("(none: ", out.getvalue())
         self.assertNotIn("torch", sys.modules)
 
 
-FAKE_SWR_TUNE = """#!/usr/bin/env python3
-import json, os, sys
-arguments = sys.argv[1:]
-if arguments == ["--version"]:
-    print("swr-tune fake")
-    sys.exit(0)
-out = arguments[arguments.index("--out") + 1]
-keys = [arguments[i + 1] for i, a in enumerate(arguments) if a == "--config"]
-kernels = []
-for key in keys:
-    with open(os.path.join(out, key + ".cubin"), "wb") as f:
-        f.write(b"cubin")
-    parts = key.split("-")
-    kernels.append({"key": key, "file": key + ".cubin", "threads": 128,
-                    "dynamic_shared_bytes": 49152,
-                    "config": {"block_m": int(parts[0][1:parts[0].index("n")]),
-                               "persistence": parts[2]}})
-with open(os.path.join(out, "kernels.json"), "w") as f:
-    json.dump({"entry": "swr_attention_forward", "kernels": kernels, "failed": []}, f)
-"""
-
-
 class FakeGpuRunTest(unittest.TestCase):
-    """The GPU path of peer_grid.py on fake_torch: every stage runs and records what it should."""
+    """The GPU path of peer_grid.py on fake_torch and FakeCatalog: every stage runs and records
+    what it should, and swr is launched through the catalog only."""
 
     def test_quick_grid_end_to_end(self):
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-        import fake_torch
-        import swr_kernels
-
-        saved_modules = dict(sys.modules)
-        saved_driver = swr_kernels.Driver
-        fake_torch.install()
-        swr_kernels.Driver = fake_torch.FakeDriver
-        try:
-            with tempfile.TemporaryDirectory() as directory:
-                tool = os.path.join(directory, "swr-tune")
-                with open(tool, "w") as f:
-                    f.write(FAKE_SWR_TUNE)
-                os.chmod(tool, 0o755)
-                out = os.path.join(directory, "out")
-                with contextlib.redirect_stdout(io.StringIO()) as printed:
-                    peer_grid.main(["--quick", "--swr-tune", tool, "--out", out, "--show-json"] +
-                                   sorted(glob.glob(os.path.join(SWEEP, "measured_*.json"))))
-                with open(os.path.join(out, "results.json")) as f:
-                    document = json.load(f)
-                with open(os.path.join(out, "table.txt")) as f:
-                    table = f.read()
-                self.assertTrue(os.path.getsize(os.path.join(out, "results.csv")) > 0)
-        finally:
-            swr_kernels.Driver = saved_driver
-            for name in [n for n in sys.modules if n.startswith("torch")]:
-                del sys.modules[name]
-            sys.modules.update(saved_modules)
+        catalog = fake_torch.FakeCatalog(TUNED)
+        with fake_gpu(catalog), tempfile.TemporaryDirectory() as directory:
+            out = os.path.join(directory, "out")
+            with contextlib.redirect_stdout(io.StringIO()) as printed:
+                peer_grid.main(["--quick", "--swr-tune", "/nonexistent/swr-tune", "--out", out,
+                                "--catalog", "fake-export"])
+            with open(os.path.join(out, "results.json")) as f:
+                document = json.load(f)
+            with open(os.path.join(out, "table.txt")) as f:
+                table = f.read()
+            self.assertTrue(os.path.getsize(os.path.join(out, "results.csv")) > 0)
 
         self.assertEqual(document["schema"], "swr-peer-grid/1")
         record = document["record"]
@@ -209,7 +180,7 @@ class FakeGpuRunTest(unittest.TestCase):
                       "flash_attn_package", "command", "commit", "swr_tune_version",
                       "cuda_driver_api", "finished_at"):
             self.assertIn(field, record)
-        self.assertEqual(record["cuda_driver_api"], "13.0")
+        self.assertEqual(record["swr_catalog"], "export /fake-export")
         self.assertIn("--quick", record["command"])
         points = document["points"]
         self.assertEqual(len(points), len(grid_points.full_grid(quick=True)))
@@ -217,18 +188,52 @@ class FakeGpuRunTest(unittest.TestCase):
                   for name, c in p["candidates"].items()}
         d64 = "b4_h16_sq4096_skv4096_d64_f16_noncausal"
         d96 = "b4_h16_sq4096_skv4096_d96_f16_noncausal"
+        causal = "b4_h16_sq4096_skv4096_d64_f16_causal"
         self.assertEqual(status[(d64, "swr")], "ok")
         self.assertEqual(status[(d96, "swr")], "unsupported")
+        self.assertEqual(status[(causal, "swr")], "untuned")
         self.assertEqual(status[(d96, "flash2")], "ok")
         self.assertEqual(status[(d64, "cudnn")], "missing")
         self.assertEqual(status[("m2048_n2048_k2048_f16", "cublas")], "ok")
-        self.assertEqual(status[("m2048_n2048_k2048_f16", "swr")], "missing")
+        self.assertEqual(status[("m2048_n2048_k2048_f16", "swr")], "ok")
         tuned = next(p for p in points if p["key"] == "b8_h1_sq16384_skv16384_d64_f16_noncausal")
-        self.assertEqual(tuned["swr_config_source"], "tuned")
-        self.assertEqual(tuned["candidates"]["swr"]["l2_sector_misses"], 2114260.0)
-        self.assertEqual(tuned["candidates"]["swr"]["relative_error"], 0.0)
+        self.assertEqual(tuned["swr_config_source"], "exact")
+        swr = tuned["candidates"]["swr"]
+        self.assertEqual((swr["choice"], swr["config"]),
+                         ("exact", "m128n64w4s2-cyclic-grid-head_major"))
+        self.assertEqual(swr["l2_sector_misses"], 2114260.0)
+        self.assertEqual(swr["relative_error"], 0.0)
+        # Timed as often as the peers, in the same rounds: one variant, not the best of many.
+        self.assertEqual(swr["runs"], tuned["candidates"]["flash2"]["runs"])
+        self.assertTrue(all(gpu == "h200" for _, gpu, _ in catalog.runs))
+        self.assertIn(("gemm", "h200", 0), catalog.runs)
         self.assertIn("geometric mean", table)
-        self.assertIn("compiled", printed.getvalue())
+        self.assertIn("swr from export /fake-export", printed.getvalue())
+
+
+class AttentionVsPytorchTest(unittest.TestCase):
+    """bench/attention_vs_pytorch.py on fake_torch and FakeCatalog: the runtime's one choice per
+    shape, timed in the same rounds as the peers, and a shape nothing tuned serves said so."""
+
+    def test_a_few_shapes_end_to_end(self):
+        import attention_vs_pytorch
+
+        catalog = fake_torch.FakeCatalog(TUNED)
+        with fake_gpu(catalog), tempfile.TemporaryDirectory() as directory:
+            with contextlib.redirect_stdout(io.StringIO()) as printed:
+                attention_vs_pytorch.main(["--catalog", "fake-export", "--shapes", "8x1x16384",
+                                           "--head-dims", "64", "--out", directory])
+            with open(os.path.join(directory, "results.json")) as f:
+                document = json.load(f)
+        noncausal, causal = document["points"]
+        swr = noncausal["candidates"]["swr"]
+        self.assertEqual((swr["status"], swr["choice"], swr["config"]),
+                         ("ok", "exact", "m128n64w4s2-cyclic-grid-head_major"))
+        self.assertEqual(swr["runs"], noncausal["candidates"]["flash2"]["runs"])
+        self.assertEqual(noncausal["candidates"]["cudnn"]["status"], "missing")
+        self.assertEqual(causal["candidates"]["swr"]["status"], "untuned")
+        self.assertEqual(len(catalog.runs), swr["runs"] + 2)  # + the check and the warm-up
+        self.assertIn("swr/flash2", printed.getvalue())
 
 
 class TimingTest(unittest.TestCase):

@@ -1,0 +1,115 @@
+/* The C interface of the swr runtime (libswr_runtime.so): open a catalog of tuned kernels (a
+   results database or an export directory), ask which kernel is best for an attention or GEMM
+   problem on a named GPU (as JSON text), and run it on the caller's device pointers and stream.
+
+   Plain C with opaque handles, so that any language with a C FFI (Python's ctypes, python/swr)
+   can use it. No C++ exception crosses it: every call returns a swr_status, and swr_last_error()
+   holds the text of the last failure on the calling thread. CUDA handles cross it as integers,
+   so this header needs no <cuda.h>. */
+#ifndef SWR_SWR_H
+#define SWR_SWR_H
+
+#include <stdint.h>
+
+#include "swr/export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum swr_status {
+  SWR_OK = 0,
+  /* A bad argument: a null pointer, a path that is no results database or export, a dtype that
+     is not f16 or bf16, a problem that is not valid (e.g. a head dim with no template). */
+  SWR_ERROR_INVALID_ARGUMENT = 1,
+  /* The call cannot run: nothing tuned serves the problem on that GPU, a cubin for an arch the
+     device cannot run, no cubin to be had without NVRTC (swr::KernelRefused). */
+  SWR_ERROR_KERNEL_REFUSED = 2,
+  /* No CUDA driver could be loaded or no device is present ($SWR_DEVICE past the last one). */
+  SWR_ERROR_NO_DEVICE = 3,
+  /* A CUDA driver call failed; the text names the call and the driver's error. */
+  SWR_ERROR_CUDA = 4,
+  /* Anything else (out of memory, a bug); the text says what. */
+  SWR_ERROR_INTERNAL = 5
+} swr_status;
+
+/* A catalog of tuned kernels with the launchers made from it; thread-safe. */
+typedef struct swr_catalog swr_catalog;
+
+typedef struct swr_attention_problem {
+  int batch;
+  int heads;
+  int seq_q;  /* query rows per (batch, head) */
+  int seq_kv; /* key/value rows per (batch, head) */
+  int head_dim;
+  const char* dtype; /* "f16" or "bf16" */
+  int causal;        /* nonzero: top-left aligned causal mask (PyTorch's is_causal) */
+} swr_attention_problem;
+
+/* Row-major [batch, heads, seq, head_dim] tensors as CUdeviceptr values. workspace: 4 bytes for
+   the dynamic-persistence variants' tile counter, or 0 to let swr keep one per stream. */
+typedef struct swr_attention_tensors {
+  uint64_t q;
+  uint64_t k;
+  uint64_t v;
+  uint64_t o;
+  uint64_t workspace;
+} swr_attention_tensors;
+
+/* C = A · B, all row-major: A [m x k], B [k x n], C [m x n]. */
+typedef struct swr_gemm_problem {
+  int m;
+  int n;
+  int k;
+  const char* dtype; /* "f16" or "bf16" */
+} swr_gemm_problem;
+
+typedef struct swr_gemm_tensors {
+  uint64_t a;
+  uint64_t b;
+  uint64_t c;
+} swr_gemm_tensors;
+
+/* The library's version, e.g. "0.1.0". */
+SWR_API const char* swr_version(void);
+/* "ok", "invalid argument", "kernel refused", "no device", "CUDA error", "internal error". */
+SWR_API const char* swr_status_name(int status);
+/* The message of the last failed call on this thread ("" after a call that succeeded). Valid
+   until the next swr call on this thread. */
+SWR_API const char* swr_last_error(void);
+
+/* Opens a results database (read-only) or an export directory (or its manifest.json). */
+SWR_API swr_status swr_catalog_open(const char* path, swr_catalog** catalog);
+/* Frees the catalog and its launchers; null is allowed. Kernels already enqueued still run. */
+SWR_API void swr_catalog_close(swr_catalog* catalog);
+/* "results database /path" or "export /dir", as a string to free with swr_string_free. */
+SWR_API swr_status swr_catalog_description(const swr_catalog* catalog, char** text);
+
+/* The best kernel for a problem on the GPU named `gpu` ("h200", as `swr-tune gpus` names it),
+   as JSON text to free with swr_string_free: the form `swr-tune query --json` prints
+   ({"family", "asked", "match": "exact"|"nearest"|"none", "distance", "tuned_shape",
+   "kernel": {config_key, measured: {median_ms, tflops, ...}, ...} or "why", "gpu", "source"}).
+   A problem nothing tuned serves is SWR_OK with "match": "none". Needs no GPU. */
+SWR_API swr_status swr_best_attention(const swr_catalog* catalog, const char* gpu,
+                                      const swr_attention_problem* problem, char** json);
+SWR_API swr_status swr_best_gemm(const swr_catalog* catalog, const char* gpu,
+                                 const swr_gemm_problem* problem, char** json);
+
+/* Enqueues the best kernel (swr::Attention / swr::Gemm) on `stream` (a CUstream as an integer;
+   0 is the legacy default stream) in the calling thread's current CUDA context. `gpu` is the
+   name to look up, or null/"" for the device that runs it. Returns once enqueued. */
+SWR_API swr_status swr_run_attention(swr_catalog* catalog, const char* gpu,
+                                     const swr_attention_problem* problem,
+                                     const swr_attention_tensors* tensors, uintptr_t stream);
+SWR_API swr_status swr_run_gemm(swr_catalog* catalog, const char* gpu,
+                                const swr_gemm_problem* problem, const swr_gemm_tensors* tensors,
+                                uintptr_t stream);
+
+/* Frees a string the library returned; null is allowed. */
+SWR_API void swr_string_free(char* text);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,22 @@
+"""swr: tuned attention and GEMM kernels, chosen from a catalog and launched by libswr_runtime.so.
+
+    import swr
+    catalog = swr.Catalog("kernels-h200/")          # an export directory or a results database
+    choice = catalog.best_gemm("h200", 4096, 4096, 4096, "f16")
+    catalog.run_gemm(a_ptr, b_ptr, c_ptr, 4096, 4096, 4096, "f16", stream=stream_handle)
+
+Where the library is found: swr/_native.py. No tensor library is imported here.
+"""
+from ._native import (CudaError, InternalError, InvalidArgument, KernelRefused, NoDevice,
+                      SwrError, library_candidates)
+from .catalog import Catalog
+
+
+def version():
+    """The version of the loaded libswr_runtime.so."""
+    from ._native import native
+    return native().lib.swr_version().decode()
+
+
+__all__ = ["Catalog", "SwrError", "InvalidArgument", "KernelRefused", "NoDevice", "CudaError",
+           "InternalError", "library_candidates", "version"]

@@ -1,0 +1,243 @@
+// The C interface (swr/swr.h) over swr::TunedCatalog, swr::Attention and swr::Gemm. Every entry
+// point catches what the C++ API throws and turns it into a status and the thread's last error, so
+// that no exception crosses into C (or ctypes).
+#include "swr/swr.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <optional>
+#include <string>
+
+#include "driver/cuda_driver.hpp"
+#include "runtime/tuned_kernel_forms.hpp"
+#include "swr/attention.hpp"
+#include "swr/gemm.hpp"
+#include "swr/tuned_catalog.hpp"
+#include "swr/usage_error.hpp"
+
+// The catalog and one launcher per GPU name asked for (the launchers keep the kernels they have
+// loaded, so they live as long as the handle).
+struct swr_catalog {
+  explicit swr_catalog(swr::TunedCatalog opened) : catalog(std::move(opened)) {}
+
+  swr::TunedCatalog catalog;
+  std::mutex mutex;
+  std::map<std::string, std::unique_ptr<swr::Attention>> attention;
+  std::map<std::string, std::unique_ptr<swr::Gemm>> gemm;
+};
+
+namespace {
+
+thread_local std::string last_error;
+
+swr_status fail(swr_status status, const std::string& message) {
+  last_error = message;
+  return status;
+}
+
+// Runs `body`, mapping what it throws to a status. The order matters: the driver's errors and
+// KernelRefused are runtime_errors, UsageError an invalid_argument.
+template <class Body>
+swr_status guarded(Body body) {
+  try {
+    body();
+    last_error.clear();
+    return SWR_OK;
+  } catch (const swr::UsageError& error) {
+    return fail(SWR_ERROR_INVALID_ARGUMENT, error.what());
+  } catch (const swr::KernelRefused& error) {
+    return fail(SWR_ERROR_KERNEL_REFUSED, error.what());
+  } catch (const swr::NoDeviceError& error) {
+    return fail(SWR_ERROR_NO_DEVICE, error.what());
+  } catch (const swr::DriverError& error) {
+    return fail(SWR_ERROR_CUDA, error.what());
+  } catch (const std::bad_alloc&) {
+    return fail(SWR_ERROR_INTERNAL, "out of host memory");
+  } catch (const std::exception& error) {
+    return fail(SWR_ERROR_INTERNAL, error.what());
+  } catch (...) {
+    return fail(SWR_ERROR_INTERNAL, "an exception that is not a std::exception");
+  }
+}
+
+template <class Pointer>
+void require(Pointer pointer, const char* name) {
+  if (pointer == nullptr) throw swr::UsageError(std::string(name) + " is null: allowed a pointer");
+}
+
+swr::DataType dtype_named(const char* text) {
+  require(text, "dtype");
+  const std::optional<swr::DataType> dtype = swr::parse_data_type(text);
+  if (!dtype)
+    throw swr::UsageError("unsupported dtype '" + std::string(text) + "': allowed f16, bf16");
+  return *dtype;
+}
+
+swr::AttentionProblem attention_problem(const swr_attention_problem* given) {
+  require(given, "problem");
+  swr::AttentionProblem problem;
+  problem.batch = given->batch;
+  problem.heads = given->heads;
+  problem.seq_q = given->seq_q;
+  problem.seq_kv = given->seq_kv;
+  problem.head_dim = given->head_dim;
+  problem.dtype = dtype_named(given->dtype);
+  problem.causal = given->causal != 0;
+  problem.validate();
+  return problem;
+}
+
+swr::GemmProblem gemm_problem(const swr_gemm_problem* given) {
+  require(given, "problem");
+  swr::GemmProblem problem{given->m, given->n, given->k, dtype_named(given->dtype)};
+  problem.validate();
+  return problem;
+}
+
+std::string gpu_name(const char* gpu) {
+  return gpu == nullptr ? std::string() : std::string(gpu);
+}
+
+// A string the caller frees with swr_string_free.
+char* copied(const std::string& text) {
+  char* copy = static_cast<char*>(std::malloc(text.size() + 1));
+  if (copy == nullptr) throw std::bad_alloc();
+  std::memcpy(copy, text.c_str(), text.size() + 1);
+  return copy;
+}
+
+template <class Problem>
+void write_choice(const swr_catalog* catalog, const char* gpu, const Problem& problem,
+                  char** json) {
+  if (gpu == nullptr || *gpu == '\0') {
+    throw swr::UsageError("gpu name is empty: allowed a GPU name as `swr-tune gpus` lists it");
+  }
+  nlohmann::json output = swr::tuned_choice_json(catalog->catalog.best(gpu, problem), problem);
+  output["gpu"] = gpu;
+  output["source"] = catalog->catalog.description();
+  *json = copied(output.dump());
+}
+
+// The launcher for `gpu`, made on first use.
+template <class Launcher>
+const Launcher& launcher_for(swr_catalog* catalog,
+                             std::map<std::string, std::unique_ptr<Launcher>>& launchers,
+                             const std::string& gpu) {
+  const std::lock_guard lock(catalog->mutex);
+  std::unique_ptr<Launcher>& launcher = launchers[gpu];
+  if (!launcher) {
+    swr::RuntimeOptions options;
+    options.gpu = gpu;
+    launcher = std::make_unique<Launcher>(catalog->catalog, options);
+  }
+  return *launcher;
+}
+
+}  // namespace
+
+extern "C" {
+
+const char* swr_version(void) {
+  return SWR_VERSION;
+}
+
+const char* swr_status_name(int status) {
+  switch (status) {
+    case SWR_OK:
+      return "ok";
+    case SWR_ERROR_INVALID_ARGUMENT:
+      return "invalid argument";
+    case SWR_ERROR_KERNEL_REFUSED:
+      return "kernel refused";
+    case SWR_ERROR_NO_DEVICE:
+      return "no device";
+    case SWR_ERROR_CUDA:
+      return "CUDA error";
+    case SWR_ERROR_INTERNAL:
+      return "internal error";
+    default:
+      return "unknown status";
+  }
+}
+
+const char* swr_last_error(void) {
+  return last_error.c_str();
+}
+
+swr_status swr_catalog_open(const char* path, swr_catalog** catalog) {
+  return guarded([&] {
+    require(catalog, "catalog");
+    *catalog = nullptr;
+    require(path, "path");
+    *catalog = new swr_catalog(swr::TunedCatalog::open(path));
+  });
+}
+
+void swr_catalog_close(swr_catalog* catalog) {
+  delete catalog;
+}
+
+swr_status swr_catalog_description(const swr_catalog* catalog, char** text) {
+  return guarded([&] {
+    require(catalog, "catalog");
+    require(text, "text");
+    *text = copied(catalog->catalog.description());
+  });
+}
+
+swr_status swr_best_attention(const swr_catalog* catalog, const char* gpu,
+                              const swr_attention_problem* problem, char** json) {
+  return guarded([&] {
+    require(catalog, "catalog");
+    require(json, "json");
+    *json = nullptr;
+    write_choice(catalog, gpu, attention_problem(problem), json);
+  });
+}
+
+swr_status swr_best_gemm(const swr_catalog* catalog, const char* gpu,
+                         const swr_gemm_problem* problem, char** json) {
+  return guarded([&] {
+    require(catalog, "catalog");
+    require(json, "json");
+    *json = nullptr;
+    write_choice(catalog, gpu, gemm_problem(problem), json);
+  });
+}
+
+swr_status swr_run_attention(swr_catalog* catalog, const char* gpu,
+                             const swr_attention_problem* problem,
+                             const swr_attention_tensors* tensors, uintptr_t stream) {
+  return guarded([&] {
+    require(catalog, "catalog");
+    require(tensors, "tensors");
+    const swr::AttentionProblem asked = attention_problem(problem);
+    const swr::AttentionTensors device{tensors->q, tensors->k, tensors->v, tensors->o,
+                                       tensors->workspace};
+    launcher_for(catalog, catalog->attention, gpu_name(gpu))
+        .run(asked, device, reinterpret_cast<swr::StreamHandle>(stream));
+  });
+}
+
+swr_status swr_run_gemm(swr_catalog* catalog, const char* gpu, const swr_gemm_problem* problem,
+                        const swr_gemm_tensors* tensors, uintptr_t stream) {
+  return guarded([&] {
+    require(catalog, "catalog");
+    require(tensors, "tensors");
+    const swr::GemmProblem asked = gemm_problem(problem);
+    const swr::GemmTensors device{tensors->a, tensors->b, tensors->c};
+    launcher_for(catalog, catalog->gemm, gpu_name(gpu))
+        .run(asked, device, reinterpret_cast<swr::StreamHandle>(stream));
+  });
+}
+
+void swr_string_free(char* text) {
+  std::free(text);
+}
+
+}  // extern "C"
