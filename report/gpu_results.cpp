@@ -33,9 +33,9 @@ GpuResults load_gpu_results(const db::ResultsDatabase& database, const std::stri
   for (const db::StoredGpu& gpu : results.records) ids.insert(raw(gpu.id));
   for (const db::ProblemSummary& summary : database.problem_summaries()) {
     if (ids.count(raw(summary.gpu.id)) == 0) continue;
-    results.problems.push_back(
-        {summary.problem, database.measurements_for(summary.gpu.id, summary.problem.id),
-         summary.best});
+    results.problems.push_back({summary.problem,
+                                database.measurements_for(summary.gpu.id, summary.problem.id),
+                                summary.best});
   }
   if (results.problems.empty()) {
     std::string known;

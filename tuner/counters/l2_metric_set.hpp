@@ -2,9 +2,9 @@
 // a chip and how their values combine (L2MetricSet), and the host half of CUPTI profiling that
 // turns a metric list into a config image and decoded counter data back into values
 // (MetricConfiguration). The host half needs no driver (no device is touched), so CI checks names
-// and pass counts. Names per chip were checked with CUPTI's host API (tests/counters/cupti_host_test.cpp):
-// GH100 and GB100 have dram__bytes_{read,write}; GB20B (GB10) has no dram__ metrics, so L2 fill
-// sectors stand in.
+// and pass counts. Names per chip were checked with CUPTI's host API
+// (tests/counters/cupti_host_test.cpp): GH100 and GB100 have dram__bytes_{read,write}; GB20B (GB10)
+// has no dram__ metrics, so L2 fill sectors stand in.
 #pragma once
 
 #include <cstddef>
