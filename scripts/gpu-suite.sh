@@ -5,13 +5,16 @@
 #   scripts/gpu-suite.sh stage [BUILD_DIR] [DEST]   # build machine: every test program labelled
 #                                                   # `gpu`, swr-tune and the examples, stripped,
 #                                                   # into DEST/gpu-suite.tar.xz (DEST: .device/gpu-suite)
-#   OUT=results/ scripts/gpu-suite.sh run [DEST]    # GPU machine: unpacks and runs each program
+#   OUT=results/ scripts/gpu-suite.sh run [DEST]    # GPU machine: unpacks and runs each program,
+#                                                   # then again against a stub libcuda that
+#                                                   # cannot be used (check-unusable-driver.sh)
 #
 # Each program's output goes to $OUT/<program>.log and one PASS/FAIL line per program to stdout
 # and $OUT/summary.txt; the exit code is 1 when any failed. Extra gtest flags: $GTEST_ARGS; each
 # program may run $PROGRAM_TIMEOUT seconds (900).
 set -uo pipefail
-cd "$(dirname "$0")/.."
+here=$(cd "$(dirname "$0")" && pwd)
+cd "$here/.."
 
 mode=${1:-}
 if [[ $mode == stage ]]; then
@@ -26,7 +29,8 @@ if [[ $mode == stage ]]; then
     cp "$program" "$staging/"
     strip "$staging/$(basename "$program")"
   done
-  mkdir -p "$dest"
+  mkdir -p "$staging/stub-driver" "$dest"
+  cp "$build/tests/stub-driver/libcuda.so.1" "$staging/stub-driver/"
   tar -C "$staging" -cJf "$dest/gpu-suite.tar.xz" .
   ls -l "$dest/gpu-suite.tar.xz"
   exit 0
@@ -57,4 +61,13 @@ for program in "$BIN"/*_test; do
     failed=1
   fi
 done
+# The same programs against a libcuda that loads but cannot be used must fail, not skip.
+if [[ -z ${SKIP_UNUSABLE_DRIVER:-} ]]; then
+  if "$here/check-unusable-driver.sh" "$BIN" "$BIN/stub-driver" >"$OUT/unusable-driver.log" 2>&1; then
+    echo "PASS unusable driver: every GPU test program failed with the driver's reason" | tee -a "$OUT/summary.txt"
+  else
+    echo "FAIL unusable driver (see unusable-driver.log)" | tee -a "$OUT/summary.txt"
+    failed=1
+  fi
+fi
 exit $failed
