@@ -2,6 +2,8 @@
 
 #include <cstdint>
 #include <limits>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <string>
 
 #include "swr/usage_error.hpp"
@@ -82,6 +84,27 @@ std::string AttentionProblem::key() const {
   key += to_string(dtype);
   key += causal ? "_causal" : "_noncausal";
   return key;
+}
+
+nlohmann::json AttentionProblem::to_json() const {
+  return {{"batch", batch},   {"heads", heads},       {"seq_q", seq_q},
+          {"seq_kv", seq_kv}, {"head_dim", head_dim}, {"dtype", std::string(to_string(dtype))},
+          {"causal", causal}};
+}
+
+AttentionProblem AttentionProblem::from_json(const nlohmann::json& json) {
+  AttentionProblem problem;
+  problem.batch = json.at("batch").get<int>();
+  problem.heads = json.at("heads").get<int>();
+  problem.seq_q = json.at("seq_q").get<int>();
+  problem.seq_kv = json.at("seq_kv").get<int>();
+  problem.head_dim = json.at("head_dim").get<int>();
+  const std::string type = json.at("dtype").get<std::string>();
+  const std::optional<DataType> parsed = parse_data_type(type);
+  if (!parsed) throw std::invalid_argument("unknown dtype '" + type + "' in a problem");
+  problem.dtype = *parsed;
+  problem.causal = json.at("causal").get<bool>();
+  return problem;
 }
 
 }  // namespace swr

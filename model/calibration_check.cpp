@@ -19,21 +19,6 @@ constexpr double kDistinctPairShare = 0.05;
 // over [0, 1], both in steps of 0.05 (the precision the shipped constants were chosen to).
 constexpr double kGridStep = 0.05;
 
-AttentionProblem problem_from_json(const nlohmann::json& json) {
-  AttentionProblem problem;
-  problem.batch = json.at("batch").get<int>();
-  problem.heads = json.at("heads").get<int>();
-  problem.seq_q = json.at("seq_q").get<int>();
-  problem.seq_kv = json.at("seq_kv").get<int>();
-  problem.head_dim = json.at("head_dim").get<int>();
-  problem.causal = json.at("causal").get<bool>();
-  const std::string dtype = json.at("dtype").get<std::string>();
-  const std::optional<DataType> parsed = parse_data_type(dtype);
-  if (!parsed) throw std::runtime_error("unknown dtype '" + dtype + "'");
-  problem.dtype = *parsed;
-  return problem;
-}
-
 std::vector<double> ranks(const std::vector<double>& values) {
   std::vector<std::size_t> order(values.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -155,7 +140,7 @@ std::vector<MeasuredMisses> read_measured_misses(const std::filesystem::path& di
     try {
       const nlohmann::json shown = nlohmann::json::parse(std::ifstream(file));
       for (const nlohmann::json& result : shown.at("results")) {
-        const AttentionProblem problem = problem_from_json(result.at("problem"));
+        const AttentionProblem problem = AttentionProblem::from_json(result.at("problem"));
         for (const nlohmann::json& variant : result.at("variants")) {
           if (variant.value("status", "") != "ok" || !variant.contains("l2_sector_misses") ||
               variant.at("l2_sector_misses").is_null()) {

@@ -27,17 +27,7 @@ db::GpuRecord gpu_record(const nlohmann::json& json) {
 }
 
 AttentionProblem attention_problem(const nlohmann::json& json) {
-  AttentionProblem problem;
-  problem.batch = json.at("batch").get<int>();
-  problem.heads = json.at("heads").get<int>();
-  problem.seq_q = json.at("seq_q").get<int>();
-  problem.seq_kv = json.at("seq_kv").get<int>();
-  problem.head_dim = json.at("head_dim").get<int>();
-  const std::string dtype = json.at("dtype").get<std::string>();
-  const std::optional<DataType> type = parse_data_type(dtype);
-  if (!type) throw std::invalid_argument("unknown dtype '" + dtype + "'");
-  problem.dtype = *type;
-  problem.causal = json.at("causal").get<bool>();
+  AttentionProblem problem = AttentionProblem::from_json(json);
   problem.validate();
   return problem;
 }

@@ -2,6 +2,7 @@
 // D].
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 
 #include "swr/data_type.hpp"
@@ -30,6 +31,13 @@ struct SWR_API AttentionProblem {
 
   // e.g. "b8_h1_sq131072_skv131072_d128_f16_causal"
   std::string key() const;
+
+  // {"batch", "heads", "seq_q", "seq_kv", "head_dim", "dtype", "causal"}: the one JSON form (the
+  // worker protocol, `show --json`, the measured sweeps in bench/results). from_json throws
+  // std::invalid_argument for an unknown dtype and nlohmann::json's errors for a missing field;
+  // it does not validate (callers that take outside input call validate()).
+  nlohmann::json to_json() const;
+  static AttentionProblem from_json(const nlohmann::json& json);
 };
 
 // Head dims the template instantiates.

@@ -106,31 +106,10 @@ DataType data_type_field(const nlohmann::json& problem, const std::string& where
   return *parsed;
 }
 
-nlohmann::json attention_problem_to_json(const AttentionProblem& problem) {
-  return {
-      {"batch", problem.batch},       {"heads", problem.heads},
-      {"seq_q", problem.seq_q},       {"seq_kv", problem.seq_kv},
-      {"head_dim", problem.head_dim}, {"dtype", std::string(to_string(problem.dtype))},
-      {"causal", problem.causal},
-  };
-}
-
-AttentionProblem attention_problem_from_json(const nlohmann::json& json) {
-  AttentionProblem problem;
-  problem.batch = json.at("batch").get<int>();
-  problem.heads = json.at("heads").get<int>();
-  problem.seq_q = json.at("seq_q").get<int>();
-  problem.seq_kv = json.at("seq_kv").get<int>();
-  problem.head_dim = json.at("head_dim").get<int>();
-  problem.dtype = data_type_field(json, "a problem");
-  problem.causal = json.at("causal").get<bool>();
-  return problem;
-}
-
 nlohmann::json measure_request(const VariantJob& job) {
   nlohmann::json request = {
       {"type", "measure"},
-      {"problem", attention_problem_to_json(job.problem)},
+      {"problem", job.problem.to_json()},
       {"config", job.config.to_json()},
       {"stop_timing_above_ms", job.stop_timing_above_ms ? nlohmann::json(*job.stop_timing_above_ms)
                                                         : nlohmann::json(nullptr)},
@@ -141,7 +120,7 @@ nlohmann::json measure_request(const VariantJob& job) {
 
 VariantJob job_from_measure_request(const nlohmann::json& request) {
   VariantJob job;
-  job.problem = attention_problem_from_json(request.at("problem"));
+  job.problem = AttentionProblem::from_json(request.at("problem"));
   job.config = AttentionConfig::from_json(request.at("config"));
   read_kernel_fields(request, job);
   if (request.contains("stop_timing_above_ms") && !request["stop_timing_above_ms"].is_null()) {

@@ -45,10 +45,6 @@ void read_kernel_fields(const nlohmann::json& request, Job& job) {
   job.seed = request.at("seed").get<std::uint64_t>();
 }
 
-nlohmann::json attention_problem_to_json(const AttentionProblem& problem);
-// Throws std::invalid_argument (or nlohmann::json::exception) for a malformed object.
-AttentionProblem attention_problem_from_json(const nlohmann::json& json);
-
 nlohmann::json measure_request(const VariantJob& job);
 VariantJob job_from_measure_request(const nlohmann::json& request);
 
