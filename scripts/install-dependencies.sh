@@ -13,6 +13,8 @@ packages=(
   libgtest-dev               # the test suite
   libbenchmark-dev           # bench/
   gnuplot-nox                # swr-tune report's PNGs (without it: data and scripts only)
+  pkg-config                 # tests/install: a C program built with `pkg-config swr` alone
+  python3                    # the Python binding's and the benchmarks' tests
 )
 
 missing=()
