@@ -1,33 +1,18 @@
-#include "cli/compile_command.hpp"
-
 #include <iostream>
 
-#include "cli/kernel_directory.hpp"
-#include "cli/variant_compilation.hpp"
+#include "cli/commands.hpp"
+#include "tuner/gemm_compilation.hpp"
+#include "tuner/kernel_directory.hpp"
+#include "tuner/variant_compilation.hpp"
 
 namespace swr::cli {
+namespace {
 
-CLI::App* add_compile_command(CLI::App& app, CompileCommandOptions& options) {
-  CLI::App* command = app.add_subcommand(
-      "compile",
-      "Compile the pruned space for the target GPU with NVRTC (cached), reporting cubin size, "
-      "registers, spills and shared memory per variant");
-  add_problem_options(*command, options.problem);
-  add_compile_options(*command, options.compile, CompileCommandKind::compile);
-  command->footer(
-      "A variant that fails to compile prints its NVRTC log; the others go on, and the exit code "
-      "is 1.\nExample: swr-tune compile --gpu h200 --seq 16384 --head-dim 128 --out kernels/");
-  return command;
-}
-
-int run_compile_command(const CompileCommandOptions& options) {
-  // Every value is checked before anything is compiled or written.
-  const Target target = resolve_target(options.problem);
-  const CompileSettings settings = parse_compile_options(options.compile);
-  const AttentionSpace space = select_space(target, options.problem.config_keys);
-  const std::vector<AttentionConfig> configs = variants_to_compile(target, space, settings.limit);
-
-  const CompileOutcome outcome = compile_variants(target, configs, settings);
+// --out, then the outcome as JSON or as a summary (the per-variant lines came while compiling), for
+// either family. 0 when every kernel compiled, 1 when any failed.
+template <class FamilyTarget, class Outcome>
+int report_compiled(const FamilyTarget& target, const Outcome& outcome,
+                    const CompileSettings& settings) {
   if (settings.out_dir) write_kernel_directory(*settings.out_dir, target, outcome);
   if (settings.json) {
     nlohmann::json output = outcome_json(target, outcome);
@@ -41,6 +26,51 @@ int run_compile_command(const CompileCommandOptions& options) {
     }
   }
   return outcome.failed > 0 ? 1 : 0;
+}
+
+int run_gemm_compile(const CompileCommandOptions& options) {
+  // Every value is checked before anything is compiled or written.
+  const GemmSelection selection = resolve_gemm_selection(
+      options.problem,
+      "--gpu, --m, --n, --k, --size, --dtype, --config, --jobs, --cache-dir, --limit, --out and "
+      "--json");
+  const GemmTarget& target = selection.target;
+  const CompileSettings settings = parse_compile_options(options.compile);
+  const GemmSpace space = select_gemm_space(target, selection.wanted);
+  const std::vector<GemmConfig> configs = gemm_variants_to_compile(target, space, settings.limit);
+
+  return report_compiled(target, compile_gemm_variants(target, configs, settings), settings);
+}
+
+}  // namespace
+
+CLI::App* add_compile_command(CLI::App& app, CompileCommandOptions& options) {
+  CLI::App* command = app.add_subcommand(
+      "compile",
+      "Compile the pruned space for the target GPU with NVRTC (cached), reporting cubin size, "
+      "registers, spills and shared memory per variant (per kernel binary for GEMM)");
+  add_problem_options(*command, options.problem);
+  add_compile_options(*command, options.compile, CompileCommandKind::compile);
+  command->footer(
+      "A variant that fails to compile prints its NVRTC log; the others go on, and the exit code "
+      "is 1.\n"
+      "GEMM configs that differ only in their swizzle share one kernel binary (the swizzle is a "
+      "launch argument, listed per variant in kernels.json).\n"
+      "Examples:\n"
+      "  swr-tune compile --gpu h200 --seq 16384 --head-dim 128 --out kernels/\n"
+      "  swr-tune compile --family gemm --gpu h200 --size 4096 --out gemm-kernels/");
+  return command;
+}
+
+int run_compile_command(const CompileCommandOptions& options) {
+  if (is_gemm_family(options.problem.gemm)) return run_gemm_compile(options);
+  // Every value is checked before anything is compiled or written.
+  const Target target = resolve_target(options.problem);
+  const CompileSettings settings = parse_compile_options(options.compile);
+  const AttentionSpace space = select_space(target, options.problem.config_keys);
+  const std::vector<AttentionConfig> configs = variants_to_compile(target, space, settings.limit);
+
+  return report_compiled(target, compile_variants(target, configs, settings), settings);
 }
 
 }  // namespace swr::cli

@@ -1,9 +1,9 @@
-#include "cli/gpus_command.hpp"
+#include "cli/commands.hpp"
 
 #include <iostream>
 
-#include "cli/json_forms.hpp"
 #include "tuner/gpu_detection.hpp"
+#include "tuner/json_forms.hpp"
 #include "tuner/text_format.hpp"
 
 namespace swr::cli {

@@ -1,4 +1,4 @@
-#include "cli/import_command.hpp"
+#include "cli/commands.hpp"
 
 #include <iostream>
 

@@ -6,16 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/compile_command.hpp"
-#include "cli/export_command.hpp"
-#include "cli/gpus_command.hpp"
-#include "cli/import_command.hpp"
-#include "cli/model_command.hpp"
-#include "cli/query_command.hpp"
-#include "cli/report_command.hpp"
-#include "cli/show_command.hpp"
-#include "cli/space_command.hpp"
-#include "cli/tune_command.hpp"
+#include "cli/commands.hpp"
 #include "swr/usage_error.hpp"
 #include "tuner/tuning/measurement_worker.hpp"
 #include "tuner/tuning/worker_client.hpp"
@@ -65,7 +56,9 @@ int main(int argc, char** argv) {
       "Examples:\n"
       "  swr-tune gpus\n"
       "  swr-tune space --gpu gb10 --seq 131072\n"
+      "  swr-tune space --family gemm --gpu h200 --size 4096\n"
       "  swr-tune compile --gpu h200 --seq 16384 --head-dim 128 --jobs 8\n"
+      "  swr-tune compile --family gemm --gpu h200 --m 8192 --n 4096 --k 1024 --out gemm/\n"
       "  swr-tune --gpu gb10 --seq 131072\n"
       "  swr-tune --family gemm --gpu h200 --size 4096\n"
       "  swr-tune show --gpu h200\n"

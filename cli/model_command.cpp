@@ -1,12 +1,13 @@
-#include "cli/model_command.hpp"
+#include "cli/commands.hpp"
 
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "cli/compile_options.hpp"
-#include "cli/model_ranking.hpp"
+#include "cli/job_options.hpp"
 #include "model/model_prediction.hpp"
 #include "model/prediction_report.hpp"
+#include "swr/usage_error.hpp"
+#include "tuner/model_ranking.hpp"
 
 namespace swr::cli {
 
@@ -23,11 +24,20 @@ CLI::App* add_model_command(CLI::App& app, ModelOptions& options) {
       "Predictions replay the kernel's tile schedule through an LRU model of the profile's L2,\n"
       "with CTAs per SM from the compiled kernels (compiled once through the cubin cache);\n"
       "they are never stored as measurements.\n"
+      "The model predicts attention variants only: --family gemm takes the GEMM shape options and "
+      "says so.\n"
       "Example: swr-tune model --gpu gb10 --seq 131072 --batch 8 --head-dim 64");
   return command;
 }
 
 int run_model_command(const ModelOptions& options) {
+  if (is_gemm_family(options.problem.gemm)) {
+    // Every value is checked as for `space --family gemm`, then the missing model is bad input.
+    resolve_gemm_selection(options.problem,
+                           "--gpu, --m, --n, --k, --size, --dtype, --config and --json");
+    throw UsageError(
+        "the L2 model predicts attention variants only; GEMM prediction is not implemented");
+  }
   const Target target = resolve_target(options.problem);
   const AttentionSpace space = select_space(target, options.problem.config_keys);
   CompileOptions compile_options;

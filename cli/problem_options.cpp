@@ -41,8 +41,10 @@ void add_problem_options(CLI::App& command, ProblemOptions& options) {
   command.add_flag("--causal", options.causal, "Causal mask (query row i sees keys j <= i)");
   command
       .add_option("--config", options.config_keys,
-                  "Only these variants (config keys as `swr-tune space` lists them); repeatable")
+                  "Only these variants (config keys as `swr-tune space` lists them, of either "
+                  "family); repeatable")
       ->type_name("KEY");
+  add_gemm_shape_options(command, options.gemm);
 }
 
 int parse_positive(const std::string& text, const std::string& option_name) {
@@ -57,10 +59,7 @@ int parse_positive(const std::string& text, const std::string& option_name) {
 }
 
 Target resolve_target(const ProblemOptions& options) {
-  require(options.gpu, "--gpu", gpu_profile_names());
-  if (options.gpu != "auto" && !find_gpu_profile(options.gpu)) {
-    resolve_gpu(options.gpu);  // throws the "unknown GPU" UsageError
-  }
+  check_gpu_option(options.gpu);
   require(options.seq, "--seq", "a positive integer (query rows per head)");
 
   AttentionProblem problem;
@@ -75,9 +74,7 @@ Target resolve_target(const ProblemOptions& options) {
     throw UsageError("unsupported head dim '" + options.head_dim + "': allowed " +
                      supported_head_dims());
   }
-  const auto dtype = parse_data_type(options.dtype);
-  if (!dtype) throw UsageError("unsupported dtype '" + options.dtype + "': allowed f16, bf16");
-  problem.dtype = *dtype;
+  problem.dtype = parse_dtype_option(options.dtype);
   problem.causal = options.causal;
   problem.validate();  // whatever else the problem itself refuses (e.g. tensors too large)
 
@@ -91,31 +88,115 @@ Target resolve_target(const ProblemOptions& options) {
   return Target{problem, resolve_gpu(options.gpu)};
 }
 
-AttentionSpace select_space(const Target& target, const std::vector<std::string>& config_keys) {
-  AttentionSpace space = build_attention_space(target.problem, target.gpu);
-  if (config_keys.empty()) return space;
+void add_gemm_shape_options(CLI::App& command, GemmOptions& options) {
+  command.add_option("--family", options.family, "Kernel family: attention, gemm")
+      ->type_name("NAME")
+      ->capture_default_str();
+  command.add_option("--m", options.m, "GEMM: rows of A and C")->type_name("M");
+  command.add_option("--n", options.n, "GEMM: columns of B and C (a multiple of 8)")
+      ->type_name("N");
+  command.add_option("--k", options.k, "GEMM: columns of A, rows of B (a multiple of 8)")
+      ->type_name("K");
+  command.add_option("--size", options.size, "GEMM: square problem, m = n = k = S")->type_name("S");
+}
 
-  AttentionSpace selected;
-  for (const std::string& key : config_keys) {
-    const AttentionConfig wanted = *AttentionConfig::from_key(key);
-    auto runnable = std::find(space.configs.begin(), space.configs.end(), wanted);
-    if (runnable != space.configs.end()) {
-      if (std::find(selected.configs.begin(), selected.configs.end(), wanted) ==
-          selected.configs.end()) {
-        selected.configs.push_back(wanted);
-      }
-      continue;
-    }
-    auto pruned = std::find_if(space.pruned.begin(), space.pruned.end(),
-                               [&](const PrunedConfig& p) { return p.config == wanted; });
-    if (pruned != space.pruned.end()) {
-      throw UsageError("config '" + key + "' does not fit " + target.gpu.name + " (" +
-                       pruned->reason + "): allowed the keys `swr-tune space` lists");
-    }
-    throw UsageError("config '" + key + "' is not in the space of " + target.problem.key() +
-                     ": allowed the keys `swr-tune space` lists");
+void add_gemm_sweep_options(CLI::App& command, GemmOptions& options) {
+  command.add_flag("--sweep", options.sweep,
+                   "GEMM: the swizzle sweep of the paper (sizes 512..16384 x strides 0..8192), "
+                   "with its tables of best stride, sensitivity and ratio to cuBLAS");
+  command
+      .add_option("--sweep-out", options.sweep_out,
+                  "GEMM sweep: directory for its tables (default bench/results/gemm-sweep-GPU)")
+      ->type_name("DIR");
+}
+
+bool is_gemm_family(const GemmOptions& options) {
+  if (options.family == "gemm") return true;
+  if (options.family != "attention") {
+    throw UsageError("bad --family '" + options.family + "': allowed attention, gemm");
   }
-  return selected;
+  const bool gemm_option = !options.m.empty() || !options.n.empty() || !options.k.empty() ||
+                           !options.size.empty() || options.sweep || !options.sweep_out.empty();
+  if (gemm_option) {
+    throw UsageError(
+        "--m, --n, --k, --size, --sweep and --sweep-out belong to the GEMM family: allowed with "
+        "--family gemm");
+  }
+  return false;
+}
+
+GemmProblem single_gemm_problem(const GemmOptions& options, DataType dtype) {
+  GemmProblem problem;
+  problem.dtype = dtype;
+  if (!options.size.empty()) {
+    if (!options.m.empty() || !options.n.empty() || !options.k.empty()) {
+      throw UsageError("--size and --m/--n/--k exclude each other: allowed one of them");
+    }
+    problem.m = problem.n = problem.k = parse_positive(options.size, "--size");
+  } else {
+    if (options.m.empty() || options.n.empty() || options.k.empty()) {
+      throw UsageError("missing GEMM size: allowed --m M --n N --k K, or --size S (square)");
+    }
+    problem.m = parse_positive(options.m, "--m");
+    problem.n = parse_positive(options.n, "--n");
+    problem.k = parse_positive(options.k, "--k");
+  }
+  problem.validate();
+  return problem;
+}
+
+void reject_attention_options(const ProblemOptions& options, const std::string& allowed) {
+  const ProblemOptions defaults;
+  const std::pair<bool, const char*> attention_only[] = {
+      {!options.seq.empty(), "--seq"},
+      {!options.seq_kv.empty(), "--seq-kv"},
+      {options.batch != defaults.batch, "--batch"},
+      {options.heads != defaults.heads, "--heads"},
+      {options.head_dim != defaults.head_dim, "--head-dim"},
+      {options.causal, "--causal"},
+  };
+  for (const auto& [given, option] : attention_only) {
+    if (given) {
+      throw UsageError(std::string(option) +
+                       " belongs to the attention family: allowed with --family gemm are " +
+                       allowed);
+    }
+  }
+}
+
+void check_gpu_option(const std::string& gpu) {
+  require(gpu, "--gpu", gpu_profile_names());
+  if (gpu != "auto" && !find_gpu_profile(gpu)) {
+    resolve_gpu(gpu);  // throws the "unknown GPU" UsageError
+  }
+}
+
+DataType parse_dtype_option(const std::string& dtype) {
+  const std::optional<DataType> parsed = parse_data_type(dtype);
+  if (!parsed) throw UsageError("unsupported dtype '" + dtype + "': allowed f16, bf16");
+  return *parsed;
+}
+
+std::vector<GemmConfig> parse_gemm_config_keys(const std::vector<std::string>& keys) {
+  std::vector<GemmConfig> configs;
+  for (const std::string& key : keys) {
+    const std::optional<GemmConfig> config = GemmConfig::from_key(key);
+    if (!config) {
+      throw UsageError("bad --config '" + key +
+                       "': allowed a GEMM config key, e.g. m128n256k32w2x4s4-grid-swzn1792");
+    }
+    configs.push_back(*config);
+  }
+  return configs;
+}
+
+GemmSelection resolve_gemm_selection(const ProblemOptions& options, const std::string& allowed) {
+  reject_attention_options(options, allowed);
+  check_gpu_option(options.gpu);
+  const DataType dtype = parse_dtype_option(options.dtype);
+  const GemmProblem problem = single_gemm_problem(options.gemm, dtype);
+  std::vector<GemmConfig> wanted = parse_gemm_config_keys(options.config_keys);
+  return {{problem, resolve_gpu(options.gpu)}, std::move(wanted)};
 }
 
 }  // namespace swr::cli

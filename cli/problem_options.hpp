@@ -1,16 +1,26 @@
-// The options every problem-taking command shares (--gpu, --seq, ..., --config), kept as text so
-// that every bad value gets the same one-line message, and their conversion into a target.
+// The options every problem-taking command shares (--family, --gpu, the attention shape --seq ...
+// --causal, the GEMM shape --m --n --k or --size, --dtype, --config), kept as text so that every
+// bad value gets the same one-line message, and their conversion into a target of either family.
 #pragma once
 
 #include <CLI/CLI.hpp>
 #include <string>
 #include <vector>
 
-#include "generator/attention_space.hpp"
-#include "swr/attention_problem.hpp"
-#include "swr/gpu_profile.hpp"
+#include "swr/gemm_config.hpp"
+#include "swr/gemm_problem.hpp"
+#include "tuner/gemm_compilation.hpp"
+#include "tuner/variant_compilation.hpp"
 
 namespace swr::cli {
+
+struct GemmOptions {
+  std::string family = "attention";  // --family attention|gemm
+  std::string m, n, k;               // --m --n --k
+  std::string size;                  // --size: m = n = k
+  bool sweep = false;                // --sweep: the paper's sizes x strides (tune only)
+  std::string sweep_out;             // --sweep-out DIR (default bench/results/gemm-sweep-<gpu>)
+};
 
 struct ProblemOptions {
   std::string gpu;
@@ -22,24 +32,46 @@ struct ProblemOptions {
   std::string dtype = "f16";
   bool causal = false;
   std::vector<std::string> config_keys;  // --config: restrict to these variants
+  GemmOptions gemm;                      // --family, --m, --n, --k, --size
 };
 
+// Both families' problem options, the same way on every command that takes a problem.
 void add_problem_options(CLI::App& command, ProblemOptions& options);
+// --family, --m, --n, --k and --size: what names one GEMM shape (every problem-taking command, and
+// show and query, which filter by their own attention options).
+void add_gemm_shape_options(CLI::App& command, GemmOptions& options);
+// --sweep and --sweep-out (tune).
+void add_gemm_sweep_options(CLI::App& command, GemmOptions& options);
 
 // Parses a positive integer option value; throws UsageError "bad --name 'text': allowed ...".
 int parse_positive(const std::string& text, const std::string& option_name);
 
-struct Target {
-  AttentionProblem problem;
-  GpuProfile gpu;
-};
+// True for --family gemm; UsageError for a family that does not exist, or GEMM options given
+// without --family gemm.
+bool is_gemm_family(const GemmOptions& options);
 
 // Checks every value (UsageError on the first bad one) before resolving the GPU, so that bad
 // input never touches the driver or the disk. "auto" without a device throws NoDeviceError.
 Target resolve_target(const ProblemOptions& options);
 
-// The pruned space, restricted to --config keys when given (UsageError for an unknown key or one
-// that does not fit the target).
-AttentionSpace select_space(const Target& target, const std::vector<std::string>& config_keys);
+// With --family gemm the attention options have no meaning: UsageError naming the first one given
+// ("--seq belongs to the attention family: allowed with --family gemm are <allowed>").
+void reject_attention_options(const ProblemOptions& options, const std::string& allowed);
+// --gpu checked (missing, unknown) without resolving "auto".
+void check_gpu_option(const std::string& gpu);
+DataType parse_dtype_option(const std::string& dtype);
+// The one shape --m/--n/--k or --size names, validated. UsageError when both forms or neither are
+// given, or for a bad value.
+GemmProblem single_gemm_problem(const GemmOptions& options, DataType dtype);
+// --config keys as GEMM configs; UsageError for one that is not a GEMM key.
+std::vector<GemmConfig> parse_gemm_config_keys(const std::vector<std::string>& keys);
+
+struct GemmSelection {
+  GemmTarget target;
+  std::vector<GemmConfig> wanted;  // --config, empty: the whole space
+};
+// A GEMM problem on the named GPU for space, compile and model: refuses the attention options
+// (naming what `command` allows), then checks --gpu, --dtype, the shape and --config in that order.
+GemmSelection resolve_gemm_selection(const ProblemOptions& options, const std::string& allowed);
 
 }  // namespace swr::cli

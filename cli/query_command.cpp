@@ -1,4 +1,4 @@
-#include "cli/query_command.hpp"
+#include "cli/commands.hpp"
 
 #include <cstdio>
 #include <iostream>

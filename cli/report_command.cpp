@@ -1,4 +1,4 @@
-#include "cli/report_command.hpp"
+#include "cli/commands.hpp"
 
 #include <iostream>
 #include <optional>

@@ -1,13 +1,11 @@
-#include "cli/show_command.hpp"
+#include "cli/commands.hpp"
 
 #include <algorithm>
 #include <iostream>
 #include <set>
 
-#include "cli/json_forms.hpp"
 #include "cli/problem_options.hpp"
-#include "cli/show_gemm.hpp"
-#include "cli/show_predictions.hpp"
+#include "cli/show_views.hpp"
 #include "db/database_location.hpp"
 #include "db/results_database.hpp"
 #include "swr/usage_error.hpp"
@@ -16,6 +14,25 @@
 #include "tuner/tuning/result_table.hpp"
 
 namespace swr::cli {
+
+nlohmann::json stored_gpu_json(const db::StoredGpu& stored) {
+  const db::GpuRecord& gpu = stored.gpu;
+  return {{"name", gpu.name},
+          {"arch", gpu.arch},
+          {"sm_count", gpu.sm_count},
+          {"l2_bytes", gpu.l2_bytes},
+          {"device_name", gpu.device_name},
+          {"driver_version", gpu.driver_version},
+          {"cuda_version", gpu.cuda_version}};
+}
+
+nlohmann::json stored_problem_json(const db::StoredProblem& problem) {
+  nlohmann::json json = problem.json;
+  json["key"] = problem.key;
+  json["family"] = problem.family;
+  return json;
+}
+
 namespace {
 
 // The shape `show --seq S ...` names, with tune's defaults for what is not given.

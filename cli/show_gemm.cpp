@@ -1,4 +1,4 @@
-#include "cli/show_gemm.hpp"
+#include "cli/show_views.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "cli/json_forms.hpp"
 #include "swr/gemm_config.hpp"
+#include "tuner/json_forms.hpp"
 #include "tuner/text_format.hpp"
 #include "tuner/tuning/result_table.hpp"
 #include "tuner/tuning/variant_record.hpp"

@@ -1,4 +1,4 @@
-#include "cli/show_predictions.hpp"
+#include "cli/show_views.hpp"
 
 #include "swr/gpu_profile.hpp"
 #include "tuner/text_format.hpp"

@@ -1,59 +1,63 @@
-#include "cli/space_command.hpp"
+#include "cli/commands.hpp"
 
 #include <iostream>
 #include <map>
 
-#include "cli/json_forms.hpp"
 #include "generator/resource_model.hpp"
+#include "tuner/gemm_compilation.hpp"
+#include "tuner/json_forms.hpp"
 #include "tuner/text_format.hpp"
 
 namespace swr::cli {
 
 namespace {
 
-void print_json(const Target& target, const AttentionSpace& space) {
+template <class Problem, class Space>
+nlohmann::json space_json(const Problem& problem, const GpuProfile& gpu, const Space& space,
+                          const auto& resources_of) {
   nlohmann::json configs = nlohmann::json::array();
-  for (const AttentionConfig& config : space.configs) {
+  for (const auto& config : space.configs) {
     configs.push_back({{"key", config.key()},
                        {"config", config.to_json()},
-                       {"resources", resources_json(attention_resource_use(target.problem, config,
-                                                                           target.gpu))}});
+                       {"resources", resources_json(resources_of(config))}});
   }
   nlohmann::json pruned = nlohmann::json::array();
-  for (const PrunedConfig& dropped : space.pruned) {
+  for (const auto& dropped : space.pruned) {
     pruned.push_back({{"key", dropped.config.key()}, {"reason", dropped.reason}});
   }
-  const nlohmann::json output = {{"problem", problem_json(target.problem)},
-                                 {"gpu", gpu_json(target.gpu)},
-                                 {"configs", std::move(configs)},
-                                 {"pruned", std::move(pruned)}};
-  std::cout << output.dump(2) << '\n';
+  return {{"problem", problem_json(problem)},
+          {"gpu", gpu_json(gpu)},
+          {"configs", std::move(configs)},
+          {"pruned", std::move(pruned)}};
 }
 
-void print_table(const Target& target, const AttentionSpace& space, bool show_pruned) {
+// Either family's space: its runnable configs with their resources, then the pruned ones.
+template <class Problem, class Space>
+void print_table(const Problem& problem, const GpuProfile& gpu, const Space& space,
+                 bool show_pruned, const auto& resources_of) {
   TextTable table({"key", ">threads", ">smem", ">est. CTAs/SM", "limited by"});
-  for (const AttentionConfig& config : space.configs) {
-    const ResourceUse use = attention_resource_use(target.problem, config, target.gpu);
+  for (const auto& config : space.configs) {
+    const ResourceUse use = resources_of(config);
     table.add_row({config.key(), std::to_string(use.threads_per_block),
                    format_bytes(use.dynamic_shared_bytes), std::to_string(use.blocks_per_sm),
                    use.limited_by});
   }
   table.print(std::cout);
-  std::cout << space.configs.size() << " variants of " << target.problem.key() << " for "
-            << target.gpu.name << " (" << target.gpu.arch << ", " << target.gpu.sm_count << " SMs, "
-            << format_bytes(target.gpu.l2_bytes) << " L2)\n";
+  std::cout << space.configs.size() << " variants of " << problem.key() << " for " << gpu.name
+            << " (" << gpu.arch << ", " << gpu.sm_count << " SMs, " << format_bytes(gpu.l2_bytes)
+            << " L2)\n";
 
   if (space.pruned.empty()) return;
   std::cout << space.pruned.size() << " pruned:\n";
   if (show_pruned) {
-    for (const PrunedConfig& dropped : space.pruned) {
+    for (const auto& dropped : space.pruned) {
       std::cout << "  " << dropped.config.key() << ": " << dropped.reason << '\n';
     }
     return;
   }
   // Counted by reason, most frequent first; --show-pruned lists every variant.
   std::map<std::string, int> by_reason;
-  for (const PrunedConfig& dropped : space.pruned) ++by_reason[dropped.reason];
+  for (const auto& dropped : space.pruned) ++by_reason[dropped.reason];
   std::multimap<int, std::string, std::greater<>> by_count;
   for (const auto& [reason, count] : by_reason) by_count.emplace(count, reason);
   constexpr int kReasonsShown = 8;
@@ -68,6 +72,24 @@ void print_table(const Target& target, const AttentionSpace& space, bool show_pr
   std::cout << "(--show-pruned lists each one)\n";
 }
 
+int run_gemm_space(const SpaceOptions& options) {
+  const GemmSelection selection = resolve_gemm_selection(
+      options.problem, "--gpu, --m, --n, --k, --size, --dtype, --config, --json and --show-pruned");
+  const GemmTarget& target = selection.target;
+  const GemmSpace space = select_gemm_space(target, selection.wanted);
+  const auto resources_of = [&](const GemmConfig& config) {
+    return gemm_resource_use(config, target.gpu);
+  };
+  if (options.json) {
+    nlohmann::json output = space_json(target.problem, target.gpu, space, resources_of);
+    output["family"] = "gemm";
+    std::cout << output.dump(2) << '\n';
+  } else {
+    print_table(target.problem, target.gpu, space, options.show_pruned, resources_of);
+  }
+  return 0;
+}
+
 }  // namespace
 
 CLI::App* add_space_command(CLI::App& app, SpaceOptions& options) {
@@ -77,17 +99,24 @@ CLI::App* add_space_command(CLI::App& app, SpaceOptions& options) {
   command->add_flag("--json", options.json, "Print JSON: problem, gpu, configs, pruned");
   command->add_flag("--show-pruned", options.show_pruned,
                     "List every pruned variant with its reason");
-  command->footer("Example: swr-tune space --gpu gb10 --seq 131072 --head-dim 128 --causal");
+  command->footer(
+      "Examples:\n"
+      "  swr-tune space --gpu gb10 --seq 131072 --head-dim 128 --causal\n"
+      "  swr-tune space --family gemm --gpu h200 --size 4096 --show-pruned");
   return command;
 }
 
 int run_space_command(const SpaceOptions& options) {
+  if (is_gemm_family(options.problem.gemm)) return run_gemm_space(options);
   const Target target = resolve_target(options.problem);
   const AttentionSpace space = select_space(target, options.problem.config_keys);
+  const auto resources_of = [&](const AttentionConfig& config) {
+    return attention_resource_use(target.problem, config, target.gpu);
+  };
   if (options.json) {
-    print_json(target, space);
+    std::cout << space_json(target.problem, target.gpu, space, resources_of).dump(2) << '\n';
   } else {
-    print_table(target, space, options.show_pruned);
+    print_table(target.problem, target.gpu, space, options.show_pruned, resources_of);
   }
   return 0;
 }

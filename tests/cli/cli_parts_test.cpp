@@ -7,12 +7,12 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "cli/kernel_directory.hpp"
 #include "cli/problem_options.hpp"
-#include "cli/variant_compilation.hpp"
 #include "run_swr_tune.hpp"
 #include "swr/usage_error.hpp"
+#include "tuner/kernel_directory.hpp"
 #include "tuner/text_format.hpp"
+#include "tuner/variant_compilation.hpp"
 
 namespace swr::cli {
 namespace {

@@ -1,18 +1,23 @@
-#include "cli/variant_compilation.hpp"
+#include "tuner/variant_compilation.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <map>
 #include <sstream>
 
-#include "cli/json_forms.hpp"
 #include "generator/cubin_cache.hpp"
 #include "generator/nvrtc_compiler.hpp"
 #include "swr/usage_error.hpp"
+#include "tuner/json_forms.hpp"
 #include "tuner/progress_display.hpp"
 #include "tuner/text_format.hpp"
 
-namespace swr::cli {
+namespace swr {
+
+// The tuner's display helpers still live in the swr::cli namespace.
+using cli::format_bytes;
+using cli::format_duration;
+using cli::ProgressDisplay;
 
 namespace {
 
@@ -20,23 +25,19 @@ std::string padded(const std::string& text, std::size_t width) {
   return text.size() >= width ? text : text + std::string(width - text.size(), ' ');
 }
 
-int shared_bytes(const CompileResult& result) {
-  return result.source.dynamic_shared_bytes + result.kernel.static_shared_bytes;
-}
-
 }  // namespace
 
-std::string compile_result_line(const std::string& counter, const CompileResult& result,
-                                std::size_t key_width) {
-  const CompiledKernel& kernel = result.kernel;
+std::string compiled_kernel_line(const std::string& counter, const std::string& key,
+                                 const CompiledKernel& kernel, int dynamic_shared_bytes,
+                                 std::size_t key_width) {
   std::ostringstream line;
-  line << counter << ' ' << padded(result.job.config.key(), key_width) << "  ";
+  line << counter << ' ' << padded(key, key_width) << "  ";
   if (kernel.ok) {
     char numbers[160];
     std::snprintf(numbers, sizeof(numbers),
                   "ok      %6.1f KB  %3d regs  %4d B spill  %8s smem  %6s",
                   kernel.cubin.size() / 1024.0, kernel.registers, kernel.spill_bytes,
-                  format_bytes(shared_bytes(result)).c_str(),
+                  format_bytes(dynamic_shared_bytes + kernel.static_shared_bytes).c_str(),
                   format_duration(kernel.compile_seconds).c_str());
     line << numbers;
   } else {
@@ -51,18 +52,43 @@ std::string compile_result_line(const std::string& counter, const CompileResult&
   return line.str();
 }
 
+std::string compile_result_line(const std::string& counter, const CompileResult& result,
+                                std::size_t key_width) {
+  return compiled_kernel_line(counter, result.job.config.key(), result.kernel,
+                              result.source.dynamic_shared_bytes, key_width);
+}
+
+AttentionSpace select_space(const Target& target, const std::vector<std::string>& config_keys) {
+  AttentionSpace space = build_attention_space(target.problem, target.gpu);
+  if (config_keys.empty()) return space;
+
+  AttentionSpace selected;
+  for (const std::string& key : config_keys) {
+    const AttentionConfig wanted = *AttentionConfig::from_key(key);
+    auto runnable = std::find(space.configs.begin(), space.configs.end(), wanted);
+    if (runnable != space.configs.end()) {
+      if (std::find(selected.configs.begin(), selected.configs.end(), wanted) ==
+          selected.configs.end()) {
+        selected.configs.push_back(wanted);
+      }
+      continue;
+    }
+    auto pruned = std::find_if(space.pruned.begin(), space.pruned.end(),
+                               [&](const PrunedConfig& p) { return p.config == wanted; });
+    if (pruned != space.pruned.end()) {
+      throw UsageError("config '" + key + "' does not fit " + target.gpu.name + " (" +
+                       pruned->reason + "): allowed the keys `swr-tune space` lists");
+    }
+    throw UsageError("config '" + key + "' is not in the space of " + target.problem.key() +
+                     ": allowed the keys `swr-tune space` lists");
+  }
+  return selected;
+}
+
 std::vector<AttentionConfig> variants_to_compile(const Target& target, const AttentionSpace& space,
                                                  int limit) {
-  if (space.configs.empty()) {
-    std::string example = space.pruned.empty() ? "" : " (e.g. " + space.pruned.front().reason + ")";
-    throw UsageError("problem '" + target.problem.key() + "' has no variant that fits " +
-                     target.gpu.name + example +
-                     ": allowed a problem with at least one runnable variant, see `swr-tune space "
-                     "--show-pruned`");
-  }
-  std::vector<AttentionConfig> configs = space.configs;
-  if (limit > 0 && static_cast<std::size_t>(limit) < configs.size()) configs.resize(limit);
-  return configs;
+  return first_runnable_configs(space, limit, target.problem.key(), target.gpu.name,
+                                "swr-tune space");
 }
 
 CompileOutcome compile_variants(const Target& target, const std::vector<AttentionConfig>& configs,
@@ -97,25 +123,30 @@ CompileOutcome compile_variants(const Target& target, const std::vector<Attentio
   return outcome;
 }
 
-void print_compile_summary(const Target& target, const CompileOutcome& outcome) {
+void print_register_range(const std::vector<const CompiledKernel*>& kernels, const char* unit) {
   int fewest_registers = 0, most_registers = 0, spilling = 0;
   bool first = true;
-  for (const CompileResult& result : outcome.results) {
-    if (!result.kernel.ok) continue;
-    if (first || result.kernel.registers < fewest_registers)
-      fewest_registers = result.kernel.registers;
-    if (first || result.kernel.registers > most_registers) most_registers = result.kernel.registers;
-    if (result.kernel.spill_bytes > 0) ++spilling;
+  for (const CompiledKernel* kernel : kernels) {
+    if (!kernel->ok) continue;
+    if (first || kernel->registers < fewest_registers) fewest_registers = kernel->registers;
+    if (first || kernel->registers > most_registers) most_registers = kernel->registers;
+    if (kernel->spill_bytes > 0) ++spilling;
     first = false;
   }
+  if (!first) {
+    std::printf("registers per thread %d to %d; %d %s spill\n", fewest_registers, most_registers,
+                spilling, unit);
+  }
+}
+
+void print_compile_summary(const Target& target, const CompileOutcome& outcome) {
   std::printf("compiled %zu variants of %s for %s (%s) in %s: %d ok, %d failed (%d from cache)\n",
               outcome.results.size(), target.problem.key().c_str(), target.gpu.name.c_str(),
               target.gpu.arch.c_str(), format_duration(outcome.seconds).c_str(),
               outcome.succeeded(), outcome.failed, outcome.from_cache);
-  if (!first) {
-    std::printf("registers per thread %d to %d; %d variant(s) spill\n", fewest_registers,
-                most_registers, spilling);
-  }
+  std::vector<const CompiledKernel*> kernels;
+  for (const CompileResult& result : outcome.results) kernels.push_back(&result.kernel);
+  print_register_range(kernels, "variant(s)");
   if (outcome.failed > 0) {
     std::printf("failed:");
     for (const CompileResult& result : outcome.results) {
@@ -158,4 +189,4 @@ nlohmann::json outcome_json(const Target& target, const CompileOutcome& outcome)
   };
 }
 
-}  // namespace swr::cli
+}  // namespace swr

@@ -1,12 +1,11 @@
-#include "cli/model_ranking.hpp"
+#include "tuner/model_ranking.hpp"
 
 #include <iostream>
 #include <map>
 
-#include "cli/variant_compilation.hpp"
 #include "db/results_database.hpp"
 
-namespace swr::cli {
+namespace swr {
 
 std::vector<int> compiled_registers(const std::vector<AttentionConfig>& configs,
                                     const std::vector<CompileResult>& results) {
@@ -71,4 +70,4 @@ int store_predictions(const std::filesystem::path& database, const Target& targe
   return stored;
 }
 
-}  // namespace swr::cli
+}  // namespace swr

@@ -1,8 +1,8 @@
-#include "cli/json_forms.hpp"
+#include "tuner/json_forms.hpp"
 
 #include <string>
 
-namespace swr::cli {
+namespace swr {
 
 nlohmann::json problem_json(const AttentionProblem& problem) {
   return {
@@ -14,6 +14,16 @@ nlohmann::json problem_json(const AttentionProblem& problem) {
       {"head_dim", problem.head_dim},
       {"dtype", std::string(to_string(problem.dtype))},
       {"causal", problem.causal},
+  };
+}
+
+nlohmann::json problem_json(const GemmProblem& problem) {
+  return {
+      {"key", problem.key()},
+      {"m", problem.m},
+      {"n", problem.n},
+      {"k", problem.k},
+      {"dtype", std::string(to_string(problem.dtype))},
   };
 }
 
@@ -45,22 +55,4 @@ nlohmann::json resources_json(const ResourceUse& resources) {
   };
 }
 
-nlohmann::json stored_gpu_json(const db::StoredGpu& stored) {
-  const db::GpuRecord& gpu = stored.gpu;
-  return {{"name", gpu.name},
-          {"arch", gpu.arch},
-          {"sm_count", gpu.sm_count},
-          {"l2_bytes", gpu.l2_bytes},
-          {"device_name", gpu.device_name},
-          {"driver_version", gpu.driver_version},
-          {"cuda_version", gpu.cuda_version}};
-}
-
-nlohmann::json stored_problem_json(const db::StoredProblem& problem) {
-  nlohmann::json json = problem.json;
-  json["key"] = problem.key;
-  json["family"] = problem.family;
-  return json;
-}
-
-}  // namespace swr::cli
+}  // namespace swr

@@ -6,12 +6,11 @@
 #include <filesystem>
 #include <vector>
 
-#include "cli/compile_options.hpp"
-#include "cli/problem_options.hpp"
 #include "generator/parallel_compiler.hpp"
 #include "model/model_prediction.hpp"
+#include "tuner/variant_compilation.hpp"
 
-namespace swr::cli {
+namespace swr {
 
 // Names the model in the predictions table; bump the version whenever its answers may change.
 inline constexpr const char* kScheduleModelName = "schedule_simulator";
@@ -31,4 +30,4 @@ std::vector<int> registers_by_compiling(const Target& target,
 int store_predictions(const std::filesystem::path& database, const Target& target,
                       const std::vector<model::ModelPrediction>& predictions);
 
-}  // namespace swr::cli
+}  // namespace swr

@@ -1,8 +1,12 @@
-#include "cli/compile_options.hpp"
+#include "cli/job_options.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <thread>
 
 #include "cli/problem_options.hpp"
+#include "db/database_location.hpp"
 #include "generator/cubin_cache.hpp"
 #include "support/parallel_for.hpp"
 #include "swr/usage_error.hpp"
@@ -60,6 +64,41 @@ CompileSettings parse_compile_options(const CompileOptions& options) {
   if (!options.out_dir.empty()) settings.out_dir = directory_option(options.out_dir, "--out");
   settings.json = options.json;
   return settings;
+}
+
+void add_tuning_options(CLI::App& command, TuningOptions& options) {
+  command
+      .add_option("--db", options.database,
+                  "Results database (default: $SWR_DB, else $XDG_CACHE_HOME/swr/results.db)")
+      ->type_name("PATH")
+      ->each([&options](const std::string&) { options.database_given = true; });
+  command
+      .add_option("--time-budget", options.time_budget,
+                  "Start no new variant after SEC seconds (the same command resumes)")
+      ->type_name("SEC");
+  command.add_flag("--both", options.both, "Tune the causal and the non-causal shape");
+  command.add_flag("--retune", options.retune, "Measure again the variants already measured");
+  // Test-only: one more variant whose kernel writes to an illegal address.
+  command.add_flag("--plant-fault", options.plant_fault)->group("");
+}
+
+std::optional<double> parse_time_budget(const TuningOptions& options) {
+  const std::string& text = options.time_budget;
+  if (text.empty()) return std::nullopt;
+  double seconds = 0;
+  const char* end = text.data() + text.size();
+  const auto [stop, error] = std::from_chars(text.data(), end, seconds);
+  if (error != std::errc() || stop != end || !std::isfinite(seconds) || seconds <= 0) {
+    throw UsageError("bad --time-budget '" + text + "': allowed a positive number of seconds");
+  }
+  return seconds;
+}
+
+std::filesystem::path writable_database(const TuningOptions& options) {
+  const db::DatabaseLocation location = db::locate_database(
+      options.database_given ? std::optional<std::string>(options.database) : std::nullopt);
+  db::check_database_writable(location);
+  return location.path;
 }
 
 }  // namespace swr::cli

@@ -1,0 +1,49 @@
+// The options of the commands that compile (compile, tune: parallelism, cache, output, limit) and
+// those tuning adds (--db, --time-budget, --both, --retune), and what they become: the tuner's
+// compile settings and tuning request.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "tuner/tuning_request.hpp"
+#include "tuner/variant_compilation.hpp"
+
+namespace swr::cli {
+
+struct CompileOptions {
+  std::string jobs;       // empty: hardware threads
+  std::string cache_dir;  // empty: CubinCache::default_directory()
+  std::string out_dir;    // empty: no cubin export
+  std::string limit;      // empty: the whole space
+  bool json = false;
+};
+
+enum class CompileCommandKind { compile, tune };
+
+// `tune` takes no --out and --json: its output is the tuning result.
+void add_compile_options(CLI::App& command, CompileOptions& options, CompileCommandKind kind);
+
+// Throws UsageError for a bad value; touches nothing on disk.
+CompileSettings parse_compile_options(const CompileOptions& options);
+
+struct TuningOptions {
+  std::string database;  // --db
+  bool database_given = false;
+  std::string time_budget;  // --time-budget SEC
+  bool both = false;        // causal and non-causal
+  bool retune = false;
+  bool plant_fault = false;  // hidden, for tests: add a variant that faults on purpose
+};
+
+void add_tuning_options(CLI::App& command, TuningOptions& options);
+
+// --time-budget in seconds, none when not given; UsageError for anything but a positive number.
+std::optional<double> parse_time_budget(const TuningOptions& options);
+
+// The results database --db (or the default) names, checked writable (UsageError when not).
+std::filesystem::path writable_database(const TuningOptions& options);
+
+}  // namespace swr::cli
