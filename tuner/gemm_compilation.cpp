@@ -6,8 +6,8 @@
 #include <map>
 
 #include "generator/gemm_kernel_source.hpp"
-#include "generator/resource_model.hpp"
 #include "generator/nvrtc_compiler.hpp"
+#include "generator/resource_model.hpp"
 #include "swr/usage_error.hpp"
 #include "tuner/json_forms.hpp"
 #include "tuner/progress_display.hpp"
@@ -16,9 +16,6 @@
 namespace swr {
 
 // The tuner's display helpers still live in the swr::cli namespace.
-using cli::format_bytes;
-using cli::format_duration;
-using cli::ProgressDisplay;
 
 GemmSpace select_gemm_space(const GemmTarget& target, const std::vector<GemmConfig>& wanted) {
   if (wanted.empty()) return build_gemm_space(target.problem, target.gpu);

@@ -6,7 +6,7 @@
 
 #include "tuner/text_format.hpp"
 
-namespace swr::cli {
+namespace swr {
 
 ProgressDisplay::ProgressDisplay(std::string what, int total, bool quiet)
     : what_(std::move(what)),
@@ -90,4 +90,4 @@ void ProgressDisplay::log_progress() {
   std::fflush(stderr);
 }
 
-}  // namespace swr::cli
+}  // namespace swr

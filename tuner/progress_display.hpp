@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <string>
 
-namespace swr::cli {
+namespace swr {
 
 class ProgressDisplay {
  public:
@@ -42,4 +42,4 @@ class ProgressDisplay {
   std::chrono::steady_clock::time_point start_;
 };
 
-}  // namespace swr::cli
+}  // namespace swr

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <ostream>
 
-namespace swr::cli {
+namespace swr {
 
 namespace {
 
@@ -97,4 +97,4 @@ void TextTable::print(std::ostream& out, const std::string& indent) const {
   for (const auto& row : rows_) print_row(row);
 }
 
-}  // namespace swr::cli
+}  // namespace swr

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace swr::cli {
+namespace swr {
 
 // 1536 -> "1.5 KiB", 50331648 -> "48 MiB"
 std::string format_bytes(std::int64_t bytes);
@@ -29,4 +29,4 @@ class TextTable {
   std::vector<std::vector<std::string>> rows_;
 };
 
-}  // namespace swr::cli
+}  // namespace swr

@@ -15,9 +15,6 @@
 namespace swr {
 
 // The tuner's display helpers still live in the swr::cli namespace.
-using cli::format_bytes;
-using cli::format_duration;
-using cli::ProgressDisplay;
 
 namespace {
 

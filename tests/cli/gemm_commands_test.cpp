@@ -7,9 +7,9 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 
-#include "generator/resource_model.hpp"
 #include "generator/gemm_space.hpp"
 #include "generator/gemm_swizzle.hpp"
+#include "generator/resource_model.hpp"
 #include "run_swr_tune.hpp"
 #include "swr/gpu_profile.hpp"
 

@@ -105,7 +105,7 @@ std::vector<std::map<std::string, GemmBinary>> compile_binaries(
     for (const auto& [name, binary] : binaries[shape]) failed += binary.kernel.ok ? 0 : 1;
     std::cout << "compiled " << binaries[shape].size() << " kernel binaries for "
               << plan.shapes[shape].problem.key() << " in "
-              << cli::format_duration(
+              << format_duration(
                      std::chrono::duration<double>(Clock::now() - compile_start).count())
               << (failed ? " (" + std::to_string(failed) + " failed)" : std::string()) << "\n"
               << std::flush;

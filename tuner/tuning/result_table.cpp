@@ -60,7 +60,7 @@ std::vector<std::string> figure_cells(const StoredMeasurement& measurement) {
 void print_pair(std::ostream& out, const std::string& first_label, const StoredMeasurement& first,
                 const std::string& second_label, const StoredMeasurement* second,
                 const std::string& second_missing) {
-  cli::TextTable table({"", "variant", ">ms", ">TFLOP/s", ">L2 misses", ">hit rate", ">DRAM GB"});
+  TextTable table({"", "variant", ">ms", ">TFLOP/s", ">L2 misses", ">hit rate", ">DRAM GB"});
   auto add = [&](const std::string& label, const StoredMeasurement& measurement) {
     std::vector<std::string> row = {label, measurement.config_key};
     for (std::string& cell : figure_cells(measurement)) row.push_back(std::move(cell));
@@ -109,7 +109,7 @@ std::string format_dram_gigabytes(const db::MeasurementRecord& record) {
 
 void print_top_variants(std::ostream& out, const std::vector<StoredMeasurement>& measurements,
                         std::size_t count) {
-  cli::TextTable table({">#", "variant", ">ms", ">TFLOP/s", ">L2 misses", ">hit rate", ">DRAM GB"});
+  TextTable table({">#", "variant", ">ms", ">TFLOP/s", ">L2 misses", ">hit rate", ">DRAM GB"});
   std::size_t shown = 0;
   for (const StoredMeasurement& measurement : measurements) {
     if (shown == count) break;
@@ -132,7 +132,7 @@ void print_all_variants(std::ostream& out, const std::vector<StoredMeasurement>&
   std::vector<std::string> headers = {">#",       "variant",    "status",    ">ms",      ">p95 ms",
                                       ">TFLOP/s", ">L2 misses", ">hit rate", ">DRAM GB", ">regs"};
   if (any_failed) headers.push_back("error");  // no empty column when everything ran
-  cli::TextTable table(headers);
+  TextTable table(headers);
   int index = 0;
   for (const StoredMeasurement& measurement : measurements) {
     const db::MeasurementRecord& record = measurement.record;

@@ -85,7 +85,7 @@ void TuningRun::say_everything_measured() const {
 void TuningRun::say_closing() const {
   const double seconds = std::chrono::duration<double>(Clock::now() - start_).count();
   std::cout << "\nmeasured " << summary_.recorded << " of " << summary_.planned << " variants in "
-            << cli::format_duration(seconds) << " (" << summary_.failed << " failed); results in "
+            << format_duration(seconds) << " (" << summary_.failed << " failed); results in "
             << settings_.database.string() << "\n"
             << std::flush;
   if (summary_.interrupted) {

@@ -98,7 +98,7 @@ class TuningRun {
   std::optional<db::GpuId> gpu_id_;
   std::vector<std::optional<db::ProblemId>> problem_ids_;
   std::string toolkit_version_;
-  std::unique_ptr<cli::ProgressDisplay> display_;
+  std::unique_ptr<ProgressDisplay> display_;
   std::size_t key_width_ = 0;
   bool said_counters_unavailable_ = false;
 };
@@ -171,7 +171,7 @@ void TuningRun::start_progress(const std::vector<PendingVariant<Config>>& pendin
   for (const PendingVariant<Config>& variant : pending) {
     key_width_ = std::max(key_width_, variant.config.key().size());
   }
-  display_ = std::make_unique<cli::ProgressDisplay>("tuning", summary_.planned, false);
+  display_ = std::make_unique<ProgressDisplay>("tuning", summary_.planned, false);
 }
 
 }  // namespace swr
