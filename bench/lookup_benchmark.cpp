@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "db/results_database.hpp"
-#include "support/temporary_directory.hpp"
+#include "support/files.hpp"
 #include "swr/tuned_catalog.hpp"
 
 namespace {

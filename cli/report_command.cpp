@@ -12,7 +12,7 @@
 #include "report/gpu_results.hpp"
 #include "report/report_builder.hpp"
 #include "report/show_json_import.hpp"
-#include "support/temporary_directory.hpp"
+#include "support/files.hpp"
 #include "swr/usage_error.hpp"
 
 namespace swr::cli {

@@ -98,7 +98,10 @@ class DriverLoader {
     SWR_FETCH(cuFuncSetAttribute);
     SWR_FETCH(cuFuncGetAttribute);
     SWR_FETCH(cuOccupancyMaxActiveBlocksPerMultiprocessor);
+    SWR_FETCH(cuOccupancyMaxActiveClusters);
     SWR_FETCH(cuLaunchKernel);
+    SWR_FETCH(cuTensorMapEncodeTiled);
+    SWR_FETCH(cuTensorMapReplaceAddress);
     SWR_FETCH(cuMemAlloc);
     SWR_FETCH(cuMemFree);
     SWR_FETCH(cuMemcpyHtoD);

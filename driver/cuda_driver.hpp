@@ -54,7 +54,10 @@ struct CudaDriver {
   PFN_cuFuncGetAttribute_v2020 cuFuncGetAttribute = nullptr;
   PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050
       cuOccupancyMaxActiveBlocksPerMultiprocessor = nullptr;
+  PFN_cuOccupancyMaxActiveClusters_v11070 cuOccupancyMaxActiveClusters = nullptr;
   PFN_cuLaunchKernel_v4000 cuLaunchKernel = nullptr;
+  PFN_cuTensorMapEncodeTiled_v12000 cuTensorMapEncodeTiled = nullptr;
+  PFN_cuTensorMapReplaceAddress_v12000 cuTensorMapReplaceAddress = nullptr;
   PFN_cuMemAlloc_v3020 cuMemAlloc = nullptr;
   PFN_cuMemFree_v3020 cuMemFree = nullptr;
   PFN_cuMemcpyHtoD_v3020 cuMemcpyHtoD = nullptr;

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "generator/sha256.hpp"
+#include "support/files.hpp"
 #include "swr/usage_error.hpp"
 
 namespace swr {
@@ -17,23 +18,6 @@ std::vector<char> read_bytes(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UsageError("cannot read " + path.string() + ": no such file or no permission");
   return std::vector<char>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-void write_atomically(const std::filesystem::path& path, const char* data, std::size_t size) {
-  std::string name = ".";  // appended: GCC 12 warns falsely (-Wrestrict) on "literal" + string
-  name += path.filename().string();
-  name += ".tmp-" + std::to_string(getpid());
-  const std::filesystem::path temporary = path.parent_path() / name;
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out.write(data, static_cast<std::streamsize>(size));
-    out.close();
-    if (!out) {
-      std::filesystem::remove(temporary);
-      throw std::runtime_error("cannot write " + temporary.string());
-    }
-  }
-  std::filesystem::rename(temporary, path);
 }
 
 // A cubin is an ELF file: anything else (a truncated copy, a text file) is refused by name.

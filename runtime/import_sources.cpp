@@ -5,7 +5,7 @@
 #include "db/results_database.hpp"
 #include "db/schema_migrations.hpp"
 #include "runtime/export_directory.hpp"
-#include "support/temporary_directory.hpp"
+#include "support/files.hpp"
 #include "swr/usage_error.hpp"
 
 namespace swr {

@@ -1,35 +1,14 @@
 #include "tuner/kernel_directory.hpp"
 
-#include <unistd.h>
-
-#include <fstream>
 #include <stdexcept>
 
 #include "generator/gemm_kernel_source.hpp"
 #include "generator/gemm_swizzle.hpp"
 #include "generator/kernel_source.hpp"
+#include "support/files.hpp"
 #include "tuner/json_forms.hpp"
 
 namespace swr {
-
-namespace {
-
-void write_atomically(const std::filesystem::path& path, const char* data, std::size_t size) {
-  const std::filesystem::path temporary =
-      path.parent_path() / ("." + path.filename().string() + ".tmp-" + std::to_string(getpid()));
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out.write(data, static_cast<std::streamsize>(size));
-    out.close();
-    if (!out) {
-      std::filesystem::remove(temporary);
-      throw std::runtime_error("cannot write " + temporary.string());
-    }
-  }
-  std::filesystem::rename(temporary, path);  // throws filesystem_error naming both paths
-}
-
-}  // namespace
 
 std::string grid_rule(Persistence persistence) {
   // The persistence mode's name is the rule: one CTA per tile, or at most one resident wave.

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "support/temporary_directory.hpp"
+#include "support/files.hpp"
 
 namespace swr::test {
 

@@ -1,7 +1,7 @@
-// The tests' temporary directories are the library's own (support/temporary_directory.hpp).
+// The tests' temporary directories are the library's own (support/files.hpp).
 #pragma once
 
-#include "support/temporary_directory.hpp"
+#include "support/files.hpp"
 
 namespace swr::testing {
 

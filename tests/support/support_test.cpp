@@ -2,9 +2,12 @@
 // forked children report how they ended, temporary directories are fresh and go away.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <mutex>
 #include <set>
 #include <sstream>
@@ -13,8 +16,8 @@
 #include <vector>
 
 #include "support/child_process.hpp"
+#include "support/files.hpp"
 #include "support/parallel_for.hpp"
-#include "support/temporary_directory.hpp"
 
 namespace swr {
 namespace {
@@ -129,6 +132,35 @@ TEST(TemporaryDirectory, IsFreshAndGoesAwayWithItsContents) {
         first.path(), std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
   }
   EXPECT_FALSE(std::filesystem::exists(first_path));
+}
+
+TEST(WriteAtomically, ReplacesTheWholeFileAndLeavesNoTemporary) {
+  TemporaryDirectory directory;
+  const std::filesystem::path target = directory.path() / "manifest.json";
+  std::ofstream(target) << "old contents that are longer";
+  const std::string fresh = "new";
+  write_atomically(target, fresh.data(), fresh.size());
+  std::ifstream in(target);
+  const std::string read((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(read, "new");
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(directory.path()),
+                          std::filesystem::directory_iterator()),
+            1);
+}
+
+TEST(WriteAtomically, KeepsTheOldFileWhenTheDirectoryCannotBeWritten) {
+  if (geteuid() == 0) GTEST_SKIP() << "root writes into read-only directories";
+  TemporaryDirectory directory;
+  const std::filesystem::path target = directory.path() / "kept";
+  std::ofstream(target) << "old";
+  std::filesystem::permissions(
+      directory.path(), std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
+  EXPECT_THROW(write_atomically(target, "new", 3), std::runtime_error);
+  std::filesystem::permissions(directory.path(), std::filesystem::perms::owner_all);
+  std::ifstream in(target);
+  std::string read;
+  in >> read;
+  EXPECT_EQ(read, "old");
 }
 
 }  // namespace

@@ -1,4 +1,10 @@
-#include "support/temporary_directory.hpp"
+#include "support/files.hpp"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <stdexcept>
+#include <string>
 
 #include <stdlib.h>
 
@@ -25,6 +31,23 @@ TemporaryDirectory::~TemporaryDirectory() {
   std::filesystem::permissions(path_, std::filesystem::perms::owner_all,
                                std::filesystem::perm_options::add, ignored);
   std::filesystem::remove_all(path_, ignored);
+}
+
+void write_atomically(const std::filesystem::path& path, const char* data, std::size_t size) {
+  std::string name = ".";  // appended: GCC 12 warns falsely (-Wrestrict) on "literal" + string
+  name += path.filename().string();
+  name += ".tmp-" + std::to_string(getpid());
+  const std::filesystem::path temporary = path.parent_path() / name;
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out.write(data, static_cast<std::streamsize>(size));
+    out.close();
+    if (!out) {
+      std::filesystem::remove(temporary);
+      throw std::runtime_error("cannot write " + temporary.string());
+    }
+  }
+  std::filesystem::rename(temporary, path);
 }
 
 }  // namespace swr
