@@ -199,6 +199,14 @@ CompiledKernel NvrtcCompiler::compile(const KernelSource& source, const std::str
     }
     kernel.ok = !kernel.cubin.empty();
     if (!kernel.ok) kernel.log += "\nNVRTC produced no cubin for " + arch;
+    // ptxas C7508: setmaxnreg was dropped, so the warp-specialized roles would run with the entry
+    // register count the kernel was not written for. The cubin exists but is a failed build.
+    if (kernel.ok && kernel.log.find("C7508") != std::string::npos) {
+      kernel.ok = false;
+      kernel.cubin.clear();
+      kernel.log =
+          "ptxas ignored setmaxnreg (C7508): a build failure of this variant\n" + kernel.log;
+    }
   }
 
   const PtxasResources resources = parse_ptxas_resources(kernel.log, source.entry);

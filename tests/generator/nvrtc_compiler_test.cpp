@@ -160,6 +160,30 @@ TEST(NvrtcCompiler, MissingHeaderAndBadArchAreFailuresNotExceptions) {
   EXPECT_FALSE(kernel.log.empty());
 }
 
+TEST(NvrtcCompiler, IgnoredSetmaxnregIsABuildFailure) {
+  // Without __launch_bounds__ ptxas cannot know the register count at entry and drops setmaxnreg
+  // with warning C7508; with it the same kernel builds.
+  KernelSource source;
+  source.name = "setmaxnreg.cu";
+  source.entry = "k";
+  const std::string body =
+      "void k(int* out) {\n"
+      "  asm volatile(\"setmaxnreg.inc.sync.aligned.u32 232;\\n\" ::: \"memory\");\n"
+      "  out[threadIdx.x] = 1;\n"
+      "}\n";
+  source.text = "extern \"C\" __global__ " + body;
+  CompiledKernel kernel = compiler().compile(source, "sm_90a");
+  EXPECT_FALSE(kernel.ok);
+  EXPECT_TRUE(kernel.cubin.empty());
+  EXPECT_NE(kernel.log.find("C7508"), std::string::npos) << kernel.log;
+  EXPECT_NE(kernel.log.find("build failure"), std::string::npos) << kernel.log;
+
+  source.text = "extern \"C\" __global__ __launch_bounds__(384, 1) " + body;
+  kernel = compiler().compile(source, "sm_90a");
+  EXPECT_TRUE(kernel.ok) << kernel.log;
+  EXPECT_EQ(kernel.log.find("C7508"), std::string::npos) << kernel.log;
+}
+
 TEST(PtxasReport, ParsesTheEntrySection) {
   const std::string log =
       "ptxas info    : 0 bytes gmem\n"
