@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "swr/instruction_path.hpp"
+
 namespace swr {
 namespace {
 
@@ -73,6 +75,23 @@ TEST(GpuProfile, LookupIsCaseInsensitive) {
   EXPECT_FALSE(find_gpu_profile("h200 ").has_value());
   // "auto" means the present device: the tuner reads it, it is no built-in profile.
   EXPECT_FALSE(find_gpu_profile("auto").has_value());
+}
+
+TEST(InstructionPath, WgmmaOnlyWhereTheTargetIsSm90a) {
+  for (const GpuProfile& gpu : builtin_gpu_profiles()) {
+    EXPECT_TRUE(supports(gpu, InstructionPath::mma_sync)) << gpu.name;
+    EXPECT_EQ(supports(gpu, InstructionPath::wgmma), gpu.name != "gb10") << gpu.name;
+  }
+  EXPECT_EQ(instruction_path_problem(*find_gpu_profile("gb10"), InstructionPath::wgmma),
+            "wgmma variants need sm_90a (H100/H200); gb10 is sm_121");
+  EXPECT_EQ(instruction_path_problem(*find_gpu_profile("h200"), InstructionPath::wgmma), "");
+}
+
+TEST(InstructionPath, NamesRoundTrip) {
+  for (InstructionPath path : {InstructionPath::mma_sync, InstructionPath::wgmma}) {
+    EXPECT_EQ(parse_instruction_path(to_string(path)), path);
+  }
+  EXPECT_FALSE(parse_instruction_path("wmma").has_value());
 }
 
 }  // namespace
