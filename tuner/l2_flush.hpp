@@ -42,7 +42,8 @@ class L2Flush {
   unsigned grid_ = 0;
 };
 
-// The CUDA source of the flush kernel (tests compile it for several targets).
+// The CUDA source of the flush kernel and of `swr_l2_read`, the same pass under a name the
+// profiler measures (tests compile it for several targets and read through it).
 const char* l2_flush_kernel_source();
 
 }  // namespace swr

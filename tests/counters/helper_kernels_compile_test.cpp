@@ -23,7 +23,7 @@ class HelperKernelsCompile : public testing::TestWithParam<const char*> {};
 TEST_P(HelperKernelsCompile, ForTheArchWithoutSpills) {
   const NvrtcCompiler compiler;
   const HelperSource sources[] = {
-      {"flush", l2_flush_kernel_source, {"swr_l2_flush"}},
+      {"flush", l2_flush_kernel_source, {"swr_l2_flush", "swr_l2_read"}},
       {"fill", random_fill_kernel_source, {"swr_fill_uniform"}},
       {"reference",
        attention_reference_kernel_source,

@@ -19,20 +19,6 @@
 namespace swr {
 namespace {
 
-constexpr const char* kReadSource = R"(
-extern "C" __global__ void swr_test_read(const uint4* data, unsigned long long words,
-                                         unsigned int* sink) {
-  unsigned int folded = 0;
-  const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
-  for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
-       i < words; i += stride) {
-    const uint4 word = data[i];
-    folded ^= word.x ^ word.y ^ word.z ^ word.w;
-  }
-  if (folded == 0x12345678u) *sink = folded;
-}
-)";
-
 constexpr std::int64_t kMiB = 1 << 20;
 constexpr double kSectorBytes = 32;
 
@@ -62,8 +48,8 @@ class L2CountersOnGpu : public testing::Test {
       FAIL() << session_->unavailable_reason();
     }
     module_ = std::make_unique<HelperKernelModule>(CudaDriver::get(), context_->device(),
-                                                   "swr_test_read", kReadSource);
-    read_ = module_->function("swr_test_read");
+                                                   "swr_l2_read", l2_flush_kernel_source());
+    read_ = module_->function("swr_l2_read");
     sink_ = std::make_unique<DeviceBuffer>(CudaDriver::get(), 16);
   }
 
