@@ -84,6 +84,15 @@ StoredGpu read_gpu(SQLite::Statement& query) {
   return stored;
 }
 
+// Runs `write` in one IMMEDIATE transaction and commits what it wrote (rolled back if it throws).
+template <class Write>
+auto committed(SQLite::Database& database, Write&& write) {
+  SQLite::Transaction transaction(database, SQLite::TransactionBehavior::IMMEDIATE);
+  auto result = write();
+  transaction.commit();
+  return result;
+}
+
 }  // namespace
 
 ResultsDatabase::ResultsDatabase(const std::filesystem::path& path, OpenMode mode)
@@ -143,18 +152,12 @@ GpuId ResultsDatabase::upsert_gpu(const GpuRecord& gpu) {
 ProblemId ResultsDatabase::upsert_problem(const AttentionProblem& problem) {
   require_writable("upsert_problem");
   problem.validate();
-  SQLite::Transaction transaction(*database_, SQLite::TransactionBehavior::IMMEDIATE);
-  const ProblemId id = problem_rows(*statements_, *database_, problem);
-  transaction.commit();
-  return id;
+  return committed(*database_, [&] { return problem_rows(*statements_, *database_, problem); });
 }
 
 ConfigId ResultsDatabase::upsert_config(const AttentionConfig& config) {
   require_writable("upsert_config");
-  SQLite::Transaction transaction(*database_, SQLite::TransactionBehavior::IMMEDIATE);
-  const ConfigId id = config_row(*statements_, config);
-  transaction.commit();
-  return id;
+  return committed(*database_, [&] { return config_row(*statements_, config); });
 }
 
 std::optional<GpuId> ResultsDatabase::find_gpu(const GpuRecord& gpu) const {
@@ -193,18 +196,12 @@ std::optional<ConfigId> ResultsDatabase::find_config(const AttentionConfig& conf
 ProblemId ResultsDatabase::upsert_problem(const GemmProblem& problem) {
   require_writable("upsert_problem");
   problem.validate();
-  SQLite::Transaction transaction(*database_, SQLite::TransactionBehavior::IMMEDIATE);
-  const ProblemId id = problem_rows(*statements_, *database_, problem);
-  transaction.commit();
-  return id;
+  return committed(*database_, [&] { return problem_rows(*statements_, *database_, problem); });
 }
 
 ConfigId ResultsDatabase::upsert_config(const GemmConfig& config) {
   require_writable("upsert_config");
-  SQLite::Transaction transaction(*database_, SQLite::TransactionBehavior::IMMEDIATE);
-  const ConfigId id = config_row(*statements_, config);
-  transaction.commit();
-  return id;
+  return committed(*database_, [&] { return config_row(*statements_, config); });
 }
 
 std::optional<ProblemId> ResultsDatabase::find_problem(const GemmProblem& problem) const {
