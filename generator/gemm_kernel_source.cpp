@@ -17,7 +17,45 @@ const char* template_persistence(GemmPersistence persistence) {
                                                      : "swr::gemm::Persistence::grid";
 }
 
+// templates/gemm/sm90/gemm_traits_sm90.cuh's knobs; the epilogue stays the TMA store (the direct
+// store gained nothing on the H200).
+std::string render_wgmma_kernel_text(const std::string& binary, const GemmProblem& problem,
+                                     const GemmConfig& config) {
+  const bool cooperative = config.consumer_mode == GemmConsumerMode::cooperative;
+  const bool dynamic = config.persistence == GemmPersistence::dynamic_loop;
+  std::string text;
+  text += "// swr gemm, kernel " + binary + " (the swizzle is a launch argument)\n";
+  text += "#include \"gemm/sm90/gemm_kernel_ws.cuh\"\n";
+  text += "using Traits = swr::gemm::sm90::Traits<\n";
+  text += "    /*block_m*/ " + std::to_string(config.block_m) + ", /*block_n*/ " +
+          std::to_string(config.block_n) + ", /*block_k*/ " + std::to_string(config.block_k) +
+          ", /*stages*/ " + std::to_string(config.stages) + ", " + template_element(problem.dtype) +
+          ",\n";
+  text += std::string("    swr::gemm::sm90::ConsumerMode::") +
+          (cooperative ? "cooperative" : "pingpong") + ",\n";
+  text += std::string("    swr::gemm::sm90::Persistence::") +
+          (dynamic ? "dynamic_persistent" : "static_persistent") + ",\n";
+  text += "    /*cluster_m*/ " + std::to_string(config.cluster_m) +
+          ", swr::gemm::sm90::EpilogueKind::tma_store>;\n";
+  text += "extern \"C\" __global__ void __launch_bounds__(Traits::kThreads, 1)\n";
+  if (config.cluster_m > 1) text += "    __cluster_dims__(Traits::kClusterM, 1, 1)\n";
+  text += "    " + std::string(kGemmWgmmaEntryName) + "(\n";
+  text += "        const __grid_constant__ swr::sm90::TmaDescriptor map_a,\n";
+  text += "        const __grid_constant__ swr::sm90::TmaDescriptor map_b,\n";
+  text +=
+      "        const __grid_constant__ swr::sm90::TmaDescriptor map_c, void* c, int m, int n,\n";
+  text += "        int k, int swizzle_axis, int swizzle_group, int* tile_counter) {\n";
+  text += "  swr::gemm::sm90::gemm_ws<Traits>(map_a, map_b, map_c, c, m, n, k, swizzle_axis,\n";
+  text += "                                   swizzle_group, tile_counter);\n";
+  text += "}\n";
+  return text;
+}
+
 }  // namespace
+
+const char* gemm_entry_name(const GemmConfig& config) {
+  return config.path == InstructionPath::wgmma ? kGemmWgmmaEntryName : kGemmEntryName;
+}
 
 std::string gemm_binary_name(const GemmProblem& problem, const GemmConfig& config) {
   std::string key = with_swizzle(config, 0, SwizzleAxis::n).key();
@@ -29,6 +67,16 @@ std::string gemm_binary_name(const GemmProblem& problem, const GemmConfig& confi
 
 KernelSource render_gemm_kernel(const GemmProblem& problem, const GemmConfig& config) {
   const std::string binary = gemm_binary_name(problem, config);
+  if (config.path == InstructionPath::wgmma) {
+    KernelSource source;
+    source.name = binary + ".cu";
+    source.entry = kGemmWgmmaEntryName;
+    source.text = render_wgmma_kernel_text(binary, problem, config);
+    source.headers = embedded_template_headers();
+    source.threads_per_block = config.threads();
+    source.dynamic_shared_bytes = gemm_dynamic_shared_bytes(config);
+    return source;
+  }
   std::string text;
   text += "// swr gemm, kernel " + binary + " (the swizzle is a launch argument)\n";
   text += "#include \"gemm/gemm_kernel.cuh\"\n";
