@@ -51,32 +51,9 @@ std::string render_wgmma_kernel_text(const std::string& binary, const GemmProble
   return text;
 }
 
-}  // namespace
-
-const char* gemm_entry_name(const GemmConfig& config) {
-  return config.path == InstructionPath::wgmma ? kGemmWgmmaEntryName : kGemmEntryName;
-}
-
-std::string gemm_binary_name(const GemmProblem& problem, const GemmConfig& config) {
-  std::string key = with_swizzle(config, 0, SwizzleAxis::n).key();
-  key.erase(key.rfind('-'));  // drop "-swz0"
-  key += "_";
-  key += to_string(problem.dtype);
-  return key;
-}
-
-KernelSource render_gemm_kernel(const GemmProblem& problem, const GemmConfig& config) {
-  const std::string binary = gemm_binary_name(problem, config);
-  if (config.path == InstructionPath::wgmma) {
-    KernelSource source;
-    source.name = binary + ".cu";
-    source.entry = kGemmWgmmaEntryName;
-    source.text = render_wgmma_kernel_text(binary, problem, config);
-    source.headers = embedded_template_headers();
-    source.threads_per_block = config.threads();
-    source.dynamic_shared_bytes = gemm_dynamic_shared_bytes(config);
-    return source;
-  }
+// templates/gemm/gemm_kernel.cuh's knobs.
+std::string render_mma_sync_kernel_text(const std::string& binary, const GemmProblem& problem,
+                                        const GemmConfig& config) {
   std::string text;
   text += "// swr gemm, kernel " + binary + " (the swizzle is a launch argument)\n";
   text += "#include \"gemm/gemm_kernel.cuh\"\n";
@@ -94,11 +71,31 @@ KernelSource render_gemm_kernel(const GemmProblem& problem, const GemmConfig& co
   text += "    int swizzle_group) {\n";
   text += "  swr::gemm::multiply<Traits>(a, b, c, m, n, k, swizzle_axis, swizzle_group);\n";
   text += "}\n";
+  return text;
+}
 
+}  // namespace
+
+const char* gemm_entry_name(const GemmConfig& config) {
+  return config.path == InstructionPath::wgmma ? kGemmWgmmaEntryName : kGemmEntryName;
+}
+
+std::string gemm_binary_name(const GemmProblem& problem, const GemmConfig& config) {
+  std::string key = with_swizzle(config, 0, SwizzleAxis::n).key();
+  key.erase(key.rfind('-'));  // drop "-swz0"
+  key += "_";
+  key += to_string(problem.dtype);
+  return key;
+}
+
+KernelSource render_gemm_kernel(const GemmProblem& problem, const GemmConfig& config) {
+  const std::string binary = gemm_binary_name(problem, config);
   KernelSource source;
   source.name = binary + ".cu";
-  source.entry = kGemmEntryName;
-  source.text = std::move(text);
+  source.entry = gemm_entry_name(config);
+  source.text = config.path == InstructionPath::wgmma
+                    ? render_wgmma_kernel_text(binary, problem, config)
+                    : render_mma_sync_kernel_text(binary, problem, config);
   source.headers = embedded_template_headers();
   source.threads_per_block = config.threads();
   source.dynamic_shared_bytes = gemm_dynamic_shared_bytes(config);
