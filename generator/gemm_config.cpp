@@ -17,6 +17,11 @@ using config_parsing::take_int;
 using config_parsing::take_prefix;
 
 constexpr std::string_view kSwizzlePrefix = "swz";
+constexpr std::string_view kWgmmaPrefix = "wgmma";
+
+bool is_wgmma(const GemmConfig& config) {
+  return config.path == InstructionPath::wgmma;
+}
 
 // "m128n256k32w2x4s4"
 bool parse_tile_token(std::string_view token, GemmConfig& config) {
@@ -26,6 +31,32 @@ bool parse_tile_token(std::string_view token, GemmConfig& config) {
                                   {"w", &config.warps_m},
                                   {"x", &config.warps_n},
                                   {"s", &config.stages}});
+}
+
+// "m128n256k64s3" (wgmma: no warps, the warpgroups are fixed)
+bool parse_wgmma_tile_token(std::string_view token, GemmConfig& config) {
+  return parse_key_fields(token, {{"m", &config.block_m},
+                                  {"n", &config.block_n},
+                                  {"k", &config.block_k},
+                                  {"s", &config.stages}});
+}
+
+// Each path's persistences: mma_sync has no dynamic mode, the persistent wgmma kernel no grid.
+std::optional<GemmPersistence> parse_mma_sync_persistence(std::string_view text) {
+  const std::optional<GemmPersistence> persistence = parse_gemm_persistence(text);
+  if (persistence == GemmPersistence::dynamic_loop) return std::nullopt;
+  return persistence;
+}
+
+std::optional<GemmPersistence> parse_wgmma_persistence(std::string_view text) {
+  const std::optional<GemmPersistence> persistence = parse_gemm_persistence(text);
+  if (persistence == GemmPersistence::grid) return std::nullopt;
+  return persistence;
+}
+
+// "c2x1"
+bool parse_cluster_token(std::string_view token, GemmConfig& config) {
+  return parse_key_fields(token, {{"c", &config.cluster_m}, {"x", &config.cluster_n}});
 }
 
 // "swz0", "swzn1792", "swzm512"
@@ -56,7 +87,15 @@ bool parse_swizzle_token(std::string_view token, GemmConfig& config) {
 }  // namespace
 
 std::string_view to_string(GemmPersistence persistence) {
-  return persistence == GemmPersistence::static_loop ? "static" : "grid";
+  switch (persistence) {
+    case GemmPersistence::static_loop:
+      return "static";
+    case GemmPersistence::dynamic_loop:
+      return "dynamic";
+    case GemmPersistence::grid:
+      break;
+  }
+  return "grid";
 }
 
 std::string_view to_string(SwizzleAxis axis) {
@@ -66,6 +105,17 @@ std::string_view to_string(SwizzleAxis axis) {
 std::optional<GemmPersistence> parse_gemm_persistence(std::string_view text) {
   if (text == "grid") return GemmPersistence::grid;
   if (text == "static") return GemmPersistence::static_loop;
+  if (text == "dynamic") return GemmPersistence::dynamic_loop;
+  return std::nullopt;
+}
+
+std::string_view to_string(GemmConsumerMode mode) {
+  return mode == GemmConsumerMode::pingpong ? "pingpong" : "cooperative";
+}
+
+std::optional<GemmConsumerMode> parse_gemm_consumer_mode(std::string_view text) {
+  if (text == "cooperative") return GemmConsumerMode::cooperative;
+  if (text == "pingpong") return GemmConsumerMode::pingpong;
   return std::nullopt;
 }
 
@@ -76,6 +126,20 @@ std::optional<SwizzleAxis> parse_swizzle_axis(std::string_view text) {
 }
 
 std::string GemmConfig::key() const {
+  if (is_wgmma(*this)) {
+    std::string key(kWgmmaPrefix);
+    key += '-';
+    key += key_fields_text({{"m", block_m}, {"n", block_n}, {"k", block_k}, {"s", stages}});
+    key += '-';
+    key += to_string(consumer_mode);
+    key += '-';
+    key += key_fields_text({{"c", cluster_m}, {"x", cluster_n}});
+    key += '-';
+    key += to_string(persistence);
+    key += '-';
+    key += swizzle_token(*this);
+    return key;
+  }
   std::string key = key_fields_text({{"m", block_m},
                                      {"n", block_n},
                                      {"k", block_k},
@@ -91,19 +155,46 @@ std::string GemmConfig::key() const {
 
 std::optional<GemmConfig> GemmConfig::from_key(std::string_view key) {
   const std::vector<std::string_view> parts = config_parsing::split(key, '-');
-  if (parts.size() != 3) return std::nullopt;
   GemmConfig config;
-  if (!parse_tile_token(parts[0], config)) return std::nullopt;
-  const std::optional<GemmPersistence> persistence = parse_gemm_persistence(parts[1]);
+  if (parts.size() == 6 && parts[0] == kWgmmaPrefix) {
+    config.path = InstructionPath::wgmma;
+    if (!parse_wgmma_tile_token(parts[1], config)) return std::nullopt;
+    const std::optional<GemmConsumerMode> mode = parse_gemm_consumer_mode(parts[2]);
+    if (!mode) return std::nullopt;
+    config.consumer_mode = *mode;
+    if (!parse_cluster_token(parts[3], config)) return std::nullopt;
+  } else if (parts.size() != 3) {
+    return std::nullopt;
+  } else if (!parse_tile_token(parts[0], config)) {
+    return std::nullopt;
+  }
+  const std::size_t tail = parts.size() - 2;  // persistence, then swizzle
+  const std::optional<GemmPersistence> persistence = is_wgmma(config)
+                                                         ? parse_wgmma_persistence(parts[tail])
+                                                         : parse_mma_sync_persistence(parts[tail]);
   if (!persistence) return std::nullopt;
   config.persistence = *persistence;
-  if (!parse_swizzle_token(parts[2], config)) return std::nullopt;
+  if (!parse_swizzle_token(parts[tail + 1], config)) return std::nullopt;
   // Only the canonical spelling is a key: the same kernel must never have two.
   if (config.key() != key) return std::nullopt;
   return config;
 }
 
 nlohmann::json GemmConfig::to_json() const {
+  if (is_wgmma(*this)) {
+    return {{"path", std::string(swr::to_string(path))},
+            {"block_m", block_m},
+            {"block_n", block_n},
+            {"block_k", block_k},
+            {"stages", stages},
+            {"consumer_mode", std::string(to_string(consumer_mode))},
+            {"cluster_m", cluster_m},
+            {"cluster_n", cluster_n},
+            {"persistence", std::string(to_string(persistence))},
+            {"swizzle_stride", swizzle_stride},
+            {"swizzle_axis", std::string(to_string(swizzle_axis))}};
+  }
+  // No "path": the rows stored before wgmma existed keep their exact text.
   return {{"block_m", block_m},
           {"block_n", block_n},
           {"block_k", block_k},
@@ -119,14 +210,26 @@ GemmConfig GemmConfig::from_json(const nlohmann::json& json) {
   if (!json.is_object()) throw UsageError("GEMM config JSON must be an object");
   const config_parsing::ConfigJsonFields fields(json, "GEMM config JSON");
   GemmConfig config;
+  if (json.contains("path")) {
+    config.path = fields.one_of("path", &parse_instruction_path, "\"mma_sync\", \"wgmma\"");
+  }
   config.block_m = fields.int_at_least("block_m", 1);
   config.block_n = fields.int_at_least("block_n", 1);
   config.block_k = fields.int_at_least("block_k", 1);
-  config.warps_m = fields.int_at_least("warps_m", 1);
-  config.warps_n = fields.int_at_least("warps_n", 1);
+  if (is_wgmma(config)) {
+    config.consumer_mode =
+        fields.one_of("consumer_mode", &parse_gemm_consumer_mode, "\"cooperative\", \"pingpong\"");
+    config.cluster_m = fields.int_at_least("cluster_m", 1);
+    config.cluster_n = fields.int_at_least("cluster_n", 1);
+  } else {
+    config.warps_m = fields.int_at_least("warps_m", 1);
+    config.warps_n = fields.int_at_least("warps_n", 1);
+  }
   config.stages = fields.int_at_least("stages", 1);
   config.persistence =
-      fields.one_of("persistence", &parse_gemm_persistence, "\"grid\", \"static\"");
+      is_wgmma(config)
+          ? fields.one_of("persistence", &parse_wgmma_persistence, "\"static\", \"dynamic\"")
+          : fields.one_of("persistence", &parse_mma_sync_persistence, "\"grid\", \"static\"");
   config.swizzle_stride = fields.int_at_least("swizzle_stride", 0);
   config.swizzle_axis = fields.one_of("swizzle_axis", &parse_swizzle_axis, "\"m\", \"n\"");
   // Stride 0 is plain row-major whatever the axis: keep one spelling of it.

@@ -25,20 +25,66 @@ constexpr int kBlockKs[] = {32, 64};
 constexpr int kStages[] = {2, 3, 4};
 constexpr GemmPersistence kPersistences[] = {GemmPersistence::grid, GemmPersistence::static_loop};
 
+// The wgmma kernel's tiles that compiled and passed on the H200 (bench/results/hopper-gemm-h200),
+// each with the ring depth that fits next to its C staging, under static or dynamic persistence
+// and, static only, the 2x1 cluster that multicasts B. (1x2 clusters are not implemented.)
+struct WgmmaTile {
+  int block_m;
+  int block_n;
+  int stages;
+  GemmConsumerMode mode;
+};
+constexpr WgmmaTile kWgmmaTiles[] = {
+    {128, 256, 3, GemmConsumerMode::cooperative}, {256, 128, 3, GemmConsumerMode::cooperative},
+    {128, 192, 4, GemmConsumerMode::cooperative}, {128, 128, 4, GemmConsumerMode::cooperative},
+    {128, 128, 4, GemmConsumerMode::pingpong},    {64, 256, 4, GemmConsumerMode::pingpong}};
+struct WgmmaSchedule {
+  GemmPersistence persistence;
+  int cluster_m;
+};
+constexpr WgmmaSchedule kWgmmaSchedules[] = {{GemmPersistence::static_loop, 1},
+                                             {GemmPersistence::dynamic_loop, 1},
+                                             {GemmPersistence::static_loop, 2}};
+
+// Every wgmma binary, in plain order.
+std::vector<GemmConfig> wgmma_binaries() {
+  std::vector<GemmConfig> configs;
+  for (const WgmmaTile& tile : kWgmmaTiles) {
+    for (const WgmmaSchedule& schedule : kWgmmaSchedules) {
+      GemmConfig config;
+      config.path = InstructionPath::wgmma;
+      config.block_m = tile.block_m;
+      config.block_n = tile.block_n;
+      config.block_k = 64;
+      config.stages = tile.stages;
+      config.consumer_mode = tile.mode;
+      config.persistence = schedule.persistence;
+      config.cluster_m = schedule.cluster_m;
+      configs.push_back(config);
+    }
+  }
+  return configs;
+}
+
 // The kernel binary a config compiles to: everything but the swizzle (a launch argument).
 std::string binary_key(const GemmConfig& config) {
   return with_swizzle(config, 0, SwizzleAxis::n).key();
 }
 
 // Why a config is redundant for this problem; empty when it is worth measuring.
+// (wgmma has no grid mode: there the redundant one is dynamic, which claims nothing past one wave.)
 std::string persistence_reason(const GemmProblem& problem, const GemmConfig& config,
                                const GpuProfile& gpu, int blocks_per_sm) {
-  if (config.persistence != GemmPersistence::static_loop) return {};
+  const bool wgmma = config.path == InstructionPath::wgmma;
+  const GemmPersistence redundant =
+      wgmma ? GemmPersistence::dynamic_loop : GemmPersistence::static_loop;
+  if (config.persistence != redundant) return {};
   const long long tiles = gemm_tile_grid(problem, config).tiles();
   const long long wave = static_cast<long long>(blocks_per_sm) * gpu.sm_count;
   if (tiles <= wave) {
-    return "static persistence: all " + std::to_string(tiles) + " tiles fit in one wave of " +
-           std::to_string(wave) + " CTAs, the same schedule as grid";
+    return std::string(to_string(redundant)) + " persistence: all " + std::to_string(tiles) +
+           " tiles fit in one wave of " + std::to_string(wave) + " CTAs, the same schedule as " +
+           (wgmma ? "static" : "grid");
   }
   return {};
 }
@@ -80,6 +126,8 @@ std::vector<GemmConfig> enumerate_gemm_configs() {
         }
       }
     }
+    for (const GemmConfig& config : wgmma_binaries())
+      configs.push_back(with_swizzle(config, stride, axis));
   }
   return configs;
 }
@@ -92,11 +140,11 @@ GemmSpace build_gemm_space(const GemmProblem& problem, const GpuProfile& gpu,
   std::map<std::string, std::string> orders_seen;
   for (const GemmConfig& config : enumerate_gemm_configs()) {
     const ResourceUse use = gemm_resource_use(config, gpu);
-    std::string reason = use.does_not_fit;
+    std::string reason = use.does_not_fit;  // gb10: every wgmma variant, naming the arch
     if (reason.empty()) reason = persistence_reason(problem, config, gpu, use.blocks_per_sm);
     if (reason.empty() && !options.keep_equivalent_orders) {
       const std::string order =
-          gemm_tile_order_name(gemm_tile_grid(problem, config), swizzle_launch(config));
+          gemm_tile_order_name(gemm_raster_grid(problem, config), swizzle_launch(config));
       const auto [seen, inserted] =
           orders_seen.emplace(binary_key(config) + " " + order, config.key());
       if (!inserted) {

@@ -30,7 +30,8 @@ struct GemmSpaceOptions {
 };
 
 // Every knob value the generator knows, before pruning: (stride 0, then kPaperSwizzleStrides
-// along n, then along m) x tiles x block_k x stages x persistence, the swizzle slowest.
+// along n, then along m) x (mma_sync tiles x block_k x stages x persistence, then the wgmma
+// binaries), the swizzle slowest.build_gemm_space drops the paths the GPU cannot run.
 std::vector<GemmConfig> enumerate_gemm_configs();
 
 // Throws UsageError for an invalid problem.

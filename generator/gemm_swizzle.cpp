@@ -13,12 +13,18 @@ GemmTileGrid gemm_tile_grid(const GemmProblem& problem, const GemmConfig& config
   return grid;
 }
 
+GemmTileGrid gemm_raster_grid(const GemmProblem& problem, const GemmConfig& config) {
+  GemmTileGrid grid = gemm_tile_grid(problem, config);
+  grid.tiles_m = (grid.tiles_m + config.cluster_m - 1) / config.cluster_m;
+  return grid;
+}
+
 SwizzleLaunch swizzle_launch(const GemmConfig& config) {
   SwizzleLaunch launch;
   if (config.swizzle_stride <= 0) return launch;
   const bool along_m = config.swizzle_axis == SwizzleAxis::m;
   launch.axis = along_m ? gemm::kSwizzleAlongM : gemm::kSwizzleAlongN;
-  const int extent = along_m ? config.block_m : config.block_n;
+  const int extent = along_m ? config.block_m * config.cluster_m : config.block_n;
   launch.group = std::max(1, config.swizzle_stride / extent);
   return launch;
 }

@@ -25,13 +25,19 @@ struct GemmTileGrid {
 
 GemmTileGrid gemm_tile_grid(const GemmProblem& problem, const GemmConfig& config);
 
+// The grid the kernel's raster walks: output tiles, or for a cluster of cluster_m CTAs along M
+// the cluster tiles (tiles_m' = ceil(tiles_m / cluster_m)); each cluster tile's CTA r computes
+// tile_m = cluster_m * tile_m' + r, and a CTA past the last row of tiles stores nothing.
+GemmTileGrid gemm_raster_grid(const GemmProblem& problem, const GemmConfig& config);
+
 // The kernel's swizzle_axis and swizzle_group arguments.
 struct SwizzleLaunch {
   int axis = 0;   // block_swizzle.cuh's kSwizzleAlongN or kSwizzleAlongM
   int group = 0;  // tiles per band; 0 = plain row-major
 };
 
-// group = stride / (block_n for axis n, block_m for axis m), at least 1 when the stride is not 0.
+// group = stride / (block_n for axis n, block_m x cluster_m for axis m), at least 1 when the
+// stride is not 0: bands of raster tiles.
 SwizzleLaunch swizzle_launch(const GemmConfig& config);
 
 // (tile_m, tile_n) of linear tile index `linear`, exactly as the kernel computes it.

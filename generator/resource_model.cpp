@@ -1,5 +1,7 @@
 #include "generator/resource_model.hpp"
 
+#include "swr/instruction_path.hpp"
+
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -143,13 +145,75 @@ std::string copy_problem(const char* operand, int rows, int cols, int threads) {
   return {};
 }
 
+// The wgmma kernel (templates/gemm/sm90/gemm_traits_sm90.cuh): rows of a tile one consumer
+// warpgroup computes, and the register count ptxas gives every variant (the 65536 / 384 cap of
+// __launch_bounds__(384, 1); setmaxnreg then splits it 40 producer / 232 consumer).
+int wgmma_rows_per_warpgroup(const GemmConfig& config) {
+  return config.consumer_mode == GemmConsumerMode::cooperative ? config.block_m / 2
+                                                               : config.block_m;
+}
+constexpr int kWgmmaEntryRegisters = 168;
+constexpr int kWgmmaMaxSharedBytes = 232448;  // the template's static_assert (227 KB)
+
+std::string wgmma_shape_problem(const GemmConfig& config) {
+  const std::string tile = std::to_string(config.block_m) + "x" + std::to_string(config.block_n);
+  if (config.block_k != 64) {
+    return "block_k " + std::to_string(config.block_k) + " must be 64 for wgmma variants";
+  }
+  if (config.stages < 2 || config.stages > 8) {
+    return "stages " + std::to_string(config.stages) + " must be 2..8 for wgmma variants";
+  }
+  if (config.block_n % 64 != 0 || config.block_n > 256) {
+    return "block_n " + std::to_string(config.block_n) + " must be 64..256 in steps of 64";
+  }
+  if (config.block_m > 256) return "block_m " + std::to_string(config.block_m) + " exceeds 256";
+  const int rows = wgmma_rows_per_warpgroup(config);
+  if (rows < 64 || rows % 64 != 0) {
+    return "tile " + tile + " " + std::string(to_string(config.consumer_mode)) + " gives a " +
+           "warpgroup " + std::to_string(rows) + " rows, not a multiple of 64";
+  }
+  if (rows / 64 * config.block_n / 2 > 128) {
+    return "tile " + tile + " " + std::string(to_string(config.consumer_mode)) +
+           " needs more than 128 fp32 accumulators per consumer thread";
+  }
+  if (config.persistence == GemmPersistence::grid) {
+    return "wgmma variants are persistent: persistence must be static or dynamic";
+  }
+  if (config.cluster_n != 1) {
+    return "cluster " + std::to_string(config.cluster_m) + "x" + std::to_string(config.cluster_n) +
+           ": only clusters along M (1x1, 2x1) are implemented";
+  }
+  if (config.cluster_m != 1 && config.cluster_m != 2) {
+    return "cluster " + std::to_string(config.cluster_m) + "x1 must be 1x1 or 2x1";
+  }
+  if (config.cluster_m > 1 && config.persistence != GemmPersistence::static_loop) {
+    return "a 2x1 cluster needs static persistence (one tile order for both CTAs)";
+  }
+  if (config.swizzle_stride < 0) {
+    return "swizzle stride " + std::to_string(config.swizzle_stride) + " must be 0 or positive";
+  }
+  const int shared = gemm_dynamic_shared_bytes(config);
+  if (shared > kWgmmaMaxSharedBytes) {
+    return "needs " + std::to_string(shared) + " bytes of shared memory, at most " +
+           std::to_string(kWgmmaMaxSharedBytes);
+  }
+  return {};
+}
+
 }  // namespace
 
 int gemm_dynamic_shared_bytes(const GemmConfig& config) {
+  if (config.path == InstructionPath::wgmma) {
+    // 1024 (aligning the base) + the ring + C staging per consumer + barriers and tile queue.
+    return 1024 + config.stages * (config.block_m * 64 + 64 * config.block_n) * 2 +
+           2 * wgmma_rows_per_warpgroup(config) * config.block_n * 2 + 8 * (2 * config.stages + 4) +
+           8;
+  }
   return config.stages * (config.block_m * config.block_k + config.block_k * config.block_n) * 2;
 }
 
 int estimate_gemm_registers(const GemmConfig& config) {
+  if (config.path == InstructionPath::wgmma) return kWgmmaEntryRegisters;
   if (config.warps_m < 1 || config.warps_n < 1) return 0;
   const int warp_m = config.warp_tile_m();
   const int warp_n = config.warp_tile_n();
@@ -160,6 +224,10 @@ int estimate_gemm_registers(const GemmConfig& config) {
 }
 
 std::string gemm_shape_problem(const GemmConfig& config) {
+  if (config.path == InstructionPath::wgmma) return wgmma_shape_problem(config);
+  if (config.persistence == GemmPersistence::dynamic_loop) {
+    return "dynamic persistence is a wgmma knob: mma_sync variants take grid or static";
+  }
   if (config.block_k != 32 && config.block_k != 64) {
     return "block_k " + std::to_string(config.block_k) + " must be 32 or 64";
   }
@@ -197,9 +265,12 @@ ResourceUse gemm_resource_use(const GemmConfig& config, const GpuProfile& gpu,
                               int compiled_registers) {
   const bool estimated = compiled_registers < 0;
   const int registers = estimated ? estimate_gemm_registers(config) : compiled_registers;
-  return cta_resource_use({config.warps(), gemm_dynamic_shared_bytes(config), registers, estimated,
-                           gemm_shape_problem(config)},
-                          gpu);
+  // A target without the path's instructions cannot run the variant at all (gb10 has no wgmma).
+  std::string problem = instruction_path_problem(gpu, config.path);
+  if (problem.empty()) problem = gemm_shape_problem(config);
+  return cta_resource_use(
+      {config.warps(), gemm_dynamic_shared_bytes(config), registers, estimated, std::move(problem)},
+      gpu);
 }
 
 }  // namespace swr

@@ -67,7 +67,8 @@ int estimate_gemm_registers(const GemmConfig& config);
 // of templates/gemm/*.cuh, said in words.
 std::string gemm_shape_problem(const GemmConfig& config);
 
-// Shape rules, then threads, shared memory, registers and occupancy on `gpu`. The compiled
+// The instruction path's target rule (wgmma needs sm_90a), shape rules, then threads, shared
+// memory, registers and occupancy on `gpu`. The compiled
 // register count replaces the estimate when given.
 ResourceUse gemm_resource_use(const GemmConfig& config, const GpuProfile& gpu,
                               int compiled_registers = -1);

@@ -1,7 +1,10 @@
 #include "runtime/gemm_launcher.hpp"
 
 #include <algorithm>
+#include <array>
+#include <memory>
 #include <stdexcept>
+#include <string>
 
 #include "generator/gemm_kernel_source.hpp"
 #include "generator/gemm_space.hpp"
@@ -14,11 +17,34 @@ GemmKernelModule::GemmKernelModule(const CudaDriver& driver, const std::vector<c
       config_(config),
       dynamic_shared_bytes_(dynamic_shared_bytes),
       sm_count_(sm_count),
-      kernel_(driver, cubin, kGemmEntryName, config.threads(), dynamic_shared_bytes, config.key()) {
+      kernel_(driver, cubin, gemm_entry_name(config), config.threads(), dynamic_shared_bytes,
+              config.key()) {
+  wave_size_ = kernel_.blocks_per_sm() * sm_count_;
+  if (config_.cluster_m > 1) wave_size_ = co_resident_cluster_ctas();
+  if (config_.persistence == GemmPersistence::dynamic_loop)
+    tile_counter_ = std::make_unique<DeviceAllocation>(driver_, sizeof(int));
+}
+
+int GemmKernelModule::co_resident_cluster_ctas() const {
+  CUlaunchConfig launch = {};
+  launch.gridDimX = static_cast<unsigned>(sm_count_ - sm_count_ % config_.cluster_m);
+  launch.gridDimY = launch.gridDimZ = 1;
+  launch.blockDimX = static_cast<unsigned>(config_.threads());
+  launch.blockDimY = launch.blockDimZ = 1;
+  launch.sharedMemBytes = static_cast<unsigned>(dynamic_shared_bytes_);
+  int clusters = 0;
+  SWR_CU(driver_, cuOccupancyMaxActiveClusters(&clusters, kernel_.function(), &launch));
+  if (clusters < 1) {
+    throw DriverError("cuOccupancyMaxActiveClusters", CUDA_ERROR_INVALID_VALUE,
+                      config_.key() + ": no cluster of " + std::to_string(config_.cluster_m) +
+                          " CTAs fits on the device");
+  }
+  return clusters * config_.cluster_m;
 }
 
 int GemmKernelModule::grid_size(const GemmProblem& problem) const {
-  const long long tiles = gemm_tile_grid(problem, config_).tiles();
+  // A cluster's CTAs share one raster tile: the grid counts whole clusters.
+  const long long tiles = gemm_raster_grid(problem, config_).tiles() * config_.cluster_m;
   if (config_.persistence == GemmPersistence::grid) return static_cast<int>(tiles);
   return static_cast<int>(std::min<long long>(tiles, wave_size()));
 }
@@ -31,14 +57,16 @@ GemmLaunchGeometry GemmKernelModule::geometry(const GemmProblem& problem, const 
   }
   GemmLaunchGeometry geometry;
   geometry.grid = grid_size(problem);
-  if (persistent_ctas > 0 && config_.persistence != GemmPersistence::grid)
+  if (persistent_ctas > 0 && config_.persistence != GemmPersistence::grid) {
     geometry.grid = std::min(geometry.grid, persistent_ctas);
+    geometry.grid = std::max(config_.cluster_m, geometry.grid - geometry.grid % config_.cluster_m);
+  }
   geometry.block_threads = config_.threads();
   geometry.dynamic_shared_bytes = dynamic_shared_bytes_;
   // A band wider than the grid is the same order as one exactly as wide: clamp, so that the
   // kernel's group * tiles product cannot overflow for a huge stride.
   geometry.swizzle = swizzle_launch(config);
-  const GemmTileGrid tiles = gemm_tile_grid(problem, config_);
+  const GemmTileGrid tiles = gemm_raster_grid(problem, config_);
   geometry.swizzle.group = std::min(geometry.swizzle.group, std::max(tiles.tiles_m, tiles.tiles_n));
   return geometry;
 }
@@ -47,6 +75,10 @@ void GemmKernelModule::launch(const GemmProblem& problem, const GemmBuffers& buf
                               CUstream stream, const GemmConfig& config,
                               int persistent_ctas) const {
   const GemmLaunchGeometry launch = geometry(problem, config, persistent_ctas);
+  if (config_.path == InstructionPath::wgmma) {
+    launch_wgmma(problem, buffers, stream, launch);
+    return;
+  }
   const void* a = reinterpret_cast<const void*>(buffers.a);
   const void* b = reinterpret_cast<const void*>(buffers.b);
   void* c = reinterpret_cast<void*>(buffers.c);
@@ -54,6 +86,24 @@ void GemmKernelModule::launch(const GemmProblem& problem, const GemmBuffers& buf
   int axis = launch.swizzle.axis, group = launch.swizzle.group;
   // The argument list every rendered kernel takes (generator/gemm_kernel_source.hpp).
   void* arguments[] = {&a, &b, &c, &m, &n, &k, &axis, &group};
+  SWR_CU(driver_, cuLaunchKernel(kernel_.function(), launch.grid, 1, 1, launch.block_threads, 1, 1,
+                                 launch.dynamic_shared_bytes, stream, arguments, nullptr));
+}
+
+void GemmKernelModule::launch_wgmma(const GemmProblem& problem, const GemmBuffers& buffers,
+                                    CUstream stream, const GemmLaunchGeometry& launch) const {
+  std::array<TensorMap, 3> maps =
+      tensor_maps_.maps(driver_, problem, config_, {buffers.a, buffers.b, buffers.c});
+  CUdeviceptr counter = tile_counter_ ? tile_counter_->pointer() : 0;
+  if (tile_counter_) SWR_CU(driver_, cuMemsetD32Async(counter, 0, 1, stream));
+  void* c = reinterpret_cast<void*>(buffers.c);
+  int m = problem.m, n = problem.n, k = problem.k;
+  int axis = launch.swizzle.axis, group = launch.swizzle.group;
+  int* tile_counter = reinterpret_cast<int*>(counter);
+  // The wgmma entry's argument list (generator/gemm_kernel_source.hpp); the maps go by value.
+  void* arguments[] = {&maps[0].map, &maps[1].map, &maps[2].map, &c,     &m,
+                       &n,           &k,           &axis,        &group, &tile_counter};
+  // The cluster shape is compiled in (__cluster_dims__): the grid only has to be a multiple of it.
   SWR_CU(driver_, cuLaunchKernel(kernel_.function(), launch.grid, 1, 1, launch.block_threads, 1, 1,
                                  launch.dynamic_shared_bytes, stream, arguments, nullptr));
 }

@@ -7,6 +7,7 @@
 #include "generator/gemm_swizzle.hpp"
 #include "generator/kernel_source.hpp"
 #include "generator/resource_model.hpp"
+#include "runtime/gemm_tensor_maps.hpp"
 #include "swr/usage_error.hpp"
 
 namespace swr {
@@ -142,7 +143,18 @@ nlohmann::json grid_rule_json(const GemmConfig& config) {
       {"swizzle_axis", swizzle.axis},
       {"swizzle_group", swizzle.group},
       {"swizzle_group_clamp", "min(swizzle_group, max(ceil(m / block_m), ceil(n / block_n)))"}};
-  if (config.persistence == GemmPersistence::grid) {
+  if (config.path == InstructionPath::wgmma) {
+    // The raster walks cluster tiles; the grid is whole co-resident clusters.
+    rule["tiles"] = "ceil(ceil(m / block_m) / cluster_m) * ceil(n / block_n)";
+    rule["swizzle_group_clamp"] =
+        "min(swizzle_group, max(ceil(ceil(m / block_m) / cluster_m), ceil(n / block_n)))";
+    rule["ctas"] = config.cluster_m > 1
+                       ? "min(tiles * cluster_m, cluster_m * cuOccupancyMaxActiveClusters)"
+                       : "min(tiles, sm_count)";
+    rule["tile_counter"] = config.persistence == GemmPersistence::dynamic_loop
+                               ? "one int, zeroed on the launch stream before each launch"
+                               : "none (pass null)";
+  } else if (config.persistence == GemmPersistence::grid) {
     rule["ctas"] = "tiles";
   } else {
     rule["ctas"] = "min(tiles, blocks_per_sm * sm_count)";
@@ -151,12 +163,39 @@ nlohmann::json grid_rule_json(const GemmConfig& config) {
   return rule;
 }
 
+namespace {
+
+// How to encode the wgmma kernel's three maps (cuTensorMapEncodeTiled), for this problem: passed
+// by value as its first three arguments.
+nlohmann::json tensor_maps_json(const GemmProblem& problem, const GemmConfig& config) {
+  nlohmann::json maps = nlohmann::json::array();
+  for (const TensorMapDescription& map : gemm_tensor_map_descriptions(problem, config)) {
+    maps.push_back({{"operand", map.name},
+                    {"data_type", map.element == CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 ? "bf16" : "f16"},
+                    {"dims", {map.dims[0], map.dims[1]}},
+                    {"row_stride_bytes", map.strides[0]},
+                    {"box", {map.box[0], map.box[1]}},
+                    {"interleave", "none"},
+                    {"swizzle", "128B"},
+                    {"l2_promotion", "256B"},
+                    {"oob_fill", "none"},
+                    {"base_alignment_bytes", 16}});
+  }
+  return maps;
+}
+
+}  // namespace
+
 nlohmann::json kernel_json(const ExportedGemmKernel& kernel) {
   nlohmann::json json = kernel_base_json(kernel);
   json["problem"] = problem_json(kernel.problem);
   json["config_key"] = kernel.config.key();
   json["config"] = kernel.config.to_json();
   json["grid"] = grid_rule_json(kernel.config);
+  if (kernel.config.path == InstructionPath::wgmma) {
+    json["arguments"] = kGemmWgmmaArguments;
+    json["tensor_maps"] = tensor_maps_json(kernel.problem, kernel.config);
+  }
   return json;
 }
 
@@ -164,7 +203,7 @@ ExportedGemmKernel read_gemm_kernel(const JsonFieldReader& kernel) {
   ExportedGemmKernel exported;
   exported.problem = read_gemm_problem(kernel.object("problem"));
   exported.config = read_gemm_config(kernel);
-  read_kernel_base(kernel, kGemmEntryName, exported.config.threads(), exported);
+  read_kernel_base(kernel, gemm_entry_name(exported.config), exported.config.threads(), exported);
   // The launch opts in to this much shared memory: less than the pipeline needs would fault.
   require_equal(kernel, "dynamic_shared_bytes", std::to_string(exported.dynamic_shared_bytes),
                 std::to_string(gemm_dynamic_shared_bytes(exported.config)),
@@ -178,6 +217,13 @@ ExportedGemmKernel read_gemm_kernel(const JsonFieldReader& kernel) {
   require_equal(grid, "swizzle_group",
                 std::to_string(grid.integer("swizzle_group", 0, std::int64_t{1} << 31)),
                 std::to_string(swizzle.group), "the config's swizzle makes it");
+  if (exported.config.path == InstructionPath::wgmma) {
+    require_equal(kernel, "arguments", kernel.text("arguments"), kGemmWgmmaArguments,
+                  "the wgmma entry takes");
+    const nlohmann::json expected = tensor_maps_json(exported.problem, exported.config);
+    require_equal(kernel, "tensor_maps", kernel.value("tensor_maps").dump(), expected.dump(),
+                  "the problem and config make");
+  }
   return exported;
 }
 

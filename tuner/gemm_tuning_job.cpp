@@ -83,7 +83,7 @@ void write_sweep(const GemmTuningPlan& plan, const GemmTuningSummary& summary,
       GemmSweepCell cell;
       cell.stride = config.swizzle_stride;
       cell.tile_order =
-          gemm_tile_order_name(gemm_tile_grid(shape.problem, config), swizzle_launch(config));
+          gemm_tile_order_name(gemm_raster_grid(shape.problem, config), swizzle_launch(config));
       for (const db::StoredMeasurement& m : measurements) {
         if (m.config_key == config.key() && m.record.status == db::MeasurementStatus::ok) {
           cell.median_ms = m.record.median_ms;

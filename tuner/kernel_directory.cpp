@@ -83,6 +83,11 @@ void write_kernel_directory(const std::filesystem::path& directory, const GemmTa
         {"tiles", gemm_tile_grid(target.problem, first).tiles()},
         {"variants", std::move(variants)},
     });
+    if (first.path == InstructionPath::wgmma) {
+      // Another entry and argument list than the manifest's mma_sync default.
+      kernels.back()["entry"] = kGemmWgmmaEntryName;
+      kernels.back()["arguments"] = kGemmWgmmaArguments;
+    }
   }
   const nlohmann::json manifest = {
       {"family", "gemm"},

@@ -57,8 +57,9 @@ TEST(GemmNvrtc, RepresentativeSetCoversEveryKnobValue) {
   std::set<std::string> seen;
   std::set<std::string> tiles_in_space;
   for (const GemmConfig& config : enumerate_gemm_configs())
-    tiles_in_space.insert(std::to_string(config.block_m) + "x" + std::to_string(config.block_n) +
-                          "w" + std::to_string(config.warps()));
+    if (config.path == InstructionPath::mma_sync)
+      tiles_in_space.insert(std::to_string(config.block_m) + "x" + std::to_string(config.block_n) +
+                            "w" + std::to_string(config.warps()));
   for (const GemmVariant& variant : representative_variants()) {
     const GemmConfig& c = variant.config;
     seen.insert(std::to_string(c.block_m) + "x" + std::to_string(c.block_n) + "w" +
@@ -96,6 +97,105 @@ TEST_P(GemmNvrtcCompile, EveryRepresentativeVariantCompilesWithoutSpills) {
 }
 
 INSTANTIATE_TEST_SUITE_P(BothTargets, GemmNvrtcCompile, ::testing::Values("sm_90a", "sm_121"));
+
+GemmConfig make_wgmma(int block_m, int block_n, int stages, GemmConsumerMode mode,
+                      GemmPersistence persistence, int cluster_m) {
+  GemmConfig config;
+  config.path = InstructionPath::wgmma;
+  config.block_m = block_m;
+  config.block_n = block_n;
+  config.block_k = 64;
+  config.stages = stages;
+  config.consumer_mode = mode;
+  config.persistence = persistence;
+  config.cluster_m = cluster_m;
+  return config;
+}
+
+// Every wgmma tile of the space, both consumer modes, both persistences, both cluster shapes and
+// both dtypes, in five binaries (CI has two cores; each wgmma compile takes a while).
+std::vector<GemmVariant> representative_wgmma_variants() {
+  using M = GemmConsumerMode;
+  using P = GemmPersistence;
+  return {
+      {make_wgmma(128, 256, 3, M::cooperative, P::static_loop, 2), DataType::f16},
+      {make_wgmma(256, 128, 3, M::cooperative, P::dynamic_loop, 1), DataType::bf16},
+      {make_wgmma(128, 192, 4, M::cooperative, P::static_loop, 2), DataType::bf16},
+      {make_wgmma(128, 128, 4, M::cooperative, P::static_loop, 1), DataType::f16},
+      {make_wgmma(128, 128, 4, M::pingpong, P::dynamic_loop, 1), DataType::f16},
+      {make_wgmma(64, 256, 4, M::pingpong, P::static_loop, 2), DataType::bf16},
+  };
+}
+
+std::string wgmma_binary_of(const GemmConfig& config) {
+  return with_swizzle(config, 0, SwizzleAxis::n).key();
+}
+
+TEST(GemmNvrtc, WgmmaRepresentativeSetCoversEveryKnobValueOfTheSpace) {
+  std::set<std::string> in_space;
+  for (const GemmConfig& config : enumerate_gemm_configs()) {
+    if (config.path != InstructionPath::wgmma) continue;
+    in_space.insert(std::to_string(config.block_m) + "x" + std::to_string(config.block_n) + "s" +
+                    std::to_string(config.stages) + std::string(to_string(config.consumer_mode)));
+    in_space.insert(std::string(to_string(config.persistence)));
+    in_space.insert("c" + std::to_string(config.cluster_m));
+  }
+  std::set<std::string> seen;
+  for (const GemmVariant& variant : representative_wgmma_variants()) {
+    const GemmConfig& c = variant.config;
+    seen.insert(std::to_string(c.block_m) + "x" + std::to_string(c.block_n) + "s" +
+                std::to_string(c.stages) + std::string(to_string(c.consumer_mode)));
+    seen.insert(std::string(to_string(c.persistence)));
+    seen.insert("c" + std::to_string(c.cluster_m));
+    seen.insert(std::string(to_string(variant.dtype)));
+  }
+  EXPECT_EQ(in_space.size(), 6u + 2u + 2u) << "six tile/mode pairs, two persistences, two clusters";
+  for (const std::string& value : in_space) EXPECT_TRUE(seen.count(value)) << value;
+  for (const char* value : {"f16", "bf16"}) EXPECT_TRUE(seen.count(value)) << value;
+}
+
+TEST(GemmNvrtc, EveryWgmmaKnobValueCompilesForSm90aWithoutSpills) {
+  const GpuProfile gpu = *find_gpu_profile("h200");
+  for (const GemmVariant& variant : representative_wgmma_variants()) {
+    const GemmProblem problem{1000, 1000, 1000, variant.dtype};
+    const KernelSource source = render_gemm_kernel(problem, variant.config);
+    EXPECT_EQ(source.entry, std::string(kGemmWgmmaEntryName));
+    EXPECT_EQ(source.threads_per_block, 384);
+    const CompiledKernel kernel = compiler().compile(source, "sm_90a");
+    // A setmaxnreg ptxas ignored (C7508) fails the build (generator/nvrtc_compiler.cpp).
+    ASSERT_TRUE(kernel.ok) << source.name << ":\n" << kernel.log;
+    EXPECT_EQ(kernel.log.find("C7508"), std::string::npos) << kernel.log;
+    EXPECT_EQ(kernel.spill_bytes, 0) << source.name << "\n" << kernel.log;
+    EXPECT_GT(kernel.registers, 0) << kernel.log;
+    EXPECT_LE(kernel.registers, estimate_gemm_registers(variant.config))
+        << "the entry's cap under __launch_bounds__(384, 1)";
+    const ResourceUse use = gemm_resource_use(variant.config, gpu, kernel.registers);
+    EXPECT_TRUE(use.does_not_fit.empty()) << source.name << ": " << use.does_not_fit;
+    std::printf("%-52s sm_90a %3d registers, %6d B shared, %.1f s\n", source.name.c_str(),
+                kernel.registers, source.dynamic_shared_bytes, kernel.compile_seconds);
+  }
+}
+
+TEST(GemmNvrtc, WgmmaRenderingFollowsTheTemplateContract) {
+  const GemmConfig cluster =
+      make_wgmma(128, 256, 3, GemmConsumerMode::cooperative, GemmPersistence::static_loop, 2);
+  const KernelSource source = render_gemm_kernel({4096, 4096, 4096, DataType::bf16}, cluster);
+  EXPECT_NE(source.text.find("#include \"gemm/sm90/gemm_kernel_ws.cuh\""), std::string::npos);
+  EXPECT_NE(source.text.find("__cluster_dims__(Traits::kClusterM, 1, 1)"), std::string::npos);
+  EXPECT_NE(source.text.find("swr::Element::bf16"), std::string::npos);
+  EXPECT_EQ(source.dynamic_shared_bytes, 214104) << "the README's figure for 128x256 s3";
+  GemmConfig single = cluster;
+  single.cluster_m = 1;
+  EXPECT_EQ(
+      render_gemm_kernel({4096, 4096, 4096, DataType::bf16}, single).text.find("__cluster_dims__"),
+      std::string::npos);
+  // Swizzles share one binary.
+  EXPECT_EQ(
+      render_gemm_kernel({64, 64, 64, DataType::f16}, cluster).text,
+      render_gemm_kernel({64, 64, 64, DataType::f16}, with_swizzle(cluster, 1792, SwizzleAxis::m))
+          .text);
+  EXPECT_EQ(wgmma_binary_of(cluster), "wgmma-m128n256k64s3-cooperative-c2x1-static-swz0");
+}
 
 }  // namespace
 }  // namespace swr

@@ -69,7 +69,7 @@ TEST(GemmSpace, OneVariantPerBinaryAndTileOrder) {
   std::set<std::string> seen;
   for (const GemmConfig& config : space.configs) {
     const std::string order =
-        gemm_tile_order_name(gemm_tile_grid(problem, config), swizzle_launch(config));
+        gemm_tile_order_name(gemm_raster_grid(problem, config), swizzle_launch(config));
     EXPECT_TRUE(seen.insert(gemm_binary_name(problem, config) + " " + order).second)
         << config.key();
   }
@@ -97,7 +97,75 @@ TEST(GemmSpace, SweepKeepsEveryStride) {
 TEST(GemmSpace, StaticPersistenceIsPrunedWhenOneWaveHoldsEveryTile) {
   const GemmSpace space = build_gemm_space({512, 512, 512, DataType::f16}, profile("h200"));
   for (const GemmConfig& config : space.configs)
-    EXPECT_EQ(config.persistence, GemmPersistence::grid) << config.key();
+    if (config.path == InstructionPath::mma_sync)
+      EXPECT_EQ(config.persistence, GemmPersistence::grid) << config.key();
+}
+
+TEST(GemmSpace, DynamicWgmmaIsPrunedWhenOneWaveHoldsEveryTile) {
+  // 512 x 512 with 128 x 128 tiles: 16 tiles on 132 SMs; each CTA takes one, nothing to claim.
+  const GemmSpace space = build_gemm_space({512, 512, 512, DataType::f16}, profile("h200"));
+  bool wgmma_kept = false;
+  for (const GemmConfig& config : space.configs) {
+    if (config.path != InstructionPath::wgmma) continue;
+    wgmma_kept = true;
+    EXPECT_NE(config.persistence, GemmPersistence::dynamic_loop) << config.key();
+  }
+  EXPECT_TRUE(wgmma_kept);
+}
+
+TEST(GemmSpace, WgmmaVariantsOnlyWhereTheTargetIsSm90a) {
+  const GemmProblem problem{4096, 4096, 4096, DataType::bf16};
+  for (const char* gpu : {"h100", "h200"}) {
+    std::set<std::string> binaries;
+    for (const GemmConfig& config : build_gemm_space(problem, profile(gpu)).configs)
+      if (config.path == InstructionPath::wgmma) binaries.insert(gemm_binary_name(problem, config));
+    // Six tile/mode pairs x (static, dynamic, static 2x1).
+    EXPECT_EQ(binaries.size(), 18u) << gpu;
+  }
+  const GemmSpace gb10 = build_gemm_space(problem, profile("gb10"));
+  for (const GemmConfig& config : gb10.configs)
+    EXPECT_EQ(config.path, InstructionPath::mma_sync) << config.key();
+  for (const PrunedGemmConfig& pruned : gb10.pruned)
+    if (pruned.config.path == InstructionPath::wgmma)
+      EXPECT_EQ(pruned.reason, "wgmma variants need sm_90a (H100/H200); gb10 is sm_121");
+  GemmConfig wgmma = gb10.pruned.back().config;
+  ASSERT_EQ(wgmma.path, InstructionPath::wgmma) << "wgmma binaries come last in each swizzle";
+  EXPECT_NE(gemm_resource_use(wgmma, profile("gb10")).does_not_fit.find("sm_121"),
+            std::string::npos);
+}
+
+TEST(GemmResourceModel, WgmmaSharedMemoryIsTheTemplatePlan) {
+  GemmConfig config;
+  config.path = InstructionPath::wgmma;
+  config.block_m = 128;
+  config.block_n = 256;
+  config.block_k = 64;
+  config.stages = 3;
+  config.persistence = GemmPersistence::static_loop;
+  // README: 214104 B for 128x256 s3 (cooperative: 64 rows of C staging per warpgroup).
+  EXPECT_EQ(gemm_dynamic_shared_bytes(config), 214104);
+  EXPECT_TRUE(gemm_resource_use(config, profile("h200")).does_not_fit.empty());
+  config.stages = 4;  // 279640 B: more than 227 KB
+  EXPECT_NE(gemm_resource_use(config, profile("h200")).does_not_fit.find("shared memory"),
+            std::string::npos);
+  config.stages = 3;
+  config.consumer_mode = GemmConsumerMode::pingpong;  // 256 accumulators per thread
+  EXPECT_NE(gemm_shape_problem(config).find("accumulators"), std::string::npos);
+  config = GemmConfig{};
+  config.path = InstructionPath::wgmma;
+  config.block_k = 64;
+  config.stages = 4;
+  config.persistence = GemmPersistence::static_loop;
+  config.cluster_n = 2;
+  EXPECT_NE(gemm_shape_problem(config).find("1x2"), std::string::npos);
+  config.cluster_n = 1;
+  config.cluster_m = 2;
+  config.persistence = GemmPersistence::dynamic_loop;
+  EXPECT_NE(gemm_shape_problem(config).find("static persistence"), std::string::npos);
+  config.persistence = GemmPersistence::grid;
+  EXPECT_NE(gemm_shape_problem(config).find("persistent"), std::string::npos);
+  EXPECT_EQ(estimate_gemm_registers(config), 168);
+  EXPECT_EQ(config.threads(), 384);
 }
 
 TEST(GemmSpace, BadProblemIsAUsageError) {

@@ -69,6 +69,61 @@ TEST(GemmSwizzle, EveryTileExactlyOnceOnThePaperSizes) {
   expect_permutation(gemm_tile_grid(ragged, config), swizzle_launch(config));
 }
 
+// The wgmma kernel's persistent scheduler (templates/gemm/sm90/gemm_kernel_ws.cuh): work unit u of
+// `units` (a CTA, or a cluster of cluster_m CTAs) takes raster tiles u, u + units, ...; CTA r of
+// the cluster computes tile_m = cluster_m * tile_m' + r of the raster's (tile_m', tile_n) and
+// stores nothing past the last row of tiles. Every output tile must be computed exactly once.
+void expect_persistent_schedule_covers(const GemmProblem& problem, const GemmConfig& config,
+                                       int units) {
+  const GemmTileGrid tiles = gemm_tile_grid(problem, config);
+  const GemmTileGrid raster = gemm_raster_grid(problem, config);
+  const SwizzleLaunch launch = swizzle_launch(config);
+  std::vector<int> visits(static_cast<std::size_t>(tiles.tiles()), 0);
+  for (int unit = 0; unit < units; ++unit)
+    for (long long linear = unit; linear < raster.tiles(); linear += units) {
+      const HostTileCoord cluster_tile = gemm_tile_at(static_cast<int>(linear), raster, launch);
+      ASSERT_LT(cluster_tile.tile_m, raster.tiles_m);
+      ASSERT_LT(cluster_tile.tile_n, raster.tiles_n);
+      for (int rank = 0; rank < config.cluster_m; ++rank) {
+        const int tile_m = cluster_tile.tile_m * config.cluster_m + rank;
+        if (tile_m >= tiles.tiles_m) continue;
+        ++visits[static_cast<std::size_t>(tile_m) * tiles.tiles_n + cluster_tile.tile_n];
+      }
+    }
+  for (std::size_t i = 0; i < visits.size(); ++i)
+    ASSERT_EQ(visits[i], 1) << "tile " << i << " of " << tiles.tiles_m << "x" << tiles.tiles_n
+                            << " " << config.key() << " units " << units;
+}
+
+TEST(GemmSwizzle, PersistentClusterRasterVisitsEveryTileOnceForEveryStrideClusterAndGrid) {
+  for (int cluster_m : {1, 2})
+    for (int tiles_m = 1; tiles_m <= 17; ++tiles_m)
+      for (int tiles_n = 1; tiles_n <= 17; ++tiles_n)
+        for (SwizzleAxis axis : {SwizzleAxis::n, SwizzleAxis::m})
+          for (int stride : strides_to_check()) {
+            GemmConfig config = swizzled(stride, axis, 128, 256);
+            config.path = InstructionPath::wgmma;
+            config.block_k = 64;
+            config.persistence = GemmPersistence::static_loop;
+            config.cluster_m = cluster_m;
+            // Ragged: the last row and column of tiles are partial.
+            const GemmProblem problem{tiles_m * 128 - 5, tiles_n * 256 - 8, 64, DataType::f16};
+            for (int units : {1, 3, 66, 132})
+              expect_persistent_schedule_covers(problem, config, units);
+          }
+}
+
+TEST(GemmSwizzle, ClusterBandsAlongMAreCountedInClusterTiles) {
+  GemmConfig config = swizzled(1024, SwizzleAxis::m, 128, 256);
+  config.path = InstructionPath::wgmma;
+  EXPECT_EQ(swizzle_launch(config).group, 8);
+  config.cluster_m = 2;
+  EXPECT_EQ(swizzle_launch(config).group, 4) << "1024 rows = 4 cluster tiles of 2 x 128";
+  const GemmTileGrid raster = gemm_raster_grid({1000, 512, 64, DataType::f16}, config);
+  EXPECT_EQ(raster.tiles_m, 4) << "8 tiles of 128 rows (the last partial) in clusters of 2";
+  EXPECT_EQ(raster.tiles_n, 2);
+}
+
 TEST(GemmSwizzle, LaunchGroupIsTheStrideInWholeTiles) {
   EXPECT_EQ(swizzle_launch(swizzled(0, SwizzleAxis::n)).group, 0);
   EXPECT_EQ(swizzle_launch(swizzled(1792, SwizzleAxis::n, 128, 64)).group, 28);  // CUDA-L2's

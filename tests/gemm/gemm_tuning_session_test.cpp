@@ -147,6 +147,16 @@ TEST(GemmCommandLine, BadInputIsOneLineAndExitTwo) {
       {{"--family", "gemm", "--gpu", "h200", "--size", "512", "--config", "m1"}, "bad --config"},
       {{"--family", "conv", "--gpu", "h200"}, "bad --family"},
       {{"--gpu", "h200", "--size", "512"}, "--family gemm"},
+      // A wgmma variant for a target without sm_90a names the arch.
+      {{"--family", "gemm", "--gpu", "gb10", "--size", "512", "--config",
+        "wgmma-m128n256k64s3-cooperative-c1x1-static-swz0"},
+       "wgmma variants need sm_90a (H100/H200); gb10 is sm_121"},
+      {{"--family", "gemm", "--gpu", "gb10", "--sweep", "--config",
+        "wgmma-m128n256k64s3-cooperative-c1x1-static-swz0"},
+       "gb10 is sm_121"},
+      {{"--family", "gemm", "--gpu", "h200", "--size", "512", "--config",
+        "wgmma-m128n256k64s3-cooperative-c1x2-static-swz0"},
+       "only clusters along M (1x1, 2x1) are implemented"},
   };
   for (const auto& [arguments, fragment] : cases) {
     const test::ProcessResult result = test::run_swr_tune(arguments, environment);

@@ -111,5 +111,77 @@ TEST(GemmConfig, FromJsonNamesTheBadField) {
   }
 }
 
+GemmConfig wgmma_config() {
+  GemmConfig config;
+  config.path = InstructionPath::wgmma;
+  config.block_m = 128;
+  config.block_n = 256;
+  config.block_k = 64;
+  config.stages = 3;
+  config.persistence = GemmPersistence::static_loop;
+  return config;
+}
+
+TEST(GemmConfig, WgmmaKeySpelling) {
+  GemmConfig config = wgmma_config();
+  EXPECT_EQ(config.key(), "wgmma-m128n256k64s3-cooperative-c1x1-static-swz0");
+  config.consumer_mode = GemmConsumerMode::pingpong;
+  config.persistence = GemmPersistence::dynamic_loop;
+  config.swizzle_stride = 512;
+  config.swizzle_axis = SwizzleAxis::m;
+  EXPECT_EQ(config.key(), "wgmma-m128n256k64s3-pingpong-c1x1-dynamic-swzm512");
+  config = wgmma_config();
+  config.cluster_m = 2;
+  EXPECT_EQ(config.key(), "wgmma-m128n256k64s3-cooperative-c2x1-static-swz0");
+  EXPECT_EQ(GemmConfig::from_key(config.key()), config);
+  EXPECT_EQ(config.threads(), 384);
+}
+
+TEST(GemmConfig, RejectsNonCanonicalWgmmaKeys) {
+  for (const char* key : {"wgmma-m128n256k64s3-cooperative-c1x1-grid-swz0",  // no grid mode
+                          "wgmma-m128n256k64s3-coop-c1x1-static-swz0",
+                          "wgmma-m128n256k64w2x4s3-cooperative-c1x1-static-swz0",
+                          "wgmma-m128n256k64s3-cooperative-c1-static-swz0",
+                          "wgmma-m128n256k64s3-cooperative-static-swz0",
+                          "mma-m128n256k64s3-cooperative-c1x1-static-swz0",
+                          "wgmma-m128n256k64s3-cooperative-c1x1-static-swzn0"})
+    EXPECT_FALSE(GemmConfig::from_key(key).has_value()) << key;
+}
+
+TEST(GemmConfig, MmaSyncJsonHasNoPathAndStaysAsStored) {
+  // The text a row stored before the wgmma path existed: it must still parse to the same config
+  // and print back byte for byte.
+  const std::string stored =
+      R"({"block_k":32,"block_m":128,"block_n":256,"persistence":"static","stages":4,)"
+      R"("swizzle_axis":"n","swizzle_stride":1792,"warps_m":2,"warps_n":4})";
+  const GemmConfig config = GemmConfig::from_json(nlohmann::json::parse(stored));
+  EXPECT_EQ(config.path, InstructionPath::mma_sync);
+  EXPECT_EQ(config.key(), "m128n256k32w2x4s4-static-swzn1792");
+  EXPECT_EQ(config.to_json().dump(), stored);
+}
+
+TEST(GemmConfig, WgmmaJsonRoundTripsAndNamesTheBadField) {
+  GemmConfig config = wgmma_config();
+  config.consumer_mode = GemmConsumerMode::pingpong;
+  config.persistence = GemmPersistence::dynamic_loop;
+  const nlohmann::json json = config.to_json();
+  EXPECT_EQ(json.at("path"), "wgmma");
+  EXPECT_EQ(json.at("consumer_mode"), "pingpong");
+  EXPECT_EQ(json.at("cluster_m"), 1);
+  EXPECT_FALSE(json.contains("warps_m")) << "warpgroups are fixed, not a knob";
+  EXPECT_EQ(GemmConfig::from_json(json), config);
+  for (const auto& [field, value] : std::vector<std::pair<std::string, nlohmann::json>>{
+           {"consumer_mode", "both"}, {"persistence", "grid"}, {"cluster_m", 0}, {"path", "tma"}}) {
+    nlohmann::json bad = json;
+    bad[field] = value;
+    try {
+      GemmConfig::from_json(bad);
+      ADD_FAILURE() << field;
+    } catch (const UsageError& error) {
+      EXPECT_NE(std::string(error.what()).find(field), std::string::npos) << error.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace swr

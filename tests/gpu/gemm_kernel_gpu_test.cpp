@@ -57,6 +57,38 @@ std::vector<GemmCase> knob_cases() {
     c.dtype = (i % 5) % 2 ? DataType::bf16 : DataType::f16;
     cases.push_back(c);
   }
+  // wgmma (sm_90a; skipped elsewhere): every tile/mode of the space, both persistences, both
+  // cluster shapes, both dtypes.
+  struct WgmmaCase {
+    int block_m, block_n, stages;
+    GemmConsumerMode mode;
+    GemmPersistence persistence;
+    int cluster_m;
+    DataType dtype;
+  };
+  using M = GemmConsumerMode;
+  using P = GemmPersistence;
+  const WgmmaCase wgmma[] = {{128, 256, 3, M::cooperative, P::static_loop, 1, DataType::f16},
+                             {128, 256, 3, M::cooperative, P::static_loop, 2, DataType::bf16},
+                             {256, 128, 3, M::cooperative, P::dynamic_loop, 1, DataType::bf16},
+                             {128, 192, 4, M::cooperative, P::static_loop, 2, DataType::f16},
+                             {128, 128, 4, M::cooperative, P::dynamic_loop, 1, DataType::f16},
+                             {128, 128, 4, M::pingpong, P::dynamic_loop, 1, DataType::bf16},
+                             {128, 128, 4, M::pingpong, P::static_loop, 2, DataType::f16},
+                             {64, 256, 4, M::pingpong, P::static_loop, 1, DataType::bf16}};
+  for (const WgmmaCase& w : wgmma) {
+    GemmCase c;
+    c.config.path = InstructionPath::wgmma;
+    c.config.block_m = w.block_m;
+    c.config.block_n = w.block_n;
+    c.config.block_k = 64;
+    c.config.stages = w.stages;
+    c.config.consumer_mode = w.mode;
+    c.config.persistence = w.persistence;
+    c.config.cluster_m = w.cluster_m;
+    c.dtype = w.dtype;
+    cases.push_back(c);
+  }
   return cases;
 }
 
@@ -96,9 +128,16 @@ TEST(GemmKernelCases, CoverEveryKnobValue) {
     seen.insert("s" + std::to_string(c.config.stages));
     seen.insert(std::string(to_string(c.config.persistence)));
     seen.insert(std::string(to_string(c.dtype)));
+    if (c.config.path == InstructionPath::wgmma) {
+      seen.insert(std::string(to_string(c.config.consumer_mode)) + " c" +
+                  std::to_string(c.config.cluster_m));
+    }
   }
   std::set<std::string> expected = {"k32",  "k64",    "s2",  "s3",  "s4",
                                     "grid", "static", "f16", "bf16"};
+  for (const char* value :
+       {"dynamic", "cooperative c1", "cooperative c2", "pingpong c1", "pingpong c2"})
+    expected.insert(value);
   for (const GemmConfig& config : enumerate_gemm_configs())
     expected.insert(std::to_string(config.block_m) + "x" + std::to_string(config.block_n) + "w" +
                     std::to_string(config.warps()));

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -109,6 +110,31 @@ struct Timer {
   }
 };
 
+// Head to head: the two launched in turn, in the order ABBA so that neither always runs on the
+// warmer card; each launch from a flushed L2. Returns the ratio of the medians (> 1: faster than
+// cuBLAS) and prints both.
+template <class RunCublas, class RunOurs>
+double time_head_to_head(Timer& timer, const GemmProblem& problem, const std::string& name,
+                         RunCublas&& run_cublas, RunOurs&& run_ours) {
+  std::vector<double> cublas_runs_ms, our_runs_ms;
+  for (int i = 0; i < kWarmups; ++i) {
+    run_cublas();
+    run_ours();
+  }
+  for (int pair = 0; pair < kHeadToHeadPairs; ++pair) {
+    if (pair % 2 == 0) cublas_runs_ms.push_back(timer.once_ms(run_cublas));
+    our_runs_ms.push_back(timer.once_ms(run_ours));
+    if (pair % 2 == 1) cublas_runs_ms.push_back(timer.once_ms(run_cublas));
+  }
+  const double ratio = median(cublas_runs_ms) / median(our_runs_ms);
+  std::printf(
+      "%s head to head, %d launches each in turn: cuBLAS %.1f TFLOP/s, %s %.1f TFLOP/s "
+      "(medians) = %.3fx cuBLAS\n",
+      problem.key().c_str(), kHeadToHeadPairs, problem.flops() / median(cublas_runs_ms) / 1e9,
+      name.c_str(), problem.flops() / median(our_runs_ms) / 1e9, ratio);
+  return ratio;
+}
+
 TEST(GemmPerformanceOnGpu, TunedVariantsAgainstCublas) {
   SWR_REQUIRE_GPU();
   const CudaDriver& driver = CudaDriver::get();
@@ -202,26 +228,14 @@ TEST(GemmPerformanceOnGpu, TunedVariantsAgainstCublas) {
     std::printf("%5d best %s: %.1f TFLOP/s = %.3fx cuBLAS (cuBLAS timed before the sweep)\n", size,
                 best.c_str(), best_tflops, best_tflops / cublas_tflops);
 
-    // Head to head: the two launched in turn, in the order ABBA so that neither always runs on
-    // the warmer card; each launch from a flushed L2. The ratio of the medians decides.
-    std::vector<double> cublas_runs_ms, best_runs_ms;
-    const auto run_cublas = [&] { cublas->multiply(problem, {a, b, c}, nullptr); };
-    const auto run_best = [&] { best_module->launch(problem, {a, b, c}, nullptr, best_config); };
-    for (int i = 0; i < kWarmups; ++i) {
-      run_cublas();
-      run_best();
-    }
-    for (int pair = 0; pair < kHeadToHeadPairs; ++pair) {
-      if (pair % 2 == 0) cublas_runs_ms.push_back(timer.once_ms(run_cublas));
-      best_runs_ms.push_back(timer.once_ms(run_best));
-      if (pair % 2 == 1) cublas_runs_ms.push_back(timer.once_ms(run_cublas));
-    }
-    const double head_to_head = median(cublas_runs_ms) / median(best_runs_ms);
-    std::printf(
-        "%5d head to head, %d launches each in turn: cuBLAS %.1f TFLOP/s, %s %.1f TFLOP/s "
-        "(medians) = %.3fx cuBLAS\n",
-        size, kHeadToHeadPairs, problem.flops() / median(cublas_runs_ms) / 1e9, best.c_str(),
-        problem.flops() / median(best_runs_ms) / 1e9, head_to_head);
+    const double head_to_head = time_head_to_head(
+        timer, problem, best,
+        [&] {
+          cublas->multiply(problem, {a, b, c}, nullptr);
+        },
+        [&] {
+          best_module->launch(problem, {a, b, c}, nullptr, best_config);
+        });
     table << size << ",head_to_head:" << best << ",,," << head_to_head << ",\n";
     if (size >= 4096 && (gpu->name == "h100" || gpu->name == "h200")) {
       EXPECT_GE(head_to_head, 0.5) << "best " << best << " at " << size;
@@ -230,6 +244,68 @@ TEST(GemmPerformanceOnGpu, TunedVariantsAgainstCublas) {
   }
   if (const char* out = std::getenv("SWR_GEMM_BENCH_OUT"); out != nullptr && *out) {
     std::ofstream(out) << table.str();
+  }
+}
+
+// The variants a tune chose (SWR_GEMM_HEAD_TO_HEAD="m,n,k,dtype,config_key;...", e.g. from
+// `swr-tune query`) against cuBLAS, head to head, each checked against the fp32 reference first.
+// Skipped when unset: the variant is chosen by the tuner, not here.
+TEST(GemmPerformanceOnGpu, ChosenVariantsHeadToHeadWithCublas) {
+  SWR_REQUIRE_GPU();
+  const char* text = std::getenv("SWR_GEMM_HEAD_TO_HEAD");
+  if (text == nullptr || *text == 0) GTEST_SKIP() << "SWR_GEMM_HEAD_TO_HEAD is not set";
+  const CudaDriver& driver = CudaDriver::get();
+  DeviceContext context;
+  const auto gpu = detect_present_gpu();
+  ASSERT_TRUE(gpu.has_value());
+  std::string why;
+  const auto cublas = CublasBaseline::load(why);
+  if (!cublas) GTEST_SKIP() << why;
+  L2Flush flush(context);
+  GemmReferenceKernel reference(context);
+  DeviceRandomFill fill(context);
+  Timer timer(driver, flush);
+  NvrtcCompiler compiler;
+  std::stringstream entries(text);
+  for (std::string entry; std::getline(entries, entry, ';');) {
+    std::stringstream fields(entry);
+    std::string m, n, k, dtype, key;
+    std::getline(fields, m, ',');
+    std::getline(fields, n, ',');
+    std::getline(fields, k, ',');
+    std::getline(fields, dtype, ',');
+    std::getline(fields, key, ',');
+    const GemmProblem problem{std::stoi(m), std::stoi(n), std::stoi(k),
+                              dtype == "bf16" ? DataType::bf16 : DataType::f16};
+    const std::optional<GemmConfig> config = GemmConfig::from_key(key);
+    ASSERT_TRUE(config.has_value()) << key;
+    const KernelSource source = render_gemm_kernel(problem, *config);
+    const CompiledKernel kernel = compiler.compile(source, gpu->arch);
+    ASSERT_TRUE(kernel.ok) << kernel.log;
+    const GemmKernelModule module(driver, kernel.cubin, *config, source.dynamic_shared_bytes,
+                                  gpu->sm_count);
+    CUdeviceptr a = 0, b = 0, c = 0, expected = 0;
+    SWR_CU(driver, cuMemAlloc(&a, std::size_t(problem.m) * problem.k * 2));
+    SWR_CU(driver, cuMemAlloc(&b, std::size_t(problem.k) * problem.n * 2));
+    SWR_CU(driver, cuMemAlloc(&c, std::size_t(problem.m) * problem.n * 2));
+    SWR_CU(driver, cuMemAlloc(&expected, std::size_t(problem.m) * problem.n * 4));
+    fill.fill(a, std::size_t(problem.m) * problem.k, problem.dtype, 1, nullptr);
+    fill.fill(b, std::size_t(problem.k) * problem.n, problem.dtype, 2, nullptr);
+    reference.compute(problem, {a, b, c}, expected, nullptr);
+    SWR_CU(driver, cuMemsetD8Async(c, 0xff, std::size_t(problem.m) * problem.n * 2, nullptr));
+    module.launch(problem, {a, b, c}, nullptr);
+    const OutputComparison check = reference.compare(problem, c, expected, nullptr);
+    EXPECT_TRUE(check.passes(relative_error_tolerance(problem.dtype)))
+        << key << " on " << problem.key() << ": relative error " << check.relative_error;
+    time_head_to_head(
+        timer, problem, key,
+        [&] {
+          cublas->multiply(problem, {a, b, c}, nullptr);
+        },
+        [&] {
+          module.launch(problem, {a, b, c}, nullptr);
+        });
+    for (CUdeviceptr pointer : {a, b, c, expected}) driver.cuMemFree(pointer);
   }
 }
 

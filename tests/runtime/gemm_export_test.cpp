@@ -355,5 +355,53 @@ TEST(GemmExportWithNvrtc, ExportsARealCubinThatLoadsBack) {
   EXPECT_EQ(choice.kernel->source_hash, built.source_hash);
 }
 
+// A wgmma entry: its own entry point and argument list, and the three tensor maps to encode for the
+// exported shape, each checked when the manifest is read (a changed box is refused by name).
+TEST(GemmExportWithNvrtc, AWgmmaEntrySaysHowToBuildItsTensorMaps) {
+  TemporaryDirectory directory;
+  std::unique_ptr<CubinBuilder> builder;
+  try {
+    builder = make_nvrtc_cubin_builder(directory.path() / "cubins");
+  } catch (const std::runtime_error& error) {
+    GTEST_SKIP() << error.what();
+  }
+  const GemmProblem shape = gemm_shape(1000, 1016, 264, DataType::bf16);
+  const GemmConfig wgmma =
+      gemm_config_named("wgmma-m128n256k64s3-cooperative-c2x1-static-swzn1024");
+  const BuiltCubin built = builder->build(shape, wgmma, "sm_90a");
+  TunedDatabase tuned(directory.path() / "results.db");
+  tuned.add(shape, wgmma.key(), 0.03, "", built.source_hash);
+  ExportOptions options;
+  options.gpu = "h200";
+  options.out_dir = directory.path() / "export";
+  export_kernels(tuned.database(), *builder, options);
+
+  const LoadedExport loaded = load_export(options.out_dir);
+  ASSERT_EQ(loaded.manifest.gemm_kernels.size(), 1u);
+  EXPECT_EQ(loaded.manifest.gemm_kernels[0].config, wgmma);
+  EXPECT_EQ(loaded.manifest.gemm_kernels[0].block_threads, 384);
+  std::ifstream in(options.out_dir / "manifest.json");
+  nlohmann::json manifest = nlohmann::json::parse(in);
+  nlohmann::json& entry = manifest.at("gemm_kernels").at(0);
+  EXPECT_EQ(entry.at("entry"), "swr_gemm_sm90");
+  EXPECT_EQ(entry.at("grid").at("tile_counter"), "none (pass null)");
+  const nlohmann::json& a = entry.at("tensor_maps").at(0);
+  EXPECT_EQ(a.at("operand"), "A");
+  EXPECT_EQ(a.at("dims"), nlohmann::json({264, 1000}));
+  EXPECT_EQ(a.at("row_stride_bytes"), 528);
+  EXPECT_EQ(a.at("box"), nlohmann::json({64, 128}));
+  EXPECT_EQ(entry.at("tensor_maps").at(2).at("box"), nlohmann::json({64, 64}))
+      << "C: 64 rows per cooperative consumer warpgroup";
+
+  entry["tensor_maps"][1]["box"] = {64, 128};
+  std::ofstream(options.out_dir / "manifest.json") << manifest.dump(2);
+  try {
+    TunedCatalog::open_export(options.out_dir);
+    ADD_FAILURE() << "a changed tensor map was accepted";
+  } catch (const UsageError& error) {
+    EXPECT_NE(std::string(error.what()).find("tensor_maps"), std::string::npos) << error.what();
+  }
+}
+
 }  // namespace
 }  // namespace swr::test

@@ -111,7 +111,7 @@ WorkerReply GemmMeasurementBench::measure(const GemmVariantJob& job) {
             VariantOutcome outcome = measure_launch(
                 job,
                 [&](CUstream stream) { module->launch(job.problem, buffers, stream, job.config); },
-                kGemmEntryName);
+                gemm_entry_name(job.config));
             outcome.registers = module->registers_per_thread();
             outcome.blocks_per_sm = module->blocks_per_sm();
             return outcome;

@@ -1,5 +1,7 @@
 #include "tuner/tuning/gemm_sweep_report.hpp"
 
+#include "swr/gemm_config.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <sstream>
@@ -50,7 +52,11 @@ std::string gemm_sweep_markdown(const std::vector<GemmSweepRow>& rows, const Gpu
   out << "# GEMM block-swizzle sweep on " << gpu.description << " (" << gpu.name << ", " << gpu.arch
       << ", " << gpu.sm_count << " SMs, " << gpu.l2_bytes / (1024 * 1024) << " MiB L2)\n\n"
       << "Command: `" << command << "`\n\n"
-      << "Kernel: `" << variant << "` (mma.sync m16n8k16, cp.async pipeline), " << dtype
+      << "Kernel: `" << variant << "` ("
+      << (GemmConfig::from_key(variant).value_or(GemmConfig{}).path == InstructionPath::wgmma
+              ? "wgmma m64nNk16, TMA + mbarrier ring, warp-specialized, persistent"
+              : "mma.sync m16n8k16, cp.async pipeline")
+      << "), " << dtype
       << " in and out, fp32 accumulation, row-major A, B, C; the stride is the width in elements "
          "of a band of tile columns walked row by row (0 = plain row-major order). cuBLAS "
          "(cublasGemmEx, default algorithm) measured in the same run. Times: median of the "

@@ -1,0 +1,80 @@
+#include "runtime/gemm_tensor_maps.hpp"
+
+#include <stdexcept>
+#include <string>
+
+namespace swr {
+namespace {
+
+constexpr std::uint32_t kBoxColumns = 64;  // one 128-byte swizzle row of 16-bit elements
+
+CUtensorMapDataType map_element(DataType type) {
+  return type == DataType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+}
+
+std::uint32_t c_box_rows(const GemmConfig& config) {
+  return config.consumer_mode == GemmConsumerMode::cooperative ? config.block_m / 2
+                                                               : config.block_m;
+}
+
+std::array<CUdeviceptr, 3> as_array(const GemmOperandPointers& pointers) {
+  return {pointers.a, pointers.b, pointers.c};
+}
+
+bool same_shape(const GemmProblem& x, const GemmProblem& y) {
+  return x.m == y.m && x.n == y.n && x.k == y.k && x.dtype == y.dtype;
+}
+
+}  // namespace
+
+std::array<TensorMapDescription, 3> gemm_tensor_map_descriptions(const GemmProblem& problem,
+                                                                 const GemmConfig& config) {
+  const CUtensorMapDataType element = map_element(problem.dtype);
+  const auto m = static_cast<std::uint64_t>(problem.m);
+  const auto n = static_cast<std::uint64_t>(problem.n);
+  const auto k = static_cast<std::uint64_t>(problem.k);
+  return {TensorMapDescription::matrix("A", element, m, k, k,
+                                       static_cast<std::uint32_t>(config.block_m), kBoxColumns),
+          TensorMapDescription::matrix("B", element, k, n, n,
+                                       static_cast<std::uint32_t>(config.block_k), kBoxColumns),
+          TensorMapDescription::matrix("C", element, m, n, n, c_box_rows(config), kBoxColumns)};
+}
+
+std::string gemm_tensor_map_problem(const GemmProblem& problem, const GemmConfig& config,
+                                    const GemmOperandPointers& pointers) {
+  const std::array<TensorMapDescription, 3> descriptions =
+      gemm_tensor_map_descriptions(problem, config);
+  const std::array<CUdeviceptr, 3> addresses = as_array(pointers);
+  for (std::size_t i = 0; i < descriptions.size(); ++i) {
+    if (std::string why = tensor_map_problem(descriptions[i], addresses[i]); !why.empty())
+      return why;
+  }
+  return {};
+}
+
+const std::array<TensorMap, 3>& GemmTensorMapCache::maps(const CudaDriver& driver,
+                                                         const GemmProblem& problem,
+                                                         const GemmConfig& config,
+                                                         const GemmOperandPointers& pointers) {
+  if (entry_ && same_shape(entry_->problem, problem) && entry_->pointers == pointers)
+    return entry_->maps;
+  if (std::string why = gemm_tensor_map_problem(problem, config, pointers); !why.empty())
+    throw std::invalid_argument("GEMM launch: " + why);
+  const std::array<TensorMapDescription, 3> descriptions =
+      gemm_tensor_map_descriptions(problem, config);
+  const std::array<CUdeviceptr, 3> addresses = as_array(pointers);
+  if (entry_ && same_shape(entry_->problem, problem)) {
+    for (std::size_t i = 0; i < addresses.size(); ++i)
+      retarget_tensor_map(driver, entry_->maps[i], descriptions[i].name, addresses[i]);
+    entry_->pointers = pointers;
+    return entry_->maps;
+  }
+  Entry entry{problem, pointers, {}};
+  for (std::size_t i = 0; i < addresses.size(); ++i)
+    entry.maps[i] = encode_tensor_map(driver, descriptions[i], addresses[i]);
+  entry_ = std::move(entry);
+  return entry_->maps;
+}
+
+}  // namespace swr
