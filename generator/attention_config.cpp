@@ -17,6 +17,10 @@ using config_parsing::take_prefix;
 
 constexpr std::string_view kHeadGroupsKeyPrefix = "groups";
 constexpr std::string_view kFaultKeySuffix = "fault";
+constexpr std::string_view kWgmmaKeyPrefix = "wgmma";
+constexpr std::string_view kOverlapKeyToken = "ov";
+constexpr std::string_view kPingpongKeyToken = "pp";
+constexpr std::string_view kEvictLastKeyToken = "evl";
 
 // "m128n64w8s2" -> block_m, block_n, warps, stages.
 bool parse_tile_token(std::string_view token, AttentionConfig& config) {
@@ -24,6 +28,26 @@ bool parse_tile_token(std::string_view token, AttentionConfig& config) {
                                   {"n", &config.block_n},
                                   {"w", &config.warps},
                                   {"s", &config.stages}});
+}
+
+// "m128n176s2" -> block_m, block_n, stages; warps follow from block_m.
+bool parse_wgmma_tile_token(std::string_view token, AttentionConfig& config) {
+  if (!parse_key_fields(token,
+                        {{"m", &config.block_m}, {"n", &config.block_n}, {"s", &config.stages}})) {
+    return false;
+  }
+  config.warps = AttentionConfig::wgmma_warps(config.block_m);
+  return true;
+}
+
+bool boolean_field(const nlohmann::json& json, const char* name) {
+  const auto it = json.find(name);
+  if (it == json.end() || !it->is_boolean()) {
+    throw UsageError(std::string("config JSON: field \"") + name +
+                     "\" must be true or false (got " +
+                     (it == json.end() ? std::string("nothing") : it->dump()) + ")");
+  }
+  return it->get<bool>();
 }
 
 std::string swizzle_key_token(const AttentionConfig& config) {
@@ -83,6 +107,16 @@ std::string_view to_string(TileSwizzle swizzle) {
   return "unknown";
 }
 
+std::string_view to_string(KvCacheHint hint) {
+  return hint == KvCacheHint::evict_last ? "evict_last" : "none";
+}
+
+std::optional<KvCacheHint> parse_kv_cache_hint(std::string_view text) {
+  if (text == "none") return KvCacheHint::none;
+  if (text == "evict_last") return KvCacheHint::evict_last;
+  return std::nullopt;
+}
+
 std::optional<KvOrder> parse_kv_order(std::string_view text) {
   if (text == "cyclic") return KvOrder::cyclic;
   if (text == "sawtooth") return KvOrder::sawtooth;
@@ -105,7 +139,16 @@ std::optional<TileSwizzle> parse_tile_swizzle(std::string_view text) {
 }
 
 std::string AttentionConfig::key() const {
-  std::string key = key_fields_text({{"m", block_m}, {"n", block_n}, {"w", warps}, {"s", stages}});
+  std::string key;
+  if (is_wgmma()) {
+    key = std::string(kWgmmaKeyPrefix) + '-' +
+          key_fields_text({{"m", block_m}, {"n", block_n}, {"s", stages}});
+    if (overlap) key += '-' + std::string(kOverlapKeyToken);
+    if (pingpong) key += '-' + std::string(kPingpongKeyToken);
+    if (kv_cache_hint == KvCacheHint::evict_last) key += '-' + std::string(kEvictLastKeyToken);
+  } else {
+    key = key_fields_text({{"m", block_m}, {"n", block_n}, {"w", warps}, {"s", stages}});
+  }
   key += '-';
   key += to_string(order);
   key += '-';
@@ -120,10 +163,30 @@ std::string AttentionConfig::key() const {
 }
 
 std::optional<AttentionConfig> AttentionConfig::from_key(std::string_view key) {
-  const std::vector<std::string_view> parts = config_parsing::split(key, '-');
-  if (parts.size() != 4 && parts.size() != 5) return std::nullopt;
+  std::vector<std::string_view> parts = config_parsing::split(key, '-');
   AttentionConfig config;
-  if (!parse_tile_token(parts[0], config)) return std::nullopt;
+  if (!parts.empty() && parts.front() == kWgmmaKeyPrefix) {
+    parts.erase(parts.begin());
+    if (parts.empty() || !parse_wgmma_tile_token(parts.front(), config)) return std::nullopt;
+    config.path = InstructionPath::wgmma;
+    // The on/off tokens between the tile and the schedule; key() below fixes their order.
+    std::size_t next = 1;
+    for (; next < parts.size(); ++next) {
+      if (parts[next] == kOverlapKeyToken) {
+        config.overlap = true;
+      } else if (parts[next] == kPingpongKeyToken) {
+        config.pingpong = true;
+      } else if (parts[next] == kEvictLastKeyToken) {
+        config.kv_cache_hint = KvCacheHint::evict_last;
+      } else {
+        break;
+      }
+    }
+    parts.erase(parts.begin() + 1, parts.begin() + static_cast<std::ptrdiff_t>(next));
+  } else if (parts.empty() || !parse_tile_token(parts.front(), config)) {
+    return std::nullopt;
+  }
+  if (parts.size() != 4 && parts.size() != 5) return std::nullopt;
   const std::optional<KvOrder> order = parse_kv_order(parts[1]);
   const std::optional<Persistence> persistence = parse_persistence(parts[2]);
   if (!order || !persistence) return std::nullopt;
@@ -150,6 +213,13 @@ nlohmann::json AttentionConfig::to_json() const {
                          {"head_group", swizzle == TileSwizzle::head_groups ? head_group : 1},
                          {"planted_fault", planted_fault},
                          {"key", key()}};
+  // mma_sync rows keep the form they were stored in: "path" and the wgmma knobs only for wgmma.
+  if (is_wgmma()) {
+    json["path"] = to_string(path);
+    json["overlap"] = overlap;
+    json["pingpong"] = pingpong;
+    json["kv_cache_hint"] = to_string(kv_cache_hint);
+  }
   return json;
 }
 
@@ -159,6 +229,15 @@ AttentionConfig AttentionConfig::from_json(const nlohmann::json& json) {
   }
   const config_parsing::ConfigJsonFields fields(json, "config JSON");
   AttentionConfig config;
+  if (json.contains("path")) {
+    config.path = fields.one_of<InstructionPath>("path", parse_instruction_path, "mma_sync, wgmma");
+  }
+  if (config.is_wgmma()) {
+    config.overlap = boolean_field(json, "overlap");
+    config.pingpong = boolean_field(json, "pingpong");
+    config.kv_cache_hint =
+        fields.one_of<KvCacheHint>("kv_cache_hint", parse_kv_cache_hint, "none, evict_last");
+  }
   config.block_m = fields.positive_int("block_m");
   config.block_n = fields.positive_int("block_n");
   config.warps = fields.positive_int("warps");
@@ -172,13 +251,7 @@ AttentionConfig AttentionConfig::from_json(const nlohmann::json& json) {
   if (config.swizzle == TileSwizzle::head_groups) {
     config.head_group = fields.positive_int("head_group");
   }
-  if (const auto it = json.find("planted_fault"); it != json.end()) {
-    if (!it->is_boolean()) {
-      throw UsageError("config JSON: field \"planted_fault\" must be true or false (got " +
-                       it->dump() + ")");
-    }
-    config.planted_fault = it->get<bool>();
-  }
+  if (json.contains("planted_fault")) config.planted_fault = boolean_field(json, "planted_fault");
   if (const auto it = json.find("key"); it != json.end()) {
     if (!it->is_string() || it->get<std::string>() != config.key()) {
       throw UsageError("config JSON: field \"key\" " + it->dump() +

@@ -24,7 +24,67 @@ constexpr Persistence kPersistences[] = {Persistence::grid, Persistence::static_
 constexpr TileSwizzle kSwizzles[] = {TileSwizzle::head_major, TileSwizzle::heads_interleaved,
                                      TileSwizzle::head_groups};
 
+// The wgmma path (sm_90a only). Consumer modes: (consumer warpgroups, overlap, pingpong);
+// pingpong needs exactly two warpgroups.
+struct ConsumerMode {
+  int warpgroups;
+  bool overlap;
+  bool pingpong;
+};
+constexpr ConsumerMode kConsumerModes[] = {{2, false, false}, {2, true, false},  {2, true, true},
+                                           {2, false, true},  {3, false, false}, {3, true, false}};
+constexpr int kWgmmaBlockNs[] = {128, 160, 176, 192};
+constexpr int kWgmmaStages[] = {2, 3};
+constexpr KvCacheHint kKvCacheHints[] = {KvCacheHint::none, KvCacheHint::evict_last};
+// The schedule knobs (order, persistence, swizzle, L2 hint) are crossed with these tiles only,
+// not with every tile: the full product is ~1000 variants, and the schedule acts on the order of
+// tiles, which these two consumer modes (2 warpgroups overlapped and pingponged; 3 plain) share
+// with the others.
+constexpr ConsumerMode kScheduleBaseModes[] = {{2, true, true}, {3, false, false}};
+constexpr int kScheduleBaseBlockN = 128;
+constexpr int kScheduleBaseStages = 2;
+
 constexpr int kTileRowGranularity = 64;
+
+AttentionConfig wgmma_config(const ConsumerMode& mode, int block_n, int stages) {
+  AttentionConfig config;
+  config.path = InstructionPath::wgmma;
+  config.block_m = 64 * mode.warpgroups;
+  config.warps = AttentionConfig::wgmma_warps(config.block_m);
+  config.block_n = block_n;
+  config.stages = stages;
+  config.overlap = mode.overlap;
+  config.pingpong = mode.pingpong;
+  return config;
+}
+
+// Every consumer mode x block_n x stages on the default schedule, then the schedule knobs on the
+// base tiles.
+void append_wgmma_configs(int group, std::vector<AttentionConfig>& configs) {
+  for (const ConsumerMode& mode : kConsumerModes) {
+    for (int block_n : kWgmmaBlockNs) {
+      for (int stages : kWgmmaStages) configs.push_back(wgmma_config(mode, block_n, stages));
+    }
+  }
+  for (const ConsumerMode& mode : kScheduleBaseModes) {
+    for (KvOrder order : kOrders) {
+      for (Persistence persistence : {Persistence::grid, Persistence::static_loop}) {
+        for (TileSwizzle swizzle : kSwizzles) {
+          for (KvCacheHint hint : kKvCacheHints) {
+            AttentionConfig config = wgmma_config(mode, kScheduleBaseBlockN, kScheduleBaseStages);
+            config.order = order;
+            config.persistence = persistence;
+            config.swizzle = swizzle;
+            config.head_group = swizzle == TileSwizzle::head_groups ? group : 1;
+            config.kv_cache_hint = hint;
+            if (config == wgmma_config(mode, kScheduleBaseBlockN, kScheduleBaseStages)) continue;
+            configs.push_back(config);
+          }
+        }
+      }
+    }
+  }
+}
 
 std::int64_t round_up(std::int64_t value, std::int64_t multiple) {
   return (value + multiple - 1) / multiple * multiple;
@@ -92,6 +152,7 @@ std::vector<AttentionConfig> enumerate_attention_configs(const AttentionProblem&
       }
     }
   }
+  if (supports(gpu, InstructionPath::wgmma)) append_wgmma_configs(group, configs);
   return configs;
 }
 

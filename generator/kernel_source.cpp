@@ -55,13 +55,8 @@ std::string compiled_problem_part(const AttentionProblem& problem) {
   return part;
 }
 
-}  // namespace
-
-KernelSource render_attention_kernel(const AttentionProblem& problem,
-                                     const AttentionConfig& config) {
-  const int head_group = config.swizzle == TileSwizzle::head_groups ? config.head_group : 1;
-  const std::string variant = config.key() + "_" + compiled_problem_part(problem);
-
+std::string render_mma_sync_text(const AttentionProblem& problem, const AttentionConfig& config,
+                                 int head_group) {
   std::string text;
   text += "// swr attention forward, config " + config.key() + ", problem " +
           compiled_problem_part(problem) + "\n";
@@ -89,11 +84,64 @@ KernelSource render_attention_kernel(const AttentionProblem& problem,
       "scale_log2,\n";
   text += "                                  tile_counter, wave_size);\n";
   text += "}\n";
+  return text;
+}
+
+// The sm_90a warp-specialized kernel (templates/attention/sm90/forward_kernel_ws.cuh): Q, K and V
+// arrive as TMA tensor maps (runtime/attention_tensor_maps.hpp says how they are built), grid
+// constant parameters; one CTA per SM at most (launch bounds), so setmaxnreg has the whole file.
+std::string render_wgmma_text(const AttentionProblem& problem, const AttentionConfig& config,
+                              int head_group) {
+  std::string text;
+  text += "// swr attention forward (sm_90a wgmma), config " + config.key() + ", problem " +
+          compiled_problem_part(problem) + "\n";
+  text += "#include \"attention/sm90/forward_kernel_ws.cuh\"\n";
+  text += "using Traits = swr::attention::sm90::Traits<\n";
+  text += "    /*head_dim*/ " + std::to_string(problem.head_dim) + ", /*consumer_warpgroups*/ " +
+          std::to_string(config.consumer_warpgroups()) + ", /*block_n*/ " +
+          std::to_string(config.block_n) + ", /*stages*/ " + std::to_string(config.stages) + ",\n";
+  // swr::Element (templates/common/element.cuh): the sm90 headers do not include the mma_sync
+  // template's alias of it.
+  text += std::string("    swr::Element::") + (problem.dtype == DataType::bf16 ? "bf16" : "f16") +
+          ", /*causal*/ " + boolean(problem.causal) + ", /*overlap*/ " + boolean(config.overlap) +
+          ", /*pingpong*/ " + boolean(config.pingpong) + ",\n";
+  text += "    " + std::string(template_order(config.order)) + ",\n";
+  text += "    " + std::string(template_persistence(config.persistence)) + ",\n";
+  text += "    " + std::string(template_swizzle(config.swizzle)) + ", /*head_group*/ " +
+          std::to_string(head_group) + ",\n";
+  text += std::string("    swr::attention::sm90::KvCacheHint::") +
+          (config.kv_cache_hint == KvCacheHint::evict_last ? "evict_last" : "none") + ">;\n";
+  text += "extern \"C\" __global__ void __launch_bounds__(Traits::kThreads, 1) ";
+  text += std::string(kAttentionEntryName) + "(\n";
+  text += "    const __grid_constant__ swr::sm90::TmaDescriptor q_map,\n";
+  text += "    const __grid_constant__ swr::sm90::TmaDescriptor k_map,\n";
+  text += "    const __grid_constant__ swr::sm90::TmaDescriptor v_map, void* o, int batch_heads,\n";
+  text += "    int seq_q, int seq_kv, float scale_log2, int* tile_counter, int wave_size) {\n";
+  if (config.planted_fault) {
+    // Test-only, as in the mma_sync template: prove fault isolation.
+    text +=
+        "  if (threadIdx.x == 0) *reinterpret_cast<volatile int*>(static_cast<size_t>(8)) = 1;\n";
+  }
+  text +=
+      "  swr::attention::sm90::forward<Traits>(&q_map, &k_map, &v_map, o, batch_heads, seq_q, "
+      "seq_kv,\n";
+  text += "                                        scale_log2, tile_counter, wave_size);\n";
+  text += "}\n";
+  return text;
+}
+
+}  // namespace
+
+KernelSource render_attention_kernel(const AttentionProblem& problem,
+                                     const AttentionConfig& config) {
+  const int head_group = config.swizzle == TileSwizzle::head_groups ? config.head_group : 1;
+  const std::string variant = config.key() + "_" + compiled_problem_part(problem);
 
   KernelSource source;
   source.name = variant + ".cu";
   source.entry = kAttentionEntryName;
-  source.text = std::move(text);
+  source.text = config.is_wgmma() ? render_wgmma_text(problem, config, head_group)
+                                  : render_mma_sync_text(problem, config, head_group);
   source.headers = embedded_template_headers();
   source.threads_per_block = config.threads();
   source.dynamic_shared_bytes = attention_dynamic_shared_bytes(problem, config);

@@ -70,6 +70,12 @@ namespace {
 
 // Addresses, loop counters, the running max and sum of the online softmax.
 constexpr int kAttentionBookkeepingRegisters = 40;
+// The wgmma kernel's: row max/sum, masks, pipeline phases. Calibrated on the compiled matrix
+// (bench/results/hopper-attention-h200): d64 m192 n192 fits 160, d128 m128 n176 fits 240.
+constexpr int kWgmmaConsumerBookkeepingRegisters = 24;
+// The tiles start on a 1024-byte swizzle atom; the mbarriers of the Q, K and V rings follow.
+constexpr int kWgmmaSharedAlignmentBytes = 1024;
+constexpr int kWgmmaBarrierBytes = 256;
 
 // Shape rules of the mma.sync tile layer, independent of the GPU.
 std::string tile_shape_problem(const AttentionConfig& config) {
@@ -90,10 +96,53 @@ std::string tile_shape_problem(const AttentionConfig& config) {
   return {};
 }
 
+// Shape rules of the sm_90a warp-specialized kernel (the static_asserts of
+// templates/attention/sm90/traits.cuh, and what it does not implement), then the consumer
+// warpgroups' registers after setmaxnreg.
+std::string wgmma_tile_problem(const AttentionProblem& problem, const AttentionConfig& config,
+                               const GpuProfile& gpu) {
+  if (std::string why = instruction_path_problem(gpu, config.path); !why.empty()) return why;
+  if (config.block_m != 128 && config.block_m != 192) {
+    return "block_m " + std::to_string(config.block_m) +
+           " must be 128 or 192 (2 or 3 consumer warpgroups of 64 rows)";
+  }
+  if (config.warps != AttentionConfig::wgmma_warps(config.block_m)) {
+    return "warps " + std::to_string(config.warps) + " must be " +
+           std::to_string(AttentionConfig::wgmma_warps(config.block_m)) +
+           " (a producer warpgroup and one consumer warpgroup per 64 rows)";
+  }
+  if (config.block_n < 16 || config.block_n > 256 || config.block_n % 16 != 0) {
+    return "block_n " + std::to_string(config.block_n) + " must be a multiple of 16 up to 256";
+  }
+  if (config.stages < 1 || config.stages > 4) {
+    return "stages " + std::to_string(config.stages) + " must be 1 to 4";
+  }
+  if (config.pingpong && config.consumer_warpgroups() != 2) {
+    return "pingpong orders exactly two consumer warpgroups (block_m 128), not " +
+           std::to_string(config.consumer_warpgroups());
+  }
+  if (config.persistence == Persistence::dynamic) {
+    return "dynamic persistence is not implemented on the wgmma path (grid or static)";
+  }
+  if (config.head_group < 1) {
+    return "head_group " + std::to_string(config.head_group) + " must be at least 1";
+  }
+  const int needed = estimate_wgmma_consumer_registers(problem, config);
+  const int granted = wgmma_consumer_registers(config);
+  if (needed > granted) {
+    return "a consumer thread needs an estimated " + std::to_string(needed) +
+           " registers, setmaxnreg gives " + std::to_string(granted) + " with " +
+           std::to_string(config.consumer_warpgroups()) + " consumer warpgroups";
+  }
+  return {};
+}
+
 ResourceUse resource_use(const AttentionProblem& problem, const AttentionConfig& config,
                          const GpuProfile& gpu, int registers, bool registers_estimated) {
+  const std::string tile_problem =
+      config.is_wgmma() ? wgmma_tile_problem(problem, config, gpu) : tile_shape_problem(config);
   return cta_resource_use({config.warps, attention_dynamic_shared_bytes(problem, config), registers,
-                           registers_estimated, tile_shape_problem(config)},
+                           registers_estimated, tile_problem},
                           gpu);
 }
 
@@ -101,10 +150,30 @@ ResourceUse resource_use(const AttentionProblem& problem, const AttentionConfig&
 
 int attention_dynamic_shared_bytes(const AttentionProblem& problem, const AttentionConfig& config) {
   const int rows = config.block_m + 2 * config.stages * config.block_n;
-  return rows * problem.head_dim * static_cast<int>(element_bytes(problem.dtype));
+  const int tiles = rows * problem.head_dim * static_cast<int>(element_bytes(problem.dtype));
+  return config.is_wgmma() ? tiles + kWgmmaSharedAlignmentBytes + kWgmmaBarrierBytes : tiles;
+}
+
+int wgmma_consumer_registers(const AttentionConfig& config) {
+  return config.consumer_warpgroups() == 2 ? 240 : 160;
+}
+
+int estimate_wgmma_consumer_registers(const AttentionProblem& problem,
+                                      const AttentionConfig& config) {
+  // fp32 accumulators of one warpgroup's 64 rows over its 128 threads: O (64 x head_dim) and S
+  // (64 x block_n); P reuses S's registers once packed.
+  constexpr int kWarpgroupThreads = 128;
+  return 64 * problem.head_dim / kWarpgroupThreads + 64 * config.block_n / kWarpgroupThreads +
+         kWgmmaConsumerBookkeepingRegisters;
 }
 
 int estimate_attention_registers(const AttentionProblem& problem, const AttentionConfig& config) {
+  // The wgmma kernel's entry cap: setmaxnreg then moves registers between the roles.
+  if (config.is_wgmma()) {
+    const int threads = std::max(config.threads(), 1);
+    return std::min(kMaxRegistersPerThread,
+                    65536 / threads / kRegisterAllocationUnit * kRegisterAllocationUnit);
+  }
   const int rows = config.warps > 0 ? config.rows_per_warp() : 0;
   // fp32 accumulators of one warp spread over its 32 lanes: O (rows x head_dim), S (rows x
   // block_n).

@@ -44,11 +44,17 @@ ResourceUse attention_resource_use(const AttentionProblem& problem, const Attent
                                    const GpuProfile& gpu);
 
 // (block_m + 2 * stages * block_n) * head_dim * element bytes: the Q tile and `stages` K and V
-// tiles.
+// tiles (wgmma: + 1024 for the swizzle alignment + 256 for the mbarriers).
 int attention_dynamic_shared_bytes(const AttentionProblem& problem, const AttentionConfig& config);
 
+// wgmma variants: the registers setmaxnreg gives a consumer thread (240 with 2 consumer
+// warpgroups, 160 with 3), and what one needs by estimate (O and S accumulators + bookkeeping).
+int wgmma_consumer_registers(const AttentionConfig& config);
+int estimate_wgmma_consumer_registers(const AttentionProblem& problem,
+                                      const AttentionConfig& config);
+
 // Registers per thread before compiling: the O and S accumulators one lane holds, plus addresses
-// and softmax state.
+// and softmax state (wgmma: the entry cap of 384 or 512 threads, before setmaxnreg).
 int estimate_attention_registers(const AttentionProblem& problem, const AttentionConfig& config);
 
 // Same, with the register count the compiler reported instead of the estimate.

@@ -32,6 +32,11 @@ int AttentionKernelModule::grid_size(const AttentionProblem& problem) const {
 
 void AttentionKernelModule::launch(const AttentionProblem& problem, const AttentionBuffers& buffers,
                                    CUstream stream, int persistent_ctas) const {
+  // First, so that tensors TMA cannot describe are refused before anything is enqueued.
+  AttentionTensorMapCache::Maps maps{};
+  if (config_.is_wgmma()) {
+    maps = tensor_maps_.maps_for(driver_, problem, config_, {buffers.q, buffers.k, buffers.v});
+  }
   int grid = grid_size(problem);
   if (persistent_ctas > 0 && config_.persistence != Persistence::grid)
     grid = std::min(grid, persistent_ctas);
@@ -42,17 +47,22 @@ void AttentionKernelModule::launch(const AttentionProblem& problem, const Attent
   const void* k = reinterpret_cast<const void*>(buffers.k);
   const void* v = reinterpret_cast<const void*>(buffers.v);
   void* o = reinterpret_cast<void*>(buffers.o);
-  int batch = problem.batch, heads = problem.heads;
+  int batch = problem.batch, heads = problem.heads, batch_heads = batch * heads;
   int seq_q = problem.seq_q, seq_kv = problem.seq_kv;
   float scale_log2 =
       static_cast<float>(std::numbers::log2e / std::sqrt(static_cast<double>(problem.head_dim)));
   int* tile_counter = reinterpret_cast<int*>(buffers.tile_counter);
   int wave = wave_size();
-  // The argument list every rendered kernel takes (generator/kernel_source.hpp).
-  void* arguments[] = {
+  // The argument lists of the rendered kernels (generator/kernel_source.cpp): pointers for
+  // mma_sync, the tensor maps by value for wgmma.
+  void* mma_sync_arguments[] = {
       &q, &k, &v, &o, &batch, &heads, &seq_q, &seq_kv, &scale_log2, &tile_counter, &wave};
-  SWR_CU(driver_, cuLaunchKernel(kernel_.function(), grid, 1, 1, config_.threads(), 1, 1,
-                                 dynamic_shared_bytes_, stream, arguments, nullptr));
+  void* wgmma_arguments[] = {&maps.q.map, &maps.k.map, &maps.v.map,   &o,   &batch_heads, &seq_q,
+                             &seq_kv,     &scale_log2, &tile_counter, &wave};
+  SWR_CU(
+      driver_,
+      cuLaunchKernel(kernel_.function(), grid, 1, 1, config_.threads(), 1, 1, dynamic_shared_bytes_,
+                     stream, config_.is_wgmma() ? wgmma_arguments : mma_sync_arguments, nullptr));
 }
 
 }  // namespace swr

@@ -1,11 +1,13 @@
 // Runs one compiled attention variant: loads its cubin into the current context, sizes the grid
-// for its persistence mode, and launches it on a stream.
+// for its persistence mode, and launches it on a stream. wgmma variants take Q, K and V as TMA
+// tensor maps, kept per module and retargeted, never encoded per launch.
 #pragma once
 
 #include <vector>
 
 #include "driver/cuda_driver.hpp"
 #include "driver/device_resources.hpp"
+#include "runtime/attention_tensor_maps.hpp"
 #include "swr/attention_config.hpp"
 #include "swr/attention_problem.hpp"
 
@@ -30,9 +32,11 @@ class AttentionKernelModule {
   // One CTA per Q tile for `grid`, at most one wave for the persistent modes.
   int grid_size(const AttentionProblem& problem) const;
   int registers_per_thread() const { return kernel_.registers_per_thread(); }
+  int tensor_map_encodings() const { return tensor_maps_.encodings(); }
 
   // Softmax scale 1/sqrt(D). `persistent_ctas` > 0 caps the persistent grid (tests use it to make
-  // each CTA take several tiles).
+  // each CTA take several tiles). Throws KernelRefused, before launching, when a wgmma variant's
+  // tensors cannot be described by TMA (misaligned base, stride not a multiple of 16 bytes).
   void launch(const AttentionProblem& problem, const AttentionBuffers& buffers, CUstream stream,
               int persistent_ctas = 0) const;
 
@@ -42,6 +46,7 @@ class AttentionKernelModule {
   int dynamic_shared_bytes_ = 0;
   int sm_count_ = 0;
   LoadedCubin kernel_;
+  mutable AttentionTensorMapCache tensor_maps_;
 };
 
 // Q tiles of a problem for a tile height: what the grid and the persistent loop walk.

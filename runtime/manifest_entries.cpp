@@ -111,12 +111,36 @@ nlohmann::json grid_rule_json(Persistence persistence) {
            persistence == Persistence::dynamic ? "one int, zeroed before each launch" : "none"}};
 }
 
+// How a wgmma entry's kernel takes Q, K and V (runtime/attention_tensor_maps.hpp), for a program
+// that launches the cubin without swr.
+nlohmann::json tensor_maps_json(const AttentionConfig& config) {
+  return {{"arguments",
+           "q_map, k_map, v_map (CUtensorMap by value, __grid_constant__), o, batch * heads, "
+           "seq_q, seq_kv, scale_log2 = log2(e) / sqrt(head_dim), tile_counter (unused), "
+           "wave_size = blocks_per_sm * sm_count"},
+          {"encode", "cuTensorMapEncodeTiled"},
+          {"data_type", "FLOAT16 or BFLOAT16, the problem's dtype"},
+          {"rank", 3},
+          {"dims", {"head_dim", "seq (seq_q for Q, seq_kv for K and V)", "batch * heads"}},
+          {"strides_bytes", {"head_dim * 2", "seq * head_dim * 2"}},
+          {"box", {"64", "q_box_rows for Q, kv_box_rows for K and V", "1"}},
+          {"q_box_rows", config.block_m},
+          {"kv_box_rows", config.block_n},
+          {"element_strides", {1, 1, 1}},
+          {"interleave", "NONE"},
+          {"swizzle", "128B"},
+          {"l2_promotion", "256B"},
+          {"oob_fill", "NONE"},
+          {"base_alignment_bytes", 16}};
+}
+
 nlohmann::json kernel_json(const ExportedKernel& kernel) {
   nlohmann::json json = kernel_base_json(kernel);
   json["problem"] = problem_json(kernel.problem);
   json["config_key"] = kernel.config.key();
   json["config"] = kernel.config.to_json();
   json["grid"] = grid_rule_json(kernel.config.persistence);
+  if (kernel.config.is_wgmma()) json["tensor_maps"] = tensor_maps_json(kernel.config);
   return json;
 }
 

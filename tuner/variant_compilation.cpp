@@ -76,6 +76,9 @@ AttentionSpace select_space(const Target& target, const std::vector<std::string>
       throw UsageError("config '" + key + "' does not fit " + target.gpu.name + " (" +
                        pruned->reason + "): allowed the keys `swr-tune space` lists");
     }
+    if (std::string why = instruction_path_problem(target.gpu, wanted.path); !why.empty()) {
+      throw UsageError("config '" + key + "': " + why);
+    }
     throw UsageError("config '" + key + "' is not in the space of " + target.problem.key() +
                      ": allowed the keys `swr-tune space` lists");
   }

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 #include "swr/export.h"
+#include "swr/instruction_path.hpp"
 
 namespace swr {
 
@@ -30,11 +31,14 @@ enum class TileSwizzle {
   head_groups,        // groups of `head_group` (batch, head) pairs, q-tiles interleaved in a group
 };
 
+// L2 eviction priority of the wgmma path's K/V loads (TMA cache hint).
+enum class KvCacheHint { none, evict_last };
+
 struct SWR_API AttentionConfig {
   int block_m = 128;  // Q rows per tile
   int block_n = 64;   // K/V rows per pipeline step
-  int warps = 8;      // each warp owns block_m / warps Q rows
-  int stages = 2;     // K/V cp.async pipeline depth, 1..3
+  int warps = 8;      // mma_sync: each warp owns block_m / warps Q rows
+  int stages = 2;     // K/V pipeline depth: 1..3 (cp.async), 1..4 (TMA ring)
   KvOrder order = KvOrder::cyclic;
   Persistence persistence = Persistence::grid;
   TileSwizzle swizzle = TileSwizzle::head_major;
@@ -43,10 +47,25 @@ struct SWR_API AttentionConfig {
   // enumerated.
   bool planted_fault = false;
 
+  // mma_sync: warps own Q rows (block_m / warps each), K/V arrive by cp.async.
+  // wgmma (sm_90a, templates/attention/sm90): one TMA producer warpgroup and block_m / 64 consumer
+  // warpgroups (2 or 3), so warps = 4 * (1 + block_m / 64).
+  InstructionPath path = InstructionPath::mma_sync;
+  // wgmma only: softmax of step j overlaps the PV wgmma of step j-1 inside a warpgroup; the two
+  // consumer warpgroups take turns issuing wgmma (2 warpgroups only); L2 hint of K/V loads.
+  bool overlap = false;
+  bool pingpong = false;
+  KvCacheHint kv_cache_hint = KvCacheHint::none;
+
   int threads() const { return warps * 32; }
   int rows_per_warp() const { return block_m / warps; }
+  bool is_wgmma() const { return path == InstructionPath::wgmma; }
+  int consumer_warpgroups() const { return block_m / 64; }
+  // The producer warpgroup plus one consumer warpgroup per 64 Q rows.
+  static int wgmma_warps(int block_m) { return 4 * (1 + block_m / 64); }
 
-  // e.g. "m128n64w8s2-sawtooth-static-groups4"
+  // e.g. "m128n64w8s2-sawtooth-static-groups4" (mma_sync),
+  // "wgmma-m128n128s2-ov-pp-evl-cyclic-grid-head_major" (wgmma; ov/pp/evl only when on)
   std::string key() const;
   static std::optional<AttentionConfig> from_key(std::string_view key);
   nlohmann::json to_json() const;
@@ -58,6 +77,8 @@ struct SWR_API AttentionConfig {
 SWR_API std::string_view to_string(KvOrder order);
 SWR_API std::string_view to_string(Persistence persistence);
 SWR_API std::string_view to_string(TileSwizzle swizzle);
+SWR_API std::string_view to_string(KvCacheHint hint);
+SWR_API std::optional<KvCacheHint> parse_kv_cache_hint(std::string_view text);
 SWR_API std::optional<KvOrder> parse_kv_order(std::string_view text);
 SWR_API std::optional<Persistence> parse_persistence(std::string_view text);
 SWR_API std::optional<TileSwizzle> parse_tile_swizzle(std::string_view text);

@@ -119,6 +119,25 @@ TEST(SpaceCommand, PrunedConfigIsABadInputNamingIt) {
   EXPECT_NE(result.err.find("'" + key + "' does not fit gb10"), std::string::npos) << result.err;
 }
 
+TEST(SpaceCommand, WgmmaConfigOffSm90aIsABadInputNamingTheArch) {
+  const std::string key = "wgmma-m128n128s2-ov-pp-cyclic-grid-head_major";
+  for (const char* command : {"space", "tune", "compile"}) {
+    const ProcessResult result = run_swr_tune(
+        {command, "--gpu", "gb10", "--seq", "2048", "--head-dim", "128", "--config", key});
+    EXPECT_EQ(result.exit_code, 2) << command << ": " << result.err;
+    ASSERT_EQ(lines_of(result.err).size(), 1u) << result.err;
+    EXPECT_NE(result.err.find("config '" + key +
+                              "': wgmma variants need sm_90a (H100/H200); gb10 is sm_121"),
+              std::string::npos)
+        << result.err;
+  }
+  // The same key is in the H200's space.
+  const ProcessResult h200 = run_swr_tune(
+      {"space", "--gpu", "h200", "--seq", "2048", "--head-dim", "128", "--config", key, "--json"});
+  ASSERT_EQ(h200.exit_code, 0) << h200.err;
+  EXPECT_EQ(nlohmann::json::parse(h200.out).at("configs")[0].at("key"), key);
+}
+
 TEST(Help, EveryCommandExplainsItself) {
   const std::vector<std::vector<std::string>> commands = {{"--help"},
                                                           {"gpus", "--help"},

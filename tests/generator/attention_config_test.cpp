@@ -140,6 +140,76 @@ void expect_usage_error(const nlohmann::json& json, const std::string& fragment)
   }
 }
 
+AttentionConfig wgmma_example() {
+  AttentionConfig config;
+  config.path = InstructionPath::wgmma;
+  config.block_m = 128;
+  config.warps = 12;
+  config.block_n = 176;
+  config.stages = 2;
+  config.overlap = true;
+  config.pingpong = true;
+  config.kv_cache_hint = KvCacheHint::evict_last;
+  config.order = KvOrder::sawtooth;
+  config.persistence = Persistence::static_loop;
+  config.swizzle = TileSwizzle::head_groups;
+  config.head_group = 8;
+  return config;
+}
+
+TEST(AttentionConfig, MmaSyncJsonIsUnchangedByThePathField) {
+  // Stored rows keep meaning the same kernel: no "path" and no wgmma knob for mma_sync.
+  EXPECT_EQ(example_config().to_json().dump(),
+            R"({"block_m":128,"block_n":64,"head_group":4,"key":"m128n64w8s2-sawtooth-static-)"
+            R"(groups4","order":"sawtooth","persistence":"static","planted_fault":false,)"
+            R"("stages":2,"swizzle":"head_groups","warps":8})");
+  nlohmann::json with_path = example_config().to_json();
+  with_path["path"] = "mma_sync";
+  EXPECT_EQ(AttentionConfig::from_json(with_path), example_config());
+}
+
+TEST(AttentionConfig, WgmmaKeysHaveTheirOwnCanonicalSpelling) {
+  AttentionConfig config = wgmma_example();
+  EXPECT_EQ(config.key(), "wgmma-m128n176s2-ov-pp-evl-sawtooth-static-groups8");
+  EXPECT_EQ(AttentionConfig::from_key(config.key()), config);
+  config.overlap = config.pingpong = false;
+  config.kv_cache_hint = KvCacheHint::none;
+  config.block_m = 192;
+  config.warps = 16;
+  config.persistence = Persistence::grid;
+  config.swizzle = TileSwizzle::head_major;
+  config.head_group = 1;
+  config.planted_fault = true;
+  EXPECT_EQ(config.key(), "wgmma-m192n176s2-sawtooth-grid-head_major-fault");
+  EXPECT_EQ(AttentionConfig::from_key(config.key()), config);
+  for (const char* bad :
+       {"wgmma", "wgmma-m128n176s2", "wgmma-m128n176w12s2-cyclic-grid-head_major",
+        "wgmma-m128n176s2-pp-ov-cyclic-grid-head_major",
+        "wgmma-m128n176s2-ov-ov-cyclic-grid-head_major",
+        "wgmma-m128n176s2-xx-cyclic-grid-head_major", "m128n176s2-ov-cyclic-grid-head_major",
+        "wgmma-wgmma-m128n176s2-cyclic-grid-head_major"}) {
+    EXPECT_FALSE(AttentionConfig::from_key(bad).has_value()) << bad;
+  }
+}
+
+TEST(AttentionConfig, WgmmaJsonRoundTripsAndNamesItsKnobs) {
+  const nlohmann::json json = wgmma_example().to_json();
+  EXPECT_EQ(json.at("path"), "wgmma");
+  EXPECT_EQ(json.at("overlap"), true);
+  EXPECT_EQ(json.at("pingpong"), true);
+  EXPECT_EQ(json.at("kv_cache_hint"), "evict_last");
+  EXPECT_EQ(AttentionConfig::from_json(json), wgmma_example());
+  nlohmann::json bad = json;
+  bad["path"] = "tcgen05";
+  expect_usage_error(bad, "mma_sync, wgmma");
+  bad = json;
+  bad.erase("pingpong");
+  expect_usage_error(bad, "\"pingpong\" must be true or false (got nothing)");
+  bad = json;
+  bad["kv_cache_hint"] = "evict_first";
+  expect_usage_error(bad, "none, evict_last");
+}
+
 TEST(AttentionConfig, FromJsonRejectsMissingAndWrongFields) {
   const nlohmann::json good = example_config().to_json();
   for (const char* field :

@@ -4,6 +4,8 @@
 
 #include <map>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "generator/resource_model.hpp"
 #include "swr/usage_error.hpp"
@@ -12,6 +14,10 @@ namespace swr {
 namespace {
 
 constexpr std::size_t kEnumeratedCount = 5 * 3 * 2 * 3 * 3;  // tiles x stages x order x ...
+// wgmma (sm_90a targets only): 6 consumer modes x 4 block_n x 2 stages on the default schedule,
+// and on 2 base tiles every schedule (2 orders x 2 persistences x 3 swizzles x 2 hints) but the
+// default one.
+constexpr std::size_t kWgmmaEnumeratedCount = 6 * 4 * 2 + 2 * (2 * 2 * 3 * 2 - 1);
 
 GpuProfile profile(const char* name) {
   return find_gpu_profile(name).value();
@@ -19,6 +25,18 @@ GpuProfile profile(const char* name) {
 
 AttentionProblem big_problem(int head_dim = 128) {
   return {.batch = 4, .heads = 8, .seq_q = 16384, .seq_kv = 16384, .head_dim = head_dim};
+}
+
+// The mma_sync variants (the tests written before the wgmma path keep their meaning on them).
+std::vector<AttentionConfig> mma_sync_only(std::vector<AttentionConfig> configs) {
+  std::erase_if(configs, [](const AttentionConfig& config) { return config.is_wgmma(); });
+  return configs;
+}
+
+AttentionSpace mma_sync_only(AttentionSpace space) {
+  space.configs = mma_sync_only(std::move(space.configs));
+  std::erase_if(space.pruned, [](const PrunedConfig& pruned) { return pruned.config.is_wgmma(); });
+  return space;
 }
 
 std::size_t count_reason(const AttentionSpace& space, const std::string& fragment) {
@@ -50,17 +68,17 @@ TEST(AttentionSpace, HeadGroupFittingL2) {
 }
 
 TEST(AttentionSpace, EnumerationCoversEveryKnobInAStableOrder) {
-  const auto configs = enumerate_attention_configs(big_problem(), profile("h200"));
+  const auto configs = mma_sync_only(enumerate_attention_configs(big_problem(), profile("h200")));
   ASSERT_EQ(configs.size(), kEnumeratedCount);
   EXPECT_EQ(configs.front().key(), "m64n64w4s1-cyclic-grid-head_major");
   EXPECT_EQ(configs[2].key(), "m64n64w4s1-cyclic-grid-groups3");
   EXPECT_EQ(configs.back().key(), "m64n128w4s3-sawtooth-dynamic-groups3");
-  EXPECT_EQ(configs, enumerate_attention_configs(big_problem(), profile("h200")));
+  EXPECT_EQ(configs, mma_sync_only(enumerate_attention_configs(big_problem(), profile("h200"))));
 }
 
 TEST(AttentionSpace, BigProblemOnH200KeepsEverything) {
   // Every tile and stage count fits 227 KiB at D=128, the largest (128,128,8,s3) at 229376 B.
-  const AttentionSpace space = build_attention_space(big_problem(), profile("h200"));
+  const AttentionSpace space = mma_sync_only(build_attention_space(big_problem(), profile("h200")));
   EXPECT_EQ(space.configs.size(), kEnumeratedCount);
   EXPECT_TRUE(space.pruned.empty());
   std::set<int> block_m, block_n, warps, stages, head_groups;
@@ -107,7 +125,7 @@ TEST(AttentionSpace, Gb10DropsWhatExceeds99KiB) {
 TEST(AttentionSpace, OneHeadKeepsOnlyHeadMajor) {
   const AttentionProblem problem = {
       .batch = 1, .heads = 1, .seq_q = 16384, .seq_kv = 16384, .head_dim = 64};
-  const AttentionSpace space = build_attention_space(problem, profile("h200"));
+  const AttentionSpace space = mma_sync_only(build_attention_space(problem, profile("h200")));
   EXPECT_EQ(space.configs.size(), kEnumeratedCount / 3);
   for (const AttentionConfig& config : space.configs) {
     EXPECT_EQ(config.swizzle, TileSwizzle::head_major);
@@ -120,7 +138,7 @@ TEST(AttentionSpace, DegenerateHeadGroupsArePruned) {
   // One head's K/V (64 MiB) is larger than the usable L2: a group of 1 is head_major.
   const AttentionProblem huge = {
       .batch = 8, .heads = 1, .seq_q = 131072, .seq_kv = 131072, .head_dim = 128};
-  const AttentionSpace space = build_attention_space(huge, profile("h200"));
+  const AttentionSpace space = mma_sync_only(build_attention_space(huge, profile("h200")));
   for (const AttentionConfig& config : space.configs) {
     EXPECT_NE(config.swizzle, TileSwizzle::head_groups);
   }
@@ -128,14 +146,15 @@ TEST(AttentionSpace, DegenerateHeadGroupsArePruned) {
   // All 32 pairs fit at once: a single group is heads_interleaved.
   const AttentionProblem short_kv = {
       .batch = 4, .heads = 8, .seq_q = 4096, .seq_kv = 1024, .head_dim = 64};
-  const AttentionSpace short_space = build_attention_space(short_kv, profile("h200"));
+  const AttentionSpace short_space =
+      mma_sync_only(build_attention_space(short_kv, profile("h200")));
   EXPECT_EQ(count_reason(short_space, "covers all 32 (batch, head) pairs"), kEnumeratedCount / 3);
 }
 
 TEST(AttentionSpace, TilesLargerThanTheSequenceArePruned) {
   const AttentionProblem problem = {
       .batch = 2, .heads = 4, .seq_q = 20, .seq_kv = 4096, .head_dim = 64};
-  const AttentionSpace space = build_attention_space(problem, profile("h200"));
+  const AttentionSpace space = mma_sync_only(build_attention_space(problem, profile("h200")));
   for (const AttentionConfig& config : space.configs) EXPECT_EQ(config.block_m, 64);
   // Three of the five tiles have block_m 128.
   EXPECT_EQ(count_reason(space, "block_m 128 is larger than twice seq_q 20"),
@@ -143,7 +162,8 @@ TEST(AttentionSpace, TilesLargerThanTheSequenceArePruned) {
   // seq_q 33 -> 66 rounds up to 128: the 128-row tiles stay.
   AttentionProblem longer = problem;
   longer.seq_q = 33;
-  EXPECT_EQ(count_reason(build_attention_space(longer, profile("h200")), "block_m"), 0u);
+  EXPECT_EQ(count_reason(mma_sync_only(build_attention_space(longer, profile("h200"))), "block_m"),
+            0u);
 }
 
 TEST(AttentionSpace, EveryDropHasAReasonAndNothingIsLost) {
@@ -152,17 +172,80 @@ TEST(AttentionSpace, EveryDropHasAReasonAndNothingIsLost) {
       const AttentionProblem problem = {
           .batch = 2, .heads = 3, .seq_q = seq, .seq_kv = seq, .head_dim = 128};
       const AttentionSpace space = build_attention_space(problem, gpu);
-      EXPECT_EQ(space.configs.size() + space.pruned.size(), kEnumeratedCount);
+      EXPECT_EQ(
+          space.configs.size() + space.pruned.size(),
+          kEnumeratedCount + (supports(gpu, InstructionPath::wgmma) ? kWgmmaEnumeratedCount : 0));
       for (const PrunedConfig& pruned : space.pruned) EXPECT_FALSE(pruned.reason.empty());
       EXPECT_FALSE(space.configs.empty()) << gpu.name << " seq " << seq;
     }
   }
 }
 
+TEST(AttentionSpace, WgmmaVariantsOnlyForSm90a) {
+  for (const GpuProfile& gpu : builtin_gpu_profiles()) {
+    std::size_t wgmma = 0;
+    for (const AttentionConfig& config : enumerate_attention_configs(big_problem(), gpu)) {
+      wgmma += config.is_wgmma();
+    }
+    EXPECT_EQ(wgmma, supports(gpu, InstructionPath::wgmma) ? kWgmmaEnumeratedCount : 0u)
+        << gpu.name;
+  }
+  EXPECT_TRUE(supports(profile("h100"), InstructionPath::wgmma));
+  EXPECT_FALSE(supports(profile("gb10"), InstructionPath::wgmma));
+}
+
+TEST(AttentionSpace, WgmmaSpaceCoversTheKernelsKnobsAndNothingItLacks) {
+  std::set<std::string> seen;
+  for (int head_dim : {64, 128}) {
+    const AttentionSpace space = build_attention_space(big_problem(head_dim), profile("h200"));
+    for (const AttentionConfig& c : space.configs) {
+      if (!c.is_wgmma()) continue;
+      EXPECT_NE(c.persistence, Persistence::dynamic) << c.key();
+      EXPECT_TRUE(!c.pingpong || c.consumer_warpgroups() == 2) << c.key();
+      EXPECT_EQ(c.warps, 4 * (1 + c.consumer_warpgroups())) << c.key();
+      EXPECT_LE(attention_dynamic_shared_bytes(big_problem(head_dim), c), 232448) << c.key();
+      EXPECT_LE(estimate_wgmma_consumer_registers(big_problem(head_dim), c),
+                wgmma_consumer_registers(c))
+          << c.key();
+      seen.insert("wg" + std::to_string(c.consumer_warpgroups()));
+      seen.insert("n" + std::to_string(c.block_n));
+      seen.insert("s" + std::to_string(c.stages));
+      seen.insert(c.overlap ? "ov" : "no-ov");
+      seen.insert(c.pingpong ? "pp" : "no-pp");
+      seen.insert(std::string(to_string(c.kv_cache_hint)));
+      seen.insert(std::string(to_string(c.order)));
+      seen.insert(std::string(to_string(c.persistence)));
+      seen.insert(std::string(to_string(c.swizzle)));
+    }
+  }
+  const std::set<std::string> every_value = {
+      "wg2",        "wg3",    "n128",     "n160",       "n176",
+      "n192",       "s2",     "s3",       "ov",         "no-ov",
+      "pp",         "no-pp",  "none",     "evict_last", "grid",
+      "static",     "cyclic", "sawtooth", "head_major", "heads_interleaved",
+      "head_groups"};
+  EXPECT_EQ(seen, every_value);
+}
+
+TEST(AttentionSpace, WgmmaPrunesByRegistersAndSharedMemoryAtD128) {
+  // D=128: 3 consumer warpgroups hold O (64) + S (block_n / 2) + 24 in 160 registers only for
+  // block_n 128; 3 stages fit 227 KiB only with block_n 128 and 2 warpgroups.
+  const AttentionSpace space = build_attention_space(big_problem(128), profile("h200"));
+  std::size_t kept = 0;
+  for (const AttentionConfig& c : space.configs) kept += c.is_wgmma();
+  EXPECT_EQ(kept, kWgmmaEnumeratedCount - 26);
+  EXPECT_EQ(count_reason(space, "setmaxnreg gives 160 with 3 consumer warpgroups"), 12u);
+  // (192 + 2 * 3 * 128) * 256 + 1024 + 256 and (128 + 2 * 3 * 160) * 256 + 1280.
+  EXPECT_EQ(count_reason(space, "needs 247040 B of shared memory per CTA"), 2u);
+  EXPECT_EQ(count_reason(space, "needs 279808 B of shared memory per CTA"), 4u);
+  const AttentionSpace d64 = build_attention_space(big_problem(64), profile("h200"));
+  for (const PrunedConfig& pruned : d64.pruned) EXPECT_FALSE(pruned.config.is_wgmma());
+}
+
 TEST(AttentionSpace, InvalidProblemIsAUsageError) {
   AttentionProblem problem = big_problem();
   problem.head_dim = 80;
-  EXPECT_THROW(build_attention_space(problem, profile("h200")), UsageError);
+  EXPECT_THROW(mma_sync_only(build_attention_space(problem, profile("h200"))), UsageError);
 }
 
 }  // namespace

@@ -128,3 +128,67 @@ TEST(ResourceModel, RegisterCeiling) {
 
 }  // namespace
 }  // namespace swr
+
+namespace swr {
+namespace {
+
+AttentionConfig wgmma_tile(int consumer_warpgroups, int block_n, int stages) {
+  AttentionConfig config = tile(64 * consumer_warpgroups, block_n,
+                                AttentionConfig::wgmma_warps(64 * consumer_warpgroups), stages);
+  config.path = InstructionPath::wgmma;
+  return config;
+}
+
+TEST(ResourceModel, WgmmaSharedMemoryFormula) {
+  // (BlockM + 2 Stages BlockN) D 2 + 1024 + 256: the README's 165120 and 214272.
+  EXPECT_EQ(attention_dynamic_shared_bytes(problem_with_head_dim(128), wgmma_tile(2, 128, 2)),
+            165120);
+  EXPECT_EQ(attention_dynamic_shared_bytes(problem_with_head_dim(128), wgmma_tile(2, 176, 2)),
+            214272);
+}
+
+TEST(ResourceModel, WgmmaOneCtaPerSmWithTheEntryCap) {
+  const ResourceUse two =
+      attention_resource_use(problem_with_head_dim(128), wgmma_tile(2, 128, 2), gpu("h200"));
+  EXPECT_EQ(two.does_not_fit, "");
+  EXPECT_EQ(two.threads_per_block, 384);
+  EXPECT_EQ(two.estimated_registers, 168);
+  EXPECT_EQ(two.blocks_per_sm, 1);
+  const ResourceUse three =
+      attention_resource_use(problem_with_head_dim(64), wgmma_tile(3, 192, 2), gpu("h200"));
+  EXPECT_EQ(three.does_not_fit, "");
+  EXPECT_EQ(three.threads_per_block, 512);
+  EXPECT_EQ(three.estimated_registers, 128);
+}
+
+TEST(ResourceModel, WgmmaRules) {
+  const AttentionProblem d128 = problem_with_head_dim(128);
+  EXPECT_EQ(attention_resource_use(d128, wgmma_tile(2, 128, 2), gpu("gb10")).does_not_fit,
+            "wgmma variants need sm_90a (H100/H200); gb10 is sm_121");
+  EXPECT_EQ(attention_resource_use(d128, wgmma_tile(3, 160, 2), gpu("h200")).does_not_fit,
+            "a consumer thread needs an estimated 168 registers, setmaxnreg gives 160 with 3 "
+            "consumer warpgroups");
+  AttentionConfig pingpong3 = wgmma_tile(3, 128, 2);
+  pingpong3.pingpong = true;
+  EXPECT_EQ(attention_resource_use(d128, pingpong3, gpu("h200")).does_not_fit,
+            "pingpong orders exactly two consumer warpgroups (block_m 128), not 3");
+  AttentionConfig dynamic = wgmma_tile(2, 128, 2);
+  dynamic.persistence = Persistence::dynamic;
+  EXPECT_EQ(attention_resource_use(d128, dynamic, gpu("h200")).does_not_fit,
+            "dynamic persistence is not implemented on the wgmma path (grid or static)");
+  AttentionConfig wrong_warps = wgmma_tile(2, 128, 2);
+  wrong_warps.warps = 8;
+  EXPECT_EQ(attention_resource_use(d128, wrong_warps, gpu("h200")).does_not_fit,
+            "warps 8 must be 12 (a producer warpgroup and one consumer warpgroup per 64 rows)");
+  EXPECT_EQ(attention_resource_use(d128, wgmma_tile(4, 128, 2), gpu("h200")).does_not_fit,
+            "block_m 256 must be 128 or 192 (2 or 3 consumer warpgroups of 64 rows)");
+  EXPECT_EQ(attention_resource_use(d128, wgmma_tile(2, 136, 2), gpu("h200")).does_not_fit,
+            "block_n 136 must be a multiple of 16 up to 256");
+  EXPECT_EQ(attention_resource_use(d128, wgmma_tile(2, 128, 5), gpu("h200")).does_not_fit,
+            "stages 5 must be 1 to 4");
+  EXPECT_EQ(attention_resource_use(d128, wgmma_tile(2, 192, 3), gpu("h200")).does_not_fit,
+            "needs 328960 B of shared memory per CTA, h200 allows 232448");
+}
+
+}  // namespace
+}  // namespace swr

@@ -18,6 +18,7 @@
 #include "swr/attention_config.hpp"
 #include "swr/sixteen_bit.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
+#include "tests/gpu/random_sixteen_bit.hpp"
 #include "tuner/gpu_detection.hpp"
 #include "tuner/reference_attention.hpp"
 
@@ -107,12 +108,7 @@ struct DeviceBuffer {
   ~DeviceBuffer() { driver.cuMemFree(pointer); }
 };
 
-std::vector<std::uint16_t> random_elements(DataType type, std::size_t count, std::mt19937& rng) {
-  std::uniform_real_distribution<float> uniform(-1.f, 1.f);
-  std::vector<std::uint16_t> values(count);
-  for (auto& v : values) v = float_to_element(type, uniform(rng));
-  return values;
-}
+using gpu_test::random_elements;
 
 TEST_P(AttentionKernelOnGpu, MatchesReference) {
   const KernelCase& c = GetParam();

@@ -125,6 +125,34 @@ TEST(PredictSpace, WholeSpaceWithTwinsSideBySide) {
   EXPECT_FALSE(json.at("predictions").back().at("runnable").get<bool>());
 }
 
+TEST(PredictSpace, WgmmaVariantsReplayTheSameSchedule) {
+  // A wgmma variant walks the tiles the mma_sync one with the same tile, wave and schedule walks:
+  // the model sees the same misses; ov/pp/evl are invisible to it (and so is EVICT_LAST's effect).
+  // D=128: the mma_sync tile needs 160 KiB, so it too runs one CTA per SM (the same wave).
+  const GpuProfile h200 = testing::builtin("h200");
+  const AttentionProblem problem = attention_problem(8, 1, 16384, 128, false);
+  std::vector<AttentionConfig> configs;
+  for (KvOrder order : {KvOrder::cyclic, KvOrder::sawtooth}) {
+    AttentionConfig mma = attention_config(128, 128, 8, order, Persistence::grid);
+    AttentionConfig wgmma = mma;
+    wgmma.path = InstructionPath::wgmma;
+    wgmma.warps = AttentionConfig::wgmma_warps(128);
+    wgmma.overlap = wgmma.pingpong = true;
+    wgmma.kv_cache_hint = KvCacheHint::evict_last;
+    configs.push_back(mma);
+    configs.push_back(wgmma);
+  }
+  const std::vector<ModelPrediction> predictions = predict_space(problem, h200, configs, {}, 2);
+  ASSERT_EQ(predictions.size(), 4u);
+  for (const ModelPrediction& prediction : predictions) {
+    ASSERT_TRUE(prediction.runnable) << prediction.note;
+    EXPECT_EQ(prediction.wave_size, h200.sm_count) << prediction.config_key;  // one CTA per SM
+  }
+  EXPECT_EQ(predictions[1].misses, predictions[0].misses);
+  EXPECT_EQ(predictions[3].misses, predictions[2].misses);
+  EXPECT_EQ(pair_twins(predictions).size(), 2u);  // wgmma twins pair with each other
+}
+
 TEST(PredictSpace, PrefersTheTwinWithFewerMissesWhenTimesTie) {
   const GpuProfile gb10 = testing::builtin("gb10");
   const AttentionProblem problem = attention_problem(8, 1, 131072, 64, false);

@@ -1,0 +1,174 @@
+// Every knob value of the sm_90a wgmma attention path (the covering set CI compiles,
+// tests/generator/wgmma_variants.hpp), launched through the runtime launcher on odd shapes with a
+// poisoned output and checked against the double-precision reference; the tensor-map cache and
+// the refusals before launch. Skips where the device is not sm_90a.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "driver/cuda_driver.hpp"
+#include "driver/device_context.hpp"
+#include "driver/device_resources.hpp"
+#include "generator/kernel_source.hpp"
+#include "generator/parallel_compiler.hpp"
+#include "runtime/attention_launcher.hpp"
+#include "swr/runtime_options.hpp"
+#include "swr/sixteen_bit.hpp"
+#include "tests/generator/wgmma_variants.hpp"
+#include "tests/gpu/gpu_test_support.hpp"
+#include "tests/gpu/random_sixteen_bit.hpp"
+#include "tuner/gpu_detection.hpp"
+#include "tuner/reference_attention.hpp"
+
+namespace swr {
+namespace {
+
+using testing::Variant;
+using testing::wgmma_variants;
+
+using Buffer = DeviceAllocation;
+
+using gpu_test::random_elements;
+
+class WgmmaOnGpu : public ::testing::TestWithParam<int> {
+ protected:
+  void SetUp() override {
+    SWR_REQUIRE_GPU();
+    const auto gpu = detect_present_gpu();
+    ASSERT_TRUE(gpu.has_value());
+    if (std::string why = instruction_path_problem(*gpu, InstructionPath::wgmma); !why.empty()) {
+      GTEST_SKIP() << why;
+    }
+    gpu_ = *gpu;
+  }
+  GpuProfile gpu_;
+};
+
+// All variants compiled once, in parallel (the device machine has the cores).
+const CompiledKernel& compiled(const Variant& variant, const std::string& arch) {
+  static std::mutex mutex;
+  static std::map<std::string, CompiledKernel> kernels;
+  std::lock_guard lock(mutex);
+  if (kernels.empty()) {
+    std::vector<CompileJob> jobs;
+    for (const Variant& v : wgmma_variants()) jobs.push_back({v.problem, v.config, arch});
+    const NvrtcCompiler compiler;
+    compile_in_parallel(
+        compiler, nullptr, jobs,
+        static_cast<int>(std::max(1u, std::thread::hardware_concurrency())),
+        [&](const CompileResult& result) { kernels[result.source.name] = result.kernel; });
+  }
+  return kernels.at(render_attention_kernel(variant.problem, variant.config).name);
+}
+
+TEST_P(WgmmaOnGpu, MatchesReferenceThroughTheLauncher) {
+  const Variant variant = wgmma_variants().at(static_cast<std::size_t>(GetParam()));
+  const CudaDriver& driver = CudaDriver::get();
+  DeviceContext context;
+  const CompiledKernel& kernel = compiled(variant, gpu_.arch);
+  ASSERT_TRUE(kernel.ok) << kernel.log;
+  EXPECT_EQ(kernel.spill_bytes, 0);
+  const KernelSource source = render_attention_kernel(variant.problem, variant.config);
+  AttentionKernelModule module(driver, kernel.cubin, variant.config, source.dynamic_shared_bytes,
+                               gpu_.sm_count);
+
+  const int d = variant.problem.head_dim;
+  const DataType dtype = variant.problem.dtype;
+  const bool causal = variant.problem.causal;
+  // Odd lengths (masked tails), S_q != S_kv both ways, B > 1, H > 1.
+  const AttentionProblem shapes[] = {{2, 3, 333, 301, d, dtype, causal},
+                                     {1, 2, 257, 511, d, dtype, causal},
+                                     {2, 1, 1000, 1000, d, dtype, causal}};
+  // SWR_WGMMA_FIRST_SHAPE_ONLY=1: the first shape only (compute-sanitizer runs, ~100x slower).
+  const char* first_only = std::getenv("SWR_WGMMA_FIRST_SHAPE_ONLY");
+  const std::size_t shape_count = first_only && std::string(first_only) == "1" ? 1 : 3;
+  std::mt19937 rng(std::random_device{}());
+  for (std::size_t shape = 0; shape < shape_count; ++shape) {
+    const AttentionProblem& problem = shapes[shape];
+    for (int persistent_ctas : {0, 3}) {
+      if (persistent_ctas && variant.config.persistence == Persistence::grid) continue;
+      const std::size_t q_count = static_cast<std::size_t>(problem.batch) * problem.heads *
+                                  problem.seq_q * problem.head_dim;
+      const std::size_t kv_count = static_cast<std::size_t>(problem.batch) * problem.heads *
+                                   problem.seq_kv * problem.head_dim;
+      const auto q = random_elements(dtype, q_count, rng);
+      const auto k = random_elements(dtype, kv_count, rng);
+      const auto v = random_elements(dtype, kv_count, rng);
+      Buffer dq(driver, q_count * 2), dk(driver, kv_count * 2), dv(driver, kv_count * 2),
+          dout(driver, q_count * 2), counter(driver, sizeof(int));
+      SWR_CU(driver, cuMemcpyHtoD(dq.pointer(), q.data(), q_count * 2));
+      SWR_CU(driver, cuMemcpyHtoD(dk.pointer(), k.data(), kv_count * 2));
+      SWR_CU(driver, cuMemcpyHtoD(dv.pointer(), v.data(), kv_count * 2));
+      SWR_CU(driver, cuMemsetD8Async(dout.pointer(), 0xff, q_count * 2, nullptr));  // NaN poison
+      module.launch(problem,
+                    {dq.pointer(), dk.pointer(), dv.pointer(), dout.pointer(), counter.pointer()},
+                    nullptr, persistent_ctas);
+      SWR_CU(driver, cuStreamSynchronize(nullptr));
+      std::vector<std::uint16_t> out(q_count);
+      SWR_CU(driver, cuMemcpyDtoH(out.data(), dout.pointer(), q_count * 2));
+      const OutputComparison result =
+          compare_with_reference(problem, out, reference_attention(problem, q, k, v));
+      EXPECT_TRUE(result.passes(relative_error_tolerance(dtype)))
+          << variant.config.key() << " " << problem.key() << " persistent_ctas " << persistent_ctas
+          << ": relative error " << result.relative_error << ", non-finite " << result.non_finite;
+    }
+  }
+}
+
+std::string case_name(const ::testing::TestParamInfo<int>& info) {
+  const Variant variant = wgmma_variants().at(static_cast<std::size_t>(info.param));
+  std::string name = variant.config.key() + "_d" + std::to_string(variant.problem.head_dim) + "_" +
+                     std::string(to_string(variant.problem.dtype)) +
+                     (variant.problem.causal ? "_causal" : "");
+  for (char& c : name)
+    if (!isalnum(static_cast<unsigned char>(c))) c = '_';
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryKnob, WgmmaOnGpu,
+                         ::testing::Range(0, static_cast<int>(wgmma_variants().size())), case_name);
+
+class WgmmaLaunch : public WgmmaOnGpu {};
+
+TEST_F(WgmmaLaunch, MapsAreEncodedOnceAndRetargetedAndBadBasesRefused) {
+  const Variant variant = wgmma_variants().front();
+  const CudaDriver& driver = CudaDriver::get();
+  DeviceContext context;
+  const CompiledKernel& kernel = compiled(variant, gpu_.arch);
+  ASSERT_TRUE(kernel.ok) << kernel.log;
+  const KernelSource source = render_attention_kernel(variant.problem, variant.config);
+  AttentionKernelModule module(driver, kernel.cubin, variant.config, source.dynamic_shared_bytes,
+                               gpu_.sm_count);
+  const AttentionProblem problem{1,    2, 300, 300, variant.problem.head_dim, variant.problem.dtype,
+                                 false};
+  const std::size_t bytes = static_cast<std::size_t>(2) * 300 * problem.head_dim * 2 + 256;
+  Buffer a(driver, bytes), b(driver, bytes), c(driver, bytes), o(driver, bytes);
+  SWR_CU(driver, cuMemsetD8Async(a.pointer(), 0, bytes, nullptr));
+  for (int i = 0; i < 3; ++i)
+    module.launch(problem, {a.pointer(), a.pointer(), a.pointer(), o.pointer(), 0}, nullptr);
+  EXPECT_EQ(module.tensor_map_encodings(), 1);
+  module.launch(problem, {b.pointer(), c.pointer(), a.pointer(), o.pointer(), 0}, nullptr);
+  EXPECT_EQ(module.tensor_map_encodings(), 1);  // retargeted
+  AttentionProblem longer = problem;
+  longer.seq_kv = 200;
+  module.launch(longer, {b.pointer(), c.pointer(), a.pointer(), o.pointer(), 0}, nullptr);
+  EXPECT_EQ(module.tensor_map_encodings(), 2);
+  SWR_CU(driver, cuStreamSynchronize(nullptr));
+  try {
+    module.launch(problem, {a.pointer() + 2, b.pointer(), c.pointer(), o.pointer(), 0}, nullptr);
+    ADD_FAILURE() << "a misaligned Q was launched";
+  } catch (const KernelRefused& refused) {
+    EXPECT_NE(std::string(refused.what()).find("Q: base address"), std::string::npos)
+        << refused.what();
+    EXPECT_NE(std::string(refused.what()).find("is not 16-byte aligned"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace swr
