@@ -70,6 +70,10 @@ ImportSource read_import_source(const std::filesystem::path& path,
     source.measurements = export_measurements(load_export(path).manifest);
     return source;
   }
+  // SQLite would wait forever on a named pipe and read a device without end.
+  if (const std::string why = why_not_regular_file(path); !why.empty()) {
+    throw UsageError("bad import source '" + path.string() + "': " + why);
+  }
   source.kind = "results database";
   source.measurements = database_measurements(path, &source.other_families);
   return source;
