@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "generator/sha256.hpp"
+#include "runtime/regular_file.hpp"
 #include "support/files.hpp"
 #include "swr/usage_error.hpp"
 

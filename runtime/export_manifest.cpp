@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "runtime/manifest_entries.hpp"
-#include "support/files.hpp"
+#include "runtime/regular_file.hpp"
 #include "swr/usage_error.hpp"
 
 namespace swr {

@@ -6,6 +6,7 @@
 #include "db/results_database.hpp"
 #include "db/schema_migrations.hpp"
 #include "runtime/export_directory.hpp"
+#include "runtime/regular_file.hpp"
 #include "support/files.hpp"
 #include "swr/usage_error.hpp"
 

@@ -4,7 +4,6 @@
 
 #include <cstddef>
 #include <filesystem>
-#include <string>
 #include <string_view>
 
 namespace swr {
@@ -29,15 +28,5 @@ class TemporaryDirectory {
 // system): a reader sees the old file or the whole new one. Throws std::runtime_error when it
 // cannot write (the temporary is removed), std::filesystem::filesystem_error when the rename fails.
 void write_atomically(const std::filesystem::path& path, const char* data, std::size_t size);
-
-// The bytes of `path`, which must be a regular file (after links) of at most `max_bytes`. A named
-// pipe, a device (e.g. a link to /dev/zero), a directory or a bigger file is refused with a
-// UsageError naming the file, before any byte is read: such a file would hang the reader or
-// exhaust its memory. `what` names the file's role in the message ("manifest", "cubin").
-std::string read_regular_file(const std::filesystem::path& path, std::size_t max_bytes,
-                              std::string_view what);
-
-// A regular file (after links)? "" if so, else why not ("a named pipe", "a device", ...).
-std::string why_not_regular_file(const std::filesystem::path& path);
 
 }  // namespace swr
