@@ -5,6 +5,7 @@
 
 #include <SQLiteCpp/Database.h>
 
+#include "db/database_file.hpp"
 #include "db/database_location.hpp"
 #include "db/results_database.hpp"
 #include "report/bench_results.hpp"
@@ -27,8 +28,8 @@ class ImportedDatabase {
     if (base) db::ResultsDatabase(*base, db::OpenMode::read_only);  // refuses a foreign file
     const std::filesystem::path copy = directory_.path() / "imported.db";
     if (base) {
-      SQLite::Database(base->string(), SQLite::OPEN_READONLY)
-          .backup(copy.c_str(), SQLite::Database::Save);
+      db::open_database_for_reading(*base, db::ResultsDatabase::kBusyTimeoutMs)
+          ->backup(copy.c_str(), SQLite::Database::Save);
     }
     database_.emplace(copy);
     const std::vector<std::filesystem::path> paths(files.begin(), files.end());

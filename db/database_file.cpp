@@ -4,6 +4,7 @@
 #include <sqlite3.h>
 
 #include <array>
+#include <cctype>
 #include <cstring>
 #include <fstream>
 #include <system_error>
@@ -41,6 +42,16 @@ UsageError schema_too_old_to_read(const std::filesystem::path& path, int version
                     ": open it once for writing (e.g. run a tune) to upgrade it");
 }
 
+UsageError stale_journal(const std::filesystem::path& path) {
+  return UsageError(path.string() +
+                    "-journal is a rollback journal left by a process killed while "
+                    "writing " +
+                    path.string() +
+                    ": run any command that writes the database "
+                    "(e.g. swr-tune import) as a user who may write its directory, which rolls "
+                    "the unfinished transaction back");
+}
+
 UsageError no_database(const std::filesystem::path& path) {
   return UsageError("no results database at " + path.string() +
                     " (nothing tuned there yet; pass --db or set SWR_DB)");
@@ -48,6 +59,53 @@ UsageError no_database(const std::filesystem::path& path) {
 namespace {
 
 constexpr char kSqliteHeader[16] = "SQLite format 3";  // 15 characters and the terminating NUL
+
+constexpr int kCheckBusyTimeoutMs = 10'000;
+
+std::filesystem::path sidecar(const std::filesystem::path& path, const char* suffix) {
+  return std::filesystem::path(path.string() + suffix);
+}
+
+// A non-empty rollback journal: a transaction that did not finish (an empty one is harmless).
+bool has_journal(const std::filesystem::path& path) {
+  std::error_code error;
+  const auto size = std::filesystem::file_size(sidecar(path, "-journal"), error);
+  return !error && size > 0;
+}
+
+// Opening for writing lets SQLite roll the unfinished transaction back; without write access it
+// cannot, and the user is told what the journal is instead of "readonly database".
+void roll_back_journal(const std::filesystem::path& path) {
+  try {
+    SQLite::Database database(path, SQLite::OPEN_READWRITE, kCheckBusyTimeoutMs);
+    database.execAndGet("PRAGMA schema_version");
+  } catch (const SQLite::Exception& error) {
+    const int code = error.getErrorCode() & 0xff;
+    if (code == SQLITE_READONLY || code == SQLITE_CANTOPEN || code == SQLITE_PERM) {
+      throw stale_journal(path);
+    }
+    throw;
+  }
+}
+
+// An absolute file: URI, every byte other than unreserved ones and '/' percent-encoded (a path
+// may hold '?', '#' or '%').
+std::string file_uri(const std::filesystem::path& path) {
+  const std::string text = std::filesystem::absolute(path).string();
+  std::string uri = "file:";
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (std::isalnum(byte) || c == '/' || c == '-' || c == '.' || c == '_' || c == '~') {
+      uri += c;
+    } else {
+      uri += '%';
+      uri += kHex[byte >> 4];
+      uri += kHex[byte & 0xf];
+    }
+  }
+  return uri;
+}
 
 // Valid header, but the pages behind it are not a database SQLite can read.
 bool is_damage(const SQLite::Exception& error) {
@@ -102,11 +160,30 @@ int require_known_schema(SQLite::Database& database, const std::filesystem::path
 int check_existing_database(const std::filesystem::path& path, int latest) {
   if (inspect_database_file(path) != DatabaseFileState::sqlite) return 0;
   try {
-    SQLite::Database database(path, SQLite::OPEN_READONLY, 10'000);
-    return require_known_schema(database, path, latest);
+    if (has_journal(path)) roll_back_journal(path);
+    SQLite::Database database(path, SQLite::OPEN_READONLY, kCheckBusyTimeoutMs);
+    const int version = require_known_schema(database, path, latest);
+    const std::string verdict = database.execAndGet("PRAGMA quick_check(1)").getString();
+    if (verdict != "ok") throw damaged_sqlite(path, verdict);
+    return version;
   } catch (const SQLite::Exception& error) {
     if (!is_damage(error)) throw;
     throw damaged_sqlite(path, error.what());
+  }
+}
+
+std::unique_ptr<SQLite::Database> open_database_for_reading(const std::filesystem::path& path,
+                                                            int busy_timeout_ms) {
+  if (has_journal(path)) throw stale_journal(path);
+  std::error_code error;
+  const bool writer_may_be_at_work = std::filesystem::exists(sidecar(path, "-wal"), error);
+  const std::string uri = file_uri(path) + (writer_may_be_at_work ? "?mode=ro" : "?immutable=1");
+  try {
+    return std::make_unique<SQLite::Database>(uri, SQLite::OPEN_READONLY | SQLite::OPEN_URI,
+                                              busy_timeout_ms);
+  } catch (const SQLite::Exception& failure) {
+    if (!is_damage(failure)) throw;
+    throw damaged_sqlite(path, failure.what());
   }
 }
 

@@ -6,6 +6,7 @@
 #include <SQLiteCpp/Database.h>
 
 #include <filesystem>
+#include <memory>
 #include <string>
 
 #include "swr/usage_error.hpp"
@@ -37,8 +38,23 @@ DatabaseFileState inspect_database_file(const std::filesystem::path& path);
 // or damaged. Reads only.
 int require_known_schema(SQLite::Database& database, const std::filesystem::path& path, int latest);
 
-// inspect_database_file, then, for an SQLite file, require_known_schema through a read-only
-// connection. Returns the schema version (0 when missing or empty).
+// inspect_database_file, then, for an SQLite file, require_known_schema and SQLite's structural
+// check (PRAGMA quick_check) through a read-only connection: a damaged file is refused with its
+// path and the check's first message, before anything writes to it. A rollback journal left by a
+// killed writer is rolled back first (SQLite's own recovery; a read-only connection cannot).
+// Returns the schema version (0 when missing or empty).
 int check_existing_database(const std::filesystem::path& path, int latest);
+
+// "<path>-journal is a rollback journal left by ...": what it is and how to recover.
+UsageError stale_journal(const std::filesystem::path& path);
+
+// Opens an existing SQLite file for reading without writing anything in its directory, so that
+// read-only directories, files and images work and no -wal/-shm is left behind: SQLite's
+// immutable form when no -wal file is beside it (every commit is in the file itself and no
+// connection has it open in WAL mode), read-only with the usual locks when there is one (a writer
+// may be at work). Refuses a file with a rollback journal beside it (stale_journal): read without
+// it, a half-written transaction would be taken for data.
+std::unique_ptr<SQLite::Database> open_database_for_reading(const std::filesystem::path& path,
+                                                            int busy_timeout_ms);
 
 }  // namespace swr::db

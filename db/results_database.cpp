@@ -57,8 +57,7 @@ std::unique_ptr<SQLite::Database> open_for_writing(const std::filesystem::path& 
 
 std::unique_ptr<SQLite::Database> open_for_reading(const std::filesystem::path& path) {
   if (inspect_database_file(path) != DatabaseFileState::sqlite) throw no_database(path);
-  auto database = std::make_unique<SQLite::Database>(path, SQLite::OPEN_READONLY,
-                                                     ResultsDatabase::kBusyTimeoutMs);
+  auto database = open_database_for_reading(path, ResultsDatabase::kBusyTimeoutMs);
   const int latest = latest_schema_version();
   const int version = require_known_schema(*database, path, latest);
   if (version == 0) throw no_database(path);

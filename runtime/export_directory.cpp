@@ -8,16 +8,20 @@
 #include <stdexcept>
 
 #include "generator/sha256.hpp"
+#include "runtime/regular_file.hpp"
 #include "support/files.hpp"
 #include "swr/usage_error.hpp"
 
 namespace swr {
 namespace {
 
+// A cubin of one kernel is tens to hundreds of KiB: 256 MiB refuses a link to /dev/zero or a
+// stray huge file long before memory runs out.
+constexpr std::size_t kMaxCubinBytes = std::size_t{256} << 20;
+
 std::vector<char> read_bytes(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError("cannot read " + path.string() + ": no such file or no permission");
-  return std::vector<char>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  const std::string bytes = read_regular_file(path, kMaxCubinBytes, "cubin");
+  return std::vector<char>(bytes.begin(), bytes.end());
 }
 
 // A cubin is an ELF file: anything else (a truncated copy, a text file) is refused by name.

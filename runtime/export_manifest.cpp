@@ -6,9 +6,16 @@
 #include <limits>
 
 #include "runtime/manifest_entries.hpp"
+#include "runtime/regular_file.hpp"
 #include "swr/usage_error.hpp"
 
 namespace swr {
+namespace {
+
+// Far above any real export (a few hundred bytes per kernel), far below what would exhaust memory.
+constexpr std::size_t kMaxManifestBytes = std::size_t{64} << 20;
+
+}  // namespace
 
 int required_schema_version(const ExportManifest& manifest) {
   return manifest.gemm_kernels.empty() ? 1 : kManifestGemmVersion;
@@ -76,11 +83,10 @@ ExportManifest manifest_from_json(const nlohmann::json& json, const std::string&
 }
 
 ExportManifest read_manifest_file(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw UsageError("cannot read " + file.string() + ": no such file or no permission");
+  const std::string text = read_regular_file(file, kMaxManifestBytes, "manifest");
   nlohmann::json json;
   try {
-    json = nlohmann::json::parse(in);
+    json = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& error) {
     throw UsageError(file.string() + " is not valid JSON (" + error.what() + ")");
   }

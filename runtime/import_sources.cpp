@@ -2,9 +2,11 @@
 
 #include <SQLiteCpp/Database.h>
 
+#include "db/database_file.hpp"
 #include "db/results_database.hpp"
 #include "db/schema_migrations.hpp"
 #include "runtime/export_directory.hpp"
+#include "runtime/regular_file.hpp"
 #include "support/files.hpp"
 #include "swr/usage_error.hpp"
 
@@ -17,8 +19,8 @@ std::vector<db::PortableMeasurement> database_measurements(const std::filesystem
                                                            std::size_t* skipped) {
   int version = 0;
   try {
-    SQLite::Database raw(path, SQLite::OPEN_READONLY);
-    version = db::read_schema_version(raw);
+    const auto raw = db::open_database_for_reading(path, db::ResultsDatabase::kBusyTimeoutMs);
+    version = db::read_schema_version(*raw);
   } catch (const SQLite::Exception&) {
     // Not SQLite: ResultsDatabase below says so in its own words.
   }
@@ -29,9 +31,9 @@ std::vector<db::PortableMeasurement> database_measurements(const std::filesystem
   // In a directory of its own, removed with the copy's -wal and -shm files whatever happens.
   const TemporaryDirectory directory("swr-import-");
   const std::filesystem::path copy = directory.path() / "migrated.db";
-  SQLite::Database source(path, SQLite::OPEN_READONLY);
-  source.backup(copy.string().c_str(), SQLite::Database::Save);  // includes what is in the WAL
-  const db::ResultsDatabase migrated(copy);                      // read_write: migrates the copy
+  const auto source = db::open_database_for_reading(path, db::ResultsDatabase::kBusyTimeoutMs);
+  source->backup(copy.string().c_str(), SQLite::Database::Save);  // includes what is in the WAL
+  const db::ResultsDatabase migrated(copy);                       // read_write: migrates the copy
   return migrated.portable_measurements(skipped);
 }
 
@@ -68,6 +70,10 @@ ImportSource read_import_source(const std::filesystem::path& path,
     // The cubins are checked too: a damaged export is refused whole.
     source.measurements = export_measurements(load_export(path).manifest);
     return source;
+  }
+  // SQLite would wait forever on a named pipe and read a device without end.
+  if (const std::string why = why_not_regular_file(path); !why.empty()) {
+    throw UsageError("bad import source '" + path.string() + "': " + why);
   }
   source.kind = "results database";
   source.measurements = database_measurements(path, &source.other_families);

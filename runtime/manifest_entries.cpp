@@ -144,11 +144,22 @@ nlohmann::json kernel_json(const ExportedKernel& kernel) {
   return json;
 }
 
+// The launch fields of an attention entry that its problem and config determine, checked as a
+// GEMM entry's are (read_gemm_kernel): the launch opts in to this much shared memory, and less
+// than the kernel's tiles need would fault.
+void require_attention_launch_fields(const JsonFieldReader& kernel,
+                                     const ExportedKernel& exported) {
+  require_equal(kernel, "dynamic_shared_bytes", std::to_string(exported.dynamic_shared_bytes),
+                std::to_string(attention_dynamic_shared_bytes(exported.problem, exported.config)),
+                "the problem's head dim and the config's tiles and stages need");
+}
+
 ExportedKernel read_attention_kernel(const JsonFieldReader& kernel) {
   ExportedKernel exported;
   exported.problem = read_attention_problem(kernel.object("problem"));
   exported.config = read_attention_config(kernel);
   read_kernel_base(kernel, kAttentionEntryName, exported.config.threads(), exported);
+  require_attention_launch_fields(kernel, exported);
   const JsonFieldReader grid = kernel.object("grid");
   require_equal(grid, "rule", grid.text("rule"), grid_rule_name(exported.config.persistence),
                 "the config's persistence makes it");

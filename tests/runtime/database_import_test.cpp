@@ -2,6 +2,7 @@
 // families, and the better measurement decides the best whichever order the files are merged in.
 #include <SQLiteCpp/Database.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <variant>
@@ -162,6 +163,25 @@ TEST_F(DatabaseImportTest, RefusesItselfAndWhatIsNotASource) {
   EXPECT_THROW(read_import_source(directory_.path() / "missing.db", machine_a_.path()), UsageError);
   EXPECT_THROW(read_import_source(directory_.path(), machine_a_.path()),
                UsageError);  // no manifest
+}
+
+TEST_F(DatabaseImportTest, RefusesANamedPipeOrADeviceWithoutWaiting) {
+  const std::filesystem::path pipe = directory_.path() / "results.pipe";
+  ASSERT_EQ(mkfifo(pipe.c_str(), 0600), 0);
+  const std::filesystem::path device = directory_.path() / "zero.db";
+  std::filesystem::create_symlink("/dev/zero", device);
+  for (const auto& [path, expected] :
+       {std::pair{pipe, "a named pipe, not a regular file"}, std::pair{device, "a device"}}) {
+    try {
+      read_import_source(path, machine_a_.path());
+      ADD_FAILURE() << "accepted " << path;
+    } catch (const UsageError& error) {
+      EXPECT_NE(
+          std::string(error.what()).find("bad import source '" + path.string() + "': " + expected),
+          std::string::npos)
+          << error.what();
+    }
+  }
 }
 
 constexpr const char* kGemmGrid = "m128n128k32w2x4s3-grid-swz0";

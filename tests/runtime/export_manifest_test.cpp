@@ -1,6 +1,7 @@
 // manifest.json: the round trip and its schema, and the faulty manifests and cubins that must be
 // refused with the field or file named and nothing loaded.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -168,6 +169,10 @@ INSTANTIATE_TEST_SUITE_P(
                    "kernels[0].block_threads must be an integer"},
         Corruption{"threads_wrong", "/kernels/0/block_threads", 512,
                    "kernels[0].block_threads is \"512\""},
+        Corruption{"shared_bytes_too_few", "/kernels/0/dynamic_shared_bytes", 1,
+                   "kernels[0].dynamic_shared_bytes is \"1\" but the problem's head dim"},
+        Corruption{"shared_bytes_too_many", "/kernels/1/dynamic_shared_bytes", 1 << 30,
+                   "kernels[1].dynamic_shared_bytes is \"1073741824\""},
         Corruption{"unknown_arch", "/kernels/0/arch", "sm_999",
                    "kernels[0].arch names an unknown arch"},
         Corruption{"not_an_arch", "/kernels/1/gpu/arch", "compute_90",
@@ -251,6 +256,36 @@ TEST_F(ExportManifestTest, RefusesTextThatIsNotJson) {
   EXPECT_NE(refusal().find("is not valid JSON"), std::string::npos) << refusal();
   std::filesystem::remove(out_ / "manifest.json");
   EXPECT_NE(refusal().find("cannot read"), std::string::npos) << refusal();
+}
+
+// Files that would hang the reader or exhaust its memory are refused by name before any byte is
+// read: a named pipe in place of the manifest, a cubin linked to /dev/zero, an oversized cubin.
+TEST_F(ExportManifestTest, RefusesPipesDevicesAndOversizedFiles) {
+  const std::filesystem::path manifest = out_ / "manifest.json";
+  const std::filesystem::path saved = directory_.path() / "manifest.saved";
+  std::filesystem::rename(manifest, saved);
+  ASSERT_EQ(mkfifo(manifest.c_str(), 0600), 0);
+  std::string message = refusal();
+  EXPECT_NE(message.find("manifest " + manifest.string() + ": it is a named pipe"),
+            std::string::npos)
+      << message;
+  std::filesystem::remove(manifest);
+  std::filesystem::rename(saved, manifest);
+
+  const std::filesystem::path cubin = out_ / summary_.manifest.kernels.at(0).cubin_file;
+  std::filesystem::remove(cubin);
+  std::filesystem::create_symlink("/dev/zero", cubin);
+  message = refusal();
+  EXPECT_NE(message.find("cubin " + cubin.string() + ": it is a device"), std::string::npos)
+      << message;
+
+  std::filesystem::remove(cubin);
+  std::ofstream(cubin).close();
+  std::filesystem::resize_file(cubin, std::uintmax_t{300} << 20);  // sparse: no disk used
+  message = refusal();
+  EXPECT_NE(message.find("314572800 bytes, more than the 268435456 a cubin may have"),
+            std::string::npos)
+      << message;
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include "swr/tuned_catalog.hpp"
 #include "swr/usage_error.hpp"
+#include "tests/db/as_unprivileged_user.hpp"
 #include "tests/generator/temporary_directory.hpp"
 #include "tests/runtime/runtime_fixtures.hpp"
 
@@ -59,6 +60,28 @@ TEST_F(TunedCatalogTest, AnswersATunedShapeExactly) {
   EXPECT_EQ(kernel.toolkit_version, "13.0");
   EXPECT_GT(kernel.dynamic_shared_bytes, 0);
   EXPECT_FALSE(kernel.measured.measured_at.empty());
+}
+
+// A shared install: the database and its directory belong to someone else and are read-only.
+// The runtime reads it as another user and leaves nothing beside it.
+TEST(TunedCatalogReadOnly, OpensADatabaseInAReadOnlyDirectoryAsAnotherUser) {
+  TemporaryDirectory directory;
+  const std::filesystem::path path = directory.path() / "installed.db";
+  const AttentionProblem shape = attention_shape(8, 1, 57344, 128);
+  { TunedDatabase(path).add(shape, kFitsConfig, 1.0); }
+  namespace fs = std::filesystem;
+  fs::permissions(path, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+  fs::permissions(directory.path(), fs::perms::owner_read | fs::perms::owner_exec |
+                                        fs::perms::group_read | fs::perms::group_exec |
+                                        fs::perms::others_read | fs::perms::others_exec);
+  const std::string failure = swr::testing::run_as_unprivileged_user([&] {
+    const TunedCatalog catalog = TunedCatalog::open(path);
+    const TunedChoice choice = catalog.best("h200", shape);
+    return choice && choice.kernel->config_key == kFitsConfig;
+  });
+  fs::permissions(directory.path(), fs::perms::owner_all, fs::perm_options::add);
+  EXPECT_EQ(failure, "");
+  EXPECT_EQ(std::distance(fs::directory_iterator(directory.path()), fs::directory_iterator()), 1);
 }
 
 TEST_F(TunedCatalogTest, AnswersAnUntunedShapeByTheNearestOnTheSameSideOfTheL2Size) {
