@@ -1,5 +1,5 @@
-"""One attention point: swr's variant as the runtime chose it (launched through the runtime
-library, swr_runtime.py) and each PyTorch SDPA backend on the same inputs, each checked against a
+"""One attention point: swr's variant as the runtime chose it (called through swr.torch, as a user
+calls it: swr_runtime.py) and each PyTorch SDPA backend on the same inputs, each checked against a
 fused reference, then timed together, interleaved, with the same L2 flush (device_timing).
 
 Candidate statuses: ok; missing (this PyTorch has no such backend); unavailable (the backend
@@ -56,7 +56,7 @@ class AttentionBench:
             return self.F.scaled_dot_product_attention(q, k, v, is_causal=causal)
 
     def run(self, point, swr):
-        """swr: {"call": (q, k, v, out) -> a launch through the runtime}, or {"status", "note"}
+        """swr: {"call": (q, k, v) -> a call of swr.torch.attention}, or {"status", "note"}
         when swr does not run this point. Returns {candidate: result}."""
         torch = self.torch
         dtype = torch.float16 if point.dtype == "f16" else torch.bfloat16
@@ -93,10 +93,9 @@ class AttentionBench:
         outputs.clear()
 
         if swr.get("call") is not None:
-            out = torch.full_like(q, float("nan"))
-            call = swr["call"](q, k, v, out)
+            call = swr["call"](q, k, v)
             try:
-                call()
+                out = call()
                 torch.cuda.synchronize()
                 error = relative_error(torch, out, reference) if reference is not None else None
                 if error is not None and not error < TOLERANCE[point.dtype]:

@@ -3,8 +3,8 @@
 
 For each shape the runtime first chooses swr's variant from a catalog (a results database or an
 export directory: "exact" for a tuned shape, else "nearest"; a shape nothing tuned serves is
-reported as "untuned" and swr is left out), then swr, launched through the runtime library
-(python/swr over libswr_runtime.so) on PyTorch's tensors and stream, and each peer are checked
+reported as "untuned" and swr is left out), then swr, called through swr.torch.attention
+(fallback="error", over libswr_runtime.so) on PyTorch's tensors and stream, and each peer are checked
 against the fused reference and timed interleaved, on the same inputs, with the same L2 flush
 (device_timing.py). One variant per shape, the one a program would run, timed as often as the
 peers: not the best of many.
@@ -98,8 +98,7 @@ def main(argv=None):
             if entry["swr_config"] is None:
                 swr = {"status": "untuned", "note": entry["swr_note"]}
             else:
-                swr = {"call": lambda q, k, v, out, point=point: swr_runtime.attention_call(
-                    torch, catalog, args.gpu, point, q, k, v, out)}
+                swr = {"call": swr_runtime.attention_call(catalog, args.gpu, point)}
         entry["candidates"] = bench.run(point, swr)
         entry["candidates"]["swr"].update(config=entry["swr_config"],
                                           choice=entry["swr_config_source"])
@@ -116,8 +115,8 @@ def main(argv=None):
                        **run_record.software_record(torch), swr_catalog=catalog.description),
         "method": {"timing": device_timing.METHOD.format(
             target_s=args.target_seconds, min_reps=args.min_rounds, max_reps=args.max_rounds),
-                   "swr": "the runtime's choice from the catalog, launched through "
-                          "libswr_runtime.so"},
+                   "swr": "the runtime's choice from the catalog, called through "
+                          "swr.torch.attention (fallback='error') over libswr_runtime.so"},
         "points": entries}
     with open(os.path.join(args.out, "results.json"), "w") as f:
         json.dump(document, f, indent=1)

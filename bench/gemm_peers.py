@@ -1,5 +1,5 @@
 """One GEMM point: cuBLAS (torch.matmul) and swr's variant as the runtime chose it from the catalog,
-launched through the runtime library (swr_runtime.py), on the same inputs, checked against cuBLAS
+called through swr.torch as a user calls it (swr_runtime.py), on the same inputs, checked against cuBLAS
 first (a wrong answer is reported, never timed), then timed together, interleaved, with the same
 L2 flush (device_timing).
 """
@@ -14,7 +14,7 @@ class GemmBench:
         self.torch, self.flush, self.timing = torch, flush, timing
 
     def run(self, point, swr):
-        """swr: {"call": (a, b, c) -> a launch through the runtime}, or {"status", "note"} when
+        """swr: {"call": (a, b) -> a call of swr.torch.matmul}, or {"status", "note"} when
         swr does not run this point. Returns {candidate: result}."""
         torch = self.torch
         dtype = torch.float16 if point.dtype == "f16" else torch.bfloat16
@@ -24,10 +24,9 @@ class GemmBench:
         reference = torch.matmul(a, b)
         calls = {"cublas": lambda: torch.matmul(a, b)}
         if swr.get("call") is not None:
-            c = torch.empty(point.m, point.n, device="cuda", dtype=dtype)
-            call = swr["call"](a, b, c)
+            call = swr["call"](a, b)
             try:
-                call()
+                c = call()
                 torch.cuda.synchronize()
                 error = relative_error(torch, c, reference)
                 if error < GEMM_TOLERANCE[point.dtype]:

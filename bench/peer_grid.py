@@ -2,9 +2,9 @@
 """swr against its peers over a grid of shapes, in one run: for every point the runtime first
 chooses swr's variant from a catalog (a results database or an export directory: the tuned best
 of that shape, "exact", else the nearest tuned shape's, "nearest", else "none" and swr is left out
-of that point), then swr, launched through the runtime library (python/swr over
-libswr_runtime.so, the same code a program linking swr::Attention / swr::Gemm runs), and every peer
-are timed on the same inputs, interleaved, with the same L2 flush (device_timing.py).
+of that point), then swr, called as a PyTorch user calls it (swr.torch.attention / matmul with
+fallback="error", over libswr_runtime.so, the same code a program linking swr::Attention /
+swr::Gemm runs), and every peer are timed on the same inputs, interleaved, with the same L2 flush (device_timing.py).
 
 Peers: PyTorch SDPA's FLASH_ATTENTION (FlashAttention-2), CUDNN_ATTENTION, EFFICIENT_ATTENTION and
 the unfused MATH path for attention; cuBLAS (torch.matmul) for GEMM. A peer this PyTorch lacks or
@@ -197,11 +197,10 @@ def run_grid(args, entries, document, catalog):
 
 
 def swr_call(torch, catalog, gpu, point):
-    """(inputs..., output) -> one launch of swr's choice for `point`, through the runtime."""
+    """(inputs...) -> a call of swr.torch for `point` that returns its output."""
     if point.family == "attention":
-        return lambda q, k, v, out: swr_runtime.attention_call(torch, catalog, gpu, point, q, k, v,
-                                                               out)
-    return lambda a, b, c: swr_runtime.gemm_call(torch, catalog, gpu, point, a, b, c)
+        return swr_runtime.attention_call(catalog, gpu, point)
+    return swr_runtime.gemm_call(catalog, gpu, point)
 
 
 def add_ncu_misses(args, entries, points):
@@ -243,8 +242,7 @@ def ncu_child(spec_path):
     k, v = torch.randn_like(q), torch.randn_like(q)
     if spec["candidate"] == "swr":
         catalog = swr_runtime.open_catalog(spec["catalog"])
-        call = swr_runtime.attention_call(torch, catalog, spec["gpu"], point, q, k, v,
-                                          torch.empty_like(q))
+        call = swr_runtime.attention_call(catalog, spec["gpu"], point)(q, k, v)
     else:
         bench = AttentionBench(torch, flush=None, timing=None)
         backend = bench.backends[spec["candidate"]]
@@ -283,7 +281,8 @@ def measure(args, argv, entries, catalog):
         "method": {"timing": timing, "flops": "attention 4*B*H*S^2*D (halved for causal), GEMM "
                                               "2*M*N*K; TFLOP/s from the median",
                    "swr": "the runtime's choice from the catalog (exact, else nearest tuned "
-                          "shape; none: not run), launched through libswr_runtime.so, timed "
+                          "shape; none: not run), called through swr.torch (fallback='error') over "
+                          "libswr_runtime.so, timed "
                           "interleaved with the peers on the same inputs",
                    "l2_misses": "swr: the tuner's CUPTI count from the catalog, for shapes tuned "
                                 "exactly; peers: ncu on the --with-ncu subset only",

@@ -1,8 +1,9 @@
-"""swr in a benchmark, through the runtime library only: the variant is the one the runtime
+"""swr in a benchmark, through the package a user calls: the variant is the one the runtime
 chooses from a catalog (swr.Catalog.best_attention / best_gemm, the same lookup swr::Attention and
-swr::Gemm make), and it is launched by the runtime (swr.Catalog.run_attention / run_gemm) on the
-tensors' device pointers and PyTorch's current stream. Nothing here loads a cubin or picks a
-variant itself, so what a benchmark times is what a program linking libswr_runtime.so runs.
+swr::Gemm make, and what swr.torch.explain reports), and each timed call is swr.torch.attention /
+swr.torch.matmul with fallback="error" (so nothing but swr's kernel is ever timed as swr), which
+launches through libswr_runtime.so on PyTorch's current stream. Nothing here loads a cubin or
+picks a variant itself, so what a benchmark times is what a PyTorch user runs.
 
 The binding is python/swr (found through PYTHONPATH=python, else from this repository), and it
 loads libswr_runtime.so from $SWR_RUNTIME_LIBRARY (e.g. build/lib/libswr_runtime.so), else as
@@ -64,16 +65,39 @@ def gemm_choice(catalog, gpu, point):
     return choice_fields(catalog.best_gemm(gpu, point.m, point.n, point.k, point.dtype))
 
 
-def attention_call(torch, catalog, gpu, point, q, k, v, out):
-    """One launch of the runtime's choice for `point` on q, k, v -> out, on PyTorch's stream."""
-    return lambda: catalog.run_attention(
-        q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), batch=point.batch,
-        heads=point.heads, seq_q=point.seq, head_dim=point.head_dim, dtype=point.dtype,
-        causal=point.causal, stream=torch.cuda.current_stream().cuda_stream, gpu=gpu)
+def torch_entry():
+    """The module the timed calls go through: swr.torch (a test puts a stand-in here)."""
+    binding()
+    import swr.torch
+    return swr.torch
 
 
-def gemm_call(torch, catalog, gpu, point, a, b, c):
-    """One launch of the runtime's choice for `point`: c = a @ b, on PyTorch's stream."""
-    return lambda: catalog.run_gemm(a.data_ptr(), b.data_ptr(), c.data_ptr(), point.m, point.n,
-                                    point.k, point.dtype,
-                                    stream=torch.cuda.current_stream().cuda_stream, gpu=gpu)
+def _checked_against_the_plan(answer, gpu):
+    """swr.torch looks kernels up under the device's own name: the benchmark's --gpu must be it,
+    and what it runs must be swr's kernel (explain), or the figure would not be swr's."""
+    if answer["gpu"] != gpu:
+        raise ValueError(f"--gpu {gpu}: this device is {answer['gpu']} (allowed: {answer['gpu']})")
+    if answer["runs"] != "swr":
+        raise ValueError(f"swr.torch would not run swr here: {answer.get('why_not_swr')}")
+
+
+def attention_call(catalog, gpu, point):
+    """(q, k, v) -> a call of swr.torch.attention for `point` that returns its output."""
+    entry = torch_entry()
+
+    def bind(q, k, v):
+        _checked_against_the_plan(entry.explain(q, k, v, is_causal=point.causal,
+                                                catalog=catalog), gpu)
+        return lambda: entry.attention(q, k, v, is_causal=point.causal, fallback="error",
+                                       catalog=catalog)
+    return bind
+
+
+def gemm_call(catalog, gpu, point):
+    """(a, b) -> a call of swr.torch.matmul for `point` that returns a @ b."""
+    entry = torch_entry()
+
+    def bind(a, b):
+        _checked_against_the_plan(entry.explain_matmul(a, b, catalog=catalog), gpu)
+        return lambda: entry.matmul(a, b, fallback="error", catalog=catalog)
+    return bind

@@ -13,7 +13,9 @@
 #include <optional>
 #include <string>
 
+#include "db/database_location.hpp"
 #include "driver/cuda_driver.hpp"
+#include "driver/device_identity.hpp"
 #include "runtime/tuned_kernel_forms.hpp"
 #include "swr/attention.hpp"
 #include "swr/gemm.hpp"
@@ -178,6 +180,14 @@ swr_status swr_catalog_open(const char* path, swr_catalog** catalog) {
   });
 }
 
+swr_status swr_default_catalog_path(char** path) {
+  return guarded([&] {
+    require(path, "path");
+    *path = nullptr;
+    *path = copied(swr::db::locate_database().path.string());
+  });
+}
+
 void swr_catalog_close(swr_catalog* catalog) {
   delete catalog;
 }
@@ -233,6 +243,20 @@ swr_status swr_run_gemm(swr_catalog* catalog, const char* gpu, const swr_gemm_pr
     const swr::GemmTensors device{tensors->a, tensors->b, tensors->c};
     launcher_for(catalog, catalog->gemm, gpu_name(gpu))
         .run(asked, device, reinterpret_cast<swr::StreamHandle>(stream));
+  });
+}
+
+swr_status swr_device_gpu_name(int ordinal, char** name) {
+  return guarded([&] {
+    require(name, "name");
+    *name = nullptr;
+    if (ordinal < 0) {
+      throw swr::UsageError("device ordinal " + std::to_string(ordinal) + ": allowed 0 or more");
+    }
+    const swr::CudaDriver& driver = swr::CudaDriver::get();
+    CUdevice device = 0;
+    SWR_CU(driver, cuDeviceGet(&device, ordinal));
+    *name = copied(swr::identify_device(device).gpu_name);
   });
 }
 

@@ -80,6 +80,10 @@ SWR_API const char* swr_last_error(void);
 
 /* Opens a results database (read-only) or an export directory (or its manifest.json). */
 SWR_API swr_status swr_catalog_open(const char* path, swr_catalog** catalog);
+/* The results database swr-tune uses when given no --db ($SWR_DB, else
+   $XDG_CACHE_HOME/swr/results.db, else ~/.cache/swr/results.db), as a string to free with
+   swr_string_free: the catalog a binding opens when given no path. Reads nothing. */
+SWR_API swr_status swr_default_catalog_path(char** path);
 /* Frees the catalog and its launchers; null is allowed. Kernels already enqueued still run. */
 SWR_API void swr_catalog_close(swr_catalog* catalog);
 /* "results database /path" or "export /dir", as a string to free with swr_string_free. */
@@ -104,6 +108,11 @@ SWR_API swr_status swr_run_attention(swr_catalog* catalog, const char* gpu,
 SWR_API swr_status swr_run_gemm(swr_catalog* catalog, const char* gpu,
                                 const swr_gemm_problem* problem, const swr_gemm_tensors* tensors,
                                 uintptr_t stream);
+
+/* The name the catalog knows CUDA device `ordinal` by ("h200", as swr_run_* look it up when `gpu`
+   is null), as a string to free with swr_string_free: what a caller passes to swr_best_* to
+   learn what would run on that device, without launching. */
+SWR_API swr_status swr_device_gpu_name(int ordinal, char** name);
 
 /* Frees a string the library returned; null is allowed. */
 SWR_API void swr_string_free(char* text);

@@ -5,11 +5,12 @@
     choice = catalog.best_gemm("h200", 4096, 4096, 4096, "f16")
     catalog.run_gemm(a_ptr, b_ptr, c_ptr, 4096, 4096, 4096, "f16", stream=stream_handle)
 
+PyTorch: `import swr.torch` (swr/torch.py) for swr.torch.attention / matmul / explain.
 Where the library is found: swr/_native.py. No tensor library is imported here.
 """
 from ._native import (CudaError, InternalError, InvalidArgument, KernelRefused, NoDevice,
                       SwrError, library_candidates)
-from .catalog import Catalog
+from .catalog import Catalog, default_catalog_path, device_gpu_name
 
 
 def version():
@@ -19,4 +20,5 @@ def version():
 
 
 __all__ = ["Catalog", "SwrError", "InvalidArgument", "KernelRefused", "NoDevice", "CudaError",
-           "InternalError", "library_candidates", "version"]
+           "InternalError", "library_candidates", "version", "default_catalog_path",
+           "device_gpu_name"]

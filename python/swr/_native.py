@@ -123,6 +123,8 @@ class Native:
                                            ctypes.POINTER(AttentionTensors), ctypes.c_size_t]),
             "swr_run_gemm": (status, [handle, ctypes.c_char_p, ctypes.POINTER(GemmProblem),
                                       ctypes.POINTER(GemmTensors), ctypes.c_size_t]),
+            "swr_default_catalog_path": (status, [string_out]),
+            "swr_device_gpu_name": (status, [ctypes.c_int, string_out]),
             "swr_string_free": (None, [ctypes.c_void_p]),
         }
         for name, (restype, argtypes) in signatures.items():

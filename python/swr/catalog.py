@@ -3,7 +3,9 @@ and running it on device pointers. A thin layer over the C API (libswr_runtime.s
 the choosing and the launching (swr::TunedCatalog, swr::Attention, swr::Gemm); nothing here knows
 about PyTorch, so that bindings for tensor libraries (a later swr.torch) build on it."""
 import ctypes
+import itertools
 import json
+import weakref
 
 from . import _native
 
@@ -21,6 +23,49 @@ def _gpu(gpu):
     return None if gpu is None else str(gpu).encode()
 
 
+# Open catalogs by number, for callers that can pass an integer only (a custom op's arguments).
+_numbers = itertools.count(1)
+_numbered = weakref.WeakValueDictionary()
+
+
+def numbered_catalog(number):
+    """The open Catalog whose `number` this is (KeyError once it is gone)."""
+    return _numbered[number]
+
+
+def default_catalog_path():
+    """The results database swr-tune uses without --db: $SWR_DB, else
+    $XDG_CACHE_HOME/swr/results.db, else ~/.cache/swr/results.db (the C++ side decides)."""
+    native = _native.native()
+    return native.take_string(native.lib.swr_default_catalog_path)
+
+
+def device_gpu_name(ordinal):
+    """The name the catalog knows CUDA device `ordinal` by ("h200"); NoDevice without one."""
+    native = _native.native()
+    return native.take_string(native.lib.swr_device_gpu_name, int(ordinal))
+
+
+class Launch:
+    """One problem's launch with its C structures built once: call it with the device pointers,
+    the workspace (0: swr keeps one per stream) and the stream. What a binding keeps per shape so
+    that a call costs one C call."""
+
+    def __init__(self, catalog, run, problem, tensors_type, gpu):
+        self._catalog = catalog  # kept alive as long as the launch
+        self._check = catalog._native.check
+        self._run = run
+        self._problem = ctypes.byref(problem)
+        self._problem_struct = problem
+        self._tensors_type = tensors_type
+        self._gpu = gpu
+
+    def __call__(self, *pointers, stream=0):
+        tensors = self._tensors_type(*pointers)
+        self._check(self._run(self._catalog._open_handle(), self._gpu, self._problem,
+                              ctypes.byref(tensors), stream))
+
+
 class Catalog:
     """Tuned kernels of a results database (opened read-only) or an export directory.
 
@@ -32,13 +77,18 @@ class Catalog:
     thread's current CUDA context, and return once enqueued.
     """
 
-    def __init__(self, path):
+    def __init__(self, path=None):
+        """`path`: a results database or an export directory; None: default_catalog_path()."""
         self._handle = None  # until opened: close() and __del__ then have nothing to free
         self._native = _native.native()
+        if path is None:
+            path = default_catalog_path()
         handle = ctypes.c_void_p()
         self._native.check(self._native.lib.swr_catalog_open(str(path).encode(),
                                                              ctypes.byref(handle)))
         self._handle = handle
+        self.number = next(_numbers)  # 1, 2, ...: this process's name for it
+        _numbered[self.number] = self
 
     def close(self):
         if self._handle is not None:
@@ -81,14 +131,22 @@ class Catalog:
                       seq_kv=None, stream=0, gpu=None, workspace=0):
         """O = softmax(Q K^T / sqrt(D) [causal]) V on row-major [B, H, S, D] tensors. `gpu`: the
         name to look up, None for the device that runs it."""
+        self.attention_launch(batch, heads, seq_q, head_dim, dtype, causal, seq_kv, gpu)(
+            q, k, v, o, workspace, stream=stream)
+
+    def attention_launch(self, batch, heads, seq_q, head_dim, dtype="f16", causal=False,
+                         seq_kv=None, gpu=None):
+        """A Launch of run_attention for one problem: launch(q, k, v, o, workspace, stream=s)."""
         problem = _attention_problem(batch, heads, seq_q, seq_kv, head_dim, dtype, causal)
-        tensors = _native.AttentionTensors(q, k, v, o, workspace)
-        self._native.check(self._native.lib.swr_run_attention(
-            self._open_handle(), _gpu(gpu), ctypes.byref(problem), ctypes.byref(tensors), stream))
+        return Launch(self, self._native.lib.swr_run_attention, problem, _native.AttentionTensors,
+                      _gpu(gpu))
+
+    def gemm_launch(self, m, n, k, dtype="f16", gpu=None):
+        """A Launch of run_gemm for one problem: launch(a, b, c, stream=s)."""
+        return Launch(self, self._native.lib.swr_run_gemm, _native.GemmProblem(m, n, k,
+                                                                                _dtype(dtype)),
+                      _native.GemmTensors, _gpu(gpu))
 
     def run_gemm(self, a, b, c, m, n, k, dtype="f16", stream=0, gpu=None):
         """C = A · B, row-major A [m x k], B [k x n], C [m x n]."""
-        problem = _native.GemmProblem(m, n, k, _dtype(dtype))
-        tensors = _native.GemmTensors(a, b, c)
-        self._native.check(self._native.lib.swr_run_gemm(
-            self._open_handle(), _gpu(gpu), ctypes.byref(problem), ctypes.byref(tensors), stream))
+        self.gemm_launch(m, n, k, dtype, gpu)(a, b, c, stream=stream)

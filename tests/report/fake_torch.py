@@ -3,7 +3,8 @@ that its GPU path (choose, check, time, record) runs end to end on a machine wit
 Tensors hold one number each (every element the same): enough to check that outputs are compared
 and written where they should be, not to compute attention.
 
-install() puts the fake modules in sys.modules; FakeCatalog stands in for swr.Catalog.
+install() puts the fake modules in sys.modules; FakeCatalog stands in for swr.Catalog and
+FakeSwrTorch for swr.torch (which launches through the catalog's runtime).
 """
 import enum
 import math
@@ -167,6 +168,32 @@ class FakeCatalog:
     def run_gemm(self, a, b, c, m, n, k, dtype="f16", stream=0, gpu=None):
         self.runs.append(("gemm", gpu, stream))
         _tensors[c].value = _tensors[a].value * _tensors[b].value * k
+
+
+class FakeSwrTorch:
+    """swr.torch on fake tensors: the calls launch through the catalog on device "h200"."""
+
+    @staticmethod
+    def explain(q, k, v, is_causal=False, catalog=None):
+        return {"runs": "swr", "gpu": "h200"}
+
+    @staticmethod
+    def explain_matmul(a, b, catalog=None):
+        return {"runs": "swr", "gpu": "h200"}
+
+    @staticmethod
+    def attention(q, k, v, is_causal=False, fallback="sdpa", catalog=None):
+        out = Tensor(q.shape, float("nan"), q.dtype)
+        catalog.run_attention(q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
+                              *q.shape[:3], q.shape[3], causal=is_causal, gpu="h200")
+        return out
+
+    @staticmethod
+    def matmul(a, b, fallback="sdpa", catalog=None):
+        c = Tensor((a.shape[0], b.shape[1]), float("nan"), a.dtype)
+        catalog.run_gemm(a.data_ptr(), b.data_ptr(), c.data_ptr(), a.shape[0], b.shape[1],
+                         a.shape[1], gpu="h200")
+        return c
 
 
 def install():

@@ -41,16 +41,17 @@ TUNED = {  # what FakeCatalog answers from: two attention shapes and one GEMM
 
 @contextlib.contextmanager
 def fake_gpu(catalog):
-    """fake_torch in place of PyTorch and `catalog` in place of every catalog opened, undone
-    afterwards."""
+    """fake_torch in place of PyTorch (and of swr.torch) and `catalog` in place of every catalog
+    opened, undone afterwards."""
     saved_modules = dict(sys.modules)
-    saved_open = swr_runtime.open_catalog
+    saved_open, saved_entry = swr_runtime.open_catalog, swr_runtime.torch_entry
     fake_torch.install()
     swr_runtime.open_catalog = lambda path: catalog
+    swr_runtime.torch_entry = lambda: fake_torch.FakeSwrTorch
     try:
         yield
     finally:
-        swr_runtime.open_catalog = saved_open
+        swr_runtime.open_catalog, swr_runtime.torch_entry = saved_open, saved_entry
         for name in [n for n in sys.modules if n.startswith("torch")]:
             del sys.modules[name]
         sys.modules.update(saved_modules)

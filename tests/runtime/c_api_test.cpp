@@ -6,10 +6,15 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <fstream>
+#include <initializer_list>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "driver/cuda_driver.hpp"
 #include "runtime/kernel_exporter.hpp"
@@ -183,6 +188,75 @@ TEST_F(CApiTest, ARunWithoutADeviceIsNoDeviceAndARunThatCannotBeIsRefused) {
   EXPECT_EQ(swr_run_gemm(catalog.get(), "h200", &gemm_, &no_c, 0), SWR_ERROR_KERNEL_REFUSED);
   EXPECT_FALSE(std::string(swr_last_error()).empty());
   EXPECT_EQ(swr_run_gemm(catalog.get(), "h200", &gemm_, nullptr, 0), SWR_ERROR_INVALID_ARGUMENT);
+}
+
+// The variables the default path depends on, restored when the test ends.
+class EnvironmentRestorer {
+ public:
+  explicit EnvironmentRestorer(std::initializer_list<const char*> names) {
+    for (const char* name : names) {
+      const char* value = std::getenv(name);
+      saved_.emplace_back(name,
+                          value == nullptr ? std::nullopt : std::optional<std::string>(value));
+    }
+  }
+  ~EnvironmentRestorer() {
+    for (const auto& [name, value] : saved_) {
+      if (value) {
+        setenv(name.c_str(), value->c_str(), 1);
+      } else {
+        unsetenv(name.c_str());
+      }
+    }
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+};
+
+std::string taken_string(char* text) {
+  const std::unique_ptr<char, void (*)(char*)> owned(text, swr_string_free);
+  return text;
+}
+
+TEST(CApiDefaultCatalog, IsSwrDbElseTheUserCacheAsSwrTuneHasIt) {
+  const EnvironmentRestorer restorer({"SWR_DB", "XDG_CACHE_HOME", "HOME"});
+  char* path = nullptr;
+  setenv("SWR_DB", "/data/tuned.db", 1);
+  ASSERT_EQ(swr_default_catalog_path(&path), SWR_OK) << swr_last_error();
+  EXPECT_EQ(taken_string(path), "/data/tuned.db");
+  setenv("SWR_DB", "", 1);
+  setenv("XDG_CACHE_HOME", "/xdg", 1);
+  ASSERT_EQ(swr_default_catalog_path(&path), SWR_OK) << swr_last_error();
+  EXPECT_EQ(taken_string(path), "/xdg/swr/results.db");
+  unsetenv("XDG_CACHE_HOME");
+  setenv("HOME", "/home/someone", 1);
+  ASSERT_EQ(swr_default_catalog_path(&path), SWR_OK) << swr_last_error();
+  EXPECT_EQ(taken_string(path), "/home/someone/.cache/swr/results.db");
+  unsetenv("HOME");
+  EXPECT_EQ(swr_default_catalog_path(&path), SWR_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(path, nullptr);
+  EXPECT_NE(std::string(swr_last_error()).find("neither SWR_DB, XDG_CACHE_HOME nor HOME"),
+            std::string::npos)
+      << swr_last_error();
+}
+
+TEST(CApiDeviceName, ABadOrdinalIsInvalidAndNoDeviceIsNoDevice) {
+  char* name = reinterpret_cast<char*>(1);
+  EXPECT_EQ(swr_device_gpu_name(-1, &name), SWR_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(name, nullptr);
+  EXPECT_STREQ(swr_last_error(), "device ordinal -1: allowed 0 or more");
+  EXPECT_EQ(swr_device_gpu_name(0, nullptr), SWR_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(swr_last_error(), "name is null: allowed a pointer");
+  if (CudaDriver::try_get() != nullptr && cuda_device_present()) {
+    ASSERT_EQ(swr_device_gpu_name(0, &name), SWR_OK) << swr_last_error();
+    const std::unique_ptr<char, void (*)(char*)> owned(name, swr_string_free);
+    EXPECT_GT(std::string(name).size(), 0u);
+    return;
+  }
+  EXPECT_EQ(swr_device_gpu_name(0, &name), SWR_ERROR_NO_DEVICE);
+  EXPECT_NE(std::string(swr_last_error()).find("no CUDA driver/device found"), std::string::npos)
+      << swr_last_error();
 }
 
 TEST(CApiNames, StatusesAndVersionAreNamed) {

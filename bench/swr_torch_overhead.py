@@ -1,0 +1,145 @@
+"""Host overhead of one swr.torch.attention call over the bare kernel (a benchmark, not a test).
+
+    PYTHONPATH=python SWR_RUNTIME_LIBRARY=build/lib/libswr_runtime.so \\
+        python3 bench/swr_torch_overhead.py --catalog results.db --out overhead.json
+
+At one shape (default B=16, H=8, S=777, D=64, f16, not causal), after the first call of the shape:
+  kernel_us        the kernel alone: a CUDA graph of `--calls` captured calls replayed, device
+                   events around the replay, divided by the calls (no host work in between);
+  host_us          the host's time per swr.torch.attention call: perf_counter around `--calls`
+                   calls enqueued back to back (the GPU queue does not fill: calls x kernel time
+                   stays well under what it holds), then one synchronisation outside the timing;
+  c_launch_us      the same for the runtime's C call alone (swr.Catalog.attention_launch on
+                   tensors allocated once): what the Python layer adds is host_us - c_launch_us;
+  sdpa_host_us     the same for torch's scaled_dot_product_attention (FlashAttention-2 backend)
+                   on the same inputs, for scale;
+  eager_device_us  device events around `--calls` eager swr.torch calls, per call: equal to
+                   kernel_us when the host keeps ahead of the GPU, larger when it does not.
+Each figure is the median over `--repeats` repetitions; `host_overhead_us` = host_us (the time a
+call holds the Python thread), reported beside kernel_us and the 10 us target.
+"""
+import argparse
+import json
+import statistics
+import sys
+import time
+
+import swr_runtime
+
+
+def median_per_call(repeats, calls, measure):
+    return statistics.median(measure() / calls for _ in range(repeats))
+
+
+def host_seconds(torch, call, calls):
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(calls):
+        call()
+    elapsed = time.perf_counter() - start
+    torch.cuda.synchronize()
+    return elapsed
+
+
+def device_seconds(torch, run):
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    run()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) / 1e3
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--catalog", required=True, help="results database or export directory")
+    parser.add_argument("--shape", default="16x8x777x64", help="BxHxSxD")
+    parser.add_argument("--dtype", default="f16", choices=["f16", "bf16"])
+    parser.add_argument("--causal", action="store_true")
+    parser.add_argument("--calls", type=int, default=100)
+    parser.add_argument("--repeats", type=int, default=30)
+    parser.add_argument("--out", help="JSON file for the figures")
+    args = parser.parse_args(argv)
+    try:
+        batch, heads, seq, head_dim = (int(x) for x in args.shape.split("x"))
+    except ValueError:
+        print(f"swr_torch_overhead: bad shape '{args.shape}': allowed BxHxSxD, e.g. 16x8x777x64",
+              file=sys.stderr)
+        return 2
+
+    import torch
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    entry = swr_runtime.torch_entry()
+    catalog = swr_runtime.open_catalog(args.catalog)
+    dtype = torch.float16 if args.dtype == "f16" else torch.bfloat16
+    q, k, v = (torch.randn(batch, heads, seq, head_dim, device="cuda", dtype=dtype)
+               for _ in range(3))
+    answer = entry.explain(q, k, v, is_causal=args.causal, catalog=catalog)
+    if answer["runs"] != "swr":
+        print(f"swr_torch_overhead: swr does not serve this shape: {answer.get('why_not_swr')}",
+              file=sys.stderr)
+        return 1
+
+    def swr_call():
+        return entry.attention(q, k, v, is_causal=args.causal, fallback="error", catalog=catalog)
+
+    out = torch.empty_like(q)
+    workspace = torch.zeros(1, dtype=torch.int32, device="cuda")
+    launch = catalog.attention_launch(batch, heads, seq, head_dim, args.dtype, args.causal,
+                                      gpu=answer["gpu"])
+    stream = torch.cuda.current_stream().cuda_stream
+
+    def c_call():
+        launch(q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), workspace.data_ptr(),
+               stream=stream)
+
+    def sdpa_call():
+        with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+            return torch.nn.functional.scaled_dot_product_attention(q, k, v,
+                                                                    is_causal=args.causal)
+
+    for call in (swr_call, c_call, sdpa_call):  # first calls: lookups, module loads, plans
+        call()
+    torch.cuda.synchronize()
+
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        swr_call()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for _ in range(args.calls):
+            swr_call()
+    graph.replay()
+    torch.cuda.synchronize()
+
+    def eager_run():
+        for _ in range(args.calls):
+            swr_call()
+
+    n, r = args.calls, args.repeats
+    figures = {
+        "kernel_us": median_per_call(r, n, lambda: device_seconds(torch, graph.replay)) * 1e6,
+        "host_us": median_per_call(r, n, lambda: host_seconds(torch, swr_call, n)) * 1e6,
+        "c_launch_us": median_per_call(r, n, lambda: host_seconds(torch, c_call, n)) * 1e6,
+        "sdpa_host_us": median_per_call(r, n, lambda: host_seconds(torch, sdpa_call, n)) * 1e6,
+        "eager_device_us": median_per_call(r, n, lambda: device_seconds(torch, eager_run)) * 1e6,
+    }
+    figures["host_overhead_us"] = figures["host_us"]
+    document = {"shape": {"batch": batch, "heads": heads, "seq": seq, "head_dim": head_dim,
+                          "dtype": args.dtype, "causal": args.causal},
+                "device": torch.cuda.get_device_name(), "torch": torch.__version__,
+                "swr": {k: answer.get(k) for k in ("match", "variant", "distance", "tuned_shape")},
+                "calls": n, "repeats": r, "figures_us": figures, "target_us": 10.0}
+    text = json.dumps(document, indent=2)
+    print(text)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,83 @@
+"""The rules a tensor call must meet before anything is looked up or launched, on plain values
+(shapes as tuples, dtype and device names as strings), so that they hold for any tensor library
+and are tested without one. Each failure is one ValueError or TypeError naming the value and
+what is allowed."""
+import math
+
+FALLBACKS = ("sdpa", "error")
+# The tensor dtype names a kernel takes, with the catalog's names for them.
+DTYPES = {"float16": "f16", "bfloat16": "bf16"}
+
+
+def check_fallback(fallback):
+    if fallback not in FALLBACKS:
+        raise ValueError(f"fallback={fallback!r}: allowed " + ", ".join(map(repr, FALLBACKS)))
+
+
+def catalog_dtype(dtypes):
+    """The catalog's dtype of tensors named {role: dtype name}: all one of DTYPES."""
+    names = set(dtypes.values())
+    if len(names) != 1:
+        described = ", ".join(f"{role} {name}" for role, name in dtypes.items())
+        raise TypeError(f"mismatched dtypes ({described}): allowed one dtype for all")
+    name = names.pop()
+    if name not in DTYPES:
+        raise TypeError(f"dtype {name}: allowed " + ", ".join(DTYPES))
+    return DTYPES[name]
+
+
+def check_devices(devices):
+    """{role: (type, index)}: all on one CUDA device."""
+    for role, (kind, index) in devices.items():
+        if kind != "cuda":
+            raise ValueError(f"{role} is on device {kind}: allowed a CUDA tensor")
+    if len(set(devices.values())) != 1:
+        described = ", ".join(f"{role} cuda:{index}" for role, (_, index) in devices.items())
+        raise ValueError(f"tensors on different devices ({described}): allowed one device")
+
+
+def attention_shape(q_shape, k_shape, v_shape):
+    """(batch, heads, seq_q, seq_kv, head_dim) of [B, H, S, D] query, key and value."""
+    for role, shape in (("q", q_shape), ("k", k_shape), ("v", v_shape)):
+        if len(shape) != 4:
+            raise ValueError(f"{role} has shape {tuple(shape)}: allowed [batch, heads, seq, "
+                             "head_dim] (4 dimensions)")
+    if tuple(k_shape) != tuple(v_shape):
+        raise ValueError(f"k shape {tuple(k_shape)} and v shape {tuple(v_shape)} differ: "
+                         "allowed the same shape")
+    batch, heads, seq_q, head_dim = q_shape
+    if (k_shape[0], k_shape[1], k_shape[3]) != (batch, heads, head_dim):
+        raise ValueError(f"q shape {tuple(q_shape)} and k shape {tuple(k_shape)}: allowed the "
+                         "same batch, heads and head_dim (no grouped heads)")
+    if min(q_shape) <= 0 or min(k_shape) <= 0:
+        raise ValueError(f"empty tensors (q {tuple(q_shape)}, k {tuple(k_shape)}): allowed "
+                         "sizes of 1 or more")
+    return batch, heads, seq_q, k_shape[2], head_dim
+
+
+def gemm_shape(a_shape, b_shape):
+    """(m, n, k) of A [m, k] times B [k, n]."""
+    if len(a_shape) != 2 or len(b_shape) != 2 or a_shape[1] != b_shape[0]:
+        raise ValueError(f"a shape {tuple(a_shape)} and b shape {tuple(b_shape)}: allowed "
+                         "[m, k] and [k, n] (2 dimensions, equal k)")
+    return a_shape[0], b_shape[1], a_shape[1]
+
+
+def scale_refusal(scale, head_dim):
+    """Why the kernels cannot apply `scale` (they compute softmax(Q K^T / sqrt(head_dim))), or
+    None when they can (scale None or 1/sqrt(head_dim) to float32 precision)."""
+    if scale is None:
+        return None
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not math.isfinite(scale):
+        raise TypeError(f"scale={scale!r}: allowed None or a finite number")
+    kernel_scale = 1.0 / math.sqrt(head_dim)
+    if abs(scale - kernel_scale) <= 1e-6 * kernel_scale:
+        return None
+    return (f"scale={scale!r}: the kernels apply 1/sqrt(head_dim) = {kernel_scale!r} only "
+            "(allowed: None or that value)")
+
+
+def shape_text(batch, heads, seq_q, seq_kv, head_dim, dtype, causal):
+    """"B=16 H=8 Sq=777 Skv=777 D=64 f16 causal": how a warning names an attention shape."""
+    return (f"B={batch} H={heads} Sq={seq_q} Skv={seq_kv} D={head_dim} {dtype}"
+            + (" causal" if causal else ""))
