@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -53,11 +54,22 @@ TEST(ParallelFor, UsesAtMostTheThreadsAskedForAndTheCaller) {
 }
 
 TEST(ParallelFor, RethrowsTheFirstErrorAndStopsHandingOut) {
+  // The other worker waits for the throw and then takes 10 ms per index, so a pool that kept
+  // handing out indices would need ~1000 s to finish; a loaded machine cannot make this pass or
+  // fail by scheduling alone.
   std::atomic<int> calls{0};
+  std::atomic<bool> thrown{false};
   EXPECT_THROW(parallel_for(100000, 2,
                             [&](std::size_t i) {
                               ++calls;
-                              if (i == 5) throw std::runtime_error("index 5");
+                              if (i == 5) {
+                                thrown = true;
+                                throw std::runtime_error("index 5");
+                              }
+                              if (i > 5) {
+                                while (!thrown) std::this_thread::yield();
+                                std::this_thread::sleep_for(std::chrono::milliseconds(10));
+                              }
                             }),
                std::runtime_error);
   EXPECT_LT(calls, 100000);
