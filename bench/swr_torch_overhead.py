@@ -9,14 +9,20 @@ At one shape (default B=16, H=8, S=777, D=64, f16, not causal), after the first 
   host_us          the host's time per swr.torch.attention call: perf_counter around `--calls`
                    calls enqueued back to back (the GPU queue does not fill: calls x kernel time
                    stays well under what it holds), then one synchronisation outside the timing;
-  c_launch_us      the same for the runtime's C call alone (swr.Catalog.attention_launch on
-                   tensors allocated once): what the Python layer adds is host_us - c_launch_us;
+  c_launch_us      the same for the runtime's prepared launch alone (swr.Catalog.attention_launch
+                   called on tensors allocated once): what swr.torch adds is host_us - c_launch_us;
+  c_floor_us       the same for the bare ctypes call of swr_launch_attention with integers made
+                   beforehand: the C side (checks, the tile counter's clear, cuLaunchKernel) and
+                   one foreign call, the least any Python binding over the C ABI can cost;
+  c_floor_zeroed_us  the same with a counter zeroed beforehand per call (SWR_WORKSPACE_ZEROED, as
+                   swr.torch passes from its pool): no clear enqueued;
   sdpa_host_us     the same for torch's scaled_dot_product_attention (FlashAttention-2 backend)
                    on the same inputs, for scale;
   eager_device_us  device events around `--calls` eager swr.torch calls, per call: equal to
                    kernel_us when the host keeps ahead of the GPU, larger when it does not.
 Each figure is the median over `--repeats` repetitions; `host_overhead_us` = host_us (the time a
 call holds the Python thread), reported beside kernel_us and the 10 us target.
+`breakdown_us`: the pieces of one call timed alone in a loop (medians), where the time goes.
 """
 import argparse
 import json
@@ -48,6 +54,32 @@ def device_seconds(torch, run):
     end.record()
     end.synchronize()
     return start.elapsed_time(end) / 1e3
+
+
+def breakdown(torch, q, k, v, causal, catalog, loops=2000, repeats=15):
+    """us per piece of one swr.torch.attention call, each timed alone in a loop (medians)."""
+    import swr.torch as entry
+    pieces = {
+        "is_compiling": lambda: torch.compiler.is_compiling(),
+        "plan_lookup": lambda: entry._attention_plan(q, k, v, causal, None, "error",
+                                                     catalog.number),
+        "is_contiguous_x3": lambda: (q.is_contiguous(), k.is_contiguous(), v.is_contiguous()),
+        "empty_like": lambda: torch.empty_like(q),
+        "data_ptr_x4": lambda: (q.data_ptr(), k.data_ptr(), v.data_ptr(), q.data_ptr()),
+        "current_device": lambda: entry._current_device(),
+        "raw_stream": lambda: entry._raw_stream(0),
+    }
+    if not hasattr(entry, "_attention_plan"):  # an older binding: no such pieces
+        return {}
+    figures = {}
+    for name, piece in pieces.items():
+        def run():
+            start = time.perf_counter()
+            for _ in range(loops):
+                piece()
+            return time.perf_counter() - start
+        figures[name] = statistics.median(run() for _ in range(repeats)) / loops * 1e6
+    return figures
 
 
 def main(argv=None):
@@ -85,21 +117,42 @@ def main(argv=None):
         return entry.attention(q, k, v, is_causal=args.causal, fallback="error", catalog=catalog)
 
     out = torch.empty_like(q)
-    workspace = torch.zeros(1, dtype=torch.int32, device="cuda")
     launch = catalog.attention_launch(batch, heads, seq, head_dim, args.dtype, args.causal,
                                       gpu=answer["gpu"])
     stream = torch.cuda.current_stream().cuda_stream
 
     def c_call():
-        launch(q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), workspace.data_ptr(),
-               stream=stream)
+        launch(q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), 0, 0, stream=stream)
+
+    function, pointers = getattr(launch, "function", None), None
+    if function is not None:  # a binding with swr_launch_attention (prepared launches)
+        pointers = (launch.handle, q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), 0,
+                    0, stream)
+    counters = torch.zeros(args.calls, dtype=torch.int32, device="cuda")
+
+    def c_floor_call():
+        function(*pointers)
+
+    def c_floor_zeroed_seconds():
+        """As c_floor_call with a zeroed counter per call (SWR_WORKSPACE_ZEROED): no clear."""
+        counters.zero_()
+        torch.cuda.synchronize()
+        handle, qp, kp, vp, op = pointers[:5]
+        base = counters.data_ptr()
+        start = time.perf_counter()
+        for i in range(args.calls):
+            function(handle, qp, kp, vp, op, base + 4 * i, 1, stream)
+        elapsed = time.perf_counter() - start
+        torch.cuda.synchronize()
+        return elapsed
 
     def sdpa_call():
         with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
             return torch.nn.functional.scaled_dot_product_attention(q, k, v,
                                                                     is_causal=args.causal)
 
-    for call in (swr_call, c_call, sdpa_call):  # first calls: lookups, module loads, plans
+    # First calls: lookups, module loads, plans.
+    for call in (swr_call, c_call, sdpa_call) + ((c_floor_call,) if pointers else ()):
         call()
     torch.cuda.synchronize()
 
@@ -127,12 +180,17 @@ def main(argv=None):
         "sdpa_host_us": median_per_call(r, n, lambda: host_seconds(torch, sdpa_call, n)) * 1e6,
         "eager_device_us": median_per_call(r, n, lambda: device_seconds(torch, eager_run)) * 1e6,
     }
+    if pointers:
+        figures["c_floor_us"] = median_per_call(r, n, lambda: host_seconds(torch, c_floor_call,
+                                                                            n)) * 1e6
+        figures["c_floor_zeroed_us"] = median_per_call(r, n, c_floor_zeroed_seconds) * 1e6
     figures["host_overhead_us"] = figures["host_us"]
     document = {"shape": {"batch": batch, "heads": heads, "seq": seq, "head_dim": head_dim,
                           "dtype": args.dtype, "causal": args.causal},
                 "device": torch.cuda.get_device_name(), "torch": torch.__version__,
                 "swr": {k: answer.get(k) for k in ("match", "variant", "distance", "tuned_shape")},
-                "calls": n, "repeats": r, "figures_us": figures, "target_us": 10.0}
+                "calls": n, "repeats": r, "figures_us": figures, "target_us": 10.0,
+                "breakdown_us": breakdown(torch, q, k, v, args.causal, catalog)}
     text = json.dumps(document, indent=2)
     print(text)
     if args.out:

@@ -2,10 +2,14 @@
 // the attention launch.
 #include "swr/attention.hpp"
 
+#include <memory>
+#include <string>
+
 #include "runtime/attention_launcher.hpp"
 #include "runtime/catalog_source.hpp"
 #include "runtime/context_resources.hpp"
 #include "runtime/kernel_runtime.hpp"
+#include "swr/usage_error.hpp"
 
 namespace swr {
 
@@ -28,12 +32,17 @@ Attention::Attention(TunedCatalog catalog, AttentionOptions options)
 
 Attention::~Attention() = default;
 
-void Attention::run(const AttentionProblem& problem, const AttentionTensors& tensors,
-                    StreamHandle stream) const {
+namespace {
+
+using AttentionDecision = KernelDecision<TunedKernel, AttentionKernelModule>;
+
+// The launch both run()s end in, once the kernel is decided and loaded.
+void launch_decided(const AttentionDecision& decision, StreamWorkspaces& workspaces,
+                    const AttentionProblem& problem, const AttentionTensors& tensors,
+                    StreamHandle stream, bool workspace_zeroed = false) {
   if (std::string why = tensor_mismatch(tensors); !why.empty()) {
     throw AttentionRefused("cannot run " + problem.key() + ": " + why);
   }
-  const auto decision = state_->decide(problem);
   const CUstream cu_stream = static_cast<CUstream>(stream);
   AttentionBuffers buffers;
   buffers.q = tensors.q;
@@ -43,9 +52,58 @@ void Attention::run(const AttentionProblem& problem, const AttentionTensors& ten
   if (decision.choice.kernel->config.persistence == Persistence::dynamic) {
     buffers.tile_counter = tensors.workspace != 0
                                ? tensors.workspace
-                               : state_->workspaces.tile_counter(decision.context, cu_stream);
+                               : workspaces.tile_counter(decision.context, cu_stream);
+    buffers.tile_counter_zeroed = workspace_zeroed && tensors.workspace != 0;
   }
   decision.loaded->module->launch(problem, buffers, cu_stream);
+}
+
+}  // namespace
+
+struct PreparedAttention::Decided {
+  AttentionProblem problem;
+  std::string key;  // problem.key(), made once for the error texts
+  AttentionDecision decision;
+  StreamWorkspaces* workspaces = nullptr;  // the Attention's, which outlives this
+};
+
+void Attention::run(const AttentionProblem& problem, const AttentionTensors& tensors,
+                    StreamHandle stream) const {
+  if (std::string why = tensor_mismatch(tensors); !why.empty()) {
+    throw AttentionRefused("cannot run " + problem.key() + ": " + why);
+  }
+  launch_decided(state_->decide(problem), state_->workspaces, problem, tensors, stream);
+}
+
+PreparedAttention Attention::prepare(const AttentionProblem& problem) const {
+  auto decided = std::make_shared<PreparedAttention::Decided>();
+  decided->problem = problem;
+  decided->key = problem.key();
+  decided->decision = state_->decide(problem);
+  decided->workspaces = &state_->workspaces;
+  PreparedAttention prepared;
+  prepared.decided_ = std::move(decided);
+  return prepared;
+}
+
+void PreparedAttention::run(const AttentionTensors& tensors, StreamHandle stream,
+                            bool workspace_zeroed) const {
+  if (!decided_)
+    throw UsageError("an empty PreparedAttention: allowed one Attention::prepare made");
+  const Decided& decided = *decided_;
+  require_prepared_context(decided.decision.context, decided.key);
+  launch_decided(decided.decision, *decided.workspaces, decided.problem, tensors, stream,
+                 workspace_zeroed);
+}
+
+const TunedChoice& PreparedAttention::choice() const {
+  if (!decided_)
+    throw UsageError("an empty PreparedAttention: allowed one Attention::prepare made");
+  return decided_->decision.choice;
+}
+
+unsigned long long PreparedAttention::context_id() const {
+  return decided_ ? decided_->decision.context.id : 0;
 }
 
 AttentionPlan Attention::plan(const AttentionProblem& problem) const {

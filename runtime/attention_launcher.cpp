@@ -40,7 +40,7 @@ void AttentionKernelModule::launch(const AttentionProblem& problem, const Attent
   int grid = grid_size(problem);
   if (persistent_ctas > 0 && config_.persistence != Persistence::grid)
     grid = std::min(grid, persistent_ctas);
-  if (config_.persistence == Persistence::dynamic) {
+  if (config_.persistence == Persistence::dynamic && !buffers.tile_counter_zeroed) {
     SWR_CU(driver_, cuMemsetD32Async(buffers.tile_counter, 0, 1, stream));
   }
   const void* q = reinterpret_cast<const void*>(buffers.q);

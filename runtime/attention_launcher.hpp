@@ -16,6 +16,9 @@ namespace swr {
 struct AttentionBuffers {
   CUdeviceptr q = 0, k = 0, v = 0, o = 0;  // [B, H, S, D], 16-bit elements
   CUdeviceptr tile_counter = 0;            // one int; needed by dynamic persistence only
+  // The caller's tile counter is 0 already (taken from a pool it clears), so launch() enqueues no
+  // clear of it before the kernel. The kernel leaves it nonzero.
+  bool tile_counter_zeroed = false;
 };
 
 class AttentionKernelModule {

@@ -12,6 +12,7 @@
 #include <new>
 #include <optional>
 #include <string>
+#include <tuple>
 
 #include "db/database_location.hpp"
 #include "driver/cuda_driver.hpp"
@@ -22,8 +23,15 @@
 #include "swr/tuned_catalog.hpp"
 #include "swr/usage_error.hpp"
 
-// The catalog and one launcher per GPU name asked for (the launchers keep the kernels they have
-// loaded, so they live as long as the handle).
+// One family's prepared launch (the other is empty).
+struct swr_prepared {
+  swr::PreparedAttention attention;
+  swr::PreparedGemm gemm;
+  bool is_attention = false;
+};
+
+// The catalog, one launcher per GPU name asked for (the launchers keep the kernels they have
+// loaded, so they live as long as the handle) and the launches prepared from them.
 struct swr_catalog {
   explicit swr_catalog(swr::TunedCatalog opened) : catalog(std::move(opened)) {}
 
@@ -31,6 +39,9 @@ struct swr_catalog {
   std::mutex mutex;
   std::map<std::string, std::unique_ptr<swr::Attention>> attention;
   std::map<std::string, std::unique_ptr<swr::Gemm>> gemm;
+  // By (family and gpu name, problem key, context id); declared last, so freed first.
+  std::map<std::tuple<std::string, std::string, unsigned long long>, std::unique_ptr<swr_prepared>>
+      prepared;
 };
 
 namespace {
@@ -140,6 +151,26 @@ const Launcher& launcher_for(swr_catalog* catalog,
   return *launcher;
 }
 
+// The catalog's handle for `made`, kept once per (family, gpu, problem, context).
+swr_prepared* kept_prepared(swr_catalog* catalog, const std::string& family_and_gpu,
+                            const std::string& problem_key, unsigned long long context_id,
+                            std::unique_ptr<swr_prepared> made) {
+  const std::lock_guard lock(catalog->mutex);
+  std::unique_ptr<swr_prepared>& kept =
+      catalog->prepared[{family_and_gpu, problem_key, context_id}];
+  if (!kept) kept = std::move(made);
+  return kept.get();
+}
+
+void require_family(const swr_prepared* prepared, bool attention) {
+  require(prepared, "prepared");
+  if (prepared->is_attention != attention) {
+    throw swr::UsageError(std::string("a prepared ") + (attention ? "GEMM" : "attention") +
+                          " launch: allowed one of swr_prepare_" +
+                          (attention ? "attention" : "gemm"));
+  }
+}
+
 }  // namespace
 
 extern "C" {
@@ -243,6 +274,59 @@ swr_status swr_run_gemm(swr_catalog* catalog, const char* gpu, const swr_gemm_pr
     const swr::GemmTensors device{tensors->a, tensors->b, tensors->c};
     launcher_for(catalog, catalog->gemm, gpu_name(gpu))
         .run(asked, device, reinterpret_cast<swr::StreamHandle>(stream));
+  });
+}
+
+swr_status swr_prepare_attention(swr_catalog* catalog, const char* gpu,
+                                 const swr_attention_problem* problem, swr_prepared** prepared) {
+  return guarded([&] {
+    require(catalog, "catalog");
+    require(prepared, "prepared");
+    *prepared = nullptr;
+    const swr::AttentionProblem asked = attention_problem(problem);
+    auto made = std::make_unique<swr_prepared>();
+    made->attention = launcher_for(catalog, catalog->attention, gpu_name(gpu)).prepare(asked);
+    made->is_attention = true;
+    const unsigned long long context = made->attention.context_id();
+    *prepared =
+        kept_prepared(catalog, "attention " + gpu_name(gpu), asked.key(), context, std::move(made));
+  });
+}
+
+swr_status swr_prepare_gemm(swr_catalog* catalog, const char* gpu, const swr_gemm_problem* problem,
+                            swr_prepared** prepared) {
+  return guarded([&] {
+    require(catalog, "catalog");
+    require(prepared, "prepared");
+    *prepared = nullptr;
+    const swr::GemmProblem asked = gemm_problem(problem);
+    auto made = std::make_unique<swr_prepared>();
+    made->gemm = launcher_for(catalog, catalog->gemm, gpu_name(gpu)).prepare(asked);
+    const unsigned long long context = made->gemm.context_id();
+    *prepared =
+        kept_prepared(catalog, "gemm " + gpu_name(gpu), asked.key(), context, std::move(made));
+  });
+}
+
+swr_status swr_launch_attention(const swr_prepared* prepared, uint64_t q, uint64_t k, uint64_t v,
+                                uint64_t o, uint64_t workspace, uint32_t flags, uintptr_t stream) {
+  return guarded([&] {
+    require_family(prepared, true);
+    if ((flags & ~SWR_WORKSPACE_ZEROED) != 0) {
+      throw swr::UsageError("flags " + std::to_string(flags) +
+                            ": allowed 0 or SWR_WORKSPACE_ZEROED (1)");
+    }
+    prepared->attention.run(swr::AttentionTensors{q, k, v, o, workspace},
+                            reinterpret_cast<swr::StreamHandle>(stream),
+                            (flags & SWR_WORKSPACE_ZEROED) != 0);
+  });
+}
+
+swr_status swr_launch_gemm(const swr_prepared* prepared, uint64_t a, uint64_t b, uint64_t c,
+                           uintptr_t stream) {
+  return guarded([&] {
+    require_family(prepared, false);
+    prepared->gemm.run(swr::GemmTensors{a, b, c}, reinterpret_cast<swr::StreamHandle>(stream));
   });
 }
 

@@ -2,9 +2,13 @@
 // GEMM launch, whose geometry GemmKernelModule decides as it does for the tuner.
 #include "swr/gemm.hpp"
 
+#include <memory>
+#include <string>
+
 #include "runtime/catalog_source.hpp"
 #include "runtime/gemm_launcher.hpp"
 #include "runtime/kernel_runtime.hpp"
+#include "swr/usage_error.hpp"
 
 namespace swr {
 
@@ -26,11 +30,16 @@ Gemm::Gemm(TunedCatalog catalog, RuntimeOptions options)
 
 Gemm::~Gemm() = default;
 
-void Gemm::run(const GemmProblem& problem, const GemmTensors& tensors, StreamHandle stream) const {
+namespace {
+
+using GemmDecision = KernelDecision<TunedGemmKernel, GemmKernelModule>;
+
+// The launch both run()s end in, once the kernel is decided and loaded.
+void launch_decided(const GemmDecision& decision, const GemmProblem& problem,
+                    const GemmTensors& tensors, StreamHandle stream) {
   if (std::string why = tensor_mismatch(tensors); !why.empty()) {
     throw GemmRefused("cannot run " + problem.key() + ": " + why);
   }
-  const auto decision = state_->decide(problem);
   GemmBuffers buffers;
   buffers.a = tensors.a;
   buffers.b = tensors.b;
@@ -38,6 +47,46 @@ void Gemm::run(const GemmProblem& problem, const GemmTensors& tensors, StreamHan
   // A module is shared by the variants of one binary: the tuned config brings its own swizzle.
   decision.loaded->module->launch(problem, buffers, static_cast<CUstream>(stream),
                                   decision.choice.kernel->config);
+}
+
+}  // namespace
+
+struct PreparedGemm::Decided {
+  GemmProblem problem;
+  std::string key;  // problem.key(), made once for the error texts
+  GemmDecision decision;
+};
+
+void Gemm::run(const GemmProblem& problem, const GemmTensors& tensors, StreamHandle stream) const {
+  if (std::string why = tensor_mismatch(tensors); !why.empty()) {
+    throw GemmRefused("cannot run " + problem.key() + ": " + why);
+  }
+  launch_decided(state_->decide(problem), problem, tensors, stream);
+}
+
+PreparedGemm Gemm::prepare(const GemmProblem& problem) const {
+  auto decided = std::make_shared<PreparedGemm::Decided>();
+  decided->problem = problem;
+  decided->key = problem.key();
+  decided->decision = state_->decide(problem);
+  PreparedGemm prepared;
+  prepared.decided_ = std::move(decided);
+  return prepared;
+}
+
+void PreparedGemm::run(const GemmTensors& tensors, StreamHandle stream) const {
+  if (!decided_) throw UsageError("an empty PreparedGemm: allowed one Gemm::prepare made");
+  require_prepared_context(decided_->decision.context, decided_->key);
+  launch_decided(decided_->decision, decided_->problem, tensors, stream);
+}
+
+const TunedGemmChoice& PreparedGemm::choice() const {
+  if (!decided_) throw UsageError("an empty PreparedGemm: allowed one Gemm::prepare made");
+  return decided_->decision.choice;
+}
+
+unsigned long long PreparedGemm::context_id() const {
+  return decided_ ? decided_->decision.context.id : 0;
 }
 
 GemmPlan Gemm::plan(const GemmProblem& problem) const {

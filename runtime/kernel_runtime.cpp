@@ -6,6 +6,7 @@
 
 #include "driver/device_identity.hpp"
 #include "generator/cubin_cache.hpp"
+#include "swr/usage_error.hpp"
 
 namespace swr {
 
@@ -55,6 +56,26 @@ std::string tensor_mismatch(const AttentionTensors& tensors) {
 
 std::string tensor_mismatch(const GemmTensors& tensors) {
   return null_pointers({{"a", tensors.a}, {"b", tensors.b}, {"c", tensors.c}});
+}
+
+void require_prepared_context(const CurrentContext& prepared, const std::string& problem_key) {
+  const CudaDriver& driver = CudaDriver::get();
+  CUcontext current = nullptr;
+  SWR_CU(driver, cuCtxGetCurrent(&current));
+  if (current == nullptr) {  // a thread with none: the prepared one, as current_context() would
+    SWR_CU(driver, cuCtxSetCurrent(prepared.context));
+    current = prepared.context;
+  }
+  unsigned long long current_id = 0;
+  // A context's pointer may be reused by a later one: the id tells them apart.
+  if (current == prepared.context) {
+    driver.check(driver.cuCtxGetId(current, &current_id), "cuCtxGetId");
+    if (current_id == prepared.id) return;
+  }
+  throw UsageError("the launch of " + problem_key + " was prepared in the CUDA context " +
+                   std::to_string(prepared.id) + " (device " + std::to_string(prepared.device) +
+                   "), not the calling thread's current one: allowed that context current (or "
+                   "prepare again in this one)");
 }
 
 bool nvrtc_allowed(const RuntimeOptions& options) {

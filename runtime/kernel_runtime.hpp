@@ -38,6 +38,12 @@ std::string variant_mismatch(const TunedGemmKernel& kernel, const GemmProblem& p
 std::string tensor_mismatch(const AttentionTensors& tensors);
 std::string tensor_mismatch(const GemmTensors& tensors);
 
+// Throws UsageError unless the calling thread's current context is `prepared`, the one a prepared
+// launch (PreparedAttention, PreparedGemm) loaded its kernel into: a kernel runs in its own
+// context only; a thread with no current context gets `prepared` made current (as run() would
+// make a primary context current). Two driver queries, no allocation.
+void require_prepared_context(const CurrentContext& prepared, const std::string& problem_key);
+
 // NVRTC allowed by the options and not turned off by SWR_RUNTIME_NVRTC=0 (or off, false, no).
 bool nvrtc_allowed(const RuntimeOptions& options);
 

@@ -45,6 +45,29 @@ struct AttentionPlan {
   int dynamic_shared_bytes = 0;
 };
 
+// run() of one problem with its decisions made once, by Attention::prepare: the catalog's choice
+// and the kernel loaded into the context that was current then. Its run() checks the tensors and
+// that the same context is current, and enqueues: no lookup, no allocation, no string, so that a
+// binding keeping one per shape pays the driver's launch alone. Valid while the Attention that
+// made it lives; copyable; thread-safe.
+class SWR_API PreparedAttention {
+ public:
+  // As Attention::run for the prepared problem; UsageError when the calling thread's current
+  // context is not the one it was prepared in. `workspace_zeroed`: the tensors' workspace is 0
+  // already (a counter the caller takes once from a pool it clears in stream order), so no clear
+  // is enqueued before the kernel, which leaves it nonzero.
+  void run(const AttentionTensors& tensors, StreamHandle stream = nullptr,
+           bool workspace_zeroed = false) const;
+  const TunedChoice& choice() const;
+  // The unique id (cuCtxGetId) of the context it was prepared in.
+  unsigned long long context_id() const;
+
+ private:
+  friend class Attention;
+  struct Decided;
+  std::shared_ptr<const Decided> decided_;
+};
+
 class SWR_API Attention {
  public:
   explicit Attention(TunedCatalog catalog, AttentionOptions options = {});
@@ -62,6 +85,10 @@ class SWR_API Attention {
 
   // Everything run() decides, loading the kernel if needed, without launching.
   AttentionPlan plan(const AttentionProblem& problem) const;
+
+  // Everything run() decides, once, in the calling thread's current context: a launch that then
+  // takes only the tensors and the stream. Throws as run() does.
+  PreparedAttention prepare(const AttentionProblem& problem) const;
 
  private:
   struct State;

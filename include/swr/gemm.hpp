@@ -41,6 +41,21 @@ struct GemmPlan {
   int swizzle_group = 0;  // tiles per band; 0 = plain row-major order
 };
 
+// run() of one problem decided once, by Gemm::prepare: as PreparedAttention (swr/attention.hpp).
+class SWR_API PreparedGemm {
+ public:
+  // As Gemm::run for the prepared problem; UsageError when the calling thread's current context
+  // is not the one it was prepared in.
+  void run(const GemmTensors& tensors, StreamHandle stream = nullptr) const;
+  const TunedGemmChoice& choice() const;
+  unsigned long long context_id() const;
+
+ private:
+  friend class Gemm;
+  struct Decided;
+  std::shared_ptr<const Decided> decided_;
+};
+
 class SWR_API Gemm {
  public:
   explicit Gemm(TunedCatalog catalog, RuntimeOptions options = {});
@@ -57,6 +72,9 @@ class SWR_API Gemm {
 
   // Everything run() decides, loading the kernel if needed, without launching.
   GemmPlan plan(const GemmProblem& problem) const;
+
+  // Everything run() decides, once, in the calling thread's current context (PreparedGemm).
+  PreparedGemm prepare(const GemmProblem& problem) const;
 
  private:
   struct State;

@@ -109,6 +109,37 @@ SWR_API swr_status swr_run_gemm(swr_catalog* catalog, const char* gpu,
                                 const swr_gemm_problem* problem, const swr_gemm_tensors* tensors,
                                 uintptr_t stream);
 
+/* A problem's launch decided once, for bindings that call the same shape many times: the
+   catalog's choice and the kernel loaded into the calling thread's current CUDA context, so that
+   each swr_launch_* costs the driver's launch alone (no lookup, no allocation, no string). Owned
+   by its catalog: valid until swr_catalog_close, which frees it; preparing the same problem for
+   the same `gpu` in the same context again returns the same handle. Thread-safe. */
+typedef struct swr_prepared swr_prepared;
+
+/* Decides and loads what swr_run_attention / swr_run_gemm would (same `gpu` rule, same errors)
+   without launching. */
+SWR_API swr_status swr_prepare_attention(swr_catalog* catalog, const char* gpu,
+                                         const swr_attention_problem* problem,
+                                         swr_prepared** prepared);
+SWR_API swr_status swr_prepare_gemm(swr_catalog* catalog, const char* gpu,
+                                    const swr_gemm_problem* problem, swr_prepared** prepared);
+
+/* swr_launch_attention's flags: the workspace is 0 already (a counter the caller takes once from
+   a pool it clears in stream order), so swr enqueues no clear of it before the kernel, which
+   leaves it nonzero. Without it swr clears the workspace first, as swr_run_attention does. */
+#define SWR_WORKSPACE_ZEROED 1u
+
+/* Enqueues a prepared launch on `stream` with the device pointers of swr_attention_tensors /
+   swr_gemm_tensors, passed one by one (an FFI call then builds no structure). The context it was
+   prepared in must be current on the calling thread (a thread with none gets it made current;
+   another one is SWR_ERROR_INVALID_ARGUMENT, as are a handle of the other family, a null pointer
+   and an unknown flag). Returns once enqueued. */
+SWR_API swr_status swr_launch_attention(const swr_prepared* prepared, uint64_t q, uint64_t k,
+                                        uint64_t v, uint64_t o, uint64_t workspace, uint32_t flags,
+                                        uintptr_t stream);
+SWR_API swr_status swr_launch_gemm(const swr_prepared* prepared, uint64_t a, uint64_t b, uint64_t c,
+                                   uintptr_t stream);
+
 /* The name the catalog knows CUDA device `ordinal` by ("h200", as swr_run_* look it up when `gpu`
    is null), as a string to free with swr_string_free: what a caller passes to swr_best_* to
    learn what would run on that device, without launching. */

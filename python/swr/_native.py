@@ -123,6 +123,15 @@ class Native:
                                            ctypes.POINTER(AttentionTensors), ctypes.c_size_t]),
             "swr_run_gemm": (status, [handle, ctypes.c_char_p, ctypes.POINTER(GemmProblem),
                                       ctypes.POINTER(GemmTensors), ctypes.c_size_t]),
+            "swr_prepare_attention": (status, [handle, ctypes.c_char_p,
+                                               ctypes.POINTER(AttentionProblem),
+                                               ctypes.POINTER(handle)]),
+            "swr_prepare_gemm": (status, [handle, ctypes.c_char_p, ctypes.POINTER(GemmProblem),
+                                          ctypes.POINTER(handle)]),
+            # Pointers and stream one by one: a call converts integers and builds no structure.
+            "swr_launch_attention": (status, [handle] + [ctypes.c_uint64] * 5
+                                     + [ctypes.c_uint32, ctypes.c_size_t]),
+            "swr_launch_gemm": (status, [handle] + [ctypes.c_uint64] * 3 + [ctypes.c_size_t]),
             "swr_default_catalog_path": (status, [string_out]),
             "swr_device_gpu_name": (status, [ctypes.c_int, string_out]),
             "swr_string_free": (None, [ctypes.c_void_p]),

@@ -47,23 +47,30 @@ def device_gpu_name(ordinal):
 
 
 class Launch:
-    """One problem's launch with its C structures built once: call it with the device pointers,
-    the workspace (0: swr keeps one per stream) and the stream. What a binding keeps per shape so
-    that a call costs one C call."""
+    """One problem's launch prepared by the runtime (swr_prepare_attention / swr_prepare_gemm):
+    the catalog's choice made and the kernel loaded into the CUDA context current when it was
+    made, so that a call is one C call that looks nothing up. Call it with the device pointers
+    (attention: q, k, v, o, workspace (0: swr's counter of the stream), flags (0, or
+    SWR_WORKSPACE_ZEROED = 1 for a workspace that is 0 already: swr/swr.h); GEMM: a, b, c) and the
+    stream, with that context current. What a binding keeps per shape.
 
-    def __init__(self, catalog, run, problem, tensors_type, gpu):
+    The hot path of a binding may call `function(handle, *pointers, stream)` itself and pass a
+    nonzero status to `fail`. Closing the catalog sets `handle` to None: the C call then refuses
+    it instead of touching freed memory."""
+
+    def __init__(self, catalog, function, handle):
         self._catalog = catalog  # kept alive as long as the launch
-        self._check = catalog._native.check
-        self._run = run
-        self._problem = ctypes.byref(problem)
-        self._problem_struct = problem
-        self._tensors_type = tensors_type
-        self._gpu = gpu
+        self.function = function
+        self.handle = handle
 
     def __call__(self, *pointers, stream=0):
-        tensors = self._tensors_type(*pointers)
-        self._check(self._run(self._catalog._open_handle(), self._gpu, self._problem,
-                              ctypes.byref(tensors), stream))
+        status = self.function(self.handle, *pointers, stream)
+        if status:
+            self.fail(status)
+
+    def fail(self, status):
+        self._catalog._open_handle()  # a closed catalog says so
+        self._catalog._native.check(status)
 
 
 class Catalog:
@@ -74,7 +81,8 @@ class Catalog:
     measured: median_ms, tflops, ...) or "why" when nothing tuned serves the shape.
     run_attention / run_gemm enqueue the best kernel on integer device pointers (CUdeviceptr) and
     a stream handle (CUstream as an integer, 0 for the legacy default stream) in the calling
-    thread's current CUDA context, and return once enqueued.
+    thread's current CUDA context, and return once enqueued. attention_launch / gemm_launch
+    prepare that once for a problem (Launch), for callers that run one shape many times.
     """
 
     def __init__(self, path=None):
@@ -87,10 +95,13 @@ class Catalog:
         self._native.check(self._native.lib.swr_catalog_open(str(path).encode(),
                                                              ctypes.byref(handle)))
         self._handle = handle
+        self._launches = weakref.WeakSet()  # prepared from it: closed with it
         self.number = next(_numbers)  # 1, 2, ...: this process's name for it
         _numbered[self.number] = self
 
     def close(self):
+        for launch in list(getattr(self, "_launches", ())):
+            launch.handle = None
         if self._handle is not None:
             self._native.lib.swr_catalog_close(self._handle)
             self._handle = None
@@ -131,22 +142,35 @@ class Catalog:
                       seq_kv=None, stream=0, gpu=None, workspace=0):
         """O = softmax(Q K^T / sqrt(D) [causal]) V on row-major [B, H, S, D] tensors. `gpu`: the
         name to look up, None for the device that runs it."""
-        self.attention_launch(batch, heads, seq_q, head_dim, dtype, causal, seq_kv, gpu)(
-            q, k, v, o, workspace, stream=stream)
-
-    def attention_launch(self, batch, heads, seq_q, head_dim, dtype="f16", causal=False,
-                         seq_kv=None, gpu=None):
-        """A Launch of run_attention for one problem: launch(q, k, v, o, workspace, stream=s)."""
         problem = _attention_problem(batch, heads, seq_q, seq_kv, head_dim, dtype, causal)
-        return Launch(self, self._native.lib.swr_run_attention, problem, _native.AttentionTensors,
-                      _gpu(gpu))
-
-    def gemm_launch(self, m, n, k, dtype="f16", gpu=None):
-        """A Launch of run_gemm for one problem: launch(a, b, c, stream=s)."""
-        return Launch(self, self._native.lib.swr_run_gemm, _native.GemmProblem(m, n, k,
-                                                                                _dtype(dtype)),
-                      _native.GemmTensors, _gpu(gpu))
+        tensors = _native.AttentionTensors(q, k, v, o, workspace)
+        self._native.check(self._native.lib.swr_run_attention(
+            self._open_handle(), _gpu(gpu), ctypes.byref(problem), ctypes.byref(tensors), stream))
 
     def run_gemm(self, a, b, c, m, n, k, dtype="f16", stream=0, gpu=None):
         """C = A · B, row-major A [m x k], B [k x n], C [m x n]."""
-        self.gemm_launch(m, n, k, dtype, gpu)(a, b, c, stream=stream)
+        problem = _native.GemmProblem(m, n, k, _dtype(dtype))
+        tensors = _native.GemmTensors(a, b, c)
+        self._native.check(self._native.lib.swr_run_gemm(
+            self._open_handle(), _gpu(gpu), ctypes.byref(problem), ctypes.byref(tensors), stream))
+
+    def attention_launch(self, batch, heads, seq_q, head_dim, dtype="f16", causal=False,
+                         seq_kv=None, gpu=None):
+        """run_attention prepared for one problem in the calling thread's current CUDA context
+        (which the launch's calls need current): launch(q, k, v, o, workspace, flags, stream=s)."""
+        problem = _attention_problem(batch, heads, seq_q, seq_kv, head_dim, dtype, causal)
+        return self._prepared(self._native.lib.swr_prepare_attention, ctypes.byref(problem), gpu,
+                              self._native.lib.swr_launch_attention)
+
+    def gemm_launch(self, m, n, k, dtype="f16", gpu=None):
+        """run_gemm prepared for one problem (as attention_launch): launch(a, b, c, stream=s)."""
+        problem = _native.GemmProblem(m, n, k, _dtype(dtype))
+        return self._prepared(self._native.lib.swr_prepare_gemm, ctypes.byref(problem), gpu,
+                              self._native.lib.swr_launch_gemm)
+
+    def _prepared(self, prepare, problem, gpu, function):
+        handle = ctypes.c_void_p()
+        self._native.check(prepare(self._open_handle(), _gpu(gpu), problem, ctypes.byref(handle)))
+        launch = Launch(self, function, handle.value)
+        self._launches.add(launch)
+        return launch

@@ -9,8 +9,11 @@ torch.compile(fullgraph=True) keeps them in the graph and CUDA graphs capture th
 
 The kernel is the catalog's choice for the shape (exact, else nearest as the C++ runtime decides)
 on the tensors' device, launched on that device's current stream. The first call of a shape looks
-it up (and the runtime loads its cubin); later calls find the launch in a per-shape table and cost
-one C call: no database read, no compilation, no host-device synchronisation.
+it up and prepares its launch (swr_prepare_attention: the runtime loads the cubin into the
+device's context); later calls find it in a per-shape table and cost the output's allocation and
+one C call (swr_launch_attention, pointers and stream only): no database read, no compilation, no
+host-device synchronisation. Eagerly the ops' dispatcher is skipped; under torch.compile the
+calls go through the custom ops, which the graph keeps.
 
 Layout: the kernels read row-major [B, H, S, D] (and [m, k], [k, n]); other strides are copied
 to that layout first. A shape nothing tuned serves, or a scale other than 1/sqrt(D), follows
@@ -91,15 +94,17 @@ def _gemm_problem(a, b, fallback):
 class _Plan:
     """What the first call of a shape decided: the launch (None: fall back) and the choice."""
 
-    def __init__(self, launch, choice, refusal, dynamic_workspace):
-        self.launch = launch
+    def __init__(self, launch, choice, refusal, dynamic_workspace, device_index):
+        self.launch = launch  # a prepared swr.catalog.Launch, or None
         self.choice = choice
         self.refusal = refusal  # why swr does not run it, or None
         self.dynamic_workspace = dynamic_workspace
+        self.device_index = device_index
 
 
 def _decide(catalog, device_index, family, problem, refusal):
-    """The catalog's answer for `problem` on the device, and its launch when swr serves it."""
+    """The catalog's answer for `problem` on the device, and its launch when swr serves it,
+    prepared in the device's context (the runtime loads the kernel there now)."""
     gpu = device_gpu_name(device_index)
     if family == "attention":
         batch, heads, seq_q, seq_kv, head_dim, dtype, causal = problem
@@ -114,13 +119,18 @@ def _decide(catalog, device_index, family, problem, refusal):
     elif refusal is not None:
         refusal = f"{described}: {refusal}"
     if refusal is not None:
-        return _Plan(None, choice, refusal, False)
-    if family == "attention":
-        launch = catalog.attention_launch(batch, heads, seq_q, head_dim, dtype, causal, seq_kv, gpu)
-    else:
-        launch = catalog.gemm_launch(m, n, k, dtype, gpu)
+        return _Plan(None, choice, refusal, False, device_index)
+    try:
+        with torch.cuda.device(device_index):
+            if family == "attention":
+                launch = catalog.attention_launch(batch, heads, seq_q, head_dim, dtype, causal,
+                                                  seq_kv, gpu)
+            else:
+                launch = catalog.gemm_launch(m, n, k, dtype, gpu)
+    except KernelRefused as error:  # chosen, but cannot load here (no cubin, another arch)
+        return _Plan(None, choice, f"{described}: {error}", False, device_index)
     persistence = choice["kernel"].get("config", {}).get("persistence")
-    return _Plan(launch, choice, None, persistence == "dynamic")
+    return _Plan(launch, choice, None, persistence == "dynamic", device_index)
 
 
 _plans = {}  # (catalog, device, family, problem, scale) -> _Plan
@@ -134,8 +144,11 @@ def _plan(catalog_number, device_index, family, problem, scale, fallback):
     plan = _plans.get(key)
     if plan is None:
         refusal = _inputs.scale_refusal(scale, problem[4]) if family == "attention" else None
-        plan = _plans.setdefault(key, _decide(_catalog(catalog_number), device_index, family,
-                                              problem, refusal))
+        catalog = _catalog(catalog_number)
+        with _lock:  # one preparation per shape, however many threads ask at once
+            plan = _plans.get(key)
+            if plan is None:
+                plan = _plans[key] = _decide(catalog, device_index, family, problem, refusal)
     if plan.refusal is not None:
         if fallback == "error":
             raise KernelRefused(plan.refusal + " (fallback='error'; fallback='sdpa' runs "
@@ -148,56 +161,146 @@ def _plan(catalog_number, device_index, family, problem, scale, fallback):
     return plan
 
 
-# The hot path: the plan of a call found by what its tensors are, without re-checking them. A
-# call whose checks or lookup raise is not remembered, so it raises again.
+# The hot path: a call's plan found by what its tensors are (shape, dtype, device) and its
+# arguments, without re-checking them. A call whose checks or lookup raise is not remembered, so
+# it raises again. The cost of a call after the first of its shape is this lookup, the output's
+# allocation, the tensors' pointers, the current stream, and one C call (swr_launch_*).
 _calls = {}
 
 
-def _call_plan(family, tensors, arguments, checked_problem):
+def _attention_plan(q, k, v, is_causal, scale, fallback, catalog):
     try:
-        key = (family, *((t.shape, t.dtype, t.device) for t in tensors), *arguments)
-        plan = _calls.get(key)
-    except AttributeError:  # not a tensor: the checks say so
-        key, plan = None, None
-    if plan is None:
-        problem = checked_problem()
-        device = tensors[0].device.index
-        scale = arguments[1] if family == "attention" else None
-        plan = _plan(arguments[-1], device, family, problem, scale, arguments[-2])
-        if key is not None:
-            _calls[key] = plan
+        key = (q.shape, k.shape, v.shape, q.dtype, k.dtype, v.dtype, q.device, k.device,
+               v.device, is_causal, scale, fallback, catalog)
+        return _calls[key]
+    except (AttributeError, TypeError):  # not a tensor, or an unhashable scale: checks say so
+        key = None
+    except KeyError:
+        pass
+    problem = _attention_problem(q, k, v, is_causal, scale, fallback)
+    plan = _plan(catalog, q.device.index, "attention", problem, scale, fallback)
+    if key is not None:
+        _calls[key] = plan
     return plan
 
+
+def _gemm_plan(a, b, fallback, catalog):
+    try:
+        key = (a.shape, b.shape, a.dtype, b.dtype, a.device, b.device, fallback, catalog)
+        return _calls[key]
+    except (AttributeError, TypeError):
+        key = None
+    except KeyError:
+        pass
+    problem = _gemm_problem(a, b, fallback)
+    plan = _plan(catalog, a.device.index, "gemm", problem, None, fallback)
+    if key is not None:
+        _calls[key] = plan
+    return plan
+
+
+# Raw integers from PyTorch's C side, without the Python wrappers' checks (the tensors are on
+# CUDA, so CUDA is initialised).
 try:
-    _raw_stream = torch._C._cuda_getCurrentRawStream  # an integer, without a Stream object
-except AttributeError:  # pragma: no cover - older PyTorch
+    _raw_stream = torch._C._cuda_getCurrentRawStream  # (device index) -> CUstream as an integer
+    _current_device = torch._C._cuda_getDevice
+    _capturing = torch._C._cuda_isCurrentStreamCapturing
+except AttributeError:  # pragma: no cover - older PyTorch, or one built without CUDA
     def _raw_stream(index):
         return torch.cuda.current_stream(index).cuda_stream
 
+    def _current_device():
+        return torch.cuda.current_device()
 
-def _launch_on_device(device_index, body):
-    if torch.cuda.current_device() == device_index:
-        return body()
-    with torch.cuda.device(device_index):
-        return body()
+    def _capturing():
+        return torch.cuda.is_current_stream_capturing()
+
+
+def _launch(launch, index, *pointers):
+    """One C call on the current stream of device `index`, made current if it is not."""
+    if _current_device() == index:
+        status = launch.function(launch.handle, *pointers, _raw_stream(index))
+    else:
+        with torch.cuda.device(index):
+            status = launch.function(launch.handle, *pointers, _raw_stream(index))
+    if status:
+        launch.fail(status)
+
+
+ZEROED = 1  # SWR_WORKSPACE_ZEROED (swr/swr.h)
+
+
+class _CounterPool:
+    """Tile counters of the dynamic-persistence kernels for one stream, all zeroed at once: a call
+    takes the next unused one and launches with SWR_WORKSPACE_ZEROED, so no clear is enqueued per
+    call; when all are used, one clear of the whole pool is enqueued on the same stream, ordered
+    after every kernel that used them. The lock keeps take-and-enqueue in one order per stream."""
+
+    SIZE = 4096
+
+    def __init__(self, device):
+        self.counters = torch.zeros(self.SIZE, dtype=torch.int32, device=device)
+        self.base = self.counters.data_ptr()
+        self.used = 0
+        self.lock = threading.Lock()
+
+
+_pools = {}  # (device index, stream) -> _CounterPool
+
+
+def _launch_dynamic(launch, index, q, k, v, out):
+    """The launch of a dynamic-persistence kernel on the current stream of device `index`."""
+    stream = _raw_stream(index)
+    if _capturing():
+        # A captured graph gets a counter of its own, which swr clears in the graph, so that its
+        # replays, on whatever stream, share none with eager calls or other graphs.
+        workspace = torch.empty(1, dtype=torch.int32, device=q.device).data_ptr()
+        return _launch(launch, index, q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
+                       workspace, 0)
+    pool = _pools.get((index, stream))
+    if pool is None:
+        pool = _pools.setdefault((index, stream), _CounterPool(q.device))
+    with pool.lock:
+        if pool.used == pool.SIZE:
+            pool.counters.zero_()
+            pool.used = 0
+        workspace = pool.base + 4 * pool.used
+        pool.used += 1
+        status = launch.function(launch.handle, q.data_ptr(), k.data_ptr(), v.data_ptr(),
+                                 out.data_ptr(), workspace, ZEROED, stream)
+    if status:
+        launch.fail(status)
 
 
 def _attention_call(q, k, v, is_causal, scale, fallback, catalog):
-    plan = _call_plan("attention", (q, k, v), (is_causal, scale, fallback, catalog),
-                      lambda: _attention_problem(q, k, v, is_causal, scale, fallback))
-    if plan.launch is None:
+    try:  # the hot path: the plan of a call like this one, found by its tensors and arguments
+        plan = _calls[(q.shape, k.shape, v.shape, q.dtype, k.dtype, v.dtype, q.device, k.device,
+                       v.device, is_causal, scale, fallback, catalog)]
+    except (KeyError, AttributeError, TypeError):
+        plan = _attention_plan(q, k, v, is_causal, scale, fallback, catalog)
+    launch = plan.launch
+    if launch is None:
         return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=is_causal,
                                                                 scale=scale)
-    q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
-    out = torch.empty(q.shape, dtype=q.dtype, device=q.device)
-    # Its own counter per call: a launch running beside another (or in a graph) shares none.
-    workspace = (torch.empty(1, dtype=torch.int32, device=q.device).data_ptr()
-                 if plan.dynamic_workspace else 0)
-    index = q.device.index
-    _launch_on_device(index, lambda: plan.launch(q.data_ptr(), k.data_ptr(), v.data_ptr(),
-                                                 out.data_ptr(), workspace,
-                                                 stream=_raw_stream(index)))
+    if not (q.is_contiguous() and k.is_contiguous() and v.is_contiguous()):
+        q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
+    out = torch.empty_like(q)
+    index = plan.device_index
+    if _current_device() != index:
+        with torch.cuda.device(index):
+            _attention_launch(plan, launch, index, q, k, v, out)
+        return out
+    _attention_launch(plan, launch, index, q, k, v, out)
     return out
+
+
+def _attention_launch(plan, launch, index, q, k, v, out):
+    if plan.dynamic_workspace:
+        return _launch_dynamic(launch, index, q, k, v, out)
+    status = launch.function(launch.handle, q.data_ptr(), k.data_ptr(), v.data_ptr(),
+                             out.data_ptr(), 0, 0, _raw_stream(index))
+    if status:
+        launch.fail(status)
 
 
 @torch.library.custom_op("swr::attention", mutates_args=())
@@ -213,14 +316,13 @@ def _attention_fake(q, k, v, is_causal, scale, fallback, catalog):
 
 
 def _matmul_call(a, b, fallback, catalog):
-    plan = _call_plan("gemm", (a, b), (fallback, catalog), lambda: _gemm_problem(a, b, fallback))
-    if plan.launch is None:
+    plan = _gemm_plan(a, b, fallback, catalog)
+    launch = plan.launch
+    if launch is None:
         return torch.matmul(a, b)
     a, b = a.contiguous(), b.contiguous()
-    c = torch.empty((a.shape[0], b.shape[1]), dtype=a.dtype, device=a.device)
-    index = a.device.index
-    _launch_on_device(index, lambda: plan.launch(a.data_ptr(), b.data_ptr(), c.data_ptr(),
-                                                 stream=_raw_stream(index)))
+    c = a.new_empty((a.shape[0], b.shape[1]))
+    _launch(launch, plan.device_index, a.data_ptr(), b.data_ptr(), c.data_ptr())
     return c
 
 

@@ -22,6 +22,7 @@
 #include "swr/attention.hpp"
 #include "swr/device_buffer.hpp"
 #include "swr/sixteen_bit.hpp"
+#include "swr/swr.h"
 #include "tests/gpu/gpu_test_support.hpp"
 #include "tests/runtime/runtime_fixtures.hpp"
 #include "tuner/gpu_detection.hpp"
@@ -216,6 +217,121 @@ TEST_F(RuntimeOnGpu, RefusesAShapeNothingTunedCanServe) {
     EXPECT_NE(std::string(error.what()).find("no tuned kernel"), std::string::npos) << error.what();
   }
   EXPECT_TRUE(untouched(out));
+}
+
+// The C API's prepared launch (what python/swr calls per tensor call): the same handle for the
+// same problem, results matching the CPU reference on the context's thread and on a thread with
+// no context current, and a handle of the other family refused with nothing launched.
+TEST_F(RuntimeOnGpu, APreparedLaunchIsKeptOnceAndRunsOnAnyThreadOfItsContext) {
+  const DeviceContext context;
+  context.make_current();
+  swr_catalog* catalog = nullptr;
+  ASSERT_EQ(swr_catalog_open(export_dir().c_str(), &catalog), SWR_OK) << swr_last_error();
+  const std::unique_ptr<swr_catalog, void (*)(swr_catalog*)> owned(catalog, swr_catalog_close);
+  const AttentionProblem problem = kTuned[0].problem;  // dynamic persistence: a tile counter
+  const swr_attention_problem asked{problem.batch,    problem.heads,
+                                    problem.seq_q,    problem.seq_kv,
+                                    problem.head_dim, to_string(problem.dtype).data(),
+                                    problem.causal};
+  swr_prepared* prepared = nullptr;
+  swr_prepared* again = nullptr;
+  ASSERT_EQ(swr_prepare_attention(catalog, nullptr, &asked, &prepared), SWR_OK) << swr_last_error();
+  ASSERT_EQ(swr_prepare_attention(catalog, nullptr, &asked, &again), SWR_OK) << swr_last_error();
+  EXPECT_EQ(prepared, again);
+
+  const std::size_t count =
+      static_cast<std::size_t>(problem.batch) * problem.heads * problem.seq_q * problem.head_dim;
+  std::mt19937 rng(99);
+  const auto q = random_elements(problem.dtype, count, rng);
+  const auto k = random_elements(problem.dtype, count, rng);
+  const auto v = random_elements(problem.dtype, count, rng);
+  const std::vector<double> expected = reference_attention(problem, q, k, v);
+  DeviceBuffer dq(count * 2), dk(count * 2), dv(count * 2), dout(count * 2);
+  dq.copy_from_host(q.data(), count * 2);
+  dk.copy_from_host(k.data(), count * 2);
+  dv.copy_from_host(v.data(), count * 2);
+  const std::vector<unsigned char> poison(count * 2, 0xff);
+  auto launch = [&](std::uint64_t workspace = 0, std::uint32_t flags = 0) -> std::string {
+    return swr_launch_attention(prepared, dq.pointer(), dk.pointer(), dv.pointer(), dout.pointer(),
+                                workspace, flags, 0) == SWR_OK
+               ? ""
+               : swr_last_error();
+  };
+  auto compared = [&]() -> std::string {
+    synchronize();
+    std::vector<std::uint16_t> out(count);
+    dout.copy_to_host(out.data(), count * 2);
+    const OutputComparison result = compare_with_reference(problem, out, expected);
+    return result.passes(relative_error_tolerance(problem.dtype))
+               ? ""
+               : "relative error " + std::to_string(result.relative_error);
+  };
+  for (int round = 0; round < 3; ++round) {
+    dout.copy_from_host(poison.data(), count * 2);
+    EXPECT_EQ(launch(), "") << round;
+    EXPECT_EQ(compared(), "") << round;
+  }
+  dout.copy_from_host(poison.data(), count * 2);
+  std::string other_thread = "not run";
+  std::thread([&] { other_thread = launch(); }).join();  // no context is current there
+  EXPECT_EQ(other_thread, "");
+  EXPECT_EQ(compared(), "");
+
+  // SWR_WORKSPACE_ZEROED, on a shape with more tiles than CTAs (so that the counter hands some
+  // out): a counter the caller zeroed gives the output of a launch that clears its own; the same
+  // counter used again unzeroed leaves tiles undone (poison remains), so the flag really skips
+  // the clear; without the flag swr clears the caller's counter first.
+  {
+    const swr_attention_problem large{16, 8, 2048, 2048, 64, "f16", 0};  // nearest of kTuned[0]
+    swr_prepared* many_tiles = nullptr;
+    ASSERT_EQ(swr_prepare_attention(catalog, nullptr, &large, &many_tiles), SWR_OK)
+        << swr_last_error();
+    const std::size_t bytes = 2ull * 16 * 8 * 2048 * 64;
+    std::vector<std::uint16_t> input(bytes / 2);
+    for (std::size_t i = 0; i < input.size(); ++i)
+      input[i] = float_to_element(DataType::f16, static_cast<float>(i % 17) / 17.f - 0.5f);
+    DeviceBuffer lq(bytes), lout(bytes), counter(sizeof(int));
+    lq.copy_from_host(input.data(), bytes);
+    const std::vector<unsigned char> large_poison(bytes, 0xff);
+    auto output_of = [&](std::uint64_t workspace, std::uint32_t flags) {
+      lout.copy_from_host(large_poison.data(), bytes);
+      EXPECT_EQ(swr_launch_attention(many_tiles, lq.pointer(), lq.pointer(), lq.pointer(),
+                                     lout.pointer(), workspace, flags, 0),
+                SWR_OK)
+          << swr_last_error();
+      synchronize();
+      std::vector<unsigned char> out(bytes);
+      lout.copy_to_host(out.data(), bytes);
+      return out;
+    };
+    auto poisoned = [](const std::vector<unsigned char>& out) {  // 0xffff: a NaN never written
+      std::size_t count = 0;
+      for (std::size_t i = 0; i + 1 < out.size(); i += 2)
+        count += out[i] == 0xff && out[i + 1] == 0xff;
+      return count;
+    };
+    const std::vector<unsigned char> cleared_by_swr = output_of(0, 0);
+    EXPECT_EQ(poisoned(cleared_by_swr), 0u);
+    const int zero = 0;
+    counter.copy_from_host(&zero, sizeof(int));
+    EXPECT_TRUE(output_of(counter.pointer(), SWR_WORKSPACE_ZEROED) == cleared_by_swr);
+    const std::vector<unsigned char> stale = output_of(counter.pointer(), SWR_WORKSPACE_ZEROED);
+    EXPECT_GT(poisoned(stale), 0u);
+    EXPECT_TRUE(output_of(counter.pointer(), 0) == cleared_by_swr);
+    EXPECT_EQ(swr_launch_attention(many_tiles, lq.pointer(), lq.pointer(), lq.pointer(),
+                                   lout.pointer(), counter.pointer(), 2, 0),
+              SWR_ERROR_INVALID_ARGUMENT);
+    EXPECT_STREQ(swr_last_error(), "flags 2: allowed 0 or SWR_WORKSPACE_ZEROED (1)");
+  }
+
+  dout.copy_from_host(poison.data(), count * 2);
+  EXPECT_EQ(swr_launch_gemm(prepared, dq.pointer(), dk.pointer(), dout.pointer(), 0),
+            SWR_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(swr_last_error()).find("swr_prepare_gemm"), std::string::npos)
+      << swr_last_error();
+  EXPECT_EQ(swr_launch_attention(prepared, dq.pointer(), dk.pointer(), 0, dout.pointer(), 0, 0, 0),
+            SWR_ERROR_KERNEL_REFUSED);
+  EXPECT_TRUE(untouched(dout));
 }
 
 TEST_F(RuntimeOnGpu, NamesTheDeviceAsTheTunerDoes) {

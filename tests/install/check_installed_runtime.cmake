@@ -71,8 +71,10 @@ foreach(line IN LISTS exported)
   endif()
   math(EXPR public_count "${public_count} + 1")
 endforeach()
-foreach(symbol swr_catalog_open swr_best_attention swr_run_gemm "swr::TunedCatalog::open"
-        "swr::Attention::run" "swr::Gemm::run")
+foreach(symbol swr_catalog_open swr_best_attention swr_run_gemm swr_prepare_attention
+        swr_prepare_gemm swr_launch_attention swr_launch_gemm "swr::TunedCatalog::open"
+        "swr::Attention::run" "swr::Gemm::run" "swr::Attention::prepare"
+        "swr::PreparedAttention::run" "swr::PreparedGemm::run")
   string(FIND "${run_output}" "${symbol}" at)
   if(at EQUAL -1)
     message(FATAL_ERROR "libswr_runtime.so does not export ${symbol}")

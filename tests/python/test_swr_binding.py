@@ -16,7 +16,9 @@ from pathlib import Path
 os.environ["CUDA_VISIBLE_DEVICES"] = ""
 
 REPOSITORY = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPOSITORY / "python"))
+# $SWR_TEST_INSTALLED: test the installed package instead (tests/python/check_install.sh).
+if not os.environ.get("SWR_TEST_INSTALLED"):
+    sys.path.insert(0, str(REPOSITORY / "python"))
 import swr  # noqa: E402
 from swr import _native  # noqa: E402
 

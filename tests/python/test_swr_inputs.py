@@ -8,7 +8,9 @@ import unittest
 from pathlib import Path
 
 REPOSITORY = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPOSITORY / "python"))
+# $SWR_TEST_INSTALLED: test the installed package instead (tests/python/check_install.sh).
+if not os.environ.get("SWR_TEST_INSTALLED"):
+    sys.path.insert(0, str(REPOSITORY / "python"))
 import swr  # noqa: E402
 from swr import _inputs  # noqa: E402
 

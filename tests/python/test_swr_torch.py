@@ -13,7 +13,9 @@ import warnings
 from pathlib import Path
 
 REPOSITORY = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPOSITORY / "python"))
+# $SWR_TEST_INSTALLED: test the installed package instead (tests/python/check_install.sh).
+if not os.environ.get("SWR_TEST_INSTALLED"):
+    sys.path.insert(0, str(REPOSITORY / "python"))
 import swr  # noqa: E402
 
 try:
@@ -136,6 +138,17 @@ class TorchGpuTest(unittest.TestCase):
         self.assertTrue(self.assert_runs_swr(q, k, v)["copies_inputs"])
         out = swr_torch.attention(q, k, v, catalog=self.catalog)
         torch.testing.assert_close(out.float(), math_reference(q, k, v, False), atol=4e-3, rtol=0)
+
+    def test_a_call_after_its_catalog_closed_is_refused_not_a_crash(self):
+        catalog = swr.Catalog(CATALOG)
+        q, k, v = self.inputs(2, 3, 77, 77, torch.float16)
+        first = swr_torch.attention(q, k, v, catalog=catalog, fallback="error")  # prepared here
+        torch.testing.assert_close(first.float(), math_reference(q, k, v, False), atol=4e-3,
+                                   rtol=0)
+        catalog.close()
+        with self.assertRaises(swr.InvalidArgument) as raised:
+            swr_torch.attention(q, k, v, catalog=catalog, fallback="error")
+        self.assertIn("the catalog is closed", str(raised.exception))
 
     def test_matmul_matches_torch(self):
         for m, n, k in [(1000, 1016, 264), (777, 1024, 512)]:

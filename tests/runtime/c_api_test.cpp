@@ -190,6 +190,40 @@ TEST_F(CApiTest, ARunWithoutADeviceIsNoDeviceAndARunThatCannotBeIsRefused) {
   EXPECT_EQ(swr_run_gemm(catalog.get(), "h200", &gemm_, nullptr, 0), SWR_ERROR_INVALID_ARGUMENT);
 }
 
+TEST_F(CApiTest, APrepareWithoutADeviceIsNoDeviceAndBadHandlesAreInvalid) {
+  if (CudaDriver::try_get() != nullptr && cuda_device_present()) {
+    GTEST_SKIP() << "a device is present: the GPU tests cover prepared launches";
+  }
+  const CatalogHandle catalog = open(tuned_.path().string());
+  swr_prepared* prepared = reinterpret_cast<swr_prepared*>(0x1);
+  EXPECT_EQ(swr_prepare_attention(catalog.get(), "h200", &attention_, &prepared),
+            SWR_ERROR_NO_DEVICE);
+  EXPECT_EQ(prepared, nullptr);
+  EXPECT_NE(std::string(swr_last_error()).find("no CUDA driver/device found"), std::string::npos)
+      << swr_last_error();
+  EXPECT_EQ(swr_prepare_gemm(catalog.get(), nullptr, &gemm_, &prepared), SWR_ERROR_NO_DEVICE);
+
+  // Bad problems are named before the device is looked for.
+  swr_attention_problem odd_head = attention_;
+  odd_head.head_dim = 80;
+  EXPECT_EQ(swr_prepare_attention(catalog.get(), "h200", &odd_head, &prepared),
+            SWR_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(swr_last_error()).find("80"), std::string::npos) << swr_last_error();
+  EXPECT_EQ(swr_prepare_gemm(catalog.get(), "h200", nullptr, &prepared),
+            SWR_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(swr_last_error(), "problem is null: allowed a pointer");
+  EXPECT_EQ(swr_prepare_attention(catalog.get(), "h200", &attention_, nullptr),
+            SWR_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(swr_last_error(), "prepared is null: allowed a pointer");
+  EXPECT_EQ(swr_prepare_gemm(nullptr, "h200", &gemm_, &prepared), SWR_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(swr_last_error(), "catalog is null: allowed a pointer");
+
+  EXPECT_EQ(swr_launch_attention(nullptr, 1, 2, 3, 4, 0, 0, 0), SWR_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(swr_last_error(), "prepared is null: allowed a pointer");
+  EXPECT_EQ(swr_launch_gemm(nullptr, 1, 2, 3, 0), SWR_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(swr_last_error(), "prepared is null: allowed a pointer");
+}
+
 // The variables the default path depends on, restored when the test ends.
 class EnvironmentRestorer {
  public:
