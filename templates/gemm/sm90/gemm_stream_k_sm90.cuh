@@ -82,28 +82,34 @@ __device__ __forceinline__ void stream_k_collect(float (&acc)[T::kWgSlices][T::k
     }
   }
   named_barrier_sync(barrier_id::kConsumer0 + consumer, kWarpgroupThreads);
-  // Quad by quad, each summed over the contributors first: the accumulators are then written once
-  // and never carried around a runtime loop (which made ptxas spill).
+  // Groups of kGroup quads: each group's loads from one contributor are independent and in
+  // flight together (a load per quad and contributor in turn waited out one L2 latency each,
+  // 32 x contributors of them), and only the group's accumulators are carried around the runtime
+  // loop over contributors (all 128 made ptxas spill).
   const float4* first = scratch.part((finisher + 1) * T::kClusterSize + rank, consumer) + thread;
   // float4s from one unit's slot to the next unit's (32-bit: a 64-bit stride made ptxas spill).
   constexpr int stride =
       T::kClusterSize * T::kConsumers * StreamKScratch<T>::kQuads * kWarpgroupThreads;
+  constexpr int kGroup = 8;
+  static_assert(StreamKScratch<T>::kQuads % kGroup == 0, "whole groups");
   const int others = last_unit - finisher;
 #pragma unroll
-  for (int q = 0; q < StreamKScratch<T>::kQuads; ++q) {
-    const int slice = 4 * q / T::kAccumulators, i = 4 * q % T::kAccumulators;
-    float4 sum = __ldcg(first + q * kWarpgroupThreads);
-    for (int other = 1; other < others; ++other) {
-      const float4 v = __ldcg(first + other * stride + q * kWarpgroupThreads);
-      sum.x += v.x;
-      sum.y += v.y;
-      sum.z += v.z;
-      sum.w += v.w;
+  for (int group = 0; group < StreamKScratch<T>::kQuads; group += kGroup) {
+    for (int other = 0; other < others; ++other) {
+      float4 v[kGroup];
+#pragma unroll
+      for (int g = 0; g < kGroup; ++g)
+        v[g] = __ldcg(first + other * stride + (group + g) * kWarpgroupThreads);
+#pragma unroll
+      for (int g = 0; g < kGroup; ++g) {
+        const int q = group + g;
+        const int slice = 4 * q / T::kAccumulators, i = 4 * q % T::kAccumulators;
+        acc[slice][i] += v[g].x;
+        acc[slice][i + 1] += v[g].y;
+        acc[slice][i + 2] += v[g].z;
+        acc[slice][i + 3] += v[g].w;
+      }
     }
-    acc[slice][i] += sum.x;
-    acc[slice][i + 1] += sum.y;
-    acc[slice][i + 2] += sum.z;
-    acc[slice][i + 3] += sum.w;
   }
 }
 
