@@ -29,7 +29,8 @@ constexpr GemmPersistence kPersistences[] = {GemmPersistence::grid, GemmPersiste
 // each with the ring depth that fits next to its C staging, under static or dynamic persistence
 // and, static only, the 2x1 cluster that multicasts B and the 1x2 one that multicasts A; and
 // stream-K (cooperative tiles only: the resource model prunes pingpong), alone and in a 2x1
-// cluster, for the last partial wave of ragged shapes.
+// cluster, for shapes whose tiles leave a partial last wave (on the H200 it beat static for
+// 128x256 at 3072^3 but lost to a smaller tile there: bench/results/gemm-wgmma-ragged-h200).
 struct WgmmaTile {
   int block_m;
   int block_n;

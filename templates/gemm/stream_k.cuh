@@ -2,7 +2,8 @@
 // persistence). With T raster tiles on U work units (CTAs, or clusters), T % U tiles would run as
 // a last wave that leaves U - T % U units idle. Here the first T - T % U tiles go out whole, as
 // static persistence hands them out (unit u takes u, u + U, ...); the k blocks of the remaining
-// T % U tiles are laid end to end and cut into U nearly equal ranges, one per unit. A tile whose
+// T % U tiles are laid end to end and cut into nearly equal ranges, one per unit (min(U, k blocks)
+// of them, so that none is empty). A tile whose
 // k blocks fall into several ranges is finished by the unit whose range holds its k block 0 (the
 // "finisher"); every other unit that holds part of it (a "contributor") adds nothing to C but
 // writes its fp32 partial sums to its own workspace slot and raises its flag; the finisher waits

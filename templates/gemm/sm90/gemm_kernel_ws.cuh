@@ -7,7 +7,9 @@
 //                 tile while the consumers store, since the ring does not care about tile borders.
 // Tile order: swr::gemm::tile_at(linear, tiles_m, tiles_n, axis, group) (block_swizzle.cuh), the
 // same raster the mma.sync kernel uses; axis/group are launch arguments. A 2x1 (1x2) cluster walks
-// cluster tiles and multicasts the operand its CTAs share, B (A) (cluster_member_tile).
+// cluster tiles and multicasts the operand its CTAs share, B (A) (cluster_member_tile). Stream-K
+// (gemm/stream_k.cuh) walks items of a tile and a k range; a contributor's partial sums go
+// through gemm_stream_k_sm90.cuh's scratch to the CTA that stores the tile.
 // Tails: TMA zero-fills out-of-bounds loads (M, N and K tails), the TMA store clips.
 // Entry (see bench/hopper_gemm_harness.cpp for a rendered source): gemm_ws<Traits>(maps, m, n, k,
 // swizzle_axis, swizzle_group, tile_counter) with __launch_bounds__(Traits::kThreads, 1).
