@@ -101,7 +101,8 @@ static std::string render_source(const Variant& v) {
     << "    swr::gemm::sm90::ConsumerMode::" << (v.pingpong ? "pingpong" : "cooperative") << ",\n"
     << "    swr::gemm::sm90::Persistence::"
     << (v.dynamic ? "dynamic_persistent" : "static_persistent") << ", /*cluster_m*/ " << v.cluster_m
-    << ",\n    swr::gemm::sm90::EpilogueKind::" << (v.direct ? "direct" : "tma_store") << ">;\n"
+    << ", /*cluster_n*/ 1,\n    swr::gemm::sm90::EpilogueKind::"
+    << (v.direct ? "direct" : "tma_store") << ">;\n"
     << "static_assert(Traits::kDynamicSharedBytes == " << v.shared_bytes()
     << ", \"host shared-memory formula\");\n"
     << "extern \"C\" __global__ void __launch_bounds__(Traits::kThreads, 1)"

@@ -41,10 +41,12 @@ bool parse_wgmma_tile_token(std::string_view token, GemmConfig& config) {
                                   {"s", &config.stages}});
 }
 
-// Each path's persistences: mma_sync has no dynamic mode, the persistent wgmma kernel no grid.
+// Each path's persistences: mma_sync has no dynamic or stream-K mode, the persistent wgmma kernel
+// no grid.
 std::optional<GemmPersistence> parse_mma_sync_persistence(std::string_view text) {
   const std::optional<GemmPersistence> persistence = parse_gemm_persistence(text);
-  if (persistence == GemmPersistence::dynamic_loop) return std::nullopt;
+  if (persistence == GemmPersistence::dynamic_loop || persistence == GemmPersistence::stream_k)
+    return std::nullopt;
   return persistence;
 }
 
@@ -92,6 +94,8 @@ std::string_view to_string(GemmPersistence persistence) {
       return "static";
     case GemmPersistence::dynamic_loop:
       return "dynamic";
+    case GemmPersistence::stream_k:
+      return "streamk";
     case GemmPersistence::grid:
       break;
   }
@@ -106,6 +110,7 @@ std::optional<GemmPersistence> parse_gemm_persistence(std::string_view text) {
   if (text == "grid") return GemmPersistence::grid;
   if (text == "static") return GemmPersistence::static_loop;
   if (text == "dynamic") return GemmPersistence::dynamic_loop;
+  if (text == "streamk") return GemmPersistence::stream_k;
   return std::nullopt;
 }
 
@@ -226,10 +231,10 @@ GemmConfig GemmConfig::from_json(const nlohmann::json& json) {
     config.warps_n = fields.int_at_least("warps_n", 1);
   }
   config.stages = fields.int_at_least("stages", 1);
-  config.persistence =
-      is_wgmma(config)
-          ? fields.one_of("persistence", &parse_wgmma_persistence, "\"static\", \"dynamic\"")
-          : fields.one_of("persistence", &parse_mma_sync_persistence, "\"grid\", \"static\"");
+  config.persistence = is_wgmma(config) ? fields.one_of("persistence", &parse_wgmma_persistence,
+                                                        "\"static\", \"dynamic\", \"streamk\"")
+                                        : fields.one_of("persistence", &parse_mma_sync_persistence,
+                                                        "\"grid\", \"static\"");
   config.swizzle_stride = fields.int_at_least("swizzle_stride", 0);
   config.swizzle_axis = fields.one_of("swizzle_axis", &parse_swizzle_axis, "\"m\", \"n\"");
   // Stride 0 is plain row-major whatever the axis: keep one spelling of it.

@@ -22,7 +22,10 @@ const char* template_persistence(GemmPersistence persistence) {
 std::string render_wgmma_kernel_text(const std::string& binary, const GemmProblem& problem,
                                      const GemmConfig& config) {
   const bool cooperative = config.consumer_mode == GemmConsumerMode::cooperative;
-  const bool dynamic = config.persistence == GemmPersistence::dynamic_loop;
+  const char* persistence = config.persistence == GemmPersistence::dynamic_loop
+                                ? "dynamic_persistent"
+                            : config.persistence == GemmPersistence::stream_k ? "stream_k"
+                                                                              : "static_persistent";
   std::string text;
   text += "// swr gemm, kernel " + binary + " (the swizzle is a launch argument)\n";
   text += "#include \"gemm/sm90/gemm_kernel_ws.cuh\"\n";
@@ -33,12 +36,13 @@ std::string render_wgmma_kernel_text(const std::string& binary, const GemmProble
           ",\n";
   text += std::string("    swr::gemm::sm90::ConsumerMode::") +
           (cooperative ? "cooperative" : "pingpong") + ",\n";
-  text += std::string("    swr::gemm::sm90::Persistence::") +
-          (dynamic ? "dynamic_persistent" : "static_persistent") + ",\n";
-  text += "    /*cluster_m*/ " + std::to_string(config.cluster_m) +
-          ", swr::gemm::sm90::EpilogueKind::tma_store>;\n";
+  text += std::string("    swr::gemm::sm90::Persistence::") + persistence + ",\n";
+  text += "    /*cluster_m*/ " + std::to_string(config.cluster_m) + ", /*cluster_n*/ " +
+          std::to_string(config.cluster_n) + ", swr::gemm::sm90::EpilogueKind::tma_store>;\n";
   text += "extern \"C\" __global__ void __launch_bounds__(Traits::kThreads, 1)\n";
-  if (config.cluster_m > 1) text += "    __cluster_dims__(Traits::kClusterM, 1, 1)\n";
+  // A one-dimensional grid: the cluster's CTAs are consecutive blockIdx.x (rank = blockIdx.x %
+  // size), whichever axis the kernel spreads them along.
+  if (config.cluster_size() > 1) text += "    __cluster_dims__(Traits::kClusterSize, 1, 1)\n";
   text += "    " + std::string(kGemmWgmmaEntryName) + "(\n";
   text += "        const __grid_constant__ swr::sm90::TmaDescriptor map_a,\n";
   text += "        const __grid_constant__ swr::sm90::TmaDescriptor map_b,\n";

@@ -27,7 +27,10 @@ constexpr GemmPersistence kPersistences[] = {GemmPersistence::grid, GemmPersiste
 
 // The wgmma kernel's tiles that compiled and passed on the H200 (bench/results/hopper-gemm-h200),
 // each with the ring depth that fits next to its C staging, under static or dynamic persistence
-// and, static only, the 2x1 cluster that multicasts B. (1x2 clusters are not implemented.)
+// and, static only, the 2x1 cluster that multicasts B and the 1x2 one that multicasts A; and
+// stream-K (cooperative tiles only: the resource model prunes pingpong), alone and in a 2x1
+// cluster, for shapes whose tiles leave a partial last wave (on the H200 it beat static for
+// 128x256 at 3072^3 but lost to a smaller tile there: bench/results/gemm-wgmma-ragged-h200).
 struct WgmmaTile {
   int block_m;
   int block_n;
@@ -41,10 +44,12 @@ constexpr WgmmaTile kWgmmaTiles[] = {
 struct WgmmaSchedule {
   GemmPersistence persistence;
   int cluster_m;
+  int cluster_n;
 };
-constexpr WgmmaSchedule kWgmmaSchedules[] = {{GemmPersistence::static_loop, 1},
-                                             {GemmPersistence::dynamic_loop, 1},
-                                             {GemmPersistence::static_loop, 2}};
+constexpr WgmmaSchedule kWgmmaSchedules[] = {
+    {GemmPersistence::static_loop, 1, 1}, {GemmPersistence::dynamic_loop, 1, 1},
+    {GemmPersistence::static_loop, 2, 1}, {GemmPersistence::static_loop, 1, 2},
+    {GemmPersistence::stream_k, 1, 1},    {GemmPersistence::stream_k, 2, 1}};
 
 // Every wgmma binary, in plain order.
 std::vector<GemmConfig> wgmma_binaries() {
@@ -60,6 +65,7 @@ std::vector<GemmConfig> wgmma_binaries() {
       config.consumer_mode = tile.mode;
       config.persistence = schedule.persistence;
       config.cluster_m = schedule.cluster_m;
+      config.cluster_n = schedule.cluster_n;
       configs.push_back(config);
     }
   }
@@ -76,6 +82,17 @@ std::string binary_key(const GemmConfig& config) {
 std::string persistence_reason(const GemmProblem& problem, const GemmConfig& config,
                                const GpuProfile& gpu, int blocks_per_sm) {
   const bool wgmma = config.path == InstructionPath::wgmma;
+  if (config.persistence == GemmPersistence::stream_k) {
+    // Nothing to split when the raster tiles fill whole waves of units (CTAs or clusters).
+    const long long tiles = gemm_raster_grid(problem, config).tiles();
+    const long long units =
+        static_cast<long long>(blocks_per_sm) * gpu.sm_count / config.cluster_size();
+    if (units > 0 && tiles % units == 0) {
+      return "stream-K persistence: " + std::to_string(tiles) + " tiles fill whole waves of " +
+             std::to_string(units) + " units, the same schedule as static";
+    }
+    return {};
+  }
   const GemmPersistence redundant =
       wgmma ? GemmPersistence::dynamic_loop : GemmPersistence::static_loop;
   if (config.persistence != redundant) return {};

@@ -16,6 +16,7 @@ GemmTileGrid gemm_tile_grid(const GemmProblem& problem, const GemmConfig& config
 GemmTileGrid gemm_raster_grid(const GemmProblem& problem, const GemmConfig& config) {
   GemmTileGrid grid = gemm_tile_grid(problem, config);
   grid.tiles_m = (grid.tiles_m + config.cluster_m - 1) / config.cluster_m;
+  grid.tiles_n = (grid.tiles_n + config.cluster_n - 1) / config.cluster_n;
   return grid;
 }
 
@@ -24,7 +25,8 @@ SwizzleLaunch swizzle_launch(const GemmConfig& config) {
   if (config.swizzle_stride <= 0) return launch;
   const bool along_m = config.swizzle_axis == SwizzleAxis::m;
   launch.axis = along_m ? gemm::kSwizzleAlongM : gemm::kSwizzleAlongN;
-  const int extent = along_m ? config.block_m * config.cluster_m : config.block_n;
+  const int extent =
+      along_m ? config.block_m * config.cluster_m : config.block_n * config.cluster_n;
   launch.group = std::max(1, config.swizzle_stride / extent);
   return launch;
 }
@@ -32,6 +34,13 @@ SwizzleLaunch swizzle_launch(const GemmConfig& config) {
 HostTileCoord gemm_tile_at(int linear, const GemmTileGrid& grid, const SwizzleLaunch& swizzle) {
   const gemm::TileCoord coord =
       gemm::tile_at(linear, grid.tiles_m, grid.tiles_n, swizzle.axis, swizzle.group);
+  return {coord.tile_m, coord.tile_n};
+}
+
+HostTileCoord gemm_cluster_member_tile(const HostTileCoord& cluster_tile, const GemmConfig& config,
+                                       int rank) {
+  const gemm::TileCoord coord = gemm::cluster_member_tile(
+      {cluster_tile.tile_m, cluster_tile.tile_n}, config.cluster_m, config.cluster_n, rank);
   return {coord.tile_m, coord.tile_n};
 }
 

@@ -25,9 +25,10 @@ struct GemmTileGrid {
 
 GemmTileGrid gemm_tile_grid(const GemmProblem& problem, const GemmConfig& config);
 
-// The grid the kernel's raster walks: output tiles, or for a cluster of cluster_m CTAs along M
-// the cluster tiles (tiles_m' = ceil(tiles_m / cluster_m)); each cluster tile's CTA r computes
-// tile_m = cluster_m * tile_m' + r, and a CTA past the last row of tiles stores nothing.
+// The grid the kernel's raster walks: output tiles, or for a cluster of cluster_m x cluster_n CTAs
+// the cluster tiles (tiles_m' = ceil(tiles_m / cluster_m), tiles_n' = ceil(tiles_n / cluster_n));
+// each cluster tile's CTA r computes gemm_cluster_member_tile(), and a CTA past the last row or
+// column of tiles stores nothing.
 GemmTileGrid gemm_raster_grid(const GemmProblem& problem, const GemmConfig& config);
 
 // The kernel's swizzle_axis and swizzle_group arguments.
@@ -36,8 +37,8 @@ struct SwizzleLaunch {
   int group = 0;  // tiles per band; 0 = plain row-major
 };
 
-// group = stride / (block_n for axis n, block_m x cluster_m for axis m), at least 1 when the
-// stride is not 0: bands of raster tiles.
+// group = stride / (block_n x cluster_n for axis n, block_m x cluster_m for axis m), at least 1
+// when the stride is not 0: bands of raster tiles.
 SwizzleLaunch swizzle_launch(const GemmConfig& config);
 
 // (tile_m, tile_n) of linear tile index `linear`, exactly as the kernel computes it.
@@ -47,6 +48,11 @@ struct HostTileCoord {
   bool operator==(const HostTileCoord&) const = default;
 };
 HostTileCoord gemm_tile_at(int linear, const GemmTileGrid& grid, const SwizzleLaunch& swizzle);
+
+// The output tile CTA `rank` of a cluster computes at raster tile `cluster_tile`, exactly as the
+// kernel computes it (block_swizzle.cuh's cluster_member_tile); may lie past the grid's edge.
+HostTileCoord gemm_cluster_member_tile(const HostTileCoord& cluster_tile, const GemmConfig& config,
+                                       int rank);
 
 // The whole order, linear index 0 .. tiles-1.
 std::vector<HostTileCoord> gemm_tile_order(const GemmTileGrid& grid, const SwizzleLaunch& swizzle);

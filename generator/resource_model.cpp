@@ -248,15 +248,22 @@ std::string wgmma_shape_problem(const GemmConfig& config) {
   if (config.persistence == GemmPersistence::grid) {
     return "wgmma variants are persistent: persistence must be static or dynamic";
   }
-  if (config.cluster_n != 1) {
-    return "cluster " + std::to_string(config.cluster_m) + "x" + std::to_string(config.cluster_n) +
-           ": only clusters along M (1x1, 2x1) are implemented";
+  const std::string cluster =
+      std::to_string(config.cluster_m) + "x" + std::to_string(config.cluster_n);
+  if (config.cluster_size() > 2) {
+    return "cluster " + cluster + " must be 1x1, 2x1 or 1x2";
   }
-  if (config.cluster_m != 1 && config.cluster_m != 2) {
-    return "cluster " + std::to_string(config.cluster_m) + "x1 must be 1x1 or 2x1";
+  if (config.cluster_size() > 1 && config.persistence == GemmPersistence::dynamic_loop) {
+    return "a " + cluster + " cluster needs static persistence (one tile order for both CTAs)";
   }
-  if (config.cluster_m > 1 && config.persistence != GemmPersistence::static_loop) {
-    return "a 2x1 cluster needs static persistence (one tile order for both CTAs)";
+  if (config.persistence == GemmPersistence::stream_k &&
+      config.consumer_mode != GemmConsumerMode::cooperative) {
+    return "stream-K persistence needs the cooperative consumer mode (pingpong's warpgroups "
+           "skip each other's k blocks in the ring, which stream-K makes uneven)";
+  }
+  if (config.cluster_n > 1 && (config.block_m / config.cluster_n) % 8 != 0) {
+    return "cluster " + cluster + " splits A's " + std::to_string(config.block_m) +
+           " rows into shares that are not whole 8-row swizzle atoms";
   }
   if (config.swizzle_stride < 0) {
     return "swizzle stride " + std::to_string(config.swizzle_stride) + " must be 0 or positive";
@@ -294,8 +301,10 @@ int estimate_gemm_registers(const GemmConfig& config) {
 
 std::string gemm_shape_problem(const GemmConfig& config) {
   if (config.path == InstructionPath::wgmma) return wgmma_shape_problem(config);
-  if (config.persistence == GemmPersistence::dynamic_loop) {
-    return "dynamic persistence is a wgmma knob: mma_sync variants take grid or static";
+  if (config.persistence == GemmPersistence::dynamic_loop ||
+      config.persistence == GemmPersistence::stream_k) {
+    return std::string(to_string(config.persistence)) +
+           " persistence is a wgmma knob: mma_sync variants take grid or static";
   }
   if (config.block_k != 32 && config.block_k != 64) {
     return "block_k " + std::to_string(config.block_k) + " must be 32 or 64";

@@ -8,6 +8,7 @@
 
 #include "generator/gemm_kernel_source.hpp"
 #include "generator/gemm_space.hpp"
+#include "generator/gemm_stream_k.hpp"
 
 namespace swr {
 
@@ -20,14 +21,19 @@ GemmKernelModule::GemmKernelModule(const CudaDriver& driver, const std::vector<c
       kernel_(driver, cubin, gemm_entry_name(config), config.threads(), dynamic_shared_bytes,
               config.key()) {
   wave_size_ = kernel_.blocks_per_sm() * sm_count_;
-  if (config_.cluster_m > 1) wave_size_ = co_resident_cluster_ctas();
+  if (config_.cluster_size() > 1) wave_size_ = co_resident_cluster_ctas();
   if (config_.persistence == GemmPersistence::dynamic_loop)
     tile_counter_ = std::make_unique<DeviceAllocation>(driver_, sizeof(int));
+  // Stream-K: flags and one partial tile per CTA of the largest grid (one wave).
+  if (config_.persistence == GemmPersistence::stream_k) {
+    tile_counter_ = std::make_unique<DeviceAllocation>(
+        driver_, gemm_stream_k_scratch(config_, wave_size_).bytes);
+  }
 }
 
 int GemmKernelModule::co_resident_cluster_ctas() const {
   CUlaunchConfig launch = {};
-  launch.gridDimX = static_cast<unsigned>(sm_count_ - sm_count_ % config_.cluster_m);
+  launch.gridDimX = static_cast<unsigned>(sm_count_ - sm_count_ % config_.cluster_size());
   launch.gridDimY = launch.gridDimZ = 1;
   launch.blockDimX = static_cast<unsigned>(config_.threads());
   launch.blockDimY = launch.blockDimZ = 1;
@@ -36,16 +42,18 @@ int GemmKernelModule::co_resident_cluster_ctas() const {
   SWR_CU(driver_, cuOccupancyMaxActiveClusters(&clusters, kernel_.function(), &launch));
   if (clusters < 1) {
     throw DriverError("cuOccupancyMaxActiveClusters", CUDA_ERROR_INVALID_VALUE,
-                      config_.key() + ": no cluster of " + std::to_string(config_.cluster_m) +
+                      config_.key() + ": no cluster of " + std::to_string(config_.cluster_size()) +
                           " CTAs fits on the device");
   }
-  return clusters * config_.cluster_m;
+  return clusters * config_.cluster_size();
 }
 
 int GemmKernelModule::grid_size(const GemmProblem& problem) const {
   // A cluster's CTAs share one raster tile: the grid counts whole clusters.
-  const long long tiles = gemm_raster_grid(problem, config_).tiles() * config_.cluster_m;
+  const long long tiles = gemm_raster_grid(problem, config_).tiles() * config_.cluster_size();
   if (config_.persistence == GemmPersistence::grid) return static_cast<int>(tiles);
+  // Stream-K spreads the last partial wave over every unit, also when there is only that wave.
+  if (config_.persistence == GemmPersistence::stream_k) return wave_size();
   return static_cast<int>(std::min<long long>(tiles, wave_size()));
 }
 
@@ -59,7 +67,8 @@ GemmLaunchGeometry GemmKernelModule::geometry(const GemmProblem& problem, const 
   geometry.grid = grid_size(problem);
   if (persistent_ctas > 0 && config_.persistence != GemmPersistence::grid) {
     geometry.grid = std::min(geometry.grid, persistent_ctas);
-    geometry.grid = std::max(config_.cluster_m, geometry.grid - geometry.grid % config_.cluster_m);
+    geometry.grid =
+        std::max(config_.cluster_size(), geometry.grid - geometry.grid % config_.cluster_size());
   }
   geometry.block_threads = config_.threads();
   geometry.dynamic_shared_bytes = dynamic_shared_bytes_;
@@ -95,7 +104,9 @@ void GemmKernelModule::launch_wgmma(const GemmProblem& problem, const GemmBuffer
   std::array<TensorMap, 3> maps =
       tensor_maps_.maps(driver_, problem, config_, {buffers.a, buffers.b, buffers.c});
   CUdeviceptr counter = tile_counter_ ? tile_counter_->pointer() : 0;
-  if (tile_counter_) SWR_CU(driver_, cuMemsetD32Async(counter, 0, 1, stream));
+  const GemmStreamKScratch stream_k = gemm_stream_k_scratch(config_, launch.grid);
+  const std::size_t zeroed = stream_k.flag_ints > 0 ? stream_k.flag_ints : 1;
+  if (tile_counter_) SWR_CU(driver_, cuMemsetD32Async(counter, 0, zeroed, stream));
   void* c = reinterpret_cast<void*>(buffers.c);
   int m = problem.m, n = problem.n, k = problem.k;
   int axis = launch.swizzle.axis, group = launch.swizzle.group;

@@ -1,7 +1,7 @@
 // Runs one compiled GEMM variant: loads its cubin into the current context, sizes the grid for
 // its persistence mode, turns the swizzle stride into launch arguments, and launches on a stream.
 // A wgmma variant also gets its TMA tensor maps (cached per shape and pointers), its zeroed tile
-// counter (dynamic persistence) and a grid of whole co-resident clusters.
+// counter (dynamic persistence) or stream-K scratch, and a grid of whole co-resident clusters.
 // The one place that decides a GEMM launch's geometry, for the tuner and for swr::Gemm alike.
 #pragma once
 
@@ -45,7 +45,7 @@ class GemmKernelModule {
   int wave_size() const { return wave_size_; }
   int registers_per_thread() const { return kernel_.registers_per_thread(); }
   // One CTA per output tile for `grid`, at most one wave for `static` and `dynamic` (wgmma: at
-  // most one wave of whole clusters over the raster's cluster tiles).
+  // most one wave of whole clusters over the raster's cluster tiles), one wave for `streamk`.
   int grid_size(const GemmProblem& problem) const;
 
   // What launch() passes for `problem` under `config` (see launch()).
@@ -73,8 +73,8 @@ class GemmKernelModule {
   int sm_count_ = 0;
   LoadedCubin kernel_;
   int wave_size_ = 0;
-  // wgmma: the dynamic scheduler's counter (zeroed on the launch stream before each launch) and
-  // the tensor maps of the last launch.
+  // wgmma: the dynamic scheduler's counter or the stream-K scratch (its flags zeroed on the
+  // launch stream before each launch) and the tensor maps of the last launch.
   std::unique_ptr<DeviceAllocation> tile_counter_;
   mutable GemmTensorMapCache tensor_maps_;
 };

@@ -34,8 +34,9 @@ std::array<TensorMapDescription, 3> gemm_tensor_map_descriptions(const GemmProbl
   const auto m = static_cast<std::uint64_t>(problem.m);
   const auto n = static_cast<std::uint64_t>(problem.n);
   const auto k = static_cast<std::uint64_t>(problem.k);
-  return {TensorMapDescription::matrix("A", element, m, k, k,
-                                       static_cast<std::uint32_t>(config.block_m), kBoxColumns),
+  // A 1x2 cluster's CTAs each load (and multicast) block_m / cluster_n rows of the shared A tile.
+  const auto a_box_rows = static_cast<std::uint32_t>(config.block_m / config.cluster_n);
+  return {TensorMapDescription::matrix("A", element, m, k, k, a_box_rows, kBoxColumns),
           TensorMapDescription::matrix("B", element, k, n, n,
                                        static_cast<std::uint32_t>(config.block_k), kBoxColumns),
           TensorMapDescription::matrix("C", element, m, n, n, c_box_rows(config), kBoxColumns)};

@@ -20,8 +20,8 @@ struct GemmOperandPointers {
   bool operator==(const GemmOperandPointers&) const = default;
 };
 
-// A [m][k] box {64, block_m}; B [k][n] box {64, 64} (block_n / 64 per stage); C [m][n] box
-// {64, rows per consumer warpgroup}. Row-major, 16-bit, 128-byte swizzle.
+// A [m][k] box {64, block_m / cluster_n}; B [k][n] box {64, 64} (block_n / 64 per stage); C [m][n]
+// box {64, rows per consumer warpgroup}. Row-major, 16-bit, 128-byte swizzle.
 std::array<TensorMapDescription, 3> gemm_tensor_map_descriptions(const GemmProblem& problem,
                                                                  const GemmConfig& config);
 

@@ -180,15 +180,26 @@ nlohmann::json grid_rule_json(const GemmConfig& config) {
       {"swizzle_group_clamp", "min(swizzle_group, max(ceil(m / block_m), ceil(n / block_n)))"}};
   if (config.path == InstructionPath::wgmma) {
     // The raster walks cluster tiles; the grid is whole co-resident clusters.
-    rule["tiles"] = "ceil(ceil(m / block_m) / cluster_m) * ceil(n / block_n)";
+    rule["tiles"] = "ceil(ceil(m / block_m) / cluster_m) * ceil(ceil(n / block_n) / cluster_n)";
     rule["swizzle_group_clamp"] =
-        "min(swizzle_group, max(ceil(ceil(m / block_m) / cluster_m), ceil(n / block_n)))";
-    rule["ctas"] = config.cluster_m > 1
-                       ? "min(tiles * cluster_m, cluster_m * cuOccupancyMaxActiveClusters)"
+        "min(swizzle_group, max(ceil(ceil(m / block_m) / cluster_m), "
+        "ceil(ceil(n / block_n) / cluster_n)))";
+    rule["ctas"] = config.cluster_size() > 1
+                       ? "min(tiles * cluster_m * cluster_n, cluster_m * cluster_n * "
+                         "cuOccupancyMaxActiveClusters)"
                        : "min(tiles, sm_count)";
-    rule["tile_counter"] = config.persistence == GemmPersistence::dynamic_loop
-                               ? "one int, zeroed on the launch stream before each launch"
-                               : "none (pass null)";
+    if (config.persistence == GemmPersistence::stream_k) {
+      rule["ctas"] = config.cluster_size() > 1
+                         ? "cluster_m * cluster_n * cuOccupancyMaxActiveClusters"
+                         : "sm_count";
+      rule["tile_counter"] =
+          "scratch: round_up(2 * ctas, 4) ints, zeroed on the launch stream before each launch, "
+          "then ctas * block_m * block_n floats";
+    } else {
+      rule["tile_counter"] = config.persistence == GemmPersistence::dynamic_loop
+                                 ? "one int, zeroed on the launch stream before each launch"
+                                 : "none (pass null)";
+    }
   } else if (config.persistence == GemmPersistence::grid) {
     rule["ctas"] = "tiles";
   } else {

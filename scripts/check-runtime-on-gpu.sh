@@ -7,7 +7,8 @@
 #                                                       # build-runtime-gpu/ (BUILD_DIR: build)
 #   OUT=results/ scripts/check-runtime-on-gpu.sh        # on the GPU machine
 #
-# On the GPU: a small real tune of two attention shapes and one GEMM shape, query (exact and
+# On the GPU: a small real tune of two attention shapes and one GEMM shape (and on an sm_90a GPU
+# a wgmma GEMM shape), query (exact and
 # nearest, both families), export, the examples run from the export with NVRTC turned off (and,
 # where this shell may make a mount namespace, with every libnvrtc hidden), the examples from the
 # database through the cubin cache, and the runtime test programs (GPU and CPU). Each step's output goes to $OUT/<step>.log (OUT defaults to
@@ -71,11 +72,24 @@ A_NEAR=(--batch 2 --heads 4 --seq 3000)
 B=(--batch 1 --heads 2 --seq 1024 --seq-kv 1536 --head-dim 128 --dtype bf16 --causal)
 G=(--family gemm --m 1000 --n 1016 --k 264)                 # GEMM f16, tails in M, N and K
 G_NEAR=(--family gemm --m 777 --n 1024 --k 512)
+# On an sm_90a GPU (H100/H200) also a wgmma GEMM: bf16, tails in M, N and K, two variants (a 1x2
+# cluster multicasting A, stream-K in a 2x1 cluster); the tune keeps the faster.
+W=(--family gemm --m 777 --n 3000 --k 1032 --dtype bf16)
+W_KEYS=(--config wgmma-m128n256k64s3-cooperative-c1x2-static-swz0
+        --config wgmma-m128n256k64s3-cooperative-c2x1-streamk-swz0)
+wgmma=0
+[[ $(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1) == 9.0 ]] &&
+  wgmma=1
 
 step gpus "$SWR" gpus
 step tune_a "$SWR" --gpu auto "${A[@]}" --limit 8 --db "$DB"
 step tune_b "$SWR" --gpu auto "${B[@]}" --limit 6 --db "$DB"
 step tune_gemm "$SWR" --gpu auto "${G[@]}" --limit 6 --db "$DB"
+if ((wgmma)); then
+  step tune_gemm_wgmma "$SWR" --gpu auto "${W[@]}" "${W_KEYS[@]}" --db "$DB"
+else
+  echo "SKIP tune_gemm_wgmma (not an sm_90a GPU)" | tee -a "$OUT/summary.txt"
+fi
 step query_exact "$SWR" query --gpu auto "${A[@]}" --db "$DB"
 expect query_exact ": exact"
 step query_nearest "$SWR" query --gpu auto "${A_NEAR[@]}" --db "$DB"
@@ -85,7 +99,11 @@ expect query_gemm_exact "m1000_n1016_k264_f16 on" ": exact"
 step query_gemm_nearest "$SWR" query --gpu auto "${G_NEAR[@]}" --db "$DB"
 expect query_gemm_nearest ": nearest (tuned shape m1000_n1016_k264_f16"
 step export "$SWR" export --gpu auto --db "$DB" --out "$OUT/export"
-expect export "exported 3 shapes (2 attention, 1 GEMM"
+if ((wgmma)); then
+  expect export "exported 4 shapes (2 attention, 2 GEMM"
+else
+  expect export "exported 3 shapes (2 attention, 1 GEMM"
+fi
 step query_gemm_export "$SWR" query --gpu auto "${G[@]}" --export "$OUT/export"
 expect query_gemm_export ": exact"
 
@@ -112,6 +130,10 @@ gemm_example_from_export G "${G[@]:2}"
 expect gemm_example_export_G "lookup: exact"
 gemm_example_from_export G_NEAR "${G_NEAR[@]:2}"
 expect gemm_example_export_G_NEAR "lookup: nearest"
+if ((wgmma)); then
+  gemm_example_from_export W "${W[@]:2}"
+  expect gemm_example_export_W "lookup: exact" "wgmma-m128n256k64s3-cooperative-c"
+fi
 
 # NVRTC truly unavailable: every libnvrtc file covered by /dev/null in a private mount namespace
 # (needs root and permission to unshare; skipped, and said so, where the sandbox forbids it).
@@ -126,6 +148,11 @@ if [[ $(id -u) == 0 ]] && unshare --mount true 2>/dev/null; then
   step example_nvrtc_hidden unshare --mount sh -c "$hide; exec \"$EXAMPLE\" --export \
     \"$OUT/export\" --require-gpu ${A_NEAR[*]}"
   expect example_nvrtc_hidden "cubin: export" ": PASS" "nvrtc loaded: no"
+  if ((wgmma)); then
+    step gemm_example_nvrtc_hidden unshare --mount sh -c "$hide; exec \"$GEMM_EXAMPLE\" --export \
+      \"$OUT/export\" --require-gpu ${W[*]:2}"
+    expect gemm_example_nvrtc_hidden "cubin: export" ": PASS" "nvrtc loaded: no" "wgmma-"
+  fi
 else
   echo "SKIP example_nvrtc_hidden (no mount namespace here; SWR_RUNTIME_NVRTC=0 runs above)" |
     tee -a "$OUT/summary.txt"
@@ -136,6 +163,10 @@ step example_database "$EXAMPLE" --db "$DB" --require-gpu "${B[@]}"
 expect example_database "lookup: exact" "cubin: cubin cache" ": PASS"
 step gemm_example_database "$GEMM_EXAMPLE" --db "$DB" --require-gpu "${G[@]:2}"
 expect gemm_example_database "lookup: exact" "cubin: cubin cache" ": PASS"
+if ((wgmma)); then
+  step gemm_example_database_W "$GEMM_EXAMPLE" --db "$DB" --require-gpu "${W[@]:2}"
+  expect gemm_example_database_W "lookup: exact" "cubin: cubin cache" ": PASS" "wgmma-"
+fi
 
 step runtime_gpu_test "$BIN/runtime_gpu_test"
 step runtime_tests "$BIN/runtime_tests"

@@ -17,6 +17,8 @@ enum class GemmPersistence {
   grid,          // one CTA per output tile
   static_loop,   // about one wave of CTAs, each taking every gridDim-th tile ("static")
   dynamic_loop,  // about one wave of CTAs, claiming tiles from a zeroed counter (wgmma only)
+  stream_k,      // one wave: static for the whole waves, the last partial wave's k blocks split
+                 // evenly over every CTA, partial sums fixed up in a scratch (wgmma only)
 };
 
 // How the two consumer warpgroups of a wgmma variant share the output tiles.
@@ -41,7 +43,7 @@ struct SWR_API GemmConfig {
   int warps_m = 2;
   int warps_n = 4;
   int stages = 3;  // pipeline depth: cp.async 2..4, TMA ring 2..8
-  // wgmma only: consumer mode and cluster shape (CTAs along M x along N; 2x1 multicasts B).
+  // wgmma only: consumer mode and cluster shape (CTAs along M x along N; 2x1 multicasts B, 1x2 A).
   GemmConsumerMode consumer_mode = GemmConsumerMode::cooperative;
   int cluster_m = 1;
   int cluster_n = 1;
@@ -55,6 +57,7 @@ struct SWR_API GemmConfig {
   int threads() const { return warps() * 32; }
   int warp_tile_m() const { return block_m / warps_m; }
   int warp_tile_n() const { return block_n / warps_n; }
+  int cluster_size() const { return cluster_m * cluster_n; }
 
   // e.g. "m128n256k32w2x4s4-grid-swz0", "m128n128k64w2x2s3-static-swzn1792" (mma_sync),
   // "wgmma-m128n256k64s3-cooperative-c2x1-static-swzm512" (wgmma).

@@ -60,6 +60,18 @@ SWR_GEMM_HOST_DEVICE TileCoord tile_at(int linear, int tiles_m, int tiles_n, int
   return coord;
 }
 
+// A cluster of cluster_m x cluster_n CTAs (the wgmma kernel: 1x1, 2x1 or 1x2) walks the raster
+// of cluster tiles (tiles_m' = ceil(tiles_m / cluster_m), tiles_n' = ceil(tiles_n / cluster_n));
+// CTA `rank` of the cluster computes output tile (cluster_m * tile_m' + rank % cluster_m,
+// cluster_n * tile_n' + rank / cluster_m). Past the last row or column of tiles it stores nothing.
+SWR_GEMM_HOST_DEVICE TileCoord cluster_member_tile(TileCoord cluster_tile, int cluster_m,
+                                                   int cluster_n, int rank) {
+  TileCoord coord;
+  coord.tile_m = cluster_tile.tile_m * cluster_m + rank % cluster_m;
+  coord.tile_n = cluster_tile.tile_n * cluster_n + rank / cluster_m;
+  return coord;
+}
+
 // Persistence: which output tiles a CTA computes (the loop below visits them in swizzled order).
 enum class Persistence {
   grid,         // one CTA per output tile; the hardware hands out blockIdx.x in increasing order

@@ -99,7 +99,7 @@ TEST_P(GemmNvrtcCompile, EveryRepresentativeVariantCompilesWithoutSpills) {
 INSTANTIATE_TEST_SUITE_P(BothTargets, GemmNvrtcCompile, ::testing::Values("sm_90a", "sm_121"));
 
 GemmConfig make_wgmma(int block_m, int block_n, int stages, GemmConsumerMode mode,
-                      GemmPersistence persistence, int cluster_m) {
+                      GemmPersistence persistence, int cluster_m, int cluster_n = 1) {
   GemmConfig config;
   config.path = InstructionPath::wgmma;
   config.block_m = block_m;
@@ -109,11 +109,13 @@ GemmConfig make_wgmma(int block_m, int block_n, int stages, GemmConsumerMode mod
   config.consumer_mode = mode;
   config.persistence = persistence;
   config.cluster_m = cluster_m;
+  config.cluster_n = cluster_n;
   return config;
 }
 
-// Every wgmma tile of the space, both consumer modes, both persistences, both cluster shapes and
-// both dtypes, in five binaries (CI has two cores; each wgmma compile takes a while).
+// Every wgmma tile of the space, both consumer modes, both persistences, every cluster shape and
+// both dtypes, in nine binaries (CI has two cores; each wgmma compile takes a while). The 1x2
+// cluster twice: the widest A share (128 rows of 256) and the narrowest (32 rows of 64).
 std::vector<GemmVariant> representative_wgmma_variants() {
   using M = GemmConsumerMode;
   using P = GemmPersistence;
@@ -124,6 +126,9 @@ std::vector<GemmVariant> representative_wgmma_variants() {
       {make_wgmma(128, 128, 4, M::cooperative, P::static_loop, 1), DataType::f16},
       {make_wgmma(128, 128, 4, M::pingpong, P::dynamic_loop, 1), DataType::f16},
       {make_wgmma(64, 256, 4, M::pingpong, P::static_loop, 2), DataType::bf16},
+      {make_wgmma(256, 128, 3, M::cooperative, P::static_loop, 1, 2), DataType::f16},
+      {make_wgmma(64, 256, 4, M::pingpong, P::static_loop, 1, 2), DataType::bf16},
+      {make_wgmma(128, 256, 3, M::cooperative, P::stream_k, 2), DataType::f16},
   };
 }
 
@@ -138,7 +143,8 @@ TEST(GemmNvrtc, WgmmaRepresentativeSetCoversEveryKnobValueOfTheSpace) {
     in_space.insert(std::to_string(config.block_m) + "x" + std::to_string(config.block_n) + "s" +
                     std::to_string(config.stages) + std::string(to_string(config.consumer_mode)));
     in_space.insert(std::string(to_string(config.persistence)));
-    in_space.insert("c" + std::to_string(config.cluster_m));
+    in_space.insert("c" + std::to_string(config.cluster_m) + "x" +
+                    std::to_string(config.cluster_n));
   }
   std::set<std::string> seen;
   for (const GemmVariant& variant : representative_wgmma_variants()) {
@@ -146,10 +152,11 @@ TEST(GemmNvrtc, WgmmaRepresentativeSetCoversEveryKnobValueOfTheSpace) {
     seen.insert(std::to_string(c.block_m) + "x" + std::to_string(c.block_n) + "s" +
                 std::to_string(c.stages) + std::string(to_string(c.consumer_mode)));
     seen.insert(std::string(to_string(c.persistence)));
-    seen.insert("c" + std::to_string(c.cluster_m));
+    seen.insert("c" + std::to_string(c.cluster_m) + "x" + std::to_string(c.cluster_n));
     seen.insert(std::string(to_string(variant.dtype)));
   }
-  EXPECT_EQ(in_space.size(), 6u + 2u + 2u) << "six tile/mode pairs, two persistences, two clusters";
+  EXPECT_EQ(in_space.size(), 6u + 3u + 3u)
+      << "six tile/mode pairs, three persistences, three cluster shapes";
   for (const std::string& value : in_space) EXPECT_TRUE(seen.count(value)) << value;
   for (const char* value : {"f16", "bf16"}) EXPECT_TRUE(seen.count(value)) << value;
 }
@@ -176,12 +183,39 @@ TEST(GemmNvrtc, EveryWgmmaKnobValueCompilesForSm90aWithoutSpills) {
   }
 }
 
+// Every wgmma binary of the space (f16; the representative set above covers bf16), so that no
+// tile x persistence x cluster combination spills or loses its setmaxnreg: stream-K's fixup sits
+// next to 128 live accumulators, where small changes moved ptxas between 0 and 48 bytes of spill.
+TEST(GemmNvrtc, EveryWgmmaBinaryOfTheSpaceCompilesWithoutSpills) {
+  const GpuProfile gpu = *find_gpu_profile("h200");
+  std::set<std::string> binaries;
+  for (const GemmConfig& config : enumerate_gemm_configs()) {
+    if (config.path != InstructionPath::wgmma || config.swizzle_stride != 0) continue;
+    if (!gemm_resource_use(config, gpu).does_not_fit.empty()) continue;  // pingpong stream-K
+    const KernelSource source = render_gemm_kernel({1000, 1000, 1000, DataType::f16}, config);
+    if (!binaries.insert(source.name).second) continue;
+    const CompiledKernel kernel = compiler().compile(source, "sm_90a");
+    ASSERT_TRUE(kernel.ok) << source.name << ":\n" << kernel.log;
+    EXPECT_EQ(kernel.log.find("C7508"), std::string::npos) << source.name << "\n" << kernel.log;
+    EXPECT_EQ(kernel.spill_bytes, 0) << source.name << "\n" << kernel.log;
+  }
+  EXPECT_EQ(binaries.size(), 32u) << "6 tile/mode pairs x 4 schedules + 4 cooperative x 2 stream-K";
+}
+
 TEST(GemmNvrtc, WgmmaRenderingFollowsTheTemplateContract) {
   const GemmConfig cluster =
       make_wgmma(128, 256, 3, GemmConsumerMode::cooperative, GemmPersistence::static_loop, 2);
   const KernelSource source = render_gemm_kernel({4096, 4096, 4096, DataType::bf16}, cluster);
   EXPECT_NE(source.text.find("#include \"gemm/sm90/gemm_kernel_ws.cuh\""), std::string::npos);
-  EXPECT_NE(source.text.find("__cluster_dims__(Traits::kClusterM, 1, 1)"), std::string::npos);
+  EXPECT_NE(source.text.find("__cluster_dims__(Traits::kClusterSize, 1, 1)"), std::string::npos);
+  EXPECT_NE(source.text.find("/*cluster_m*/ 2, /*cluster_n*/ 1,"), std::string::npos);
+  GemmConfig along_n = cluster;
+  along_n.cluster_m = 1;
+  along_n.cluster_n = 2;
+  const std::string along_n_text =
+      render_gemm_kernel({4096, 4096, 4096, DataType::bf16}, along_n).text;
+  EXPECT_NE(along_n_text.find("/*cluster_m*/ 1, /*cluster_n*/ 2,"), std::string::npos);
+  EXPECT_NE(along_n_text.find("__cluster_dims__(Traits::kClusterSize, 1, 1)"), std::string::npos);
   EXPECT_NE(source.text.find("swr::Element::bf16"), std::string::npos);
   EXPECT_EQ(source.dynamic_shared_bytes, 214104) << "the README's figure for 128x256 s3";
   GemmConfig single = cluster;

@@ -119,8 +119,9 @@ TEST(GemmSpace, WgmmaVariantsOnlyWhereTheTargetIsSm90a) {
     std::set<std::string> binaries;
     for (const GemmConfig& config : build_gemm_space(problem, profile(gpu)).configs)
       if (config.path == InstructionPath::wgmma) binaries.insert(gemm_binary_name(problem, config));
-    // Six tile/mode pairs x (static, dynamic, static 2x1).
-    EXPECT_EQ(binaries.size(), 18u) << gpu;
+    // Six tile/mode pairs x (static, dynamic, static 2x1, static 1x2), and the four cooperative
+    // ones x (stream-K, stream-K 2x1): 4096^3 leaves a partial last wave for each of them.
+    EXPECT_EQ(binaries.size(), 32u) << gpu;
   }
   const GemmSpace gb10 = build_gemm_space(problem, profile("gb10"));
   for (const GemmConfig& config : gb10.configs)
@@ -157,7 +158,19 @@ TEST(GemmResourceModel, WgmmaSharedMemoryIsTheTemplatePlan) {
   config.stages = 4;
   config.persistence = GemmPersistence::static_loop;
   config.cluster_n = 2;
-  EXPECT_NE(gemm_shape_problem(config).find("1x2"), std::string::npos);
+  EXPECT_TRUE(gemm_shape_problem(config).empty()) << "1x2: A multicast along N";
+  config.cluster_m = 2;
+  EXPECT_NE(gemm_shape_problem(config).find("2x2 must be 1x1, 2x1 or 1x2"), std::string::npos);
+  config.cluster_m = 1;
+  config.persistence = GemmPersistence::dynamic_loop;
+  EXPECT_NE(gemm_shape_problem(config).find("a 1x2 cluster needs static persistence"),
+            std::string::npos);
+  config.persistence = GemmPersistence::static_loop;
+  config.block_m = 64;
+  config.consumer_mode = GemmConsumerMode::pingpong;
+  EXPECT_TRUE(gemm_shape_problem(config).empty()) << "32-row A shares: four swizzle atoms";
+  config.block_m = 128;
+  config.consumer_mode = GemmConsumerMode::cooperative;
   config.cluster_n = 1;
   config.cluster_m = 2;
   config.persistence = GemmPersistence::dynamic_loop;
@@ -166,6 +179,31 @@ TEST(GemmResourceModel, WgmmaSharedMemoryIsTheTemplatePlan) {
   EXPECT_NE(gemm_shape_problem(config).find("persistent"), std::string::npos);
   EXPECT_EQ(estimate_gemm_registers(config), 168);
   EXPECT_EQ(config.threads(), 384);
+}
+
+TEST(GemmSpace, StreamKIsPrunedWhenTheTilesFillWholeWaves) {
+  GemmConfig config;
+  config.path = InstructionPath::wgmma;
+  config.block_m = 128;
+  config.block_n = 256;
+  config.block_k = 64;
+  config.stages = 3;
+  config.persistence = GemmPersistence::stream_k;
+  const auto reason_for = [&](const GemmProblem& problem) {
+    for (const PrunedGemmConfig& pruned : build_gemm_space(problem, profile("h200")).pruned)
+      if (pruned.config == config) return pruned.reason;
+    return std::string("kept");
+  };
+  // 132 SMs: 12 x 11 = 132 tiles fill one wave; 5000x3000 (40 x 12 = 480 tiles) does not.
+  EXPECT_NE(reason_for({12 * 128, 11 * 256, 4096, DataType::f16}).find("whole waves"),
+            std::string::npos);
+  EXPECT_EQ(reason_for({5000, 3000, 7000, DataType::f16}), "kept");
+  config.consumer_mode = GemmConsumerMode::pingpong;
+  config.block_m = 64;
+  EXPECT_NE(gemm_shape_problem(config).find("cooperative"), std::string::npos);
+  config.path = InstructionPath::mma_sync;
+  EXPECT_NE(gemm_shape_problem(config).find("streamk persistence is a wgmma knob"),
+            std::string::npos);
 }
 
 TEST(GemmSpace, BadProblemIsAUsageError) {

@@ -70,9 +70,9 @@ TEST(GemmSwizzle, EveryTileExactlyOnceOnThePaperSizes) {
 }
 
 // The wgmma kernel's persistent scheduler (templates/gemm/sm90/gemm_kernel_ws.cuh): work unit u of
-// `units` (a CTA, or a cluster of cluster_m CTAs) takes raster tiles u, u + units, ...; CTA r of
-// the cluster computes tile_m = cluster_m * tile_m' + r of the raster's (tile_m', tile_n) and
-// stores nothing past the last row of tiles. Every output tile must be computed exactly once.
+// `units` (a CTA, or a cluster of 2 CTAs) takes raster tiles u, u + units, ...; CTA r of the
+// cluster computes gemm_cluster_member_tile(raster tile, r) (the kernel's own function) and stores
+// nothing past the last row or column of tiles. Every output tile must be computed exactly once.
 void expect_persistent_schedule_covers(const GemmProblem& problem, const GemmConfig& config,
                                        int units) {
   const GemmTileGrid tiles = gemm_tile_grid(problem, config);
@@ -84,10 +84,13 @@ void expect_persistent_schedule_covers(const GemmProblem& problem, const GemmCon
       const HostTileCoord cluster_tile = gemm_tile_at(static_cast<int>(linear), raster, launch);
       ASSERT_LT(cluster_tile.tile_m, raster.tiles_m);
       ASSERT_LT(cluster_tile.tile_n, raster.tiles_n);
-      for (int rank = 0; rank < config.cluster_m; ++rank) {
-        const int tile_m = cluster_tile.tile_m * config.cluster_m + rank;
-        if (tile_m >= tiles.tiles_m) continue;
-        ++visits[static_cast<std::size_t>(tile_m) * tiles.tiles_n + cluster_tile.tile_n];
+      for (int rank = 0; rank < config.cluster_size(); ++rank) {
+        const HostTileCoord tile = gemm_cluster_member_tile(cluster_tile, config, rank);
+        // Past the edge only where the grid is ragged in the cluster's direction.
+        ASSERT_LT(tile.tile_m, raster.tiles_m * config.cluster_m);
+        ASSERT_LT(tile.tile_n, raster.tiles_n * config.cluster_n);
+        if (tile.tile_m >= tiles.tiles_m || tile.tile_n >= tiles.tiles_n) continue;
+        ++visits[static_cast<std::size_t>(tile.tile_m) * tiles.tiles_n + tile.tile_n];
       }
     }
   for (std::size_t i = 0; i < visits.size(); ++i)
@@ -96,7 +99,8 @@ void expect_persistent_schedule_covers(const GemmProblem& problem, const GemmCon
 }
 
 TEST(GemmSwizzle, PersistentClusterRasterVisitsEveryTileOnceForEveryStrideClusterAndGrid) {
-  for (int cluster_m : {1, 2})
+  const std::pair<int, int> clusters[] = {{1, 1}, {2, 1}, {1, 2}};
+  for (const auto& [cluster_m, cluster_n] : clusters)
     for (int tiles_m = 1; tiles_m <= 17; ++tiles_m)
       for (int tiles_n = 1; tiles_n <= 17; ++tiles_n)
         for (SwizzleAxis axis : {SwizzleAxis::n, SwizzleAxis::m})
@@ -106,11 +110,35 @@ TEST(GemmSwizzle, PersistentClusterRasterVisitsEveryTileOnceForEveryStrideCluste
             config.block_k = 64;
             config.persistence = GemmPersistence::static_loop;
             config.cluster_m = cluster_m;
+            config.cluster_n = cluster_n;
             // Ragged: the last row and column of tiles are partial.
             const GemmProblem problem{tiles_m * 128 - 5, tiles_n * 256 - 8, 64, DataType::f16};
             for (int units : {1, 3, 66, 132})
               expect_persistent_schedule_covers(problem, config, units);
           }
+}
+
+TEST(GemmSwizzle, ClusterMembersAreConsecutiveTilesAlongTheClusterAxis) {
+  GemmConfig config;
+  config.path = InstructionPath::wgmma;
+  config.cluster_m = 2;
+  EXPECT_EQ(gemm_cluster_member_tile({3, 5}, config, 0), (HostTileCoord{6, 5}));
+  EXPECT_EQ(gemm_cluster_member_tile({3, 5}, config, 1), (HostTileCoord{7, 5}));
+  config.cluster_m = 1;
+  config.cluster_n = 2;
+  EXPECT_EQ(gemm_cluster_member_tile({3, 5}, config, 0), (HostTileCoord{3, 10}));
+  EXPECT_EQ(gemm_cluster_member_tile({3, 5}, config, 1), (HostTileCoord{3, 11}));
+}
+
+TEST(GemmSwizzle, ClusterBandsAlongNAreCountedInClusterTiles) {
+  GemmConfig config = swizzled(1024, SwizzleAxis::n, 128, 256);
+  config.path = InstructionPath::wgmma;
+  EXPECT_EQ(swizzle_launch(config).group, 4);
+  config.cluster_n = 2;
+  EXPECT_EQ(swizzle_launch(config).group, 2) << "1024 columns = 2 cluster tiles of 2 x 256";
+  const GemmTileGrid raster = gemm_raster_grid({1000, 3000, 64, DataType::f16}, config);
+  EXPECT_EQ(raster.tiles_m, 8);
+  EXPECT_EQ(raster.tiles_n, 6) << "12 tiles of 256 columns (the last partial) in clusters of 2";
 }
 
 TEST(GemmSwizzle, ClusterBandsAlongMAreCountedInClusterTiles) {

@@ -155,8 +155,11 @@ TEST(GemmCommandLine, BadInputIsOneLineAndExitTwo) {
         "wgmma-m128n256k64s3-cooperative-c1x1-static-swz0"},
        "gb10 is sm_121"},
       {{"--family", "gemm", "--gpu", "h200", "--size", "512", "--config",
-        "wgmma-m128n256k64s3-cooperative-c1x2-static-swz0"},
-       "only clusters along M (1x1, 2x1) are implemented"},
+        "wgmma-m128n256k64s3-cooperative-c2x2-static-swz0"},
+       "cluster 2x2 must be 1x1, 2x1 or 1x2"},
+      {{"--family", "gemm", "--gpu", "h200", "--size", "512", "--config",
+        "wgmma-m128n256k64s3-cooperative-c1x2-dynamic-swz0"},
+       "a 1x2 cluster needs static persistence"},
   };
   for (const auto& [arguments, fragment] : cases) {
     const test::ProcessResult result = test::run_swr_tune(arguments, environment);

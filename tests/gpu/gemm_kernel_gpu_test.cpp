@@ -57,14 +57,15 @@ std::vector<GemmCase> knob_cases() {
     c.dtype = (i % 5) % 2 ? DataType::bf16 : DataType::f16;
     cases.push_back(c);
   }
-  // wgmma (sm_90a; skipped elsewhere): every tile/mode of the space, both persistences, both
-  // cluster shapes, both dtypes.
+  // wgmma (sm_90a; skipped elsewhere): every tile/mode of the space, both persistences, every
+  // cluster shape (1x1, 2x1 multicasting B, 1x2 multicasting A), both dtypes.
   struct WgmmaCase {
     int block_m, block_n, stages;
     GemmConsumerMode mode;
     GemmPersistence persistence;
     int cluster_m;
     DataType dtype;
+    int cluster_n = 1;
   };
   using M = GemmConsumerMode;
   using P = GemmPersistence;
@@ -75,7 +76,13 @@ std::vector<GemmCase> knob_cases() {
                              {128, 128, 4, M::cooperative, P::dynamic_loop, 1, DataType::f16},
                              {128, 128, 4, M::pingpong, P::dynamic_loop, 1, DataType::bf16},
                              {128, 128, 4, M::pingpong, P::static_loop, 2, DataType::f16},
-                             {64, 256, 4, M::pingpong, P::static_loop, 1, DataType::bf16}};
+                             {64, 256, 4, M::pingpong, P::static_loop, 1, DataType::bf16},
+                             {128, 256, 3, M::cooperative, P::static_loop, 1, DataType::f16, 2},
+                             {256, 128, 3, M::cooperative, P::static_loop, 1, DataType::bf16, 2},
+                             {64, 256, 4, M::pingpong, P::static_loop, 1, DataType::f16, 2},
+                             {128, 256, 3, M::cooperative, P::stream_k, 2, DataType::f16},
+                             {256, 128, 3, M::cooperative, P::stream_k, 1, DataType::bf16},
+                             {128, 128, 4, M::cooperative, P::stream_k, 1, DataType::f16}};
   for (const WgmmaCase& w : wgmma) {
     GemmCase c;
     c.config.path = InstructionPath::wgmma;
@@ -86,6 +93,7 @@ std::vector<GemmCase> knob_cases() {
     c.config.consumer_mode = w.mode;
     c.config.persistence = w.persistence;
     c.config.cluster_m = w.cluster_m;
+    c.config.cluster_n = w.cluster_n;
     c.dtype = w.dtype;
     cases.push_back(c);
   }
@@ -130,13 +138,13 @@ TEST(GemmKernelCases, CoverEveryKnobValue) {
     seen.insert(std::string(to_string(c.dtype)));
     if (c.config.path == InstructionPath::wgmma) {
       seen.insert(std::string(to_string(c.config.consumer_mode)) + " c" +
-                  std::to_string(c.config.cluster_m));
+                  std::to_string(c.config.cluster_m) + "x" + std::to_string(c.config.cluster_n));
     }
   }
   std::set<std::string> expected = {"k32",  "k64",    "s2",  "s3",  "s4",
                                     "grid", "static", "f16", "bf16"};
-  for (const char* value :
-       {"dynamic", "cooperative c1", "cooperative c2", "pingpong c1", "pingpong c2"})
+  for (const char* value : {"dynamic", "streamk", "cooperative c1x1", "cooperative c2x1",
+                            "cooperative c1x2", "pingpong c1x1", "pingpong c2x1", "pingpong c1x2"})
     expected.insert(value);
   for (const GemmConfig& config : enumerate_gemm_configs())
     expected.insert(std::to_string(config.block_m) + "x" + std::to_string(config.block_n) + "w" +

@@ -6,7 +6,10 @@
 //                 store epilogue (gemm_epilogue_sm90.cuh). The producer runs ahead into the next
 //                 tile while the consumers store, since the ring does not care about tile borders.
 // Tile order: swr::gemm::tile_at(linear, tiles_m, tiles_n, axis, group) (block_swizzle.cuh), the
-// same raster the mma.sync kernel uses; axis/group are launch arguments.
+// same raster the mma.sync kernel uses; axis/group are launch arguments. A 2x1 (1x2) cluster walks
+// cluster tiles and multicasts the operand its CTAs share, B (A) (cluster_member_tile). Stream-K
+// (gemm/stream_k.cuh) walks items of a tile and a k range; a contributor's partial sums go
+// through gemm_stream_k_sm90.cuh's scratch to the CTA that stores the tile.
 // Tails: TMA zero-fills out-of-bounds loads (M, N and K tails), the TMA store clips.
 // Entry (see bench/hopper_gemm_harness.cpp for a rendered source): gemm_ws<Traits>(maps, m, n, k,
 // swizzle_axis, swizzle_group, tile_counter) with __launch_bounds__(Traits::kThreads, 1).
@@ -21,7 +24,9 @@
 #include "common/sm90/wgmma.cuh"
 #include "gemm/block_swizzle.cuh"
 #include "gemm/sm90/gemm_epilogue_sm90.cuh"
+#include "gemm/sm90/gemm_stream_k_sm90.cuh"
 #include "gemm/sm90/gemm_traits_sm90.cuh"
+#include "gemm/stream_k.cuh"
 
 namespace swr {
 namespace gemm {
@@ -63,6 +68,12 @@ struct SharedPlan {
   __device__ __forceinline__ int* tile_ids() const {
     return reinterpret_cast<int*>(tile_empty() + T::kTileQueue);
   }
+  // Stream-K has no tile queue: its unit's range lives in the queue's place, read where it is used
+  // so that it holds no consumer registers next to the accumulators (ptxas spilled otherwise).
+  __device__ __forceinline__ StreamKRange* stream_k_range() const {
+    static_assert(sizeof(StreamKRange) <= 20 * T::kTileQueue, "fits the tile queue's bytes");
+    return reinterpret_cast<StreamKRange*>(tile_full());
+  }
 };
 
 template <class T>
@@ -70,14 +81,16 @@ struct Problem {
   int m, n, k;
   int tiles_m, tiles_n, k_blocks;
   int swizzle_axis, swizzle_group;
-  // The raster walks cluster tiles: ClusterM output tiles stacked along M.
-  int cluster_tiles_m, tiles;
-  int unit, units;  // this CTA's cluster and the number of clusters
-  int rank;         // CTA rank in the cluster
+  // The raster walks cluster tiles: ClusterM output tiles stacked along M, or ClusterN side by
+  // side along N (block_swizzle.cuh's cluster_member_tile).
+  int cluster_tiles_m, cluster_tiles_n, tiles;
+  int unit, units;           // this CTA's cluster and the number of clusters
+  int rank;                  // CTA rank in the cluster
+  StreamKSchedule stream_k;  // stream-K persistence only
   __device__ __forceinline__ TileCoord coord(int linear) const {
-    TileCoord c = tile_at(linear, cluster_tiles_m, tiles_n, swizzle_axis, swizzle_group);
-    c.tile_m = c.tile_m * T::kClusterM + rank;
-    return c;
+    const TileCoord c =
+        tile_at(linear, cluster_tiles_m, cluster_tiles_n, swizzle_axis, swizzle_group);
+    return cluster_member_tile(c, T::kClusterM, T::kClusterN, rank);
   }
 };
 
@@ -96,7 +109,14 @@ __device__ __forceinline__ void produce(const SharedPlan<T>& plan, const Problem
   int claimed = static_cast<int>(blockIdx.x);
   for (int j = 0;; ++j) {
     int tile;
-    if constexpr (kDynamic) {
+    int k_begin = 0, k_end = p.k_blocks;
+    if constexpr (T::kPersistence == Persistence::stream_k) {
+      StreamKItem item;
+      if (!stream_k_item(p.stream_k, *plan.stream_k_range(), p.unit, j, item)) break;
+      tile = item.tile;
+      k_begin = item.k_begin;
+      k_end = item.k_end;
+    } else if constexpr (kDynamic) {
       tile = claimed < p.tiles ? claimed : kEndSync;
       // Hand the entry to the consumers through the tile queue (slot j % Q).
       for (int e = 0; e < (tile < 0 && kPingpong ? 2 : 1); ++e) {
@@ -116,11 +136,19 @@ __device__ __forceinline__ void produce(const SharedPlan<T>& plan, const Problem
     const TileCoord coord = p.coord(tile);
     const int row0 = coord.tile_m * T::kBlockM;
     const int col0 = coord.tile_n * T::kBlockN;
-    for (int kb = 0; kb < p.k_blocks; ++kb) {
+    for (int kb = k_begin; kb < k_end; ++kb) {
       pipe.producer_acquire(state);
       unsigned long long* full = &pipe.full[state.index];
       mbarrier_arrive_expect_tx(full, T::kStageBytes);
-      tma_load_2d(plan.a(state.index), map_a, full, kb * T::kBlockK, row0);
+      if constexpr (T::kClusterN == 1) {
+        tma_load_2d(plan.a(state.index), map_a, full, kb * T::kBlockK, row0);
+      } else {
+        // Our rows of the shared A tile land in every CTA of the cluster (as B's chunks below
+        // for a cluster along M); the peers' rows complete ours.
+        tma_load_2d_multicast(plan.a(state.index) + p.rank * T::kAShareBytes, map_a, full,
+                              kb * T::kBlockK, row0 + p.rank * T::kBoxA1,
+                              static_cast<unsigned short>((1u << T::kClusterN) - 1));
+      }
       if constexpr (T::kClusterM == 1) {
 #pragma unroll
         for (int chunk = 0; chunk < T::kBlockN / 64; ++chunk) {
@@ -170,17 +198,17 @@ __device__ __forceinline__ void mainloop(const SharedPlan<T>& plan, int k_blocks
     }
     wgmma_commit();
     wgmma_wait<1>();  // the previous k block's wgmmas are done: release its slot
-    if (kb > 0 && leader) pipe.template consumer_release_cluster<T::kClusterM>(previous);
+    if (kb > 0 && leader) pipe.template consumer_release_cluster<T::kClusterSize>(previous);
     previous = state.index;
     state.advance();
   }
   wgmma_wait<0>();
-  if (leader) pipe.template consumer_release_cluster<T::kClusterM>(previous);
+  if (leader) pipe.template consumer_release_cluster<T::kClusterSize>(previous);
 }
 
 template <class T>
 __device__ __forceinline__ void consume(const SharedPlan<T>& plan, const Problem<T>& p,
-                                        const OutputC& out, int consumer) {
+                                        const OutputC& out, int consumer, int* tile_scratch) {
   using namespace ::swr::sm90;
   constexpr bool kDynamic = T::kPersistence == Persistence::dynamic_persistent;
   constexpr bool kPingpong = T::kMode == ConsumerMode::pingpong;
@@ -193,9 +221,16 @@ __device__ __forceinline__ void consume(const SharedPlan<T>& plan, const Problem
     if (consumer == 1) named_barrier_arrive(their_turn, 256);  // consumer 0 goes first
   }
   float acc[T::kWgSlices][T::kAccumulators];
+  constexpr bool kStreamK = T::kPersistence == Persistence::stream_k;
+  StreamKItem item;  // stream-K only
   for (int j = kPingpong ? consumer : 0;; j += kPingpong ? 2 : 1) {
     int tile;
-    if constexpr (kDynamic) {
+    int k_count = p.k_blocks;
+    if constexpr (kStreamK) {
+      if (!stream_k_item(p.stream_k, *plan.stream_k_range(), p.unit, j, item)) break;
+      tile = item.tile;
+      k_count = item.k_end - item.k_begin;
+    } else if constexpr (kDynamic) {
       const int slot = j % T::kTileQueue;
       mbarrier_wait(&plan.tile_full()[slot], (j / T::kTileQueue) & 1);
       tile = plan.tile_ids()[slot];
@@ -209,13 +244,25 @@ __device__ __forceinline__ void consume(const SharedPlan<T>& plan, const Problem
     }
     const TileCoord coord = p.coord(tile);
     if (kPingpong) named_barrier_sync(my_turn, 256);
-    mainloop<T>(plan, p.k_blocks, row_base, state, acc);
+    mainloop<T>(plan, k_count, row_base, state, acc);
     if (kPingpong) {
       named_barrier_arrive(their_turn, 256);  // the other WG's mainloop may start
       state.advance(p.k_blocks);              // skip the other WG's tile in the ring
     }
-    // A cluster's second CTA may sit past the last row of tiles: it computed zeros, skip the store.
-    if (T::kClusterM > 1 && coord.tile_m >= p.tiles_m) continue;
+    // A cluster's second CTA may sit past the last row (column) of tiles: it computed zeros (its
+    // loads were out of bounds), skip the store.
+    if (T::kClusterSize > 1 && (coord.tile_m >= p.tiles_m || coord.tile_n >= p.tiles_n)) continue;
+    if constexpr (kStreamK) {
+      const StreamKScratch<T> scratch(tile_scratch);
+      const StreamKFixup fixup = stream_k_fixup(*plan.stream_k_range(), item, p.unit);
+      if (fixup.contributor) {
+        stream_k_publish<T>(acc, scratch, consumer);
+        continue;
+      }
+      if (fixup.last_unit != fixup.finisher) {
+        stream_k_collect<T>(acc, scratch, consumer, fixup.finisher, fixup.last_unit, p.rank);
+      }
+    }
     Epilogue<T>::store(acc, plan.c(consumer), out, consumer, coord.tile_m * T::kBlockM + row_base,
                        coord.tile_n * T::kBlockN);
   }
@@ -223,10 +270,11 @@ __device__ __forceinline__ void consume(const SharedPlan<T>& plan, const Problem
 }
 
 // ---- kernel body -----------------------------------------------------------------------------
-// map_a: A [M][K] dims {K, M} box {64, BlockM}; map_b: B [K][N] dims {N, K} box {64, 64};
-// map_c: C [M][N] dims {N, M} box {64, kWgRows}; all SWIZZLE_128B, 16-bit elements.
-// c: C itself (16-byte aligned), written directly by EpilogueKind::direct (map_c unused there).
-// tile_counter: dynamic persistence only (zero at launch); may be null otherwise.
+// map_a: A [M][K] dims {K, M} box {64, BlockM / ClusterN}; map_b: B [K][N] dims {N, K} box {64,
+// 64}; map_c: C [M][N] dims {N, M} box {64, kWgRows}; all SWIZZLE_128B, 16-bit elements. c: C
+// itself (16-byte aligned), written directly by EpilogueKind::direct (map_c unused there).
+// tile_counter: dynamic persistence: one int, zero at launch; stream-K: the scratch of
+// gemm_stream_k_sm90.cuh (flags zero at launch); may be null otherwise.
 template <class T>
 __device__ __forceinline__ void gemm_ws(const ::swr::sm90::TmaDescriptor& map_a,
                                         const ::swr::sm90::TmaDescriptor& map_b,
@@ -245,27 +293,30 @@ __device__ __forceinline__ void gemm_ws(const ::swr::sm90::TmaDescriptor& map_a,
   p.tiles_m = (m + T::kBlockM - 1) / T::kBlockM;
   p.tiles_n = (n + T::kBlockN - 1) / T::kBlockN;
   p.cluster_tiles_m = (p.tiles_m + T::kClusterM - 1) / T::kClusterM;
-  p.tiles = p.cluster_tiles_m * p.tiles_n;
-  if constexpr (T::kClusterM == 1) {
+  p.cluster_tiles_n = (p.tiles_n + T::kClusterN - 1) / T::kClusterN;
+  p.tiles = p.cluster_tiles_m * p.cluster_tiles_n;
+  if constexpr (T::kClusterSize == 1) {
     p.rank = 0;
     p.unit = static_cast<int>(blockIdx.x);
     p.units = static_cast<int>(gridDim.x);
   } else {
     p.rank = static_cast<int>(cluster_cta_rank());
-    p.unit = static_cast<int>(blockIdx.x) / T::kClusterM;
-    p.units = static_cast<int>(gridDim.x) / T::kClusterM;
+    p.unit = static_cast<int>(blockIdx.x) / T::kClusterSize;
+    p.units = static_cast<int>(gridDim.x) / T::kClusterSize;
   }
   p.k_blocks = (k + T::kBlockK - 1) / T::kBlockK;
+  constexpr bool kStreamK = T::kPersistence == Persistence::stream_k;
+  if constexpr (kStreamK) p.stream_k = stream_k_schedule(p.tiles, p.units, p.k_blocks);
   p.swizzle_axis = swizzle_axis;
   p.swizzle_group = swizzle_group;
 
   constexpr bool kPingpong = T::kMode == ConsumerMode::pingpong;
   if (threadIdx.x == 0) {
-    // full: the producer's expect_tx arrival (+ bytes); empty: one leader per reading consumer.
     // full: the producer's expect_tx arrival (+ bytes); empty: one leader per reading consumer
     // warpgroup of every CTA of the cluster.
-    plan.pipe().init(1, (kPingpong ? 1 : T::kConsumers) * T::kClusterM);
-    for (int s = 0; s < T::kTileQueue; ++s) {
+    plan.pipe().init(1, (kPingpong ? 1 : T::kConsumers) * T::kClusterSize);
+    if constexpr (kStreamK) *plan.stream_k_range() = stream_k_range(p.stream_k, p.unit);
+    for (int s = 0; s < (kStreamK ? 0 : T::kTileQueue); ++s) {
       mbarrier_init(&plan.tile_full()[s], 1);
       mbarrier_init(&plan.tile_empty()[s],
                     kPingpong ? kWarpgroupThreads : kWarpgroupThreads * T::kConsumers);
@@ -277,7 +328,7 @@ __device__ __forceinline__ void gemm_ws(const ::swr::sm90::TmaDescriptor& map_a,
   }
   // The last CTA-wide barrier: roles never meet at ID 0 again. A cluster also needs its peers'
   // barriers initialised before the first multicast or remote arrival.
-  if constexpr (T::kClusterM == 1) {
+  if constexpr (T::kClusterSize == 1) {
     __syncthreads();
   } else {
     cluster_sync_aligned();
@@ -294,11 +345,11 @@ __device__ __forceinline__ void gemm_ws(const ::swr::sm90::TmaDescriptor& map_a,
     out.pointer = static_cast<unsigned short*>(c);
     out.m = m;
     out.n = n;
-    consume<T>(plan, p, out, warpgroup - 1);
+    consume<T>(plan, p, out, warpgroup - 1, tile_counter);
   }
   // No CTA of a cluster may exit while a peer can still multicast into it or arrive on its
   // barriers.
-  if constexpr (T::kClusterM > 1) cluster_sync();
+  if constexpr (T::kClusterSize > 1) cluster_sync();
 }
 
 }  // namespace sm90

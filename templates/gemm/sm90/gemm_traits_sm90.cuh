@@ -16,15 +16,18 @@ enum class ConsumerMode { cooperative, pingpong };
 // static_persistent: grid ~ #SMs, CTA b takes linear tiles b, b + grid, ...
 // dynamic_persistent: CTA b takes tile b, then tiles claimed from a global atomic counter
 //                     (gridDim.x + atomicAdd); the counter must be 0 at launch.
-enum class Persistence { static_persistent, dynamic_persistent };
+// stream_k:           static for the whole waves, then the k blocks of the last partial wave's
+//                     tiles split evenly over every CTA (gemm/stream_k.cuh; cooperative only).
+enum class Persistence { static_persistent, dynamic_persistent, stream_k };
 // tma_store: C staged in swizzled shared memory, written by the copy engine (asynchronous).
 // direct:    same staging, then 16-byte st.global by the warpgroup (row-clipped by hand). For C
 //            whose row pitch is not a multiple of 128 bytes (see the README's measurements).
 enum class EpilogueKind { tma_store, direct };
 
 template <int BlockM, int BlockN, int BlockK, int Stages, Element Elem, ConsumerMode Mode,
-          Persistence Persist, int ClusterM = 1, EpilogueKind Epilogue = EpilogueKind::tma_store,
-          int ProducerRegisters = 40, int ConsumerRegisters = 232>
+          Persistence Persist, int ClusterM = 1, int ClusterN = 1,
+          EpilogueKind Epilogue = EpilogueKind::tma_store, int ProducerRegisters = 40,
+          int ConsumerRegisters = 232>
 struct Traits {
   static constexpr int kBlockM = BlockM;
   static constexpr int kBlockN = BlockN;
@@ -37,7 +40,11 @@ struct Traits {
   static constexpr int kConsumerRegisters = ConsumerRegisters;
   // Cluster of ClusterM CTAs along M (tiles tile_m = ClusterM*cm + rank, same tile_n): they share
   // the B tile; CTA r loads the 64-column chunks c with c % ClusterM == r and multicasts them.
+  // Or of ClusterN CTAs along N (tile_n = ClusterN*cn + rank, same tile_m): they share the A tile;
+  // CTA r loads rows [r, r + 1) * BlockM / ClusterN of it and multicasts them.
   static constexpr int kClusterM = ClusterM;
+  static constexpr int kClusterN = ClusterN;
+  static constexpr int kClusterSize = ClusterM * ClusterN;
   static constexpr EpilogueKind kEpilogue = Epilogue;
 
   static constexpr int kConsumers = 2;  // consumer warpgroups
@@ -64,15 +71,19 @@ struct Traits {
   static constexpr int kDynamicSharedBytes = 1024 + kBarrierOffset + kBarrierBytes;
 
   // TMA boxes the host must encode ({inner, outer} in elements, SWIZZLE_128B for all three):
-  //   A [M][K]: dims {K, M}, box {64, BlockM};  B [K][N]: dims {N, K}, box {64, 64};
+  //   A [M][K]: dims {K, M}, box {64, BlockM / ClusterN};  B [K][N]: dims {N, K}, box {64, 64};
   //   C [M][N]: dims {N, M}, box {64, kWgRows}.
-  static constexpr int kBoxA0 = 64, kBoxA1 = BlockM;
+  static constexpr int kBoxA0 = 64, kBoxA1 = BlockM / ClusterN;
+  static constexpr int kAShareBytes = kBoxA1 * 128;  // one CTA's multicast share of A
   static constexpr int kBoxB0 = 64, kBoxB1 = BlockK;
   static constexpr int kBoxC0 = 64, kBoxC1 = kWgRows;
 
-  static_assert(ClusterM == 1 || ClusterM == 2, "clusters of 1 or 2 CTAs along M");
-  static_assert(ClusterM == 1 || Persist == Persistence::static_persistent,
-                "a cluster needs one tile order for both CTAs: static persistence");
+  static_assert(kClusterSize == 1 || kClusterSize == 2, "clusters of 1 or 2 CTAs: 1x1, 2x1, 1x2");
+  static_assert(kClusterSize == 1 || Persist != Persistence::dynamic_persistent,
+                "a cluster needs one tile order for both CTAs: static persistence or stream-K");
+  static_assert(Persist != Persistence::stream_k || Mode == ConsumerMode::cooperative,
+                "stream-K items have uneven k lengths: pingpong's ring skipping assumes even ones");
+  static_assert(kBoxA1 % 8 == 0, "an A share is whole 1024-byte swizzle atoms");
   static_assert(BlockK == 64, "one 128-byte swizzle row of 16-bit elements per k block");
   static_assert(BlockN % 64 == 0 && BlockN <= 256, "B and C travel in 64-column chunks");
   static_assert(BlockM <= 256, "TMA box rows <= 256");
