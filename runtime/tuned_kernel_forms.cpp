@@ -1,5 +1,6 @@
 #include "runtime/tuned_kernel_forms.hpp"
 
+#include "generator/problem_json.hpp"
 #include "generator/resource_model.hpp"
 
 namespace swr {
@@ -8,33 +9,6 @@ namespace {
 template <class Number>
 nlohmann::json optional_json(const std::optional<Number>& value) {
   return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
-}
-
-nlohmann::json problem_json(const AttentionProblem& problem) {
-  return {{"key", problem.key()},
-          {"batch", problem.batch},
-          {"heads", problem.heads},
-          {"seq_q", problem.seq_q},
-          {"seq_kv", problem.seq_kv},
-          {"head_dim", problem.head_dim},
-          {"dtype", std::string(to_string(problem.dtype))},
-          {"causal", problem.causal}};
-}
-
-nlohmann::json problem_json(const GemmProblem& problem) {
-  return {{"key", problem.key()},
-          {"m", problem.m},
-          {"n", problem.n},
-          {"k", problem.k},
-          {"dtype", std::string(to_string(problem.dtype))}};
-}
-
-const char* family_name(const AttentionProblem&) {
-  return "attention";
-}
-
-const char* family_name(const GemmProblem&) {
-  return "gemm";
 }
 
 // The fields of the GPU row and the measurement, whichever the family.
@@ -95,15 +69,15 @@ nlohmann::json kernel_base_json(const TunedKernelBase& kernel) {
 template <class Kernel>
 nlohmann::json kernel_json(const Kernel& kernel) {
   nlohmann::json json = kernel_base_json(kernel);
-  json["problem"] = problem_json(kernel.problem);
+  json["problem"] = keyed_problem_json(kernel.problem);
   json["config"] = kernel.config.to_json();
   return json;
 }
 
 template <class Choice, class Problem>
 nlohmann::json choice_json(const Choice& choice, const Problem& asked) {
-  nlohmann::json json = {{"family", family_name(asked)},
-                         {"asked", problem_json(asked)},
+  nlohmann::json json = {{"family", problem_family_name(asked)},
+                         {"asked", keyed_problem_json(asked)},
                          {"match", std::string(to_string(choice.match))}};
   if (choice.kernel) {
     json["distance"] = choice.distance;

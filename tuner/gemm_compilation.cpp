@@ -7,6 +7,7 @@
 
 #include "generator/gemm_kernel_source.hpp"
 #include "generator/nvrtc_compiler.hpp"
+#include "generator/problem_json.hpp"
 #include "generator/resource_model.hpp"
 #include "swr/usage_error.hpp"
 #include "tuner/json_forms.hpp"
@@ -123,7 +124,7 @@ nlohmann::json outcome_json(const GemmTarget& target, const GemmCompileOutcome& 
   }
   return {
       {"family", "gemm"},
-      {"problem", problem_json(target.problem)},
+      {"problem", keyed_problem_json(target.problem)},
       {"gpu", gpu_json(target.gpu)},
       {"arch", target.gpu.arch},
       {"cache_dir", outcome.cache_dir.string()},

@@ -1,5 +1,6 @@
-// JSON forms of a problem, a GPU profile and a variant's resources, as the tuner writes them into
-// compile results and kernel directories (and the command line prints them).
+// JSON forms of a GPU profile and a variant's resources, as the tuner writes them into compile
+// results and kernel directories (and the command line prints them); a problem's is
+// generator/problem_json.hpp's keyed_problem_json.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -11,8 +12,6 @@
 
 namespace swr {
 
-nlohmann::json problem_json(const AttentionProblem& problem);
-nlohmann::json problem_json(const GemmProblem& problem);
 nlohmann::json gpu_json(const GpuProfile& gpu);
 nlohmann::json resources_json(const ResourceUse& resources);
 

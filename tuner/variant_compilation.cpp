@@ -7,6 +7,7 @@
 
 #include "generator/cubin_cache.hpp"
 #include "generator/nvrtc_compiler.hpp"
+#include "generator/problem_json.hpp"
 #include "swr/usage_error.hpp"
 #include "tuner/json_forms.hpp"
 #include "tuner/progress_display.hpp"
@@ -178,7 +179,7 @@ nlohmann::json outcome_json(const Target& target, const CompileOutcome& outcome)
     results.push_back(std::move(entry));
   }
   return {
-      {"problem", problem_json(target.problem)},
+      {"problem", keyed_problem_json(target.problem)},
       {"gpu", gpu_json(target.gpu)},
       {"arch", target.gpu.arch},
       {"cache_dir", outcome.cache_dir.string()},
