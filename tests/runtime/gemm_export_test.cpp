@@ -189,6 +189,38 @@ TEST_F(GemmExportTest, AGemmOnlyDatabaseExports) {
   EXPECT_EQ(TunedCatalog::open_export(out_).best("h200", big_).match, MatchKind::exact);
 }
 
+// `export --family`: one family's shapes only, and a family with nothing tuned is bad input that
+// writes nothing.
+TEST_F(GemmExportTest, ExportsOneFamilyWhenAsked) {
+  ExportOptions options;
+  options.gpu = "h200";
+  options.out_dir = out_;
+  options.families = {false, true};
+  ExportSummary summary = export_kernels(tuned_.database(), FakeCubinBuilder(), options);
+  EXPECT_TRUE(summary.manifest.kernels.empty());
+  EXPECT_EQ(summary.manifest.gemm_kernels.size(), 4u);
+
+  const std::filesystem::path attention_out = directory_.path() / "attention-export";
+  options.out_dir = attention_out;
+  options.families = {true, false};
+  summary = export_kernels(tuned_.database(), FakeCubinBuilder(), options);
+  EXPECT_EQ(summary.manifest.kernels.size(), 1u);
+  EXPECT_TRUE(summary.manifest.gemm_kernels.empty());
+
+  TunedDatabase gemm_only(directory_.path() / "gemm.db");
+  gemm_only.add(big_, kGrid, 1.0);
+  const std::filesystem::path none_out = directory_.path() / "none";
+  options.out_dir = none_out;
+  try {
+    export_kernels(gemm_only.database(), FakeCubinBuilder(), options);
+    ADD_FAILURE() << "an attention export of a GEMM-only database was not refused";
+  } catch (const UsageError& error) {
+    EXPECT_NE(std::string(error.what()).find("nothing of the attention family"), std::string::npos)
+        << error.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(none_out));
+}
+
 // An export without GEMM kernels is written as version 1, as every earlier build wrote it, and a
 // version-1 manifest (no "gemm_kernels") loads.
 TEST_F(GemmExportTest, AnAttentionOnlyExportIsVersionOneAndLoads) {
