@@ -4,19 +4,13 @@
 #include "swr/attention_config.hpp"
 #include "swr/attention_problem.hpp"
 #include "swr/gpu_profile.hpp"
+#include "tests/fixtures/problem_builders.hpp"
 
 namespace swr::model::testing {
 
 inline AttentionProblem attention_problem(int batch, int heads, int seq, int head_dim,
                                           bool causal) {
-  AttentionProblem problem;
-  problem.batch = batch;
-  problem.heads = heads;
-  problem.seq_q = seq;
-  problem.seq_kv = seq;
-  problem.head_dim = head_dim;
-  problem.causal = causal;
-  return problem;
+  return fixtures::attention_shape(batch, heads, seq, head_dim, causal);
 }
 
 inline AttentionConfig attention_config(int block_m, int block_n, int warps, KvOrder order,
