@@ -16,13 +16,14 @@ std::string first_line(const std::string& text) {
   return line.size() > 100 ? line.substr(0, 97) + "..." : line;
 }
 
+bool is_valid_measurement(const db::StoredMeasurement& measurement) {
+  return measurement.record.status == db::MeasurementStatus::ok &&
+         measurement.record.median_ms.has_value();
+}
+
 namespace {
 
 using db::StoredMeasurement;
-
-bool is_valid(const StoredMeasurement& measurement) {
-  return measurement.record.status == db::MeasurementStatus::ok && measurement.record.median_ms;
-}
 
 std::string format(const char* pattern, double value) {
   char text[64];
@@ -39,7 +40,7 @@ std::optional<KvOrder> order_of(const StoredMeasurement& measurement) {
 const StoredMeasurement* fastest_with_order(const std::vector<StoredMeasurement>& measurements,
                                             KvOrder order) {
   for (const StoredMeasurement& measurement : measurements) {
-    if (is_valid(measurement) && order_of(measurement) == order) return &measurement;
+    if (is_valid_measurement(measurement) && order_of(measurement) == order) return &measurement;
   }
   return nullptr;
 }
@@ -113,7 +114,7 @@ void print_top_variants(std::ostream& out, const std::vector<StoredMeasurement>&
   std::size_t shown = 0;
   for (const StoredMeasurement& measurement : measurements) {
     if (shown == count) break;
-    if (!is_valid(measurement)) continue;
+    if (!is_valid_measurement(measurement)) continue;
     std::vector<std::string> row = {std::to_string(++shown), measurement.config_key};
     for (std::string& cell : figure_cells(measurement)) row.push_back(std::move(cell));
     table.add_row(std::move(row));
@@ -126,9 +127,9 @@ void print_top_variants(std::ostream& out, const std::vector<StoredMeasurement>&
 }
 
 void print_all_variants(std::ostream& out, const std::vector<StoredMeasurement>& measurements) {
-  const bool any_failed =
-      std::any_of(measurements.begin(), measurements.end(),
-                  [](const StoredMeasurement& measurement) { return !is_valid(measurement); });
+  const bool any_failed = std::any_of(
+      measurements.begin(), measurements.end(),
+      [](const StoredMeasurement& measurement) { return !is_valid_measurement(measurement); });
   std::vector<std::string> headers = {">#",       "variant",    "status",    ">ms",      ">p95 ms",
                                       ">TFLOP/s", ">L2 misses", ">hit rate", ">DRAM GB", ">regs"};
   if (any_failed) headers.push_back("error");  // no empty column when everything ran
@@ -136,7 +137,7 @@ void print_all_variants(std::ostream& out, const std::vector<StoredMeasurement>&
   int index = 0;
   for (const StoredMeasurement& measurement : measurements) {
     const db::MeasurementRecord& record = measurement.record;
-    const bool valid = is_valid(measurement);
+    const bool valid = is_valid_measurement(measurement);
     std::vector<std::string> row = {std::to_string(++index), measurement.config_key,
                                     std::string(db::to_string(record.status))};
     std::vector<std::string> figures = figure_cells(measurement);
@@ -165,7 +166,7 @@ void print_order_comparison(std::ostream& out, const std::vector<StoredMeasureme
 
   const StoredMeasurement* winner = nullptr;
   for (const StoredMeasurement& measurement : measurements) {
-    if (is_valid(measurement)) {
+    if (is_valid_measurement(measurement)) {
       winner = &measurement;
       break;
     }
@@ -183,7 +184,7 @@ void print_order_comparison(std::ostream& out, const std::vector<StoredMeasureme
   out << "winner vs its twin (same tile, persistence and swizzle, " << to_string(twin->order)
       << " order):\n";
   std::string missing = "not measured";
-  if (twin_measurement != nullptr && !is_valid(*twin_measurement)) {
+  if (twin_measurement != nullptr && !is_valid_measurement(*twin_measurement)) {
     missing = std::string(db::to_string(twin_measurement->record.status)) + " (" +
               first_line(twin_measurement->record.error) + ")";
     twin_measurement = nullptr;

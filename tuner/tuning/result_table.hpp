@@ -18,6 +18,9 @@
 
 namespace swr {
 
+// A measurement with a time: it ran, checked against the reference and was timed.
+bool is_valid_measurement(const db::StoredMeasurement& measurement);
+
 // 4.58e9 -> "4.58e9", 812 -> "812", missing -> "-"
 std::string format_count(std::optional<double> value);
 // Cells of one measurement: "1.234", "57.0%", "109.2", "-" when missing.
