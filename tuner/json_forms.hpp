@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "generator/problem_json.hpp"
 #include "generator/resource_model.hpp"
 #include "swr/attention_problem.hpp"
 #include "swr/gemm_problem.hpp"
@@ -14,5 +15,22 @@ namespace swr {
 
 nlohmann::json gpu_json(const GpuProfile& gpu);
 nlohmann::json resources_json(const ResourceUse& resources);
+
+// A compile outcome of either family: the problem (with its key), the GPU and arch, the cubin
+// cache, how long it took, how many kernels compiled and failed, and `results` (one entry each).
+template <class Target, class Outcome>
+nlohmann::json compile_outcome_json(const Target& target, const Outcome& outcome,
+                                    nlohmann::json results) {
+  return {
+      {"problem", keyed_problem_json(target.problem)},
+      {"gpu", gpu_json(target.gpu)},
+      {"arch", target.gpu.arch},
+      {"cache_dir", outcome.cache_dir.string()},
+      {"seconds", outcome.seconds},
+      {"ok", outcome.succeeded()},
+      {"failed", outcome.failed},
+      {"results", std::move(results)},
+  };
+}
 
 }  // namespace swr
