@@ -10,10 +10,8 @@
 #pragma once
 
 #include "common/element.cuh"
-#include "common/sm90/wgmma_ss_f16.cuh"
-#include "common/sm90/wgmma_ss_bf16.cuh"
-#include "common/sm90/wgmma_rs_f16.cuh"
-#include "common/sm90/wgmma_rs_bf16.cuh"
+#include "common/sm90/wgmma_ss.cuh"
+#include "common/sm90/wgmma_rs.cuh"
 
 namespace swr {
 namespace sm90 {
@@ -22,13 +20,13 @@ template <int N, Element E, int TransB>
 __device__ __forceinline__ void wgmma_ss_n(float* d, unsigned long long desc_a,
                                            unsigned long long desc_b, int scale_d) {
   static_assert(N % 16 == 0 && N >= 16 && N <= 256, "wgmma N: multiple of 16 up to 256");
-  WgmmaSs<N, E, TransB>::run(d, desc_a, desc_b, scale_d);
+  WgmmaSs<N, E>::template run<TransB>(d, desc_a, desc_b, scale_d);
 }
 template <int N, Element E, int TransB>
 __device__ __forceinline__ void wgmma_rs_n(float* d, const unsigned* a, unsigned long long desc_b,
                                            int scale_d) {
   static_assert(N % 16 == 0 && N >= 16 && N <= 256, "wgmma N: multiple of 16 up to 256");
-  WgmmaRs<N, E, TransB>::run(d, a, desc_b, scale_d);
+  WgmmaRs<N, E>::template run<TransB>(d, a, desc_b, scale_d);
 }
 
 }  // namespace sm90
