@@ -11,7 +11,6 @@
 #include "tuner/json_forms.hpp"
 #include "tuner/text_format.hpp"
 #include "tuner/tuning/result_table.hpp"
-#include "tuner/tuning/swizzle_effects.hpp"
 #include "tuner/tuning/variant_record.hpp"
 
 namespace swr::cli {

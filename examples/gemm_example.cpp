@@ -14,9 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "example_check.hpp"
 #include "example_main.hpp"
-#include "lookup_report.hpp"
+#include "example_run.hpp"
 #include "swr/device_buffer.hpp"
 #include "swr/gemm.hpp"
 #include "swr/tuned_catalog.hpp"
