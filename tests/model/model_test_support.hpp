@@ -17,16 +17,8 @@ inline AttentionConfig attention_config(int block_m, int block_n, int warps, KvO
                                         Persistence persistence,
                                         TileSwizzle swizzle = TileSwizzle::head_major,
                                         int head_group = 1) {
-  AttentionConfig config;
-  config.block_m = block_m;
-  config.block_n = block_n;
-  config.warps = warps;
-  config.stages = 2;
-  config.order = order;
-  config.persistence = persistence;
-  config.swizzle = swizzle;
-  config.head_group = head_group;
-  return config;
+  return fixtures::attention_config(block_m, block_n, warps, /*stages*/ 2, order, persistence,
+                                    swizzle, head_group);
 }
 
 inline GpuProfile builtin(const char* name) {
