@@ -37,6 +37,17 @@ void fill_from_export(TunedKernelBase& kernel, const ExportedKernelBase& exporte
   kernel.toolkit_version = exported.measured.toolkit_version;
 }
 
+// Either family's kernel as an export entry describes it.
+template <class Tuned, class Exported>
+Tuned from_export(const Exported& exported) {
+  Tuned kernel;
+  fill_from_export(kernel, exported);
+  kernel.problem = exported.problem;
+  kernel.config = exported.config;
+  kernel.config_key = exported.config.key();
+  return kernel;
+}
+
 nlohmann::json kernel_base_json(const TunedKernelBase& kernel) {
   const MeasuredFigures& measured = kernel.measured;
   return {{"gpu",
@@ -134,21 +145,11 @@ TunedGemmKernel tuned_kernel_from_database(const db::GpuRecord& gpu, const GemmP
 }
 
 TunedKernel tuned_kernel_from_export(const ExportedKernel& exported) {
-  TunedKernel kernel;
-  fill_from_export(kernel, exported);
-  kernel.problem = exported.problem;
-  kernel.config = exported.config;
-  kernel.config_key = exported.config.key();
-  return kernel;
+  return from_export<TunedKernel>(exported);
 }
 
 TunedGemmKernel tuned_kernel_from_export(const ExportedGemmKernel& exported) {
-  TunedGemmKernel kernel;
-  fill_from_export(kernel, exported);
-  kernel.problem = exported.problem;
-  kernel.config = exported.config;
-  kernel.config_key = exported.config.key();
-  return kernel;
+  return from_export<TunedGemmKernel>(exported);
 }
 
 nlohmann::json tuned_kernel_json(const TunedKernel& kernel) {
