@@ -124,10 +124,11 @@ int run_query_command(const QueryOptions& options);
 
 // `swr-tune export`: the best variant of every shape tuned on a GPU, attention and GEMM, compiled
 // for its arch, as DIR/<cubin>.cubin plus DIR/manifest.json, from which swr::Attention and
-// swr::Gemm run without the database or NVRTC. Bad input (exit 2) and failed compiles (exit 1)
-// write nothing.
+// swr::Gemm run without the database or NVRTC; --family attention|gemm exports one family only.
+// Bad input (exit 2) and failed compiles (exit 1) write nothing.
 struct ExportCommandOptions {
   std::string gpu;
+  std::string family;  // --family, empty: both
   std::string database;
   bool database_given = false;
   std::string out_dir;

@@ -13,12 +13,26 @@
 
 namespace swr::cli {
 
+namespace {
+
+// --family names one family; without it the export takes both.
+ExportFamilies parse_export_families(const std::string& family) {
+  if (family.empty()) return {};
+  if (family == "attention") return {true, false};
+  if (family == "gemm") return {false, true};
+  throw UsageError("bad --family '" + family + "': allowed attention, gemm");
+}
+
+}  // namespace
+
 CLI::App* add_export_command(CLI::App& app, ExportCommandOptions& options) {
   CLI::App* command = app.add_subcommand(
       "export",
       "Write the best cubin of every shape tuned on a GPU (attention and GEMM), and manifest.json, "
       "for running without the database or NVRTC");
   command->add_option("--gpu", options.gpu, "GPU name as tuned (h200, ...), or auto")
+      ->type_name("NAME");
+  command->add_option("--family", options.family, "Kernel family: attention, gemm (default: both)")
       ->type_name("NAME");
   command
       ->add_option("--db", options.database,
@@ -32,7 +46,9 @@ CLI::App* add_export_command(CLI::App& app, ExportCommandOptions& options) {
   command->add_flag("--allow-changed-source", options.allow_changed_source,
                     "Export variants whose build changed since tuning, with the old figures");
   command->add_flag("--json", options.json, "Print the manifest as JSON");
-  command->footer("Example: swr-tune export --gpu h200 --out kernels-h200/");
+  command->footer(
+      "Examples:\n  swr-tune export --gpu h200 --out kernels-h200/\n"
+      "  swr-tune export --family gemm --gpu h200 --out gemm-kernels-h200/");
   return command;
 }
 
@@ -41,12 +57,13 @@ int run_export_command(const ExportCommandOptions& options) {
     throw UsageError("missing --gpu: allowed a GPU name as tuned (h200, ...), or auto");
   }
   if (options.out_dir.empty()) throw UsageError("missing --out: allowed a directory");
+  const ExportFamilies families = parse_export_families(options.family);
   check_export_target(options.out_dir);
   const db::DatabaseLocation location = db::locate_database(
       options.database_given ? std::optional<std::string>(options.database) : std::nullopt);
   const db::ResultsDatabase database(location.path, db::OpenMode::read_only);
   const std::string gpu = options.gpu == "auto" ? resolve_gpu("auto").name : options.gpu;
-  select_exports(database, gpu);  // an unknown GPU before NVRTC is loaded
+  select_exports(database, gpu, families);  // an unknown GPU before NVRTC is loaded
   const std::filesystem::path cache_dir = options.cache_dir.empty()
                                               ? CubinCache::default_directory()
                                               : std::filesystem::path(options.cache_dir);
@@ -54,6 +71,7 @@ int run_export_command(const ExportCommandOptions& options) {
 
   ExportOptions export_options;
   export_options.gpu = gpu;
+  export_options.families = families;
   export_options.out_dir = options.out_dir;
   export_options.allow_changed_source = options.allow_changed_source;
   const ExportSummary summary = export_kernels(database, *builder, export_options);

@@ -16,70 +16,9 @@
 namespace swr::cli {
 namespace {
 
-bool is_valid(const db::StoredMeasurement& measurement) {
-  return measurement.record.status == db::MeasurementStatus::ok &&
-         measurement.record.median_ms.has_value();
-}
-
-// How much the tile order mattered for one kernel binary (a config key without its swizzle).
-struct SwizzleEffect {
-  std::string binary;
-  std::optional<double> plain_tflops;  // swizzle stride 0
-  std::string best_key;
-  double best_tflops = 0;
-  double worst_tflops = 0;
-  int orders = 0;
-  double sensitivity() const { return best_tflops > 0 ? 1 - worst_tflops / best_tflops : 0; }
-};
-
-std::vector<SwizzleEffect> swizzle_effects(const std::vector<db::StoredMeasurement>& measured) {
-  std::map<std::string, SwizzleEffect> by_binary;
-  for (const db::StoredMeasurement& measurement : measured) {
-    const std::optional<GemmConfig> config = GemmConfig::from_key(measurement.config_key);
-    if (!config || !is_valid(measurement) || !measurement.record.tflops) continue;
-    const std::string key = config->key();
-    const std::string binary = key.substr(0, key.rfind("-swz"));
-    const double tflops = *measurement.record.tflops;
-    SwizzleEffect& effect = by_binary[binary];
-    if (effect.orders == 0 || tflops > effect.best_tflops) {
-      effect.best_tflops = tflops;
-      effect.best_key = key;
-    }
-    effect.worst_tflops = effect.orders == 0 ? tflops : std::min(effect.worst_tflops, tflops);
-    if (config->swizzle_stride == 0) effect.plain_tflops = tflops;
-    effect.binary = binary;
-    ++effect.orders;
-  }
-  std::vector<SwizzleEffect> effects;
-  for (auto& [binary, effect] : by_binary) effects.push_back(std::move(effect));
-  std::sort(effects.begin(), effects.end(), [](const SwizzleEffect& a, const SwizzleEffect& b) {
-    return a.best_tflops > b.best_tflops;
-  });
-  return effects;
-}
-
-std::string percent(double fraction) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.1f%%", 100 * fraction);
-  return text;
-}
-
-void print_swizzle_effects(std::ostream& out, const std::vector<SwizzleEffect>& effects) {
-  if (effects.empty()) return;
-  out << "block swizzle per tile binary (TFLOP/s; sensitivity = (best - worst) / best):\n";
-  TextTable table({"binary", ">plain", "best order", ">best", ">worst", ">orders", ">sensitivity"});
-  for (const SwizzleEffect& effect : effects) {
-    table.add_row({effect.binary, format_tflops(effect.plain_tflops),
-                   effect.best_key.substr(effect.binary.size() + 1),
-                   format_tflops(effect.best_tflops), format_tflops(effect.worst_tflops),
-                   std::to_string(effect.orders), percent(effect.sensitivity())});
-  }
-  table.print(out, "  ");
-}
-
 void print_failures(std::ostream& out, const std::vector<db::StoredMeasurement>& measured) {
   for (const db::StoredMeasurement& measurement : measured) {
-    if (is_valid(measurement)) continue;
+    if (is_valid_measurement(measurement)) continue;
     out << "  failed " << measurement.config_key << ": " << db::to_string(measurement.record.status)
         << " (" << first_line(measurement.record.error) << ")\n";
   }
@@ -93,16 +32,6 @@ GpuProfile shown_profile(const db::StoredGpu& stored) {
   gpu.sm_count = stored.gpu.sm_count;
   gpu.l2_bytes = stored.gpu.l2_bytes;
   return gpu;
-}
-
-nlohmann::json effect_json(const SwizzleEffect& effect) {
-  return {{"binary", effect.binary},
-          {"plain_tflops", effect.plain_tflops ? nlohmann::json(*effect.plain_tflops) : nullptr},
-          {"best_config", effect.best_key},
-          {"best_tflops", effect.best_tflops},
-          {"worst_tflops", effect.worst_tflops},
-          {"orders", effect.orders},
-          {"sensitivity", effect.sensitivity()}};
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <iostream>
 #include <map>
 
+#include "generator/problem_json.hpp"
 #include "generator/resource_model.hpp"
 #include "tuner/gemm_compilation.hpp"
 #include "tuner/json_forms.hpp"
@@ -25,7 +26,7 @@ nlohmann::json space_json(const Problem& problem, const GpuProfile& gpu, const S
   for (const auto& dropped : space.pruned) {
     pruned.push_back({{"key", dropped.config.key()}, {"reason", dropped.reason}});
   }
-  return {{"problem", problem_json(problem)},
+  return {{"problem", keyed_problem_json(problem)},
           {"gpu", gpu_json(gpu)},
           {"configs", std::move(configs)},
           {"pruned", std::move(pruned)}};

@@ -46,20 +46,6 @@ void insert_shape_row(StatementCache& statements, std::int64_t id, const GemmPro
 
 }  // namespace
 
-nlohmann::json problem_json(const AttentionProblem& problem) {
-  return {{"batch", problem.batch},       {"heads", problem.heads},
-          {"seq_q", problem.seq_q},       {"seq_kv", problem.seq_kv},
-          {"head_dim", problem.head_dim}, {"dtype", std::string(to_string(problem.dtype))},
-          {"causal", problem.causal}};
-}
-
-nlohmann::json problem_json(const GemmProblem& problem) {
-  return {{"m", problem.m},
-          {"n", problem.n},
-          {"k", problem.k},
-          {"dtype", std::string(to_string(problem.dtype))}};
-}
-
 std::optional<ProblemId> find_problem_row(StatementCache& statements, const char* family,
                                           const std::string& key) {
   const auto id =
@@ -89,7 +75,7 @@ ProblemId problem_rows(StatementCache& statements, SQLite::Database& database,
     ParameterBinder(lease.statement())
         .add(family_of(problem))
         .add(key)
-        .add(problem_json(problem).dump());
+        .add(problem.to_json().dump());
     lease.statement().exec();
   }
   const std::int64_t id = database.getLastInsertRowid();

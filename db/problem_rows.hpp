@@ -36,10 +36,6 @@ inline const char* family_of(const GemmConfig&) {
   return kGemmFamily;
 }
 
-// problems.json: the shape's fields ({"batch", ..., "causal"} or {"m", "n", "k", "dtype"}).
-nlohmann::json problem_json(const AttentionProblem& problem);
-nlohmann::json problem_json(const GemmProblem& problem);
-
 std::optional<ProblemId> find_problem_row(StatementCache& statements, const char* family,
                                           const std::string& key);
 std::optional<ConfigId> find_config_row(StatementCache& statements, const char* family,

@@ -10,81 +10,54 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <exception>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "example_main.hpp"
-#include "lookup_report.hpp"
+#include "example_run.hpp"
 #include "swr/attention.hpp"
 #include "swr/device_buffer.hpp"
-#include "swr/sixteen_bit.hpp"
 #include "swr/tuned_catalog.hpp"
-#include "swr/usage_error.hpp"
 
 namespace {
 
 using swr_example::nvrtc_loaded;
+using swr_example::positive_int;
 using swr_example::print_choice;
 
 struct Arguments {
-  std::string catalog;
-  std::string gpu;
+  swr_example::CommonArguments common;
   swr::AttentionProblem problem{2, 4, 1024, 1024, 64, swr::DataType::f16, false};
-  bool seq_kv_given = false;
-  bool require_gpu = false;
 };
-
-int to_int(const char* text) {
-  char* end = nullptr;
-  const long value = std::strtol(text, &end, 10);
-  if (*end != '\0' || value < 1 || value > (1L << 30)) {
-    throw swr::UsageError(std::string("bad number '") + text + "'");
-  }
-  return static_cast<int>(value);
-}
 
 Arguments parse(int argc, char** argv) {
   Arguments arguments;
-  for (int i = 1; i < argc; ++i) {
-    const std::string option = argv[i];
-    auto value = [&]() -> const char* {
-      if (i + 1 >= argc) throw swr::UsageError("missing value after " + option);
-      return argv[++i];
-    };
-    if (option == "--db" || option == "--export") {
-      arguments.catalog = value();
-    } else if (option == "--gpu") {
-      arguments.gpu = value();
-    } else if (option == "--batch") {
-      arguments.problem.batch = to_int(value());
-    } else if (option == "--heads") {
-      arguments.problem.heads = to_int(value());
-    } else if (option == "--seq") {
-      arguments.problem.seq_q = to_int(value());
-    } else if (option == "--seq-kv") {
-      arguments.problem.seq_kv = to_int(value());
-      arguments.seq_kv_given = true;
-    } else if (option == "--head-dim") {
-      arguments.problem.head_dim = to_int(value());
-    } else if (option == "--dtype") {
-      const std::string dtype = value();
-      if (dtype != "f16" && dtype != "bf16") throw swr::UsageError("bad --dtype '" + dtype + "'");
-      arguments.problem.dtype = dtype == "f16" ? swr::DataType::f16 : swr::DataType::bf16;
-    } else if (option == "--causal") {
-      arguments.problem.causal = true;
-    } else if (option == "--require-gpu") {
-      arguments.require_gpu = true;
-    } else {
-      throw swr::UsageError("unknown option '" + option + "'");
-    }
-  }
-  if (arguments.catalog.empty()) throw swr::UsageError("missing --db PATH or --export DIR");
-  if (!arguments.seq_kv_given) arguments.problem.seq_kv = arguments.problem.seq_q;
-  arguments.problem.validate();
+  swr::AttentionProblem& p = arguments.problem;
+  bool seq_kv_given = false;
+  swr_example::parse_arguments(argc, argv, arguments.common,
+                               [&](const std::string& option, auto value) {
+                                 if (option == "--batch") {
+                                   p.batch = positive_int(option, value());
+                                 } else if (option == "--heads") {
+                                   p.heads = positive_int(option, value());
+                                 } else if (option == "--seq") {
+                                   p.seq_q = positive_int(option, value());
+                                 } else if (option == "--seq-kv") {
+                                   p.seq_kv = positive_int(option, value());
+                                   seq_kv_given = true;
+                                 } else if (option == "--head-dim") {
+                                   p.head_dim = positive_int(option, value());
+                                 } else if (option == "--causal") {
+                                   p.causal = true;
+                                 } else {
+                                   return false;
+                                 }
+                                 return true;
+                               });
+  p.dtype = arguments.common.dtype;
+  if (!seq_kv_given) p.seq_kv = p.seq_q;
+  p.validate();
   return arguments;
 }
 
@@ -115,17 +88,12 @@ void reference_row(const swr::AttentionProblem& p, const std::vector<float>& q,
 
 int run(const Arguments& arguments) {
   const swr::AttentionProblem& p = arguments.problem;
-  const swr::TunedCatalog catalog = swr::TunedCatalog::open(arguments.catalog);
-  std::printf("catalog: %s\nproblem: %s\n", catalog.description().c_str(), p.key().c_str());
-
-  std::string why;
-  if (!swr::cuda_device_present(&why)) {
-    if (!arguments.gpu.empty()) print_choice(catalog.best(arguments.gpu, p));
-    std::printf("launch: skipped, %s\n", why.c_str());
-    return arguments.require_gpu ? 1 : 0;
+  const swr::TunedCatalog catalog = swr::TunedCatalog::open(arguments.common.catalog);
+  if (const auto exit_code = lookup_only_without_device(catalog, arguments.common, p)) {
+    return *exit_code;
   }
   swr::AttentionOptions options;
-  options.gpu = arguments.gpu;
+  options.gpu = arguments.common.gpu;
   const swr::Attention attention(catalog, options);
   const swr::AttentionPlan plan = attention.plan(p);
   print_choice(plan.choice);
@@ -133,23 +101,19 @@ int run(const Arguments& arguments) {
               plan.device.c_str(), plan.cubin_origin.c_str(), plan.arch.c_str(), plan.grid,
               plan.block_threads, plan.dynamic_shared_bytes);
 
-  auto encode = [&](float x) { return swr::float_to_element(p.dtype, x); };
-  auto decode = [&](std::uint16_t x) { return swr::element_to_float(p.dtype, x); };
   const std::int64_t heads = static_cast<std::int64_t>(p.batch) * p.heads;
   const std::size_t q_count = static_cast<std::size_t>(heads) * p.seq_q * p.head_dim;
   const std::size_t kv_count = static_cast<std::size_t>(heads) * p.seq_kv * p.head_dim;
   std::mt19937 random(std::random_device{}());
-  std::uniform_real_distribution<float> uniform(-1.f, 1.f);
-  std::vector<std::uint16_t> q(q_count), k(kv_count), v(kv_count), o(q_count, 0xffff);  // o: NaN
-  std::vector<float> qf(q_count), kf(kv_count), vf(kv_count);  // the rounded inputs, as floats
-  for (std::size_t i = 0; i < q_count; ++i) qf[i] = decode(q[i] = encode(uniform(random)));
-  for (std::size_t i = 0; i < kv_count; ++i) kf[i] = decode(k[i] = encode(uniform(random)));
-  for (std::size_t i = 0; i < kv_count; ++i) vf[i] = decode(v[i] = encode(uniform(random)));
+  const swr_example::RoundedInput q = swr_example::random_input(p.dtype, q_count, random);
+  const swr_example::RoundedInput k = swr_example::random_input(p.dtype, kv_count, random);
+  const swr_example::RoundedInput v = swr_example::random_input(p.dtype, kv_count, random);
+  std::vector<std::uint16_t> o(q_count, 0xffff);  // NaN
 
   swr::DeviceBuffer dq(q_count * 2), dk(kv_count * 2), dv(kv_count * 2), dout(q_count * 2);
-  dq.copy_from_host(q.data(), q_count * 2);
-  dk.copy_from_host(k.data(), kv_count * 2);
-  dv.copy_from_host(v.data(), kv_count * 2);
+  dq.copy_from_host(q.words.data(), q_count * 2);
+  dk.copy_from_host(k.words.data(), kv_count * 2);
+  dv.copy_from_host(v.words.data(), kv_count * 2);
   dout.copy_from_host(o.data(), q_count * 2);  // poisoned: an unwritten element stays NaN
   attention.run(p, {dq.pointer(), dk.pointer(), dv.pointer(), dout.pointer()});
   swr::synchronize();
@@ -159,27 +123,20 @@ int run(const Arguments& arguments) {
   const std::int64_t rows = heads * p.seq_q;
   const std::int64_t checked = std::min<std::int64_t>(rows, 512);
   std::uniform_int_distribution<std::int64_t> pick(0, rows - 1);
-  double error = 0, norm = 0;
-  std::int64_t non_finite = 0;
+  swr_example::ErrorTally tally;
   std::vector<double> expected;
   for (std::int64_t n = 0; n < checked; ++n) {
     const std::int64_t index = checked == rows ? n : pick(random);
-    reference_row(p, qf, kf, vf, index / p.seq_q, static_cast<int>(index % p.seq_q), expected);
+    reference_row(p, q.values, k.values, v.values, index / p.seq_q,
+                  static_cast<int>(index % p.seq_q), expected);
     for (int c = 0; c < p.head_dim; ++c) {
-      const float got = decode(o[static_cast<std::size_t>(index) * p.head_dim + c]);
-      if (!std::isfinite(got)) ++non_finite;
-      error += (got - expected[c]) * (got - expected[c]);
-      norm += expected[c] * expected[c];
+      tally.add(swr::element_to_float(p.dtype, o[static_cast<std::size_t>(index) * p.head_dim + c]),
+                expected[c]);
     }
   }
-  const double relative = std::sqrt(error / norm);
-  const double tolerance = p.dtype == swr::DataType::f16 ? 2e-3 : 1e-2;
-  const bool pass = non_finite == 0 && relative < tolerance;
-  std::printf("check: %lld rows, relative error %.2e (bound %.0e), %lld non-finite: %s\n",
-              static_cast<long long>(checked), relative, tolerance,
-              static_cast<long long>(non_finite), pass ? "PASS" : "FAIL");
+  tally.print(checked, "rows", p.dtype);
   std::printf("nvrtc loaded: %s\n", nvrtc_loaded() ? "yes" : "no");
-  return pass ? 0 : 1;
+  return tally.pass(p.dtype) ? 0 : 1;
 }
 
 }  // namespace

@@ -8,94 +8,60 @@
 //
 // Exit code 0 when the answer matches (or, without a GPU, once the lookup is printed), 1 when it
 // does not or something fails, 2 for bad arguments.
-#include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
-#include <exception>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "example_main.hpp"
-#include "lookup_report.hpp"
+#include "example_run.hpp"
 #include "swr/device_buffer.hpp"
 #include "swr/gemm.hpp"
-#include "swr/sixteen_bit.hpp"
 #include "swr/tuned_catalog.hpp"
-#include "swr/usage_error.hpp"
 
 namespace {
 
 using swr_example::nvrtc_loaded;
+using swr_example::positive_int;
 using swr_example::print_choice;
 
 struct Arguments {
-  std::string catalog;
-  std::string gpu;
+  swr_example::CommonArguments common;
   swr::GemmProblem problem{1000, 1016, 264, swr::DataType::f16};
-  bool require_gpu = false;
 };
-
-int to_int(const std::string& option, const char* text) {
-  char* end = nullptr;
-  const long value = std::strtol(text, &end, 10);
-  if (*end != '\0' || value < 1 || value > (1L << 30)) {
-    throw swr::UsageError("bad " + option + " '" + text + "': allowed a positive integer");
-  }
-  return static_cast<int>(value);
-}
 
 Arguments parse(int argc, char** argv) {
   Arguments arguments;
-  for (int i = 1; i < argc; ++i) {
-    const std::string option = argv[i];
-    auto value = [&]() -> const char* {
-      if (i + 1 >= argc) throw swr::UsageError("missing value after " + option);
-      return argv[++i];
-    };
-    if (option == "--db" || option == "--export") {
-      arguments.catalog = value();
-    } else if (option == "--gpu") {
-      arguments.gpu = value();
-    } else if (option == "--m") {
-      arguments.problem.m = to_int(option, value());
-    } else if (option == "--n") {
-      arguments.problem.n = to_int(option, value());
-    } else if (option == "--k") {
-      arguments.problem.k = to_int(option, value());
-    } else if (option == "--size") {
-      arguments.problem.m = arguments.problem.n = arguments.problem.k = to_int(option, value());
-    } else if (option == "--dtype") {
-      const std::string dtype = value();
-      if (dtype != "f16" && dtype != "bf16") {
-        throw swr::UsageError("bad --dtype '" + dtype + "': allowed f16, bf16");
-      }
-      arguments.problem.dtype = dtype == "f16" ? swr::DataType::f16 : swr::DataType::bf16;
-    } else if (option == "--require-gpu") {
-      arguments.require_gpu = true;
-    } else {
-      throw swr::UsageError("unknown option '" + option + "'");
-    }
-  }
-  if (arguments.catalog.empty()) throw swr::UsageError("missing --db PATH or --export DIR");
-  arguments.problem.validate();  // n and k multiples of 8, every matrix below 2^31 elements
+  swr::GemmProblem& p = arguments.problem;
+  swr_example::parse_arguments(argc, argv, arguments.common,
+                               [&](const std::string& option, auto value) {
+                                 if (option == "--m") {
+                                   p.m = positive_int(option, value());
+                                 } else if (option == "--n") {
+                                   p.n = positive_int(option, value());
+                                 } else if (option == "--k") {
+                                   p.k = positive_int(option, value());
+                                 } else if (option == "--size") {
+                                   p.m = p.n = p.k = positive_int(option, value());
+                                 } else {
+                                   return false;
+                                 }
+                                 return true;
+                               });
+  p.dtype = arguments.common.dtype;
+  p.validate();  // n and k multiples of 8, every matrix below 2^31 elements
   return arguments;
 }
 
 int run(const Arguments& arguments) {
   const swr::GemmProblem& p = arguments.problem;
-  const swr::TunedCatalog catalog = swr::TunedCatalog::open(arguments.catalog);
-  std::printf("catalog: %s\nproblem: %s\n", catalog.description().c_str(), p.key().c_str());
-
-  std::string why;
-  if (!swr::cuda_device_present(&why)) {
-    if (!arguments.gpu.empty()) print_choice(catalog.best(arguments.gpu, p));
-    std::printf("launch: skipped, %s\n", why.c_str());
-    return arguments.require_gpu ? 1 : 0;
+  const swr::TunedCatalog catalog = swr::TunedCatalog::open(arguments.common.catalog);
+  if (const auto exit_code = lookup_only_without_device(catalog, arguments.common, p)) {
+    return *exit_code;
   }
   swr::RuntimeOptions options;
-  options.gpu = arguments.gpu;
+  options.gpu = arguments.common.gpu;
   const swr::Gemm gemm(catalog, options);
   const swr::GemmPlan plan = gemm.plan(p);
   print_choice(plan.choice);
@@ -105,21 +71,17 @@ int run(const Arguments& arguments) {
       plan.device.c_str(), plan.cubin_origin.c_str(), plan.arch.c_str(), plan.grid,
       plan.block_threads, plan.dynamic_shared_bytes, plan.swizzle_axis, plan.swizzle_group);
 
-  auto encode = [&](float x) { return swr::float_to_element(p.dtype, x); };
-  auto decode = [&](std::uint16_t x) { return swr::element_to_float(p.dtype, x); };
   const std::size_t a_count = static_cast<std::size_t>(p.m) * p.k;
   const std::size_t b_count = static_cast<std::size_t>(p.k) * p.n;
   const std::size_t c_count = static_cast<std::size_t>(p.m) * p.n;
   std::mt19937 random(std::random_device{}());
-  std::uniform_real_distribution<float> uniform(-1.f, 1.f);
-  std::vector<std::uint16_t> a(a_count), b(b_count), c(c_count, 0xffff);  // c: NaN
-  std::vector<float> af(a_count), bf(b_count);  // the rounded inputs, as floats
-  for (std::size_t i = 0; i < a_count; ++i) af[i] = decode(a[i] = encode(uniform(random)));
-  for (std::size_t i = 0; i < b_count; ++i) bf[i] = decode(b[i] = encode(uniform(random)));
+  const swr_example::RoundedInput a = swr_example::random_input(p.dtype, a_count, random);
+  const swr_example::RoundedInput b = swr_example::random_input(p.dtype, b_count, random);
+  std::vector<std::uint16_t> c(c_count, 0xffff);  // NaN
 
   swr::DeviceBuffer da(a_count * 2), db(b_count * 2), dc(c_count * 2);
-  da.copy_from_host(a.data(), a_count * 2);
-  db.copy_from_host(b.data(), b_count * 2);
+  da.copy_from_host(a.words.data(), a_count * 2);
+  db.copy_from_host(b.words.data(), b_count * 2);
   dc.copy_from_host(c.data(), c_count * 2);  // poisoned: an unwritten element stays NaN
   gemm.run(p, {da.pointer(), db.pointer(), dc.pointer()});
   swr::synchronize();
@@ -129,28 +91,20 @@ int run(const Arguments& arguments) {
   const bool every = static_cast<double>(c_count) * p.k <= (1 << 28);
   const std::size_t checked = every ? c_count : 16384;
   std::uniform_int_distribution<std::size_t> pick(0, c_count - 1);
-  double error = 0, norm = 0;
-  std::size_t non_finite = 0;
+  swr_example::ErrorTally tally;
   for (std::size_t n = 0; n < checked; ++n) {
     const std::size_t index = every ? n : pick(random);
     const std::size_t row = index / p.n, column = index % p.n;
     double expected = 0;
     for (int i = 0; i < p.k; ++i) {
-      expected +=
-          static_cast<double>(af[row * p.k + i]) * bf[static_cast<std::size_t>(i) * p.n + column];
+      expected += static_cast<double>(a.values[row * p.k + i]) *
+                  b.values[static_cast<std::size_t>(i) * p.n + column];
     }
-    const float got = decode(c[index]);
-    if (!std::isfinite(got)) ++non_finite;
-    error += (got - expected) * (got - expected);
-    norm += expected * expected;
+    tally.add(swr::element_to_float(p.dtype, c[index]), expected);
   }
-  const double relative = std::sqrt(error / norm);
-  const double tolerance = p.dtype == swr::DataType::f16 ? 2e-3 : 1e-2;
-  const bool pass = non_finite == 0 && relative < tolerance;
-  std::printf("check: %zu elements, relative error %.2e (bound %.0e), %zu non-finite: %s\n",
-              checked, relative, tolerance, non_finite, pass ? "PASS" : "FAIL");
+  tally.print(static_cast<long long>(checked), "elements", p.dtype);
   std::printf("nvrtc loaded: %s\n", nvrtc_loaded() ? "yes" : "no");
-  return pass ? 0 : 1;
+  return tally.pass(p.dtype) ? 0 : 1;
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 
 #include <cstdint>
 #include <limits>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <string>
 
 #include "swr/usage_error.hpp"
@@ -71,6 +73,22 @@ std::string GemmProblem::key() const {
   key += "_";
   key += to_string(dtype);
   return key;
+}
+
+nlohmann::json GemmProblem::to_json() const {
+  return {{"m", m}, {"n", n}, {"k", k}, {"dtype", std::string(to_string(dtype))}};
+}
+
+GemmProblem GemmProblem::from_json(const nlohmann::json& json) {
+  GemmProblem problem;
+  problem.m = json.at("m").get<int>();
+  problem.n = json.at("n").get<int>();
+  problem.k = json.at("k").get<int>();
+  const std::string type = json.at("dtype").get<std::string>();
+  const std::optional<DataType> parsed = parse_data_type(type);
+  if (!parsed) throw std::invalid_argument("unknown dtype '" + type + "' in a GEMM problem");
+  problem.dtype = *parsed;
+  return problem;
 }
 
 }  // namespace swr

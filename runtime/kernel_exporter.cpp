@@ -141,7 +141,8 @@ std::string exported_cubin_name(const GemmProblem& problem, const GemmConfig& co
   return "gemm-" + gemm_binary_name(problem, config) + "-" + arch + ".cubin";
 }
 
-ExportSelections select_exports(const db::ResultsDatabase& database, const std::string& gpu) {
+ExportSelections select_exports(const db::ResultsDatabase& database, const std::string& gpu,
+                                ExportFamilies families) {
   const std::vector<db::StoredGpu> gpus = database.gpus_named(gpu);
   if (gpus.empty()) {
     std::string names;
@@ -151,13 +152,20 @@ ExportSelections select_exports(const db::ResultsDatabase& database, const std::
                      " (allowed: " + (names.empty() ? "none, the database is empty" : names) + ")");
   }
   ExportSelections selections;
-  selections.attention = select_family<AttentionProblem>(
-      database, gpus, [&](db::GpuId id) { return database.tuned_attention_shapes(id); });
-  selections.gemm = select_family<GemmProblem>(
-      database, gpus, [&](db::GpuId id) { return database.tuned_gemm_shapes(id); });
+  if (families.attention) {
+    selections.attention = select_family<AttentionProblem>(
+        database, gpus, [&](db::GpuId id) { return database.tuned_attention_shapes(id); });
+  }
+  if (families.gemm) {
+    selections.gemm = select_family<GemmProblem>(
+        database, gpus, [&](db::GpuId id) { return database.tuned_gemm_shapes(id); });
+  }
   if (selections.size() == 0) {
-    throw UsageError("bad --gpu '" + gpu + "': nothing tuned on it has a valid result in " +
-                     database.path().string());
+    const std::string which = families.attention && families.gemm ? ""
+                              : families.gemm                     ? " of the gemm family"
+                                                                  : " of the attention family";
+    throw UsageError("bad --gpu '" + gpu + "': nothing" + which +
+                     " tuned on it has a valid result in " + database.path().string());
   }
   return selections;
 }
@@ -165,7 +173,7 @@ ExportSelections select_exports(const db::ResultsDatabase& database, const std::
 ExportSummary export_kernels(const db::ResultsDatabase& database, const CubinBuilder& builder,
                              const ExportOptions& options) {
   check_export_target(options.out_dir);
-  const ExportSelections selections = select_exports(database, options.gpu);
+  const ExportSelections selections = select_exports(database, options.gpu, options.families);
 
   ExportSummary summary;
   summary.manifest.swr_version = SWR_VERSION;

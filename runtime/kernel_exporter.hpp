@@ -33,11 +33,19 @@ struct ExportSelections {
   std::size_t size() const { return attention.size() + gemm.size(); }
 };
 
-// Throws UsageError when no GPU of that name has a valid result of either family.
-ExportSelections select_exports(const db::ResultsDatabase& database, const std::string& gpu);
+// Which families an export takes (`swr-tune export --family`): both unless one is named.
+struct ExportFamilies {
+  bool attention = true;
+  bool gemm = true;
+};
+
+// Throws UsageError when no GPU of that name has a valid result of the families asked for.
+ExportSelections select_exports(const db::ResultsDatabase& database, const std::string& gpu,
+                                ExportFamilies families = {});
 
 struct ExportOptions {
   std::string gpu;
+  ExportFamilies families;
   std::filesystem::path out_dir;
   // Export variants whose build changed since tuning (their measured figures are of the old one).
   bool allow_changed_source = false;

@@ -6,6 +6,7 @@
 #include "generator/gemm_kernel_source.hpp"
 #include "generator/gemm_swizzle.hpp"
 #include "generator/kernel_source.hpp"
+#include "generator/problem_json.hpp"
 #include "generator/resource_model.hpp"
 #include "runtime/gemm_tensor_maps.hpp"
 #include "swr/usage_error.hpp"
@@ -13,12 +14,18 @@
 namespace swr {
 namespace {
 
-nlohmann::json problem_json(const AttentionProblem& problem) {
-  return {{"family", "attention"},        {"key", problem.key()},
-          {"batch", problem.batch},       {"heads", problem.heads},
-          {"seq_q", problem.seq_q},       {"seq_kv", problem.seq_kv},
-          {"head_dim", problem.head_dim}, {"dtype", std::string(to_string(problem.dtype))},
-          {"causal", problem.causal}};
+// A shape read from its fields must be valid and make the key stored beside them; `first_field`
+// is the field an invalid shape is reported against.
+template <class Problem>
+Problem checked_shape(const JsonFieldReader& problem, Problem shape, const char* first_field) {
+  try {
+    shape.validate();
+  } catch (const UsageError& error) {
+    problem.fail(first_field,
+                 std::string("and its siblings are not a valid shape: ") + error.what());
+  }
+  require_equal(problem, "key", problem.text("key"), shape.key(), "its fields make the key");
+  return shape;
 }
 
 AttentionProblem read_attention_problem(const JsonFieldReader& problem) {
@@ -31,33 +38,7 @@ AttentionProblem read_attention_problem(const JsonFieldReader& problem) {
   shape.head_dim = problem.positive_int("head_dim");
   shape.dtype = read_dtype(problem);
   shape.causal = problem.boolean("causal");
-  try {
-    shape.validate();
-  } catch (const UsageError& error) {
-    problem.fail("head_dim",
-                 std::string("and its siblings are not a valid shape: ") + error.what());
-  }
-  require_equal(problem, "key", problem.text("key"), shape.key(), "its fields make the key");
-  return shape;
-}
-
-AttentionConfig read_attention_config(const JsonFieldReader& kernel) {
-  kernel.object("config");  // an object, or the error names the field
-  AttentionConfig config;
-  try {
-    config = AttentionConfig::from_json(kernel.value("config"));
-  } catch (const UsageError& error) {
-    kernel.fail("config", std::string("is not a config: ") + error.what());
-  }
-  require_equal(kernel, "config_key", kernel.text("config_key"), config.key(),
-                "the config JSON has the key");
-  return config;
-}
-
-nlohmann::json problem_json(const GemmProblem& problem) {
-  return {{"family", "gemm"}, {"key", problem.key()},
-          {"m", problem.m},   {"n", problem.n},
-          {"k", problem.k},   {"dtype", std::string(to_string(problem.dtype))}};
+  return checked_shape(problem, shape, "head_dim");
 }
 
 GemmProblem read_gemm_problem(const JsonFieldReader& problem) {
@@ -67,29 +48,46 @@ GemmProblem read_gemm_problem(const JsonFieldReader& problem) {
   shape.n = problem.positive_int("n");
   shape.k = problem.positive_int("k");
   shape.dtype = read_dtype(problem);
-  try {
-    shape.validate();
-  } catch (const UsageError& error) {
-    problem.fail("m", std::string("and its siblings are not a valid shape: ") + error.what());
-  }
-  require_equal(problem, "key", problem.text("key"), shape.key(), "its fields make the key");
-  return shape;
+  return checked_shape(problem, shape, "m");
 }
 
-GemmConfig read_gemm_config(const JsonFieldReader& kernel) {
+// The entry's "config" object as a Config (`what` names it in the error), checked by
+// `check(config)` (a reason it cannot be used, or "") and against "config_key".
+template <class Config, class Check>
+Config read_config(const JsonFieldReader& kernel, const char* what, Check check) {
   kernel.object("config");  // an object, or the error names the field
-  GemmConfig config;
+  Config config;
   try {
-    config = GemmConfig::from_json(kernel.value("config"));
+    config = Config::from_json(kernel.value("config"));
   } catch (const UsageError& error) {
-    kernel.fail("config", std::string("is not a GEMM config: ") + error.what());
+    kernel.fail("config", std::string("is not a ") + what + ": " + error.what());
   }
-  if (const std::string why = gemm_shape_problem(config); !why.empty()) {
-    kernel.fail("config", "is not a GEMM config the template instantiates: " + why);
+  if (const std::string why = check(config); !why.empty()) {
+    kernel.fail("config", std::string("is not a ") + what + " the template instantiates: " + why);
   }
   require_equal(kernel, "config_key", kernel.text("config_key"), config.key(),
                 "the config JSON has the key");
   return config;
+}
+
+// What an entry of either family starts with: the fields every entry has, its problem (with key
+// and family) and its config (with key).
+template <class Kernel>
+nlohmann::json entry_json(const Kernel& kernel) {
+  nlohmann::json json = kernel_base_json(kernel);
+  json["problem"] = family_problem_json(kernel.problem);
+  json["config_key"] = kernel.config.key();
+  json["config"] = kernel.config.to_json();
+  return json;
+}
+
+AttentionConfig read_attention_config(const JsonFieldReader& kernel) {
+  return read_config<AttentionConfig>(kernel, "config",
+                                      [](const AttentionConfig&) { return std::string(); });
+}
+
+GemmConfig read_gemm_config(const JsonFieldReader& kernel) {
+  return read_config<GemmConfig>(kernel, "GEMM config", gemm_shape_problem);
 }
 
 }  // namespace
@@ -135,10 +133,7 @@ nlohmann::json tensor_maps_json(const AttentionConfig& config) {
 }
 
 nlohmann::json kernel_json(const ExportedKernel& kernel) {
-  nlohmann::json json = kernel_base_json(kernel);
-  json["problem"] = problem_json(kernel.problem);
-  json["config_key"] = kernel.config.key();
-  json["config"] = kernel.config.to_json();
+  nlohmann::json json = entry_json(kernel);
   json["grid"] = grid_rule_json(kernel.config.persistence);
   if (kernel.config.is_wgmma()) json["tensor_maps"] = tensor_maps_json(kernel.config);
   return json;
@@ -233,10 +228,7 @@ nlohmann::json tensor_maps_json(const GemmProblem& problem, const GemmConfig& co
 }  // namespace
 
 nlohmann::json kernel_json(const ExportedGemmKernel& kernel) {
-  nlohmann::json json = kernel_base_json(kernel);
-  json["problem"] = problem_json(kernel.problem);
-  json["config_key"] = kernel.config.key();
-  json["config"] = kernel.config.to_json();
+  nlohmann::json json = entry_json(kernel);
   json["grid"] = grid_rule_json(kernel.config);
   if (kernel.config.path == InstructionPath::wgmma) {
     json["arguments"] = kGemmWgmmaArguments;

@@ -1,5 +1,6 @@
 #include "runtime/tuned_kernel_forms.hpp"
 
+#include "generator/problem_json.hpp"
 #include "generator/resource_model.hpp"
 
 namespace swr {
@@ -8,33 +9,6 @@ namespace {
 template <class Number>
 nlohmann::json optional_json(const std::optional<Number>& value) {
   return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
-}
-
-nlohmann::json problem_json(const AttentionProblem& problem) {
-  return {{"key", problem.key()},
-          {"batch", problem.batch},
-          {"heads", problem.heads},
-          {"seq_q", problem.seq_q},
-          {"seq_kv", problem.seq_kv},
-          {"head_dim", problem.head_dim},
-          {"dtype", std::string(to_string(problem.dtype))},
-          {"causal", problem.causal}};
-}
-
-nlohmann::json problem_json(const GemmProblem& problem) {
-  return {{"key", problem.key()},
-          {"m", problem.m},
-          {"n", problem.n},
-          {"k", problem.k},
-          {"dtype", std::string(to_string(problem.dtype))}};
-}
-
-const char* family_name(const AttentionProblem&) {
-  return "attention";
-}
-
-const char* family_name(const GemmProblem&) {
-  return "gemm";
 }
 
 // The fields of the GPU row and the measurement, whichever the family.
@@ -61,6 +35,17 @@ void fill_from_export(TunedKernelBase& kernel, const ExportedKernelBase& exporte
   kernel.measured = measured_figures(exported.measured);
   kernel.source_hash = exported.measured.source_hash;
   kernel.toolkit_version = exported.measured.toolkit_version;
+}
+
+// Either family's kernel as an export entry describes it.
+template <class Tuned, class Exported>
+Tuned from_export(const Exported& exported) {
+  Tuned kernel;
+  fill_from_export(kernel, exported);
+  kernel.problem = exported.problem;
+  kernel.config = exported.config;
+  kernel.config_key = exported.config.key();
+  return kernel;
 }
 
 nlohmann::json kernel_base_json(const TunedKernelBase& kernel) {
@@ -95,15 +80,15 @@ nlohmann::json kernel_base_json(const TunedKernelBase& kernel) {
 template <class Kernel>
 nlohmann::json kernel_json(const Kernel& kernel) {
   nlohmann::json json = kernel_base_json(kernel);
-  json["problem"] = problem_json(kernel.problem);
+  json["problem"] = keyed_problem_json(kernel.problem);
   json["config"] = kernel.config.to_json();
   return json;
 }
 
 template <class Choice, class Problem>
 nlohmann::json choice_json(const Choice& choice, const Problem& asked) {
-  nlohmann::json json = {{"family", family_name(asked)},
-                         {"asked", problem_json(asked)},
+  nlohmann::json json = {{"family", problem_family_name(asked)},
+                         {"asked", keyed_problem_json(asked)},
                          {"match", std::string(to_string(choice.match))}};
   if (choice.kernel) {
     json["distance"] = choice.distance;
@@ -160,21 +145,11 @@ TunedGemmKernel tuned_kernel_from_database(const db::GpuRecord& gpu, const GemmP
 }
 
 TunedKernel tuned_kernel_from_export(const ExportedKernel& exported) {
-  TunedKernel kernel;
-  fill_from_export(kernel, exported);
-  kernel.problem = exported.problem;
-  kernel.config = exported.config;
-  kernel.config_key = exported.config.key();
-  return kernel;
+  return from_export<TunedKernel>(exported);
 }
 
 TunedGemmKernel tuned_kernel_from_export(const ExportedGemmKernel& exported) {
-  TunedGemmKernel kernel;
-  fill_from_export(kernel, exported);
-  kernel.problem = exported.problem;
-  kernel.config = exported.config;
-  kernel.config_key = exported.config.key();
-  return kernel;
+  return from_export<TunedGemmKernel>(exported);
 }
 
 nlohmann::json tuned_kernel_json(const TunedKernel& kernel) {

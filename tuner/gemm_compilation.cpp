@@ -121,17 +121,9 @@ nlohmann::json outcome_json(const GemmTarget& target, const GemmCompileOutcome& 
     if (!kernel.ok) entry["log"] = kernel.log;
     results.push_back(std::move(entry));
   }
-  return {
-      {"family", "gemm"},
-      {"problem", problem_json(target.problem)},
-      {"gpu", gpu_json(target.gpu)},
-      {"arch", target.gpu.arch},
-      {"cache_dir", outcome.cache_dir.string()},
-      {"seconds", outcome.seconds},
-      {"ok", outcome.succeeded()},
-      {"failed", outcome.failed},
-      {"results", std::move(results)},
-  };
+  nlohmann::json json = compile_outcome_json(target, outcome, std::move(results));
+  json["family"] = "gemm";
+  return json;
 }
 
 }  // namespace swr

@@ -4,29 +4,6 @@
 
 namespace swr {
 
-nlohmann::json problem_json(const AttentionProblem& problem) {
-  return {
-      {"key", problem.key()},
-      {"batch", problem.batch},
-      {"heads", problem.heads},
-      {"seq_q", problem.seq_q},
-      {"seq_kv", problem.seq_kv},
-      {"head_dim", problem.head_dim},
-      {"dtype", std::string(to_string(problem.dtype))},
-      {"causal", problem.causal},
-  };
-}
-
-nlohmann::json problem_json(const GemmProblem& problem) {
-  return {
-      {"key", problem.key()},
-      {"m", problem.m},
-      {"n", problem.n},
-      {"k", problem.k},
-      {"dtype", std::string(to_string(problem.dtype))},
-  };
-}
-
 nlohmann::json gpu_json(const GpuProfile& gpu) {
   return {
       {"name", gpu.name},

@@ -5,6 +5,7 @@
 #include "generator/gemm_kernel_source.hpp"
 #include "generator/gemm_swizzle.hpp"
 #include "generator/kernel_source.hpp"
+#include "generator/problem_json.hpp"
 #include "support/files.hpp"
 #include "tuner/json_forms.hpp"
 
@@ -39,7 +40,7 @@ void write_kernel_directory(const std::filesystem::path& directory, const Target
     });
   }
   const nlohmann::json manifest = {
-      {"problem", problem_json(target.problem)},
+      {"problem", keyed_problem_json(target.problem)},
       {"gpu", target.gpu.name},
       {"arch", target.gpu.arch},
       {"entry", kAttentionEntryName},
@@ -91,7 +92,7 @@ void write_kernel_directory(const std::filesystem::path& directory, const GemmTa
   }
   const nlohmann::json manifest = {
       {"family", "gemm"},
-      {"problem", problem_json(target.problem)},
+      {"problem", keyed_problem_json(target.problem)},
       {"gpu", target.gpu.name},
       {"arch", target.gpu.arch},
       {"entry", kGemmEntryName},

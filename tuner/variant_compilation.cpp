@@ -177,16 +177,7 @@ nlohmann::json outcome_json(const Target& target, const CompileOutcome& outcome)
     if (!result.kernel.ok) entry["log"] = result.kernel.log;
     results.push_back(std::move(entry));
   }
-  return {
-      {"problem", problem_json(target.problem)},
-      {"gpu", gpu_json(target.gpu)},
-      {"arch", target.gpu.arch},
-      {"cache_dir", outcome.cache_dir.string()},
-      {"seconds", outcome.seconds},
-      {"ok", outcome.succeeded()},
-      {"failed", outcome.failed},
-      {"results", std::move(results)},
-  };
+  return compile_outcome_json(target, outcome, std::move(results));
 }
 
 }  // namespace swr

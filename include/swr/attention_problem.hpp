@@ -33,7 +33,9 @@ struct SWR_API AttentionProblem {
   std::string key() const;
 
   // {"batch", "heads", "seq_q", "seq_kv", "head_dim", "dtype", "causal"}: the one JSON form (the
-  // worker protocol, `show --json`, the measured sweeps in bench/results). from_json throws
+  // worker protocol, `show --json`, the database's problems rows, the measured sweeps in
+  // bench/results; compile results, catalog answers and exports add "key" and "family" to it, see
+  // generator/problem_json.hpp). from_json throws
   // std::invalid_argument for an unknown dtype and nlohmann::json's errors for a missing field;
   // it does not validate (callers that take outside input call validate()).
   nlohmann::json to_json() const;

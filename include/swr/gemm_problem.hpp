@@ -3,6 +3,7 @@
 // fp16 or bf16 in and out, fp32 accumulation.
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 
 #include "swr/data_type.hpp"
@@ -29,6 +30,13 @@ struct SWR_API GemmProblem {
 
   // e.g. "m4096_n4096_k4096_f16"
   std::string key() const;
+
+  // {"m", "n", "k", "dtype"}: the one JSON form (the worker protocol, the database's problems
+  // rows; compile results, catalog answers and exports add "key" and "family" to it, see
+  // generator/problem_json.hpp). from_json throws std::invalid_argument for an unknown dtype and
+  // nlohmann::json's errors for a missing field; it does not validate.
+  nlohmann::json to_json() const;
+  static GemmProblem from_json(const nlohmann::json& json);
 
   bool operator==(const GemmProblem&) const = default;
 };

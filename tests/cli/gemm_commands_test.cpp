@@ -173,6 +173,17 @@ TEST(GemmCommandsHelp, EveryProblemCommandTakesBothFamilies) {
       EXPECT_NE(help.out.find(option), std::string::npos) << option;
     }
   }
+  // show and query filter or look up by the same problem options; export takes --family alone
+  // (it exports every tuned shape of the families asked for).
+  for (const char* command : {"show", "query"}) {
+    SCOPED_TRACE(command);
+    const ProcessResult help = run_swr_tune({command, "--help"});
+    EXPECT_EQ(help.exit_code, 0) << help.err;
+    for (const char* option : {"--family", "--m", "--n", "--k", "--size", "--seq", "--dtype"}) {
+      EXPECT_NE(help.out.find(option), std::string::npos) << option;
+    }
+  }
+  EXPECT_NE(run_swr_tune({"export", "--help"}).out.find("--family"), std::string::npos);
   EXPECT_NE(run_swr_tune({"space", "--help"}).out.find("swr-tune space --family gemm"),
             std::string::npos);
   EXPECT_NE(run_swr_tune({"compile", "--help"}).out.find("swr-tune compile --family gemm"),

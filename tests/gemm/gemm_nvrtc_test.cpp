@@ -12,39 +12,29 @@
 #include "generator/nvrtc_compiler.hpp"
 #include "generator/resource_model.hpp"
 #include "swr/gpu_profile.hpp"
+#include "tests/fixtures/problem_builders.hpp"
 
 namespace swr {
 namespace {
+
+using fixtures::mma_sync_gemm_config;
 
 struct GemmVariant {
   GemmConfig config;
   DataType dtype;
 };
 
-GemmConfig make(int block_m, int block_n, int block_k, int warps_m, int warps_n, int stages,
-                GemmPersistence persistence) {
-  GemmConfig config;
-  config.block_m = block_m;
-  config.block_n = block_n;
-  config.block_k = block_k;
-  config.warps_m = warps_m;
-  config.warps_n = warps_n;
-  config.stages = stages;
-  config.persistence = persistence;
-  return config;
-}
-
 // Every tile shape once, block_k 32 and 64, stages 2..4, both persistences, both dtypes; all fit
 // GB10's 99 KiB too. (The swizzle is a launch argument: it does not change the binary.)
 std::vector<GemmVariant> representative_variants() {
   using P = GemmPersistence;
   return {
-      {make(128, 128, 32, 2, 4, 3, P::grid), DataType::f16},
-      {make(128, 256, 32, 2, 4, 4, P::static_loop), DataType::f16},
-      {make(256, 128, 32, 4, 2, 2, P::grid), DataType::bf16},
-      {make(128, 128, 64, 2, 2, 2, P::static_loop), DataType::bf16},
-      {make(64, 128, 64, 2, 2, 4, P::grid), DataType::f16},
-      {make(64, 64, 32, 2, 2, 3, P::static_loop), DataType::bf16},
+      {mma_sync_gemm_config(128, 128, 32, 2, 4, 3, P::grid), DataType::f16},
+      {mma_sync_gemm_config(128, 256, 32, 2, 4, 4, P::static_loop), DataType::f16},
+      {mma_sync_gemm_config(256, 128, 32, 4, 2, 2, P::grid), DataType::bf16},
+      {mma_sync_gemm_config(128, 128, 64, 2, 2, 2, P::static_loop), DataType::bf16},
+      {mma_sync_gemm_config(64, 128, 64, 2, 2, 4, P::grid), DataType::f16},
+      {mma_sync_gemm_config(64, 64, 32, 2, 2, 3, P::static_loop), DataType::bf16},
   };
 }
 

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "generator/gemm_space.hpp"
+#include "generator/problem_json.hpp"
 #include "swr/gemm_config.hpp"
 #include "swr/gemm_problem.hpp"
 #include "swr/usage_error.hpp"
@@ -189,6 +190,26 @@ TEST(GemmConfig, WgmmaJsonRoundTripsAndNamesTheBadField) {
       EXPECT_NE(std::string(error.what()).find(field), std::string::npos) << error.what();
     }
   }
+}
+
+// The one JSON form of a GEMM problem: its fields, which read back to the same problem; the keyed
+// and family forms add "key" and "family" to them; a bad dtype or a missing field throws.
+TEST(GemmProblemJson, RoundTripsAndNamesWhatIsWrong) {
+  const GemmProblem problem{5000, 3072, 7168, DataType::bf16};
+  const nlohmann::json json = problem.to_json();
+  EXPECT_EQ(json, nlohmann::json::parse(R"({"m": 5000, "n": 3072, "k": 7168, "dtype": "bf16"})"));
+  EXPECT_EQ(GemmProblem::from_json(json), problem);
+  const nlohmann::json family = family_problem_json(problem);
+  EXPECT_EQ(family.at("key"), "m5000_n3072_k7168_bf16");
+  EXPECT_EQ(family.at("family"), "gemm");
+  EXPECT_EQ(GemmProblem::from_json(family), problem);
+
+  nlohmann::json bad = json;
+  bad["dtype"] = "f32";
+  EXPECT_THROW(GemmProblem::from_json(bad), std::invalid_argument);
+  bad = json;
+  bad.erase("k");
+  EXPECT_THROW(GemmProblem::from_json(bad), nlohmann::json::exception);
 }
 
 }  // namespace

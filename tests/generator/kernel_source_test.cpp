@@ -8,21 +8,14 @@
 #include <sstream>
 
 #include "generator/resource_model.hpp"
+#include "tests/fixtures/problem_builders.hpp"
 
 namespace swr {
 namespace {
 
 AttentionConfig contract_example_config() {
-  AttentionConfig config;
-  config.block_m = 128;
-  config.block_n = 64;
-  config.warps = 8;
-  config.stages = 2;
-  config.order = KvOrder::sawtooth;
-  config.persistence = Persistence::static_loop;
-  config.swizzle = TileSwizzle::head_groups;
-  config.head_group = 4;
-  return config;
+  return fixtures::attention_config(128, 64, 8, 2, KvOrder::sawtooth, Persistence::static_loop,
+                                    TileSwizzle::head_groups, 4);
 }
 
 AttentionProblem contract_example_problem() {

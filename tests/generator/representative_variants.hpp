@@ -8,6 +8,7 @@
 
 #include "swr/attention_config.hpp"
 #include "swr/attention_problem.hpp"
+#include "tests/fixtures/problem_builders.hpp"
 
 namespace swr::testing {
 
@@ -19,16 +20,8 @@ struct Variant {
 inline AttentionConfig make_config(int block_m, int block_n, int warps, int stages, KvOrder order,
                                    Persistence persistence, TileSwizzle swizzle,
                                    int head_group = 1) {
-  AttentionConfig config;
-  config.block_m = block_m;
-  config.block_n = block_n;
-  config.warps = warps;
-  config.stages = stages;
-  config.order = order;
-  config.persistence = persistence;
-  config.swizzle = swizzle;
-  config.head_group = head_group;
-  return config;
+  return fixtures::attention_config(block_m, block_n, warps, stages, order, persistence, swizzle,
+                                    head_group);
 }
 
 inline AttentionProblem make_problem(int head_dim, DataType dtype, bool causal) {

@@ -27,6 +27,7 @@
 #include "generator/nvrtc_compiler.hpp"
 #include "generator/resource_model.hpp"
 #include "runtime/gemm_launcher.hpp"
+#include "tests/fixtures/problem_builders.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
 #include "tuner/cublas_baseline.hpp"
 #include "tuner/device_random_fill.hpp"
@@ -37,6 +38,8 @@
 
 namespace swr {
 namespace {
+
+using fixtures::mma_sync_gemm_config;
 
 constexpr int kWarmups = 3;
 constexpr int kTimedRuns = 15;
@@ -55,25 +58,15 @@ std::vector<int> bench_sizes() {
   return sizes;
 }
 
-GemmConfig make(int block_m, int block_n, int block_k, int warps_m, int warps_n, int stages,
-                GemmPersistence persistence) {
-  GemmConfig config;
-  config.block_m = block_m;
-  config.block_n = block_n;
-  config.block_k = block_k;
-  config.warps_m = warps_m;
-  config.warps_n = warps_n;
-  config.stages = stages;
-  config.persistence = persistence;
-  return config;
-}
-
 std::vector<GemmConfig> bench_binaries() {
   using P = GemmPersistence;
-  return {make(128, 256, 64, 2, 4, 3, P::grid), make(128, 256, 64, 2, 4, 3, P::static_loop),
-          make(128, 256, 64, 2, 4, 4, P::grid), make(256, 128, 64, 4, 2, 3, P::grid),
-          make(256, 128, 64, 4, 2, 4, P::grid), make(128, 128, 64, 2, 2, 3, P::grid),
-          make(128, 256, 32, 2, 4, 4, P::grid)};
+  return {mma_sync_gemm_config(128, 256, 64, 2, 4, 3, P::grid),
+          mma_sync_gemm_config(128, 256, 64, 2, 4, 3, P::static_loop),
+          mma_sync_gemm_config(128, 256, 64, 2, 4, 4, P::grid),
+          mma_sync_gemm_config(256, 128, 64, 4, 2, 3, P::grid),
+          mma_sync_gemm_config(256, 128, 64, 4, 2, 4, P::grid),
+          mma_sync_gemm_config(128, 128, 64, 2, 2, 3, P::grid),
+          mma_sync_gemm_config(128, 256, 32, 2, 4, 4, P::grid)};
 }
 
 struct Timer {

@@ -21,6 +21,7 @@
 #include "swr/gemm.hpp"
 #include "swr/sixteen_bit.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
+#include "tests/gpu/runtime_gpu_fixtures.hpp"
 #include "tests/runtime/runtime_fixtures.hpp"
 #include "tuner/gemm_reference_kernel.hpp"
 #include "tuner/gpu_detection.hpp"
@@ -169,21 +170,10 @@ TEST_F(GemmRuntimeOnGpu, TheExampleRunsAnExportWithoutNvrtc) {
   }
 }
 
-// Output poisoned with 0xff bytes: still all 0xff after a refused call means nothing ran.
-bool untouched(const DeviceBuffer& buffer) {
-  synchronize();
-  std::vector<unsigned char> bytes(buffer.size());
-  buffer.copy_to_host(bytes.data(), bytes.size());
-  return std::all_of(bytes.begin(), bytes.end(), [](unsigned char b) { return b == 0xff; });
-}
-
 TEST_F(GemmRuntimeOnGpu, RefusesACubinForAnArchTheDeviceCannotRun) {
   const std::filesystem::path copy = scratch_->path() / "other-arch";
-  std::filesystem::copy(export_dir(), copy);
-  nlohmann::json manifest = nlohmann::json::parse(std::ifstream(copy / "manifest.json"));
   const std::string foreign = present_->compute_major == 12 ? "sm_90a" : "sm_121";
-  for (nlohmann::json& kernel : manifest.at("gemm_kernels")) kernel["arch"] = foreign;
-  std::ofstream(copy / "manifest.json") << manifest.dump(2);
+  copy_export_for_arch(export_dir(), copy, "gemm_kernels", foreign);
 
   const Gemm gemm(TunedCatalog::open_export(copy));
   const GemmProblem problem{333, 200, 264, DataType::f16};

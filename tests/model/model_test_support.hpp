@@ -4,35 +4,21 @@
 #include "swr/attention_config.hpp"
 #include "swr/attention_problem.hpp"
 #include "swr/gpu_profile.hpp"
+#include "tests/fixtures/problem_builders.hpp"
 
 namespace swr::model::testing {
 
 inline AttentionProblem attention_problem(int batch, int heads, int seq, int head_dim,
                                           bool causal) {
-  AttentionProblem problem;
-  problem.batch = batch;
-  problem.heads = heads;
-  problem.seq_q = seq;
-  problem.seq_kv = seq;
-  problem.head_dim = head_dim;
-  problem.causal = causal;
-  return problem;
+  return fixtures::attention_shape(batch, heads, seq, head_dim, causal);
 }
 
 inline AttentionConfig attention_config(int block_m, int block_n, int warps, KvOrder order,
                                         Persistence persistence,
                                         TileSwizzle swizzle = TileSwizzle::head_major,
                                         int head_group = 1) {
-  AttentionConfig config;
-  config.block_m = block_m;
-  config.block_n = block_n;
-  config.warps = warps;
-  config.stages = 2;
-  config.order = order;
-  config.persistence = persistence;
-  config.swizzle = swizzle;
-  config.head_group = head_group;
-  return config;
+  return fixtures::attention_config(block_m, block_n, warps, /*stages*/ 2, order, persistence,
+                                    swizzle, head_group);
 }
 
 inline GpuProfile builtin(const char* name) {

@@ -11,6 +11,7 @@
 #include "swr/tuned_catalog.hpp"
 #include "swr/usage_error.hpp"
 #include "tests/generator/temporary_directory.hpp"
+#include "tests/runtime/export_directory_test.hpp"
 #include "tests/runtime/runtime_fixtures.hpp"
 
 namespace swr::test {
@@ -18,7 +19,7 @@ namespace {
 
 using swr::testing::TemporaryDirectory;
 
-class ExportManifestTest : public ::testing::Test {
+class ExportManifestTest : public ExportDirectoryTest {
  protected:
   ExportManifestTest() {
     TunedDatabase tuned(directory_.path() / "results.db");
@@ -31,25 +32,6 @@ class ExportManifestTest : public ::testing::Test {
     summary_ = export_kernels(tuned.database(), FakeCubinBuilder(), options);
   }
 
-  nlohmann::json manifest_json() const {
-    std::ifstream in(out_ / "manifest.json");
-    return nlohmann::json::parse(in);
-  }
-  void write_manifest(const nlohmann::json& json) const {
-    std::ofstream(out_ / "manifest.json") << json.dump(2);
-  }
-  // The message of the UsageError opening the export throws (empty when it opens).
-  std::string refusal() const {
-    try {
-      TunedCatalog::open_export(out_);
-    } catch (const UsageError& error) {
-      return error.what();
-    }
-    return {};
-  }
-
-  TemporaryDirectory directory_;
-  const std::filesystem::path out_ = directory_.path() / "export";
   ExportSummary summary_;
 };
 
@@ -126,92 +108,77 @@ TEST_F(ExportManifestTest, FollowsTheSchema) {
   EXPECT_TRUE(measured.at("method").is_object());
 }
 
-struct Corruption {
-  const char* name;
-  const char* pointer;   // JSON pointer of the field changed
-  nlohmann::json value;  // null: the field is removed
-  const char* expected;  // in the message
-};
-
-void PrintTo(const Corruption& corruption, std::ostream* out) {
-  *out << corruption.name;
-}
-
 class CorruptManifestTest : public ExportManifestTest,
-                            public ::testing::WithParamInterface<Corruption> {};
+                            public ::testing::WithParamInterface<ManifestCorruption> {};
 
 TEST_P(CorruptManifestTest, IsRefusedNamingTheField) {
-  const Corruption& corruption = GetParam();
-  nlohmann::json json = manifest_json();
-  const nlohmann::json::json_pointer pointer(corruption.pointer);
-  if (corruption.value.is_null()) {
-    json.at(pointer.parent_pointer()).erase(pointer.back());
-  } else {
-    json.at(pointer) = corruption.value;
-  }
-  write_manifest(json);
-  const std::string message = refusal();
-  EXPECT_NE(message.find(corruption.expected), std::string::npos)
-      << "message: " << message << "\nexpected: " << corruption.expected;
-  EXPECT_NE(message.find("manifest.json"), std::string::npos) << message;
-  EXPECT_THROW(load_export(out_), UsageError);
+  expect_refused(GetParam());
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Fields, CorruptManifestTest,
     ::testing::Values(
-        Corruption{"missing_arch", "/kernels/0/arch", nullptr, "kernels[0].arch is missing"},
-        Corruption{"missing_measured", "/kernels/1/measured", nullptr,
-                   "kernels[1].measured is missing"},
-        Corruption{"missing_sha", "/kernels/0/cubin/sha256", nullptr,
-                   "kernels[0].cubin.sha256 is missing"},
-        Corruption{"threads_as_text", "/kernels/0/block_threads", "256",
-                   "kernels[0].block_threads must be an integer"},
-        Corruption{"threads_wrong", "/kernels/0/block_threads", 512,
-                   "kernels[0].block_threads is \"512\""},
-        Corruption{"shared_bytes_too_few", "/kernels/0/dynamic_shared_bytes", 1,
-                   "kernels[0].dynamic_shared_bytes is \"1\" but the problem's head dim"},
-        Corruption{"shared_bytes_too_many", "/kernels/1/dynamic_shared_bytes", 1 << 30,
-                   "kernels[1].dynamic_shared_bytes is \"1073741824\""},
-        Corruption{"unknown_arch", "/kernels/0/arch", "sm_999",
-                   "kernels[0].arch names an unknown arch"},
-        Corruption{"not_an_arch", "/kernels/1/gpu/arch", "compute_90",
-                   "kernels[1].gpu.arch names an unknown arch"},
-        Corruption{"bad_sha", "/kernels/0/cubin/sha256", "12ab",
-                   "kernels[0].cubin.sha256 must be 64"},
-        Corruption{"escaping_file", "/kernels/0/cubin/file", "../x.cubin",
-                   "kernels[0].cubin.file must be a file name"},
-        Corruption{"negative_time", "/kernels/0/measured/median_ms", -1.0,
-                   "kernels[0].measured.median_ms must be a positive number"},
-        Corruption{"time_as_text", "/kernels/1/measured/p95_ms", "fast",
-                   "kernels[1].measured.p95_ms must be a number or null"},
-        Corruption{"hit_rate_percent", "/kernels/0/measured/l2_hit_rate", 55.0,
-                   "kernels[0].measured.l2_hit_rate must be a fraction"},
-        Corruption{"bad_time", "/kernels/0/measured/measured_at", "yesterday",
-                   "kernels[0].measured.measured_at must be UTC"},
-        Corruption{"failed_status", "/kernels/0/measured/status", "fault",
-                   "kernels[0].measured.status is \"fault\""},
-        Corruption{"unknown_dtype", "/kernels/0/problem/dtype", "f32",
-                   "kernels[0].problem.dtype is \"f32\""},
-        Corruption{"gemm_family", "/kernels/0/problem/family", "gemm",
-                   "kernels[0].problem.family is \"gemm\""},
-        Corruption{"key_mismatch", "/kernels/0/problem/seq_q", 16000, "kernels[0].problem.key is"},
-        Corruption{"config_mismatch", "/kernels/0/config_key", "m64n64w4s3-cyclic-grid-head_major",
-                   "kernels[0].config_key is"},
-        Corruption{"bad_config", "/kernels/0/config/order", "backwards",
-                   "kernels[0].config is not a config"},
-        Corruption{"grid_mismatch", "/kernels/0/grid/rule", "grid", "kernels[0].grid.rule is"},
-        Corruption{"unknown_entry", "/kernels/0/entry", "main", "kernels[0].entry is \"main\""},
-        Corruption{"newer_schema", "/schema_version", kManifestSchemaVersion + 1,
-                   "schema_version 3 is newer"},
-        Corruption{"version_two_without_gemm_list", "/schema_version", 2,
-                   "gemm_kernels is missing"},
-        Corruption{"wrong_format", "/format", "something-else", "format is \"something-else\""},
-        Corruption{"no_kernels", "/kernels", nlohmann::json::array(), "kernels lists no kernel"},
-        Corruption{"kernel_not_object", "/kernels/0", 7, "kernels[0] must be a JSON object"},
-        Corruption{"gpu_not_object", "/kernels/0/gpu", "h200",
-                   "kernels[0].gpu must be a JSON object"}),
-    [](const ::testing::TestParamInfo<Corruption>& info) { return std::string(info.param.name); });
+        ManifestCorruption{"missing_arch", "/kernels/0/arch", nullptr,
+                           "kernels[0].arch is missing"},
+        ManifestCorruption{"missing_measured", "/kernels/1/measured", nullptr,
+                           "kernels[1].measured is missing"},
+        ManifestCorruption{"missing_sha", "/kernels/0/cubin/sha256", nullptr,
+                           "kernels[0].cubin.sha256 is missing"},
+        ManifestCorruption{"threads_as_text", "/kernels/0/block_threads", "256",
+                           "kernels[0].block_threads must be an integer"},
+        ManifestCorruption{"threads_wrong", "/kernels/0/block_threads", 512,
+                           "kernels[0].block_threads is \"512\""},
+        ManifestCorruption{"shared_bytes_too_few", "/kernels/0/dynamic_shared_bytes", 1,
+                           "kernels[0].dynamic_shared_bytes is \"1\" but the problem's head dim"},
+        ManifestCorruption{"shared_bytes_too_many", "/kernels/1/dynamic_shared_bytes", 1 << 30,
+                           "kernels[1].dynamic_shared_bytes is \"1073741824\""},
+        ManifestCorruption{"unknown_arch", "/kernels/0/arch", "sm_999",
+                           "kernels[0].arch names an unknown arch"},
+        ManifestCorruption{"not_an_arch", "/kernels/1/gpu/arch", "compute_90",
+                           "kernels[1].gpu.arch names an unknown arch"},
+        ManifestCorruption{"bad_sha", "/kernels/0/cubin/sha256", "12ab",
+                           "kernels[0].cubin.sha256 must be 64"},
+        ManifestCorruption{"escaping_file", "/kernels/0/cubin/file", "../x.cubin",
+                           "kernels[0].cubin.file must be a file name"},
+        ManifestCorruption{"negative_time", "/kernels/0/measured/median_ms", -1.0,
+                           "kernels[0].measured.median_ms must be a positive number"},
+        ManifestCorruption{"time_as_text", "/kernels/1/measured/p95_ms", "fast",
+                           "kernels[1].measured.p95_ms must be a number or null"},
+        ManifestCorruption{"hit_rate_percent", "/kernels/0/measured/l2_hit_rate", 55.0,
+                           "kernels[0].measured.l2_hit_rate must be a fraction"},
+        ManifestCorruption{"bad_time", "/kernels/0/measured/measured_at", "yesterday",
+                           "kernels[0].measured.measured_at must be UTC"},
+        ManifestCorruption{"failed_status", "/kernels/0/measured/status", "fault",
+                           "kernels[0].measured.status is \"fault\""},
+        ManifestCorruption{"unknown_dtype", "/kernels/0/problem/dtype", "f32",
+                           "kernels[0].problem.dtype is \"f32\""},
+        ManifestCorruption{"gemm_family", "/kernels/0/problem/family", "gemm",
+                           "kernels[0].problem.family is \"gemm\""},
+        ManifestCorruption{"key_mismatch", "/kernels/0/problem/seq_q", 16000,
+                           "kernels[0].problem.key is"},
+        ManifestCorruption{"config_mismatch", "/kernels/0/config_key",
+                           "m64n64w4s3-cyclic-grid-head_major", "kernels[0].config_key is"},
+        ManifestCorruption{"bad_config", "/kernels/0/config/order", "backwards",
+                           "kernels[0].config is not a config"},
+        ManifestCorruption{"grid_mismatch", "/kernels/0/grid/rule", "grid",
+                           "kernels[0].grid.rule is"},
+        ManifestCorruption{"unknown_entry", "/kernels/0/entry", "main",
+                           "kernels[0].entry is \"main\""},
+        ManifestCorruption{"newer_schema", "/schema_version", kManifestSchemaVersion + 1,
+                           "schema_version 3 is newer"},
+        ManifestCorruption{"version_two_without_gemm_list", "/schema_version", 2,
+                           "gemm_kernels is missing"},
+        ManifestCorruption{"wrong_format", "/format", "something-else",
+                           "format is \"something-else\""},
+        ManifestCorruption{"no_kernels", "/kernels", nlohmann::json::array(),
+                           "kernels lists no kernel"},
+        ManifestCorruption{"kernel_not_object", "/kernels/0", 7,
+                           "kernels[0] must be a JSON object"},
+        ManifestCorruption{"gpu_not_object", "/kernels/0/gpu", "h200",
+                           "kernels[0].gpu must be a JSON object"}),
+    [](const ::testing::TestParamInfo<ManifestCorruption>& info) {
+      return std::string(info.param.name);
+    });
 
 TEST_F(ExportManifestTest, RefusesACubinThatDoesNotMatchItsHash) {
   const std::string file = summary_.manifest.kernels.at(0).cubin_file;

@@ -148,6 +148,23 @@ TEST_F(GemmCommandsTest, ExportsARealGemmCubinThatQueryAndImportRead) {
   EXPECT_EQ(kernel.at("cubin").at("file"), "gemm-m128n128k32w2x4s3-static_bf16-sm_90a.cubin");
   EXPECT_EQ(kernel.at("grid").at("rule"), "static");
 
+  // --family gemm exports the same (from the cache); --family attention finds nothing: exit 2.
+  const std::filesystem::path gemm_out = directory_.path() / "gemm-export";
+  result =
+      run_swr_tune({"export", "--family", "gemm", "--gpu", "h200", "--db", real.path().string(),
+                    "--out", gemm_out.string(), "--cache-dir", cache.string()});
+  ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+  EXPECT_TRUE(contains(result.out,
+                       "exported 1 shapes (0 attention, 1 GEMM; 1 cubins, 1 from the cubin cache)"))
+      << result.out;
+  const std::filesystem::path attention_out = directory_.path() / "attention-export";
+  result = run_swr_tune({"export", "--family", "attention", "--gpu", "h200", "--db",
+                         real.path().string(), "--out", attention_out.string(), "--cache-dir",
+                         cache.string()});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_TRUE(contains(result.err, "nothing of the attention family tuned on it")) << result.err;
+  EXPECT_FALSE(std::filesystem::exists(attention_out));
+
   result = run_swr_tune(query(
       {"--m", "2000", "--n", "1024", "--k", "520", "--dtype", "bf16", "--export", out.string()}));
   ASSERT_EQ(result.exit_code, 0) << result.err;

@@ -13,6 +13,7 @@
 #include "swr/tuned_catalog.hpp"
 #include "swr/usage_error.hpp"
 #include "tests/generator/temporary_directory.hpp"
+#include "tests/runtime/export_directory_test.hpp"
 #include "tests/runtime/runtime_fixtures.hpp"
 
 namespace swr::test {
@@ -25,7 +26,7 @@ constexpr const char* kGridBands = "m128n128k32w2x4s3-grid-swzn1792";  // the sa
 constexpr const char* kStatic = "m128n256k64w2x4s3-static-swzm512";
 constexpr const char* kAttention = "m128n64w8s2-cyclic-grid-head_major";
 
-class GemmExportTest : public ::testing::Test {
+class GemmExportTest : public ExportDirectoryTest {
  protected:
   GemmExportTest() : tuned_(directory_.path() / "results.db") {
     tuned_.add(big_, kStatic, 1.0);
@@ -45,23 +46,6 @@ class GemmExportTest : public ::testing::Test {
     options.allow_changed_source = allow_changed;
     return export_kernels(tuned_.database(), builder, options);
   }
-  nlohmann::json manifest_json() const {
-    std::ifstream in(out_ / "manifest.json");
-    return nlohmann::json::parse(in);
-  }
-  void write_manifest(const nlohmann::json& json) const {
-    std::ofstream(out_ / "manifest.json") << json.dump(2);
-  }
-  std::string refusal() const {
-    try {
-      TunedCatalog::open_export(out_);
-    } catch (const UsageError& error) {
-      return error.what();
-    }
-    return {};
-  }
-
-  TemporaryDirectory directory_;
   TunedDatabase tuned_;
   const GemmProblem big_ = gemm_shape(4096, 4096, 4096);
   const GemmProblem tall_ = gemm_shape(8192, 1024, 1024);
@@ -69,7 +53,6 @@ class GemmExportTest : public ::testing::Test {
   const GemmProblem bf16_ = gemm_shape(2048, 2048, 2048, DataType::bf16);
   const GemmProblem broken_ = gemm_shape(512, 512, 512);
   const AttentionProblem attention_ = attention_shape(8, 1, 4096, 64);
-  const std::filesystem::path out_ = directory_.path() / "export";
 };
 
 TEST_F(GemmExportTest, WritesTheBestGemmOfEveryTunedShapeBesideAttention) {
@@ -189,6 +172,38 @@ TEST_F(GemmExportTest, AGemmOnlyDatabaseExports) {
   EXPECT_EQ(TunedCatalog::open_export(out_).best("h200", big_).match, MatchKind::exact);
 }
 
+// `export --family`: one family's shapes only, and a family with nothing tuned is bad input that
+// writes nothing.
+TEST_F(GemmExportTest, ExportsOneFamilyWhenAsked) {
+  ExportOptions options;
+  options.gpu = "h200";
+  options.out_dir = out_;
+  options.families = {false, true};
+  ExportSummary summary = export_kernels(tuned_.database(), FakeCubinBuilder(), options);
+  EXPECT_TRUE(summary.manifest.kernels.empty());
+  EXPECT_EQ(summary.manifest.gemm_kernels.size(), 4u);
+
+  const std::filesystem::path attention_out = directory_.path() / "attention-export";
+  options.out_dir = attention_out;
+  options.families = {true, false};
+  summary = export_kernels(tuned_.database(), FakeCubinBuilder(), options);
+  EXPECT_EQ(summary.manifest.kernels.size(), 1u);
+  EXPECT_TRUE(summary.manifest.gemm_kernels.empty());
+
+  TunedDatabase gemm_only(directory_.path() / "gemm.db");
+  gemm_only.add(big_, kGrid, 1.0);
+  const std::filesystem::path none_out = directory_.path() / "none";
+  options.out_dir = none_out;
+  try {
+    export_kernels(gemm_only.database(), FakeCubinBuilder(), options);
+    ADD_FAILURE() << "an attention export of a GEMM-only database was not refused";
+  } catch (const UsageError& error) {
+    EXPECT_NE(std::string(error.what()).find("nothing of the attention family"), std::string::npos)
+        << error.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(none_out));
+}
+
 // An export without GEMM kernels is written as version 1, as every earlier build wrote it, and a
 // version-1 manifest (no "gemm_kernels") loads.
 TEST_F(GemmExportTest, AnAttentionOnlyExportIsVersionOneAndLoads) {
@@ -210,87 +225,63 @@ TEST_F(GemmExportTest, AnAttentionOnlyExportIsVersionOneAndLoads) {
   EXPECT_NE(refusal().find("gemm_kernels needs schema_version 2"), std::string::npos) << refusal();
 }
 
-struct GemmCorruption {
-  const char* name;
-  const char* pointer;   // JSON pointer of the field changed, in "gemm_kernels"
-  nlohmann::json value;  // null: the field is removed
-  const char* expected;  // in the message
-};
-
-void PrintTo(const GemmCorruption& corruption, std::ostream* out) {
-  *out << corruption.name;
-}
-
 class CorruptGemmEntryTest : public GemmExportTest,
-                             public ::testing::WithParamInterface<GemmCorruption> {};
+                             public ::testing::WithParamInterface<ManifestCorruption> {};
 
 TEST_P(CorruptGemmEntryTest, IsRefusedNamingTheField) {
   export_to(out_, FakeCubinBuilder());
-  const GemmCorruption& corruption = GetParam();
-  nlohmann::json json = manifest_json();
-  const nlohmann::json::json_pointer pointer(corruption.pointer);
-  if (corruption.value.is_null()) {
-    json.at(pointer.parent_pointer()).erase(pointer.back());
-  } else {
-    json.at(pointer) = corruption.value;
-  }
-  write_manifest(json);
-  const std::string message = refusal();
-  EXPECT_NE(message.find(corruption.expected), std::string::npos)
-      << "message: " << message << "\nexpected: " << corruption.expected;
-  EXPECT_NE(message.find("manifest.json"), std::string::npos) << message;
-  EXPECT_THROW(load_export(out_), UsageError);
+  expect_refused(GetParam());
 }
 
 // gemm_kernels[2] is big_ (static, swizzle along m), [0] is square_ (grid, no swizzle).
 INSTANTIATE_TEST_SUITE_P(
     Fields, CorruptGemmEntryTest,
     ::testing::Values(
-        GemmCorruption{"missing_list", "/gemm_kernels", nullptr, "gemm_kernels is missing"},
-        GemmCorruption{"list_not_array", "/gemm_kernels", "none",
-                       "gemm_kernels must be a JSON array"},
-        GemmCorruption{"missing_problem", "/gemm_kernels/0/problem", nullptr,
-                       "gemm_kernels[0].problem is missing"},
-        GemmCorruption{"attention_family", "/gemm_kernels/0/problem/family", "attention",
-                       "gemm_kernels[0].problem.family is \"attention\""},
-        GemmCorruption{"unaligned_n", "/gemm_kernels/0/problem/n", 1001,
-                       "gemm_kernels[0].problem.m and its siblings are not a valid shape"},
-        GemmCorruption{"m_as_text", "/gemm_kernels/0/problem/m", "1024",
-                       "gemm_kernels[0].problem.m must be an integer"},
-        GemmCorruption{"key_mismatch", "/gemm_kernels/0/problem/m", 2048,
-                       "gemm_kernels[0].problem.key is"},
-        GemmCorruption{"unknown_dtype", "/gemm_kernels/0/problem/dtype", "f32",
-                       "gemm_kernels[0].problem.dtype is \"f32\""},
-        GemmCorruption{"bad_config", "/gemm_kernels/2/config/persistence", "forever",
-                       "gemm_kernels[2].config is not a GEMM config"},
-        GemmCorruption{"config_mismatch", "/gemm_kernels/2/config_key", kGrid,
-                       "gemm_kernels[2].config_key is"},
-        GemmCorruption{"attention_entry", "/gemm_kernels/0/entry", "swr_attention_forward",
-                       "gemm_kernels[0].entry is \"swr_attention_forward\""},
-        GemmCorruption{"threads_wrong", "/gemm_kernels/0/block_threads", 128,
-                       "gemm_kernels[0].block_threads is \"128\""},
-        GemmCorruption{"shared_too_small", "/gemm_kernels/2/dynamic_shared_bytes", 49152,
-                       "gemm_kernels[2].dynamic_shared_bytes is \"49152\""},
-        GemmCorruption{"grid_mismatch", "/gemm_kernels/2/grid/rule", "grid",
-                       "gemm_kernels[2].grid.rule is"},
-        GemmCorruption{"swizzle_axis_mismatch", "/gemm_kernels/2/grid/swizzle_axis", 0,
-                       "gemm_kernels[2].grid.swizzle_axis is \"0\""},
-        GemmCorruption{"swizzle_group_mismatch", "/gemm_kernels/2/grid/swizzle_group", 8,
-                       "gemm_kernels[2].grid.swizzle_group is \"8\""},
-        GemmCorruption{"unknown_arch", "/gemm_kernels/1/arch", "sm_999",
-                       "gemm_kernels[1].arch names an unknown arch"},
-        GemmCorruption{"bad_sha", "/gemm_kernels/1/cubin/sha256", "12ab",
-                       "gemm_kernels[1].cubin.sha256 must be 64"},
-        GemmCorruption{"escaping_file", "/gemm_kernels/1/cubin/file", "../gemm.cubin",
-                       "gemm_kernels[1].cubin.file must be a file name"},
-        GemmCorruption{"failed_status", "/gemm_kernels/3/measured/status", "wrong_result",
-                       "gemm_kernels[3].measured.status is \"wrong_result\""},
-        GemmCorruption{"missing_time", "/gemm_kernels/3/measured/median_ms", nullptr,
-                       "gemm_kernels[3].measured.median_ms is missing"},
-        GemmCorruption{"bad_gpu", "/gemm_kernels/3/gpu/sm_count", 0,
-                       "gemm_kernels[3].gpu.sm_count must be an integer from 1"},
-        GemmCorruption{"newer_schema", "/schema_version", 3, "schema_version 3 is newer"}),
-    [](const ::testing::TestParamInfo<GemmCorruption>& info) {
+        ManifestCorruption{"missing_list", "/gemm_kernels", nullptr, "gemm_kernels is missing"},
+        ManifestCorruption{"list_not_array", "/gemm_kernels", "none",
+                           "gemm_kernels must be a JSON array"},
+        ManifestCorruption{"missing_problem", "/gemm_kernels/0/problem", nullptr,
+                           "gemm_kernels[0].problem is missing"},
+        ManifestCorruption{"attention_family", "/gemm_kernels/0/problem/family", "attention",
+                           "gemm_kernels[0].problem.family is \"attention\""},
+        ManifestCorruption{"unaligned_n", "/gemm_kernels/0/problem/n", 1001,
+                           "gemm_kernels[0].problem.m and its siblings are not a valid shape"},
+        ManifestCorruption{"m_as_text", "/gemm_kernels/0/problem/m", "1024",
+                           "gemm_kernels[0].problem.m must be an integer"},
+        ManifestCorruption{"key_mismatch", "/gemm_kernels/0/problem/m", 2048,
+                           "gemm_kernels[0].problem.key is"},
+        ManifestCorruption{"unknown_dtype", "/gemm_kernels/0/problem/dtype", "f32",
+                           "gemm_kernels[0].problem.dtype is \"f32\""},
+        ManifestCorruption{"bad_config", "/gemm_kernels/2/config/persistence", "forever",
+                           "gemm_kernels[2].config is not a GEMM config"},
+        ManifestCorruption{"config_mismatch", "/gemm_kernels/2/config_key", kGrid,
+                           "gemm_kernels[2].config_key is"},
+        ManifestCorruption{"attention_entry", "/gemm_kernels/0/entry", "swr_attention_forward",
+                           "gemm_kernels[0].entry is \"swr_attention_forward\""},
+        ManifestCorruption{"threads_wrong", "/gemm_kernels/0/block_threads", 128,
+                           "gemm_kernels[0].block_threads is \"128\""},
+        ManifestCorruption{"shared_too_small", "/gemm_kernels/2/dynamic_shared_bytes", 49152,
+                           "gemm_kernels[2].dynamic_shared_bytes is \"49152\""},
+        ManifestCorruption{"grid_mismatch", "/gemm_kernels/2/grid/rule", "grid",
+                           "gemm_kernels[2].grid.rule is"},
+        ManifestCorruption{"swizzle_axis_mismatch", "/gemm_kernels/2/grid/swizzle_axis", 0,
+                           "gemm_kernels[2].grid.swizzle_axis is \"0\""},
+        ManifestCorruption{"swizzle_group_mismatch", "/gemm_kernels/2/grid/swizzle_group", 8,
+                           "gemm_kernels[2].grid.swizzle_group is \"8\""},
+        ManifestCorruption{"unknown_arch", "/gemm_kernels/1/arch", "sm_999",
+                           "gemm_kernels[1].arch names an unknown arch"},
+        ManifestCorruption{"bad_sha", "/gemm_kernels/1/cubin/sha256", "12ab",
+                           "gemm_kernels[1].cubin.sha256 must be 64"},
+        ManifestCorruption{"escaping_file", "/gemm_kernels/1/cubin/file", "../gemm.cubin",
+                           "gemm_kernels[1].cubin.file must be a file name"},
+        ManifestCorruption{"failed_status", "/gemm_kernels/3/measured/status", "wrong_result",
+                           "gemm_kernels[3].measured.status is \"wrong_result\""},
+        ManifestCorruption{"missing_time", "/gemm_kernels/3/measured/median_ms", nullptr,
+                           "gemm_kernels[3].measured.median_ms is missing"},
+        ManifestCorruption{"bad_gpu", "/gemm_kernels/3/gpu/sm_count", 0,
+                           "gemm_kernels[3].gpu.sm_count must be an integer from 1"},
+        ManifestCorruption{"newer_schema", "/schema_version", 3, "schema_version 3 is newer"}),
+    [](const ::testing::TestParamInfo<ManifestCorruption>& info) {
       return std::string(info.param.name);
     });
 

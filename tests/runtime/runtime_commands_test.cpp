@@ -118,6 +118,8 @@ TEST_F(RuntimeCommandsTest, ExportRefusesBadInputAndWritesNothing) {
        {with_db({"export", "--gpu", "h200"}), with_db({"export", "--out", out}),
         with_db({"export", "--gpu", "gb10", "--out", out}),
         with_db({"export", "--gpu", "h200", "--out", file.string()}),
+        with_db({"export", "--family", "matmul", "--gpu", "h200", "--out", out}),
+        with_db({"export", "--family", "gemm", "--gpu", "h200", "--out", out}),  // none tuned
         std::vector<std::string>{"export", "--gpu", "h200", "--out", out, "--db",
                                  (directory_.path() / "missing.db").string()}}) {
     const ProcessResult result = run_swr_tune(arguments);

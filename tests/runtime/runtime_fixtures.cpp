@@ -45,19 +45,6 @@ db::GpuRecord with_device_name(db::GpuRecord gpu, const std::string& device_name
   return gpu;
 }
 
-AttentionProblem attention_shape(int batch, int heads, int seq, int head_dim, bool causal,
-                                 DataType dtype) {
-  AttentionProblem problem;
-  problem.batch = batch;
-  problem.heads = heads;
-  problem.seq_q = seq;
-  problem.seq_kv = seq;
-  problem.head_dim = head_dim;
-  problem.dtype = dtype;
-  problem.causal = causal;
-  return problem;
-}
-
 AttentionConfig config_named(const std::string& key) {
   const std::optional<AttentionConfig> config = AttentionConfig::from_key(key);
   if (!config) throw std::invalid_argument("test config key '" + key + "' does not parse");

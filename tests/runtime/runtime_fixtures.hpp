@@ -13,6 +13,7 @@
 #include "swr/attention_problem.hpp"
 #include "swr/gemm_config.hpp"
 #include "swr/gemm_problem.hpp"
+#include "tests/fixtures/problem_builders.hpp"
 
 namespace swr::test {
 
@@ -20,8 +21,7 @@ namespace swr::test {
 // the built-in profile).
 db::GpuRecord h200_record();
 
-AttentionProblem attention_shape(int batch, int heads, int seq, int head_dim, bool causal = false,
-                                 DataType dtype = DataType::f16);
+using fixtures::attention_shape;
 
 // A config by its key (the test fails loudly on a typo).
 AttentionConfig config_named(const std::string& key);

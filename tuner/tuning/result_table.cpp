@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <ostream>
 #include <string>
 
 #include "swr/attention_config.hpp"
+#include "swr/gemm_config.hpp"
 #include "tuner/text_format.hpp"
 
 namespace swr {
@@ -16,13 +18,14 @@ std::string first_line(const std::string& text) {
   return line.size() > 100 ? line.substr(0, 97) + "..." : line;
 }
 
+bool is_valid_measurement(const db::StoredMeasurement& measurement) {
+  return measurement.record.status == db::MeasurementStatus::ok &&
+         measurement.record.median_ms.has_value();
+}
+
 namespace {
 
 using db::StoredMeasurement;
-
-bool is_valid(const StoredMeasurement& measurement) {
-  return measurement.record.status == db::MeasurementStatus::ok && measurement.record.median_ms;
-}
 
 std::string format(const char* pattern, double value) {
   char text[64];
@@ -39,7 +42,7 @@ std::optional<KvOrder> order_of(const StoredMeasurement& measurement) {
 const StoredMeasurement* fastest_with_order(const std::vector<StoredMeasurement>& measurements,
                                             KvOrder order) {
   for (const StoredMeasurement& measurement : measurements) {
-    if (is_valid(measurement) && order_of(measurement) == order) return &measurement;
+    if (is_valid_measurement(measurement) && order_of(measurement) == order) return &measurement;
   }
   return nullptr;
 }
@@ -78,6 +81,12 @@ void print_pair(std::ostream& out, const std::string& first_label, const StoredM
       << ratio(second->record.l2_sector_misses, first.record.l2_sector_misses) << "\n";
 }
 
+std::string percent(double fraction) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.1f%%", 100 * fraction);
+  return text;
+}
+
 }  // namespace
 
 std::string format_count(std::optional<double> value) {
@@ -113,7 +122,7 @@ void print_top_variants(std::ostream& out, const std::vector<StoredMeasurement>&
   std::size_t shown = 0;
   for (const StoredMeasurement& measurement : measurements) {
     if (shown == count) break;
-    if (!is_valid(measurement)) continue;
+    if (!is_valid_measurement(measurement)) continue;
     std::vector<std::string> row = {std::to_string(++shown), measurement.config_key};
     for (std::string& cell : figure_cells(measurement)) row.push_back(std::move(cell));
     table.add_row(std::move(row));
@@ -126,9 +135,9 @@ void print_top_variants(std::ostream& out, const std::vector<StoredMeasurement>&
 }
 
 void print_all_variants(std::ostream& out, const std::vector<StoredMeasurement>& measurements) {
-  const bool any_failed =
-      std::any_of(measurements.begin(), measurements.end(),
-                  [](const StoredMeasurement& measurement) { return !is_valid(measurement); });
+  const bool any_failed = std::any_of(
+      measurements.begin(), measurements.end(),
+      [](const StoredMeasurement& measurement) { return !is_valid_measurement(measurement); });
   std::vector<std::string> headers = {">#",       "variant",    "status",    ">ms",      ">p95 ms",
                                       ">TFLOP/s", ">L2 misses", ">hit rate", ">DRAM GB", ">regs"};
   if (any_failed) headers.push_back("error");  // no empty column when everything ran
@@ -136,7 +145,7 @@ void print_all_variants(std::ostream& out, const std::vector<StoredMeasurement>&
   int index = 0;
   for (const StoredMeasurement& measurement : measurements) {
     const db::MeasurementRecord& record = measurement.record;
-    const bool valid = is_valid(measurement);
+    const bool valid = is_valid_measurement(measurement);
     std::vector<std::string> row = {std::to_string(++index), measurement.config_key,
                                     std::string(db::to_string(record.status))};
     std::vector<std::string> figures = figure_cells(measurement);
@@ -165,7 +174,7 @@ void print_order_comparison(std::ostream& out, const std::vector<StoredMeasureme
 
   const StoredMeasurement* winner = nullptr;
   for (const StoredMeasurement& measurement : measurements) {
-    if (is_valid(measurement)) {
+    if (is_valid_measurement(measurement)) {
       winner = &measurement;
       break;
     }
@@ -183,7 +192,7 @@ void print_order_comparison(std::ostream& out, const std::vector<StoredMeasureme
   out << "winner vs its twin (same tile, persistence and swizzle, " << to_string(twin->order)
       << " order):\n";
   std::string missing = "not measured";
-  if (twin_measurement != nullptr && !is_valid(*twin_measurement)) {
+  if (twin_measurement != nullptr && !is_valid_measurement(*twin_measurement)) {
     missing = std::string(db::to_string(twin_measurement->record.status)) + " (" +
               first_line(twin_measurement->record.error) + ")";
     twin_measurement = nullptr;
@@ -268,6 +277,55 @@ void print_gemm_table(std::ostream& out, const GemmProblem& problem, const GpuPr
     out << line;
   }
   if (shown == 0) out << "  no valid variant\n";
+}
+
+std::vector<SwizzleEffect> swizzle_effects(const std::vector<db::StoredMeasurement>& measured) {
+  std::map<std::string, SwizzleEffect> by_binary;
+  for (const db::StoredMeasurement& measurement : measured) {
+    const std::optional<GemmConfig> config = GemmConfig::from_key(measurement.config_key);
+    if (!config || !is_valid_measurement(measurement) || !measurement.record.tflops) continue;
+    const std::string key = config->key();
+    const std::string binary = key.substr(0, key.rfind("-swz"));
+    const double tflops = *measurement.record.tflops;
+    SwizzleEffect& effect = by_binary[binary];
+    if (effect.orders == 0 || tflops > effect.best_tflops) {
+      effect.best_tflops = tflops;
+      effect.best_key = key;
+    }
+    effect.worst_tflops = effect.orders == 0 ? tflops : std::min(effect.worst_tflops, tflops);
+    if (config->swizzle_stride == 0) effect.plain_tflops = tflops;
+    effect.binary = binary;
+    ++effect.orders;
+  }
+  std::vector<SwizzleEffect> effects;
+  for (auto& [binary, effect] : by_binary) effects.push_back(std::move(effect));
+  std::sort(effects.begin(), effects.end(), [](const SwizzleEffect& a, const SwizzleEffect& b) {
+    return a.best_tflops > b.best_tflops;
+  });
+  return effects;
+}
+
+void print_swizzle_effects(std::ostream& out, const std::vector<SwizzleEffect>& effects) {
+  if (effects.empty()) return;
+  out << "block swizzle per tile binary (TFLOP/s; sensitivity = (best - worst) / best):\n";
+  TextTable table({"binary", ">plain", "best order", ">best", ">worst", ">orders", ">sensitivity"});
+  for (const SwizzleEffect& effect : effects) {
+    table.add_row({effect.binary, format_tflops(effect.plain_tflops),
+                   effect.best_key.substr(effect.binary.size() + 1),
+                   format_tflops(effect.best_tflops), format_tflops(effect.worst_tflops),
+                   std::to_string(effect.orders), percent(effect.sensitivity())});
+  }
+  table.print(out, "  ");
+}
+
+nlohmann::json effect_json(const SwizzleEffect& effect) {
+  return {{"binary", effect.binary},
+          {"plain_tflops", effect.plain_tflops ? nlohmann::json(*effect.plain_tflops) : nullptr},
+          {"best_config", effect.best_key},
+          {"best_tflops", effect.best_tflops},
+          {"worst_tflops", effect.worst_tflops},
+          {"orders", effect.orders},
+          {"sensitivity", effect.sensitivity()}};
 }
 
 }  // namespace swr

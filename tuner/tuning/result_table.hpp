@@ -1,7 +1,8 @@
 // The tables the tuner ends with and `swr-tune show` prints: variants by time with their L2
 // figures, the best cyclic against the best sawtooth variant, and the winner against its twin
-// (same tile, persistence and swizzle, the other K/V order), the JSON form of a measurement, and
-// the GEMM table: the fastest variants with their ratio to cuBLAS measured in the same run.
+// (same tile, persistence and swizzle, the other K/V order), the JSON form of a measurement, the
+// GEMM table: the fastest variants with their ratio to cuBLAS measured in the same run, and how
+// much the tile order (the block swizzle) mattered per GEMM kernel binary.
 #pragma once
 
 #include <cstddef>
@@ -17,6 +18,9 @@
 #include "tuner/tuning/variant_record.hpp"
 
 namespace swr {
+
+// A measurement with a time: it ran, checked against the reference and was timed.
+bool is_valid_measurement(const db::StoredMeasurement& measurement);
 
 // 4.58e9 -> "4.58e9", 812 -> "812", missing -> "-"
 std::string format_count(std::optional<double> value);
@@ -49,5 +53,21 @@ nlohmann::json measurement_json(const db::StoredMeasurement& measurement);
 void print_gemm_table(std::ostream& out, const GemmProblem& problem, const GpuProfile& gpu,
                       const std::vector<db::StoredMeasurement>& measurements,
                       const GemmBaseline& baseline, std::size_t rows);
+
+// How much the tile order mattered for one kernel binary (a config key without its swizzle).
+struct SwizzleEffect {
+  std::string binary;
+  std::optional<double> plain_tflops;  // swizzle stride 0
+  std::string best_key;
+  double best_tflops = 0;
+  double worst_tflops = 0;
+  int orders = 0;
+  double sensitivity() const { return best_tflops > 0 ? 1 - worst_tflops / best_tflops : 0; }
+};
+
+// The binaries of the valid measurements, fastest best order first.
+std::vector<SwizzleEffect> swizzle_effects(const std::vector<db::StoredMeasurement>& measured);
+void print_swizzle_effects(std::ostream& out, const std::vector<SwizzleEffect>& effects);
+nlohmann::json effect_json(const SwizzleEffect& effect);
 
 }  // namespace swr

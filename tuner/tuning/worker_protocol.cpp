@@ -99,13 +99,6 @@ GpuProfile measured_gpu_from_json(const nlohmann::json& json) {
   return gpu;
 }
 
-DataType data_type_field(const nlohmann::json& problem, const std::string& where) {
-  const std::string dtype = problem.at("dtype").get<std::string>();
-  const std::optional<DataType> parsed = parse_data_type(dtype);
-  if (!parsed) throw std::invalid_argument("unknown dtype '" + dtype + "' in " + where);
-  return *parsed;
-}
-
 nlohmann::json measure_request(const VariantJob& job) {
   nlohmann::json request = {
       {"type", "measure"},
@@ -188,27 +181,11 @@ std::string message_type(const nlohmann::json& message) {
   return found != message.end() && found->is_string() ? found->get<std::string>() : std::string();
 }
 
-nlohmann::json gemm_problem_to_json(const GemmProblem& problem) {
-  return {{"m", problem.m},
-          {"n", problem.n},
-          {"k", problem.k},
-          {"dtype", std::string(to_string(problem.dtype))}};
-}
-
-GemmProblem gemm_problem_from_json(const nlohmann::json& json) {
-  GemmProblem problem;
-  problem.m = json.at("m").get<int>();
-  problem.n = json.at("n").get<int>();
-  problem.k = json.at("k").get<int>();
-  problem.dtype = data_type_field(json, "a GEMM problem");
-  return problem;
-}
-
 nlohmann::json gemm_measure_request(const GemmVariantJob& job) {
   nlohmann::json request = {
       {"type", "measure"},
       {"family", "gemm"},
-      {"problem", gemm_problem_to_json(job.problem)},
+      {"problem", job.problem.to_json()},
       {"cublas", job.cublas},
       {"config", job.cublas ? nlohmann::json(nullptr) : job.config.to_json()},
   };
@@ -221,7 +198,7 @@ GemmVariantJob gemm_job_from_measure_request(const nlohmann::json& request) {
     throw std::invalid_argument("not a GEMM measure request: " + request.dump().substr(0, 200));
   }
   GemmVariantJob job;
-  job.problem = gemm_problem_from_json(request.at("problem"));
+  job.problem = GemmProblem::from_json(request.at("problem"));
   job.cublas = request.at("cublas").get<bool>();
   if (!job.cublas) job.config = GemmConfig::from_json(request.at("config"));
   read_kernel_fields(request, job);

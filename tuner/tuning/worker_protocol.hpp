@@ -63,10 +63,6 @@ nlohmann::json quit_message();
 std::string message_type(const nlohmann::json& message);
 
 // The GEMM request ("family": "gemm"; the result message is the attention one).
-nlohmann::json gemm_problem_to_json(const GemmProblem& problem);
-// Throws std::invalid_argument (or nlohmann::json::exception) for a malformed object.
-GemmProblem gemm_problem_from_json(const nlohmann::json& json);
-
 nlohmann::json gemm_measure_request(const GemmVariantJob& job);
 GemmVariantJob gemm_job_from_measure_request(const nlohmann::json& request);
 

@@ -11,8 +11,8 @@
 // (gemm/stream_k.cuh) walks items of a tile and a k range; a contributor's partial sums go
 // through gemm_stream_k_sm90.cuh's scratch to the CTA that stores the tile.
 // Tails: TMA zero-fills out-of-bounds loads (M, N and K tails), the TMA store clips.
-// Entry (see bench/hopper_gemm_harness.cpp for a rendered source): gemm_ws<Traits>(maps, m, n, k,
-// swizzle_axis, swizzle_group, tile_counter) with __launch_bounds__(Traits::kThreads, 1).
+// Entry (see generator/gemm_kernel_source.cpp for a rendered source): gemm_ws<Traits>(maps, m, n,
+// k, swizzle_axis, swizzle_group, tile_counter) with __launch_bounds__(Traits::kThreads, 1).
 #pragma once
 
 #include "common/element.cuh"
@@ -22,6 +22,7 @@
 #include "common/sm90/tma.cuh"
 #include "common/sm90/warpgroup.cuh"
 #include "common/sm90/wgmma.cuh"
+#include "common/sm90/wgmma_any_n.cuh"
 #include "gemm/block_swizzle.cuh"
 #include "gemm/sm90/gemm_epilogue_sm90.cuh"
 #include "gemm/sm90/gemm_stream_k_sm90.cuh"
@@ -191,9 +192,9 @@ __device__ __forceinline__ void mainloop(const SharedPlan<T>& plan, int k_blocks
       const unsigned long long desc_b = make_desc_mnmajor_sw128(b + kk * 2048, T::kBChunkBytes);
 #pragma unroll
       for (int slice = 0; slice < T::kWgSlices; ++slice) {
-        wgmma_ss<T::kBlockN, T::kElement, 1>(acc[slice],
-                                             make_desc_kmajor_sw128(a + slice * 64 * 128 + kk * 32),
-                                             desc_b, (kb | kk) != 0);
+        wgmma_ss_n<T::kBlockN, T::kElement, 1>(
+            acc[slice], make_desc_kmajor_sw128(a + slice * 64 * 128 + kk * 32), desc_b,
+            (kb | kk) != 0);
       }
     }
     wgmma_commit();

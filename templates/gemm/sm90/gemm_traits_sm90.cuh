@@ -1,6 +1,6 @@
 // Compile-time knobs of the sm_90a warp-specialized GEMM and the shared-memory plan they imply.
 // The host needs the same numbers (dynamic shared memory, TMA boxes): kDynamicSharedBytes and the
-// box constants below are what a launcher must use (see bench/hopper_gemm_harness.cpp).
+// box constants below are what a launcher must use (see runtime/gemm_tensor_maps.hpp).
 #pragma once
 
 #include "common/element.cuh"
