@@ -20,7 +20,7 @@ export SWR_TUNE_PATH="$BIN/swr-tune"
 mkdir -p "$HOME"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv > "$OUT/gpu.txt" 2>&1
 
-BUDGET=${BUDGET:-330}  # seconds for the whole call; no step runs past it
+BUDGET=${BUDGET:-180}  # seconds for the whole call; no step runs past it
 step() {  # step NAME SECONDS COMMAND...
   local name=$1 limit=$2; shift 2
   local start=$SECONDS left=$((BUDGET - SECONDS))
@@ -31,23 +31,23 @@ step() {  # step NAME SECONDS COMMAND...
   echo "$name rc=$rc $((SECONDS - start))s" | tee -a "$OUT/steps.txt"
 }
 
-step gpu_test 130 "$BIN/attention_wgmma_gpu_test"
+step gpu_test 60 "$BIN/attention_wgmma_gpu_test"
 grep -E "^\[  (PASSED|FAILED|SKIPPED) " "$OUT/gpu_test.log" | tail -8
 
 # Index 8 (dynamic, 2 WGs overlap + pingpong, f16 causal) and 10 (P in shared memory, 2 WGs
 # overlap + pingpong, bf16 causal) of tests/generator/wgmma_variants.hpp.
 FILTER='*sawtooth_dynamic_head_major_d128_f16_causal:*ov_pp_psm_cyclic_grid_head_major_d128_bf16_causal'
 for tool in racecheck synccheck; do
-  SWR_WGMMA_FIRST_SHAPE_ONLY=1 step "sanitizer_$tool" 60 compute-sanitizer --tool "$tool" \
+  SWR_WGMMA_FIRST_SHAPE_ONLY=1 step "sanitizer_$tool" 35 compute-sanitizer --tool "$tool" \
     --print-limit 20 "$BIN/attention_wgmma_gpu_test" --gtest_filter="$FILTER"
   grep -E "ERROR SUMMARY|RACECHECK SUMMARY|tests? ran|PASSED|FAILED" "$OUT/sanitizer_$tool.log" |
     tail -5
 done
 
-step planted_hang 90 "$BIN/tuning_gpu_test" --gtest_filter='*MbarrierHang*'
+step planted_hang 50 "$BIN/tuning_gpu_test" --gtest_filter='*MbarrierHang*'
 grep -E "planted hang|PASSED|FAILED|Failure" "$OUT/planted_hang.log" | tail -6
 
-SWR_WGMMA_TWIN_TIMING=1 step twin_timing 150 "$BIN/attention_wgmma_gpu_test" \
+SWR_WGMMA_TWIN_TIMING=1 step twin_timing 70 "$BIN/attention_wgmma_gpu_test" \
   --gtest_filter='*NewKnobsAgainstTheirTwins*'
 grep -E "twin|wgmma-|PASSED|FAILED|Failure" "$OUT/twin_timing.log" | tail -24
 cat "$OUT/steps.txt"
