@@ -66,7 +66,7 @@ __device__ __forceinline__ void produce(const TmaDescriptor* q_map, const TmaDes
                                         const TmaDescriptor* v_map, unsigned char* tiles,
                                         SharedStorage<T>& bars, int batch_heads, int seq_q,
                                         int seq_kv, int* tile_counter, int wave_size) {
-  if constexpr (T::kPlantedHang) return;
+  if constexpr (T::kPlantedHang) return;  // test-only: the consumers wait forever on an mbarrier
   unsigned char* q_tile = tiles;
   unsigned char* k_tiles = tiles + T::kQBytes;
   unsigned char* v_tiles = k_tiles + T::kStages * T::kKvBytes;
