@@ -17,10 +17,12 @@ using config_parsing::take_prefix;
 
 constexpr std::string_view kHeadGroupsKeyPrefix = "groups";
 constexpr std::string_view kFaultKeySuffix = "fault";
+constexpr std::string_view kHangKeySuffix = "hang";
 constexpr std::string_view kWgmmaKeyPrefix = "wgmma";
 constexpr std::string_view kOverlapKeyToken = "ov";
 constexpr std::string_view kPingpongKeyToken = "pp";
 constexpr std::string_view kEvictLastKeyToken = "evl";
+constexpr std::string_view kPInSmemKeyToken = "psm";
 
 // "m128n64w8s2" -> block_m, block_n, warps, stages.
 bool parse_tile_token(std::string_view token, AttentionConfig& config) {
@@ -146,6 +148,7 @@ std::string AttentionConfig::key() const {
     if (overlap) key += '-' + std::string(kOverlapKeyToken);
     if (pingpong) key += '-' + std::string(kPingpongKeyToken);
     if (kv_cache_hint == KvCacheHint::evict_last) key += '-' + std::string(kEvictLastKeyToken);
+    if (p_in_smem) key += '-' + std::string(kPInSmemKeyToken);
   } else {
     key = key_fields_text({{"m", block_m}, {"n", block_n}, {"w", warps}, {"s", stages}});
   }
@@ -158,6 +161,10 @@ std::string AttentionConfig::key() const {
   if (planted_fault) {
     key += '-';
     key += kFaultKeySuffix;
+  }
+  if (planted_hang) {
+    key += '-';
+    key += kHangKeySuffix;
   }
   return key;
 }
@@ -178,6 +185,8 @@ std::optional<AttentionConfig> AttentionConfig::from_key(std::string_view key) {
         config.pingpong = true;
       } else if (parts[next] == kEvictLastKeyToken) {
         config.kv_cache_hint = KvCacheHint::evict_last;
+      } else if (parts[next] == kPInSmemKeyToken) {
+        config.p_in_smem = true;
       } else {
         break;
       }
@@ -186,17 +195,22 @@ std::optional<AttentionConfig> AttentionConfig::from_key(std::string_view key) {
   } else if (parts.empty() || !parse_tile_token(parts.front(), config)) {
     return std::nullopt;
   }
-  if (parts.size() != 4 && parts.size() != 5) return std::nullopt;
+  // The test-only suffixes, in key()'s order.
+  if (parts.size() > 4 && parts.back() == kHangKeySuffix) {
+    config.planted_hang = true;
+    parts.pop_back();
+  }
+  if (parts.size() > 4 && parts.back() == kFaultKeySuffix) {
+    config.planted_fault = true;
+    parts.pop_back();
+  }
+  if (parts.size() != 4) return std::nullopt;
   const std::optional<KvOrder> order = parse_kv_order(parts[1]);
   const std::optional<Persistence> persistence = parse_persistence(parts[2]);
   if (!order || !persistence) return std::nullopt;
   config.order = *order;
   config.persistence = *persistence;
   if (!parse_swizzle_token(parts[3], config)) return std::nullopt;
-  if (parts.size() == 5) {
-    if (parts[4] != kFaultKeySuffix) return std::nullopt;
-    config.planted_fault = true;
-  }
   // Only the canonical spelling is a key: "m0128...", "static_loop" and the like are not.
   if (config.key() != key) return std::nullopt;
   return config;
@@ -219,7 +233,10 @@ nlohmann::json AttentionConfig::to_json() const {
     json["overlap"] = overlap;
     json["pingpong"] = pingpong;
     json["kv_cache_hint"] = to_string(kv_cache_hint);
+    json["p_in_smem"] = p_in_smem;
   }
+  // Only on the test-only variants, so the form of every other row stays as it was.
+  if (planted_hang) json["planted_hang"] = true;
   return json;
 }
 
@@ -237,6 +254,8 @@ AttentionConfig AttentionConfig::from_json(const nlohmann::json& json) {
     config.pingpong = boolean_field(json, "pingpong");
     config.kv_cache_hint =
         fields.one_of<KvCacheHint>("kv_cache_hint", parse_kv_cache_hint, "none, evict_last");
+    // Rows stored before the knob existed are RS-form variants.
+    if (json.contains("p_in_smem")) config.p_in_smem = boolean_field(json, "p_in_smem");
   }
   config.block_m = fields.positive_int("block_m");
   config.block_n = fields.positive_int("block_n");
@@ -252,6 +271,7 @@ AttentionConfig AttentionConfig::from_json(const nlohmann::json& json) {
     config.head_group = fields.positive_int("head_group");
   }
   if (json.contains("planted_fault")) config.planted_fault = boolean_field(json, "planted_fault");
+  if (json.contains("planted_hang")) config.planted_hang = boolean_field(json, "planted_hang");
   if (const auto it = json.find("key"); it != json.end()) {
     if (!it->is_string() || it->get<std::string>() != config.key()) {
       throw UsageError("config JSON: field \"key\" " + it->dump() +

@@ -46,7 +46,8 @@ constexpr int kScheduleBaseStages = 2;
 
 constexpr int kTileRowGranularity = 64;
 
-AttentionConfig wgmma_config(const ConsumerMode& mode, int block_n, int stages) {
+AttentionConfig wgmma_config(const ConsumerMode& mode, int block_n, int stages,
+                             bool p_in_smem = false) {
   AttentionConfig config;
   config.path = InstructionPath::wgmma;
   config.block_m = 64 * mode.warpgroups;
@@ -55,20 +56,26 @@ AttentionConfig wgmma_config(const ConsumerMode& mode, int block_n, int stages) 
   config.stages = stages;
   config.overlap = mode.overlap;
   config.pingpong = mode.pingpong;
+  config.p_in_smem = p_in_smem;
   return config;
 }
 
-// Every consumer mode x block_n x stages on the default schedule, then the schedule knobs on the
-// base tiles.
+// Every consumer mode x block_n x stages x P form (registers, shared memory) on the default
+// schedule, then the schedule knobs on the base tiles. P in shared memory costs 8 KiB per 64 keys
+// per consumer warpgroup; the resource model prunes the tiles it no longer fits.
 void append_wgmma_configs(int group, std::vector<AttentionConfig>& configs) {
-  for (const ConsumerMode& mode : kConsumerModes) {
-    for (int block_n : kWgmmaBlockNs) {
-      for (int stages : kWgmmaStages) configs.push_back(wgmma_config(mode, block_n, stages));
+  for (bool p_in_smem : {false, true}) {
+    for (const ConsumerMode& mode : kConsumerModes) {
+      for (int block_n : kWgmmaBlockNs) {
+        for (int stages : kWgmmaStages) {
+          configs.push_back(wgmma_config(mode, block_n, stages, p_in_smem));
+        }
+      }
     }
   }
   for (const ConsumerMode& mode : kScheduleBaseModes) {
     for (KvOrder order : kOrders) {
-      for (Persistence persistence : {Persistence::grid, Persistence::static_loop}) {
+      for (Persistence persistence : kPersistences) {
         for (TileSwizzle swizzle : kSwizzles) {
           for (KvCacheHint hint : kKvCacheHints) {
             AttentionConfig config = wgmma_config(mode, kScheduleBaseBlockN, kScheduleBaseStages);

@@ -110,7 +110,15 @@ std::string render_wgmma_text(const AttentionProblem& problem, const AttentionCo
   text += "    " + std::string(template_swizzle(config.swizzle)) + ", /*head_group*/ " +
           std::to_string(head_group) + ",\n";
   text += std::string("    swr::attention::sm90::KvCacheHint::") +
-          (config.kv_cache_hint == KvCacheHint::evict_last ? "evict_last" : "none") + ">;\n";
+          (config.kv_cache_hint == KvCacheHint::evict_last ? "evict_last" : "none") +
+          ", /*p_in_smem*/ " + boolean(config.p_in_smem);
+  // Test-only, like planted_fault: the producer loads nothing and the consumers hang.
+  if (config.planted_hang) text += ", /*planted_hang*/ true";
+  text += ">;\n";
+  // The launch asks for the resource model's bytes: compiling proves the template agrees.
+  text += "static_assert(Traits::kDynamicSharedBytes == " +
+          std::to_string(attention_dynamic_shared_bytes(problem, config)) +
+          ", \"resource model and template disagree on shared memory\");\n";
   text += "extern \"C\" __global__ void __launch_bounds__(Traits::kThreads, 1) ";
   text += std::string(kAttentionEntryName) + "(\n";
   text += "    const __grid_constant__ swr::sm90::TmaDescriptor q_map,\n";

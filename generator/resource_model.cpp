@@ -73,9 +73,13 @@ constexpr int kAttentionBookkeepingRegisters = 40;
 // The wgmma kernel's: row max/sum, masks, pipeline phases. Calibrated on the compiled matrix
 // (bench/results/hopper-attention-h200): d64 m192 n192 fits 160, d128 m128 n176 fits 240.
 constexpr int kWgmmaConsumerBookkeepingRegisters = 24;
-// The tiles start on a 1024-byte swizzle atom; the mbarriers of the Q, K and V rings follow.
+// The tiles start on a 1024-byte swizzle atom; the mbarriers of the Q, K and V rings and the tile
+// queue of dynamic persistence follow (templates/attention/sm90/traits.cuh kBarrierBytes).
 constexpr int kWgmmaSharedAlignmentBytes = 1024;
 constexpr int kWgmmaBarrierBytes = 256;
+// P in shared memory: [64 rows][64 keys] chunks of 16-bit elements (traits.cuh kPChunkBytes).
+constexpr int kWgmmaPChunkKeys = 64;
+constexpr int kWgmmaPChunkBytes = 64 * kWgmmaPChunkKeys * 2;
 
 // Shape rules of the mma.sync tile layer, independent of the GPU.
 std::string tile_shape_problem(const AttentionConfig& config) {
@@ -92,6 +96,9 @@ std::string tile_shape_problem(const AttentionConfig& config) {
   }
   if (config.head_group < 1) {
     return "head_group " + std::to_string(config.head_group) + " must be at least 1";
+  }
+  if (config.p_in_smem || config.planted_hang) {
+    return "p_in_smem and planted_hang are knobs of the wgmma path";
   }
   return {};
 }
@@ -121,9 +128,6 @@ std::string wgmma_tile_problem(const AttentionProblem& problem, const AttentionC
     return "pingpong orders exactly two consumer warpgroups (block_m 128), not " +
            std::to_string(config.consumer_warpgroups());
   }
-  if (config.persistence == Persistence::dynamic) {
-    return "dynamic persistence is not implemented on the wgmma path (grid or static)";
-  }
   if (config.head_group < 1) {
     return "head_group " + std::to_string(config.head_group) + " must be at least 1";
   }
@@ -151,7 +155,14 @@ ResourceUse resource_use(const AttentionProblem& problem, const AttentionConfig&
 int attention_dynamic_shared_bytes(const AttentionProblem& problem, const AttentionConfig& config) {
   const int rows = config.block_m + 2 * config.stages * config.block_n;
   const int tiles = rows * problem.head_dim * static_cast<int>(element_bytes(problem.dtype));
-  return config.is_wgmma() ? tiles + kWgmmaSharedAlignmentBytes + kWgmmaBarrierBytes : tiles;
+  if (!config.is_wgmma()) return tiles;
+  return tiles + wgmma_p_shared_bytes(config) + kWgmmaSharedAlignmentBytes + kWgmmaBarrierBytes;
+}
+
+int wgmma_p_shared_bytes(const AttentionConfig& config) {
+  if (!config.is_wgmma() || !config.p_in_smem) return 0;
+  const int chunks = (config.block_n + kWgmmaPChunkKeys - 1) / kWgmmaPChunkKeys;
+  return config.consumer_warpgroups() * chunks * kWgmmaPChunkBytes;
 }
 
 int wgmma_consumer_registers(const AttentionConfig& config) {

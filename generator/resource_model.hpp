@@ -44,8 +44,12 @@ ResourceUse attention_resource_use(const AttentionProblem& problem, const Attent
                                    const GpuProfile& gpu);
 
 // (block_m + 2 * stages * block_n) * head_dim * element bytes: the Q tile and `stages` K and V
-// tiles (wgmma: + 1024 for the swizzle alignment + 256 for the mbarriers).
+// tiles (wgmma: + the P tiles of p_in_smem + 1024 for the swizzle alignment + 256 for the
+// mbarriers and the tile queue).
 int attention_dynamic_shared_bytes(const AttentionProblem& problem, const AttentionConfig& config);
+// wgmma with p_in_smem: each consumer warpgroup's P, 64 rows x block_n rounded up to 64 keys, in
+// 16-bit elements (0 otherwise): consumer_warpgroups * ceil(block_n / 64) * 8192 bytes.
+int wgmma_p_shared_bytes(const AttentionConfig& config);
 
 // wgmma variants: the registers setmaxnreg gives a consumer thread (240 with 2 consumer
 // warpgroups, 160 with 3), and what one needs by estimate (O and S accumulators + bookkeeping).

@@ -114,7 +114,7 @@ nlohmann::json grid_rule_json(Persistence persistence) {
 nlohmann::json tensor_maps_json(const AttentionConfig& config) {
   return {{"arguments",
            "q_map, k_map, v_map (CUtensorMap by value, __grid_constant__), o, batch * heads, "
-           "seq_q, seq_kv, scale_log2 = log2(e) / sqrt(head_dim), tile_counter (unused), "
+           "seq_q, seq_kv, scale_log2 = log2(e) / sqrt(head_dim), tile_counter (see grid), "
            "wave_size = blocks_per_sm * sm_count"},
           {"encode", "cuTensorMapEncodeTiled"},
           {"data_type", "FLOAT16 or BFLOAT16, the problem's dtype"},

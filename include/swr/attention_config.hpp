@@ -46,16 +46,23 @@ struct SWR_API AttentionConfig {
   // Test-only: the kernel writes through a null pointer, to prove fault isolation. Never
   // enumerated.
   bool planted_fault = false;
+  // Test-only: the wgmma kernel's producer loads nothing, so its consumers wait forever on an
+  // mbarrier (a hang, to prove the tuner records it as a timeout and goes on). Never enumerated;
+  // the wgmma path only.
+  bool planted_hang = false;
 
   // mma_sync: warps own Q rows (block_m / warps each), K/V arrive by cp.async.
   // wgmma (sm_90a, templates/attention/sm90): one TMA producer warpgroup and block_m / 64 consumer
   // warpgroups (2 or 3), so warps = 4 * (1 + block_m / 64).
   InstructionPath path = InstructionPath::mma_sync;
   // wgmma only: softmax of step j overlaps the PV wgmma of step j-1 inside a warpgroup; the two
-  // consumer warpgroups take turns issuing wgmma (2 warpgroups only); L2 hint of K/V loads.
+  // consumer warpgroups take turns issuing wgmma (2 warpgroups only); L2 hint of K/V loads;
+  // P reaches the PV wgmma through shared memory (SS form; 8 KiB per 64 keys of block_n per
+  // consumer warpgroup) instead of registers (RS form).
   bool overlap = false;
   bool pingpong = false;
   KvCacheHint kv_cache_hint = KvCacheHint::none;
+  bool p_in_smem = false;
 
   int threads() const { return warps * 32; }
   int rows_per_warp() const { return block_m / warps; }
@@ -65,7 +72,8 @@ struct SWR_API AttentionConfig {
   static int wgmma_warps(int block_m) { return 4 * (1 + block_m / 64); }
 
   // e.g. "m128n64w8s2-sawtooth-static-groups4" (mma_sync),
-  // "wgmma-m128n128s2-ov-pp-evl-cyclic-grid-head_major" (wgmma; ov/pp/evl only when on)
+  // "wgmma-m128n128s2-ov-pp-evl-psm-cyclic-grid-head_major" (wgmma; ov/pp/evl/psm only when on);
+  // test-only variants end in "-fault" or "-hang".
   std::string key() const;
   static std::optional<AttentionConfig> from_key(std::string_view key);
   nlohmann::json to_json() const;

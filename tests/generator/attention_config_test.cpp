@@ -175,14 +175,49 @@ TEST(AttentionConfig, WgmmaKeysHaveTheirOwnCanonicalSpelling) {
   config.planted_fault = true;
   EXPECT_EQ(config.key(), "wgmma-m192n176s2-sawtooth-grid-head_major-fault");
   EXPECT_EQ(AttentionConfig::from_key(config.key()), config);
+  config.planted_fault = false;
+  config.planted_hang = true;
+  config.p_in_smem = true;
+  config.persistence = Persistence::dynamic;
+  EXPECT_EQ(config.key(), "wgmma-m192n176s2-psm-sawtooth-dynamic-head_major-hang");
+  EXPECT_EQ(AttentionConfig::from_key(config.key()), config);
   for (const char* bad :
        {"wgmma", "wgmma-m128n176s2", "wgmma-m128n176w12s2-cyclic-grid-head_major",
         "wgmma-m128n176s2-pp-ov-cyclic-grid-head_major",
         "wgmma-m128n176s2-ov-ov-cyclic-grid-head_major",
         "wgmma-m128n176s2-xx-cyclic-grid-head_major", "m128n176s2-ov-cyclic-grid-head_major",
-        "wgmma-wgmma-m128n176s2-cyclic-grid-head_major"}) {
+        "wgmma-wgmma-m128n176s2-cyclic-grid-head_major",
+        "wgmma-m128n176s2-psm-ov-cyclic-grid-head_major",
+        "wgmma-m128n176s2-cyclic-grid-head_major-hang-fault",
+        "m128n64w8s2-psm-cyclic-grid-head_major",
+        "wgmma-m128n176s2-cyclic-grid-head_major-hang-hang"}) {
     EXPECT_FALSE(AttentionConfig::from_key(bad).has_value()) << bad;
   }
+}
+
+TEST(AttentionConfig, PInSmemKeepsTheOtherKeysAndReadsOldRows) {
+  // The new token only appears when on: the keys of every existing variant stay as they were.
+  AttentionConfig config = wgmma_example();
+  const std::string before = config.key();
+  config.p_in_smem = true;
+  EXPECT_EQ(config.key(), "wgmma-m128n176s2-ov-pp-evl-psm-sawtooth-static-groups8");
+  EXPECT_EQ(AttentionConfig::from_key(config.key()), config);
+  EXPECT_EQ(config.to_json().at("p_in_smem"), true);
+  EXPECT_EQ(AttentionConfig::from_json(config.to_json()), config);
+  EXPECT_EQ(wgmma_example().key(), before);
+  // A wgmma row stored before the knob existed has no "p_in_smem": the RS form it was.
+  nlohmann::json old_row = wgmma_example().to_json();
+  EXPECT_EQ(old_row.at("p_in_smem"), false);
+  old_row.erase("p_in_smem");
+  EXPECT_EQ(AttentionConfig::from_json(old_row), wgmma_example());
+  old_row["p_in_smem"] = "yes";
+  expect_usage_error(old_row, "\"p_in_smem\" must be true or false");
+  // The planted hang names itself in the JSON form, and only there where it is set.
+  EXPECT_FALSE(wgmma_example().to_json().contains("planted_hang"));
+  AttentionConfig hang = wgmma_example();
+  hang.planted_hang = true;
+  EXPECT_EQ(hang.to_json().at("planted_hang"), true);
+  EXPECT_EQ(AttentionConfig::from_json(hang.to_json()), hang);
 }
 
 TEST(AttentionConfig, WgmmaJsonRoundTripsAndNamesItsKnobs) {

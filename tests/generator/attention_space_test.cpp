@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -14,10 +15,10 @@ namespace swr {
 namespace {
 
 constexpr std::size_t kEnumeratedCount = 5 * 3 * 2 * 3 * 3;  // tiles x stages x order x ...
-// wgmma (sm_90a targets only): 6 consumer modes x 4 block_n x 2 stages on the default schedule,
-// and on 2 base tiles every schedule (2 orders x 2 persistences x 3 swizzles x 2 hints) but the
-// default one.
-constexpr std::size_t kWgmmaEnumeratedCount = 6 * 4 * 2 + 2 * (2 * 2 * 3 * 2 - 1);
+// wgmma (sm_90a targets only): 6 consumer modes x 4 block_n x 2 stages x 2 P forms (registers,
+// shared memory) on the default schedule, and on 2 base tiles every schedule (2 orders x 3
+// persistences x 3 swizzles x 2 hints) but the default one.
+constexpr std::size_t kWgmmaEnumeratedCount = 6 * 4 * 2 * 2 + 2 * (2 * 3 * 3 * 2 - 1);
 
 GpuProfile profile(const char* name) {
   return find_gpu_profile(name).value();
@@ -200,7 +201,6 @@ TEST(AttentionSpace, WgmmaSpaceCoversTheKernelsKnobsAndNothingItLacks) {
     const AttentionSpace space = build_attention_space(big_problem(head_dim), profile("h200"));
     for (const AttentionConfig& c : space.configs) {
       if (!c.is_wgmma()) continue;
-      EXPECT_NE(c.persistence, Persistence::dynamic) << c.key();
       EXPECT_TRUE(!c.pingpong || c.consumer_warpgroups() == 2) << c.key();
       EXPECT_EQ(c.warps, 4 * (1 + c.consumer_warpgroups())) << c.key();
       EXPECT_LE(attention_dynamic_shared_bytes(big_problem(head_dim), c), 232448) << c.key();
@@ -216,30 +216,83 @@ TEST(AttentionSpace, WgmmaSpaceCoversTheKernelsKnobsAndNothingItLacks) {
       seen.insert(std::string(to_string(c.order)));
       seen.insert(std::string(to_string(c.persistence)));
       seen.insert(std::string(to_string(c.swizzle)));
+      seen.insert(c.p_in_smem ? "psm" : "no-psm");
     }
   }
   const std::set<std::string> every_value = {
-      "wg2",        "wg3",    "n128",     "n160",       "n176",
-      "n192",       "s2",     "s3",       "ov",         "no-ov",
-      "pp",         "no-pp",  "none",     "evict_last", "grid",
-      "static",     "cyclic", "sawtooth", "head_major", "heads_interleaved",
-      "head_groups"};
+      "wg2",         "wg3",    "n128",    "n160",   "n176",     "n192",       "s2",
+      "s3",          "ov",     "no-ov",   "pp",     "no-pp",    "none",       "evict_last",
+      "grid",        "static", "dynamic", "cyclic", "sawtooth", "head_major", "heads_interleaved",
+      "head_groups", "psm",    "no-psm"};
   EXPECT_EQ(seen, every_value);
 }
 
 TEST(AttentionSpace, WgmmaPrunesByRegistersAndSharedMemoryAtD128) {
   // D=128: 3 consumer warpgroups hold O (64) + S (block_n / 2) + 24 in 160 registers only for
-  // block_n 128; 3 stages fit 227 KiB only with block_n 128 and 2 warpgroups.
+  // block_n 128 (2 modes x 3 block_n x 2 stages x 2 P forms refused); 3 stages fit 227 KiB only
+  // with block_n 128 and 2 warpgroups, and P in shared memory only block_n 128 with 2 stages.
   const AttentionSpace space = build_attention_space(big_problem(128), profile("h200"));
-  std::size_t kept = 0;
-  for (const AttentionConfig& c : space.configs) kept += c.is_wgmma();
-  EXPECT_EQ(kept, kWgmmaEnumeratedCount - 26);
-  EXPECT_EQ(count_reason(space, "setmaxnreg gives 160 with 3 consumer warpgroups"), 12u);
-  // (192 + 2 * 3 * 128) * 256 + 1024 + 256 and (128 + 2 * 3 * 160) * 256 + 1280.
-  EXPECT_EQ(count_reason(space, "needs 247040 B of shared memory per CTA"), 2u);
-  EXPECT_EQ(count_reason(space, "needs 279808 B of shared memory per CTA"), 4u);
+  std::size_t kept = 0, kept_psm = 0;
+  for (const AttentionConfig& c : space.configs) {
+    kept += c.is_wgmma();
+    kept_psm += c.is_wgmma() && c.p_in_smem;
+    if (c.p_in_smem) EXPECT_EQ(c.block_n, 128) << c.key();
+    if (c.p_in_smem) EXPECT_EQ(c.stages, 2) << c.key();
+  }
+  EXPECT_EQ(kept, kWgmmaEnumeratedCount - 68);
+  // 4 modes with 2 warpgroups and 2 with 3; the latter by 1792 B: (192 + 2 * 2 * 128) * 256
+  // + 3 * 8192 + 1024 + 256 = 230656 of 232448.
+  EXPECT_EQ(kept_psm, 6u);
+  EXPECT_EQ(count_reason(space, "setmaxnreg gives 160 with 3 consumer warpgroups"), 24u);
+  // (192 + 2 * 3 * 128) * 256 + 1024 + 256 (2 modes), and P's 2 x 3 x 8192 on (128 + 2 * 2 * 160)
+  // * 256 + 1280 (4 modes): the register form of the latter fits.
+  EXPECT_EQ(count_reason(space, "needs 247040 B of shared memory per CTA"), 6u);
+  AttentionConfig twin = *AttentionConfig::from_key("wgmma-m128n160s2-cyclic-grid-head_major");
+  EXPECT_TRUE(attention_resource_use(big_problem(128), twin, profile("h200")).does_not_fit.empty());
+  twin.p_in_smem = true;
+  EXPECT_EQ(wgmma_p_shared_bytes(twin), 2 * 3 * 8192);
+  EXPECT_EQ(attention_dynamic_shared_bytes(big_problem(128), twin), 247040);
+
+  // D=64: only P in shared memory on 3 warpgroups, block_n 176 or 192, 3 stages outgrows it:
+  // (192 + 2 * 3 * 176) * 128 + 3 * 3 * 8192 + 1280 = 234752 and 247040 for block_n 192.
   const AttentionSpace d64 = build_attention_space(big_problem(64), profile("h200"));
-  for (const PrunedConfig& pruned : d64.pruned) EXPECT_FALSE(pruned.config.is_wgmma());
+  std::size_t d64_pruned = 0;
+  for (const PrunedConfig& pruned : d64.pruned) {
+    if (!pruned.config.is_wgmma()) continue;
+    ++d64_pruned;
+    EXPECT_TRUE(pruned.config.p_in_smem && pruned.config.consumer_warpgroups() == 3 &&
+                pruned.config.stages == 3 && pruned.config.block_n >= 176)
+        << pruned.config.key() << ": " << pruned.reason;
+  }
+  EXPECT_EQ(d64_pruned, 4u);
+  EXPECT_EQ(count_reason(d64, "needs 234752 B of shared memory per CTA"), 2u);
+}
+
+TEST(AttentionSpace, WgmmaDynamicPersistenceAndPInSmemKeepTheirTwins) {
+  // Each new knob value has its twin (the same variant with the knob at its old value) in the
+  // space, so the tuner measures what the knob changes.
+  const AttentionSpace space = build_attention_space(big_problem(128), profile("h200"));
+  auto kept = [&](const AttentionConfig& c) {
+    return std::find(space.configs.begin(), space.configs.end(), c) != space.configs.end();
+  };
+  std::size_t dynamic = 0, psm = 0;
+  for (const AttentionConfig& c : space.configs) {
+    if (!c.is_wgmma()) continue;
+    if (c.persistence == Persistence::dynamic) {
+      ++dynamic;
+      AttentionConfig twin = c;
+      twin.persistence = Persistence::static_loop;
+      EXPECT_TRUE(kept(twin)) << c.key();
+    }
+    if (c.p_in_smem) {
+      ++psm;
+      AttentionConfig twin = c;
+      twin.p_in_smem = false;
+      EXPECT_TRUE(kept(twin)) << c.key();
+    }
+  }
+  EXPECT_EQ(dynamic, 2u * 2 * 3 * 2);  // base modes x orders x swizzles x hints
+  EXPECT_EQ(psm, 6u);
 }
 
 TEST(AttentionSpace, InvalidProblemIsAUsageError) {

@@ -32,23 +32,40 @@ TEST(WgmmaVariants, CoverEveryValueOfTheNewKnobs) {
     seen.insert(std::string(to_string(c.order)));
     seen.insert(std::string(to_string(c.persistence)));
     seen.insert(std::string(to_string(c.swizzle)));
+    seen.insert(c.p_in_smem ? "psm" : "no-psm");
     seen.insert(std::string(to_string(variant.problem.dtype)));
     seen.insert(variant.problem.causal ? "causal" : "noncausal");
     seen.insert("d" + std::to_string(variant.problem.head_dim));
   }
-  const std::set<std::string> every_value = {"wg2",        "wg3",
-                                             "n128",       "n160",
-                                             "n176",       "n192",
-                                             "s2",         "s3",
-                                             "ov",         "no-ov",
-                                             "pp",         "no-pp",
-                                             "none",       "evict_last",
-                                             "grid",       "static",
-                                             "cyclic",     "sawtooth",
-                                             "f16",        "bf16",
-                                             "causal",     "noncausal",
-                                             "d64",        "d128",
-                                             "head_major", "heads_interleaved",
+  const std::set<std::string> every_value = {"wg2",
+                                             "wg3",
+                                             "n128",
+                                             "n160",
+                                             "n176",
+                                             "n192",
+                                             "s2",
+                                             "s3",
+                                             "ov",
+                                             "no-ov",
+                                             "pp",
+                                             "no-pp",
+                                             "none",
+                                             "evict_last",
+                                             "grid",
+                                             "static",
+                                             "dynamic",
+                                             "psm",
+                                             "no-psm",
+                                             "cyclic",
+                                             "sawtooth",
+                                             "f16",
+                                             "bf16",
+                                             "causal",
+                                             "noncausal",
+                                             "d64",
+                                             "d128",
+                                             "head_major",
+                                             "heads_interleaved",
                                              "head_groups"};
   EXPECT_EQ(seen, every_value);
 }

@@ -1,12 +1,18 @@
 // Every knob value of the sm_90a wgmma attention path (the covering set CI compiles,
 // tests/generator/wgmma_variants.hpp), launched through the runtime launcher on odd shapes with a
 // poisoned output and checked against the double-precision reference; the tensor-map cache and
-// the refusals before launch. Skips where the device is not sm_90a.
+// the refusals before launch. Skips where the device is not sm_90a. Opt-in
+// (SWR_WGMMA_TWIN_TIMING=1): the new knob values (dynamic persistence, P in shared memory) timed
+// interleaved against their twins at B2 H16 S16384 D128.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -15,6 +21,7 @@
 #include "driver/cuda_driver.hpp"
 #include "driver/device_context.hpp"
 #include "driver/device_resources.hpp"
+#include "generator/cubin_cache.hpp"
 #include "generator/kernel_source.hpp"
 #include "generator/parallel_compiler.hpp"
 #include "runtime/attention_launcher.hpp"
@@ -50,6 +57,13 @@ class WgmmaOnGpu : public ::testing::TestWithParam<int> {
   GpuProfile gpu_;
 };
 
+// $SWR_CACHE_DIR when set: the sanitizer runs of a device call reuse the first run's cubins.
+std::optional<CubinCache> cubin_cache() {
+  const char* directory = std::getenv("SWR_CACHE_DIR");
+  if (!directory || !*directory) return std::nullopt;
+  return CubinCache(directory);
+}
+
 // All variants compiled once, in parallel (the device machine has the cores).
 const CompiledKernel& compiled(const Variant& variant, const std::string& arch) {
   static std::mutex mutex;
@@ -59,8 +73,9 @@ const CompiledKernel& compiled(const Variant& variant, const std::string& arch) 
     std::vector<CompileJob> jobs;
     for (const Variant& v : wgmma_variants()) jobs.push_back({v.problem, v.config, arch});
     const NvrtcCompiler compiler;
+    const std::optional<CubinCache> cache = cubin_cache();
     compile_in_parallel(
-        compiler, nullptr, jobs,
+        compiler, cache ? &*cache : nullptr, jobs,
         static_cast<int>(std::max(1u, std::thread::hardware_concurrency())),
         [&](const CompileResult& result) { kernels[result.source.name] = result.kernel; });
   }
@@ -167,6 +182,128 @@ TEST_F(WgmmaLaunch, MapsAreEncodedOnceAndRetargetedAndBadBasesRefused) {
     EXPECT_NE(std::string(refused.what()).find("Q: base address"), std::string::npos)
         << refused.what();
     EXPECT_NE(std::string(refused.what()).find("is not 16-byte aligned"), std::string::npos);
+  }
+}
+
+// A new knob value is worth its place only if it is faster somewhere: each against its twin (the
+// same variant with the knob at its old value), same inputs, launches interleaved round by round
+// (rotating the order), device events around each, medians. K/V of one head are 4 MiB and all
+// heads 128 MiB each: the L2 (60 MiB) holds neither tensor, so every launch starts alike.
+// Outputs are checked against the first variant's (checked against the fp64 reference above).
+TEST_F(WgmmaLaunch, NewKnobsAgainstTheirTwinsInterleaved) {
+  const char* wanted = std::getenv("SWR_WGMMA_TWIN_TIMING");
+  if (!wanted || std::string(wanted) != "1") GTEST_SKIP() << "set SWR_WGMMA_TWIN_TIMING=1";
+  // Groups: the first of each is the twin the others are divided by.
+  const std::vector<std::vector<std::string>> groups = {
+      {"wgmma-m128n128s2-ov-pp-cyclic-grid-head_major",
+       "wgmma-m128n128s2-ov-pp-cyclic-static-head_major",
+       "wgmma-m128n128s2-ov-pp-cyclic-dynamic-head_major",
+       "wgmma-m128n128s2-ov-pp-psm-cyclic-grid-head_major"},
+      {"wgmma-m192n128s2-cyclic-grid-head_major", "wgmma-m192n128s2-cyclic-static-head_major",
+       "wgmma-m192n128s2-cyclic-dynamic-head_major",
+       "wgmma-m192n128s2-psm-cyclic-grid-head_major"}};
+  const CudaDriver& driver = CudaDriver::get();
+  DeviceContext context;
+  std::mt19937 rng(std::random_device{}());
+  for (bool causal : {false, true}) {
+    const AttentionProblem problem{2, 16, 16384, 16384, 128, DataType::f16, causal};
+    std::vector<AttentionConfig> configs;
+    for (const auto& group : groups)
+      for (const std::string& key : group) configs.push_back(*AttentionConfig::from_key(key));
+    std::vector<CompileJob> jobs;
+    for (const AttentionConfig& config : configs) jobs.push_back({problem, config, gpu_.arch});
+    std::map<std::string, CompiledKernel> kernels;
+    const NvrtcCompiler compiler;
+    const std::optional<CubinCache> cache = cubin_cache();
+    compile_in_parallel(compiler, cache ? &*cache : nullptr, jobs,
+                        static_cast<int>(std::max(1u, std::thread::hardware_concurrency())),
+                        [&](const CompileResult& r) { kernels[r.source.name] = r.kernel; });
+    std::vector<std::unique_ptr<AttentionKernelModule>> modules;
+    for (const AttentionConfig& config : configs) {
+      const KernelSource source = render_attention_kernel(problem, config);
+      const CompiledKernel& kernel = kernels.at(source.name);
+      ASSERT_TRUE(kernel.ok) << kernel.log;
+      EXPECT_EQ(kernel.spill_bytes, 0) << config.key();
+      modules.push_back(std::make_unique<AttentionKernelModule>(
+          driver, kernel.cubin, config, source.dynamic_shared_bytes, gpu_.sm_count));
+    }
+    const std::size_t count =
+        static_cast<std::size_t>(problem.batch) * problem.heads * problem.seq_q * problem.head_dim;
+    const auto q = random_elements(DataType::f16, count, rng);
+    const auto k = random_elements(DataType::f16, count, rng);
+    const auto v = random_elements(DataType::f16, count, rng);
+    Buffer dq(driver, count * 2), dk(driver, count * 2), dv(driver, count * 2),
+        counter(driver, sizeof(int));
+    SWR_CU(driver, cuMemcpyHtoD(dq.pointer(), q.data(), count * 2));
+    SWR_CU(driver, cuMemcpyHtoD(dk.pointer(), k.data(), count * 2));
+    SWR_CU(driver, cuMemcpyHtoD(dv.pointer(), v.data(), count * 2));
+    std::vector<std::unique_ptr<Buffer>> outputs;
+    for (std::size_t i = 0; i < configs.size(); ++i) {
+      outputs.push_back(std::make_unique<Buffer>(driver, count * 2));
+      SWR_CU(driver, cuMemsetD8Async(outputs[i]->pointer(), 0xff, count * 2, nullptr));
+    }
+    auto launch = [&](std::size_t i) {
+      modules[i]->launch(
+          problem,
+          {dq.pointer(), dk.pointer(), dv.pointer(), outputs[i]->pointer(), counter.pointer()},
+          nullptr);
+    };
+    for (int warm = 0; warm < 2; ++warm)
+      for (std::size_t i = 0; i < configs.size(); ++i) launch(i);
+    SWR_CU(driver, cuStreamSynchronize(nullptr));
+
+    // Same function: every output against the first's (itself checked on odd shapes above).
+    std::vector<std::uint16_t> first(count), other(count);
+    SWR_CU(driver, cuMemcpyDtoH(first.data(), outputs[0]->pointer(), count * 2));
+    std::vector<double> first_values(count);
+    for (std::size_t e = 0; e < count; ++e)
+      first_values[e] = element_to_float(DataType::f16, first[e]);
+    for (std::size_t i = 1; i < configs.size(); ++i) {
+      SWR_CU(driver, cuMemcpyDtoH(other.data(), outputs[i]->pointer(), count * 2));
+      const OutputComparison same = compare_with_reference(problem, other, first_values);
+      EXPECT_TRUE(same.passes(relative_error_tolerance(DataType::f16)))
+          << configs[i].key() << " vs " << configs[0].key() << ": " << same.relative_error
+          << ", non-finite " << same.non_finite;
+    }
+
+    constexpr int kRounds = 15;
+    std::vector<std::vector<float>> times(configs.size());
+    CUevent start = nullptr, stop = nullptr;
+    SWR_CU(driver, cuEventCreate(&start, CU_EVENT_DEFAULT));
+    SWR_CU(driver, cuEventCreate(&stop, CU_EVENT_DEFAULT));
+    for (int round = 0; round < kRounds; ++round) {
+      for (std::size_t j = 0; j < configs.size(); ++j) {
+        const std::size_t i = (j + round) % configs.size();
+        SWR_CU(driver, cuEventRecord(start, nullptr));
+        launch(i);
+        SWR_CU(driver, cuEventRecord(stop, nullptr));
+        SWR_CU(driver, cuEventSynchronize(stop));
+        float ms = 0;
+        SWR_CU(driver, cuEventElapsedTime(&ms, start, stop));
+        times[i].push_back(ms);
+      }
+    }
+    SWR_CU(driver, cuEventDestroy(start));
+    SWR_CU(driver, cuEventDestroy(stop));
+    // Multiply-adds of QK^T and PV over the visible (query, key) pairs, 2 flops each.
+    const double pairs =
+        causal ? 0.5 * problem.seq_q * (problem.seq_q + 1.0) : 1.0 * problem.seq_q * problem.seq_kv;
+    const double flops = 4.0 * problem.batch * problem.heads * problem.head_dim * pairs;
+    std::printf("twin timing %s (%s, %d interleaved rounds, medians):\n", problem.key().c_str(),
+                gpu_.name.c_str(), kRounds);
+    std::size_t index = 0;
+    for (const auto& group : groups) {
+      double twin = 0;
+      for (std::size_t g = 0; g < group.size(); ++g, ++index) {
+        std::vector<float> sorted = times[index];
+        std::sort(sorted.begin(), sorted.end());
+        const double median = sorted[sorted.size() / 2];
+        if (g == 0) twin = median;
+        std::printf("  %-52s %8.3f ms  min %8.3f  max %8.3f  %6.1f TFLOP/s  twin/this %.3f\n",
+                    configs[index].key().c_str(), median, sorted.front(), sorted.back(),
+                    flops / median * 1e-9, twin / median);
+      }
+    }
   }
 }
 

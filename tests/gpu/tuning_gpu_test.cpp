@@ -1,10 +1,12 @@
 // The tuner end to end on the present device: a small tune with a variant planted to fault
 // completes, records the fault, measures the other variants (times, reference check, counters or
 // counters recorded as missing), picks an ok variant as best, and a re-run of a complete shape
-// measures nothing. Also the worker client with the real worker, directly.
+// measures nothing. Also the worker client with the real worker, directly, and (sm_90a only) a
+// small tune in which a wgmma variant planted to deadlock on an mbarrier is recorded as a timeout.
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "db/results_database.hpp"
@@ -12,9 +14,13 @@
 #include "generator/kernel_source.hpp"
 #include "generator/nvrtc_compiler.hpp"
 #include "run_swr_tune.hpp"
+#include "swr/instruction_path.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
 #include "tuner/gpu_detection.hpp"
+#include "tuner/tuning/interrupt_flag.hpp"
+#include "tuner/tuning/tuning_session.hpp"
 #include "tuner/tuning/worker_client.hpp"
+#include "tuner/tuning_request.hpp"
 
 namespace swr::test {
 namespace {
@@ -150,6 +156,68 @@ TEST_F(TuningOnGpu, WorkerClientSurvivesAFaultingVariant) {
   const VariantOutcome after = client.measure(compiled(false));
   EXPECT_EQ(after.status, db::MeasurementStatus::ok) << after.error;
   EXPECT_EQ(client.workers_started(), 2);
+}
+
+// The planted hang (AttentionConfig::planted_hang, test-only, never enumerated): the producer of a
+// dynamic-persistence wgmma kernel issues nothing, its consumers wait forever on the tile queue's
+// mbarrier. The session goes through the real worker: the hang must cost one worker and the time
+// limit, be recorded as a timeout, and leave the variants after it measured.
+TEST_F(TuningOnGpu, SmallTuneRecordsAnMbarrierHangAsATimeoutAndMeasuresTheRest) {
+  if (std::string why = instruction_path_problem(present_, InstructionPath::wgmma); !why.empty()) {
+    GTEST_SKIP() << why;
+  }
+  const AttentionConfig grid =
+      *AttentionConfig::from_key("wgmma-m128n128s2-ov-pp-cyclic-grid-head_major");
+  const AttentionConfig dynamic =
+      *AttentionConfig::from_key("wgmma-m128n128s2-ov-pp-cyclic-dynamic-head_major");
+  AttentionConfig hang = dynamic;
+  hang.planted_hang = true;
+  ASSERT_EQ(hang.key(), dynamic.key() + "-hang");
+
+  TuningRequest request;
+  request.database = database_;
+  CompileSettings compile;
+  compile.cache_dir = scratch_.path() / "cubins";
+  TuningPlan plan{tuning_settings(present_, request, compile), {}};
+  plan.shapes.push_back({kProblem, {hang, grid, dynamic}});
+  // A short limit (the hang costs all of it); a good variant here measures in well under 1 s.
+  WorkerTimeouts timeouts;
+  timeouts.minimum_variant_seconds = 10;
+  timeouts.expected_time_multiple = 4;
+  const double limit = variant_timeout_seconds(kProblem, present_, timeouts);
+  char limit_text[48];
+  std::snprintf(limit_text, sizeof(limit_text), "no result within %.0f s", limit);
+  InterruptFlag interrupt;
+  WorkerClient worker({swr_tune_path(), kMeasureWorkerSubcommand}, timeouts, &interrupt);
+  const auto start = std::chrono::steady_clock::now();
+  const TuningSummary summary = TuningSession(std::move(plan), worker, interrupt).run();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(summary.recorded, 3);
+  EXPECT_EQ(summary.failed, 1);
+  EXPECT_FALSE(summary.interrupted);
+  EXPECT_EQ(worker.workers_started(), 2);  // the hung one was killed, one more measured the rest
+  EXPECT_GE(seconds, limit);
+
+  const std::vector<db::StoredMeasurement> measurements = stored();
+  ASSERT_EQ(measurements.size(), 3u);
+  for (const db::StoredMeasurement& measurement : measurements) {
+    const db::MeasurementRecord& record = measurement.record;
+    if (measurement.config_key == hang.key()) {
+      EXPECT_EQ(record.status, db::MeasurementStatus::timeout) << record.error;
+      EXPECT_NE(record.error.find(limit_text), std::string::npos) << record.error;
+      EXPECT_FALSE(record.median_ms.has_value());
+      continue;
+    }
+    EXPECT_TRUE(measurement.config_key == grid.key() || measurement.config_key == dynamic.key())
+        << measurement.config_key;
+    EXPECT_EQ(record.status, db::MeasurementStatus::ok)
+        << measurement.config_key << ": " << record.error;
+    EXPECT_LT(record.relative_error.value_or(1), 2e-3) << measurement.config_key;
+    EXPECT_GT(record.median_ms.value_or(0), 0) << measurement.config_key;
+  }
+  std::printf("planted hang: %.1f s for the 3 variants, workers started %d\n", seconds,
+              worker.workers_started());
 }
 
 }  // namespace

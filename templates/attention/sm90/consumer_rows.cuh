@@ -1,12 +1,14 @@
 // What one consumer warpgroup thread holds for its two Q rows: the online softmax state, the
-// masking, and the P -> A-operand packing for O += P V in the RS form. The wgmma m64nN
-// accumulator of a warp is a stack of m16n8 C fragments (row = 16*warp + lane/4 + 8*(i/2),
-// col = 8*j + 2*(lane%4) + i%2 for register 4*j + i), the layout of the mma.sync path's
-// Scores[1][N/8][4], so this is warp_rows.cuh's math with kRowAtoms = 1; the rescale of O is split
-// from the softmax so that it can wait for an O += P V still in flight (intra-warpgroup overlap).
+// masking, and P as the A operand of O += P V: packed in registers (RS form) or stored to shared
+// memory (SS form). The wgmma m64nN accumulator of a warp is a stack of m16n8 C fragments
+// (row = 16*warp + lane/4 + 8*(i/2), col = 8*j + 2*(lane%4) + i%2 for register 4*j + i), the
+// layout of the mma.sync path's Scores[1][N/8][4], so this is warp_rows.cuh's math with
+// kRowAtoms = 1; the rescale of O is split from the softmax so that it can wait for an O += P V
+// still in flight (intra-warpgroup overlap).
 #pragma once
 
 #include "common/element.cuh"
+#include "common/sm90/tma.cuh"
 
 namespace swr {
 namespace attention {
@@ -113,6 +115,29 @@ struct ConsumerRows {
       p[4 * kk + 2] = pack_pair<T::kElement>(s[8 * kk + 4], s[8 * kk + 5]);
       p[4 * kk + 3] = pack_pair<T::kElement>(s[8 * kk + 6], s[8 * kk + 7]);
     }
+  }
+
+  // P to the warpgroup's P tile in shared memory (Traits::kPChunkBytes chunks of 64 keys): this
+  // thread's pairs go to row r (of the warpgroup's 64), 16-byte unit u of the chunk's 128-byte
+  // line, placed at unit u ^ (r % 8) -- the 128B swizzle the K-major wgmma descriptor reads. The
+  // eight rows a warp writes at once land in eight different units: no bank conflicts. r % 8 is
+  // group() for both of the thread's rows, so one 32-bit shared address plus immediates and one
+  // XOR per store do (generic 64-bit addresses per store spilled at 160 registers). Then the
+  // fence that makes these generic-proxy writes visible to wgmma (the async proxy).
+  __device__ __forceinline__ void store_p(const float* s, unsigned char* p_tile) const {
+    const unsigned row_address =
+        swr::sm90::smem_u32(p_tile) + (first_row % 64 + group()) * 128 + quad() * 4;
+    const unsigned unit_xor = group() * 16;
+#pragma unroll
+    for (int n = 0; n < kBlockN / 8; ++n)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const unsigned address =
+            row_address + (n / 8) * T::kPChunkBytes + h * 8 * 128 + (((n % 8) * 16) ^ unit_xor);
+        const unsigned pair = pack_pair<T::kElement>(s[4 * n + 2 * h], s[4 * n + 2 * h + 1]);
+        asm volatile("st.shared.b32 [%0], %1;" ::"r"(address), "r"(pair) : "memory");
+      }
+    swr::sm90::fence_proxy_async_shared();
   }
 
   // O / l as 16-bit pairs straight to global memory (rows past seq_q are not written).

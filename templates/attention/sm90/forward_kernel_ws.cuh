@@ -1,10 +1,12 @@
 // Warp-specialized attention forward for sm_90a: warpgroup 0 is the producer (one thread issues
 // the TMA loads of Q, once per tile, and of K and V into two Stages-deep full/empty mbarrier
 // rings), warpgroups 1..ConsumerWgs each own 64 rows of the Q tile: S = Q K^T with wgmma SS,
-// online softmax in registers, O += P V with wgmma RS (P packed from the S accumulators).
-// The schedule is the mma.sync kernel's: tile_coord + for_each_tile pick the tiles, and both
-// roles walk K/V in kv_tile_at(step, kv_tiles, round) order (each role keeps its own count, so
-// they agree without talking); masking keys on the K/V block index, never on the step.
+// online softmax in registers, O += P V with wgmma RS (P packed from the S accumulators) or SS
+// (P stored to shared memory, kPInSharedMemory).
+// The schedule is the mma.sync kernel's: tile_coord + the persistence rules pick the tiles
+// (role_tiles.cuh: for dynamic persistence the producer claims them and hands them over), and
+// both roles walk K/V in kv_tile_at(step, kv_tiles, round) order (each role keeps its own count,
+// so they agree without talking); masking keys on the K/V block index, never on the step.
 //
 // Tensor maps (cuTensorMapEncodeTiled, 16-bit elements, SWIZZLE_128B, OOB fill zero), rank 3:
 //   q_map: dims {HeadDim, seq_q, batch*heads}, strides {HeadDim*2, seq_q*HeadDim*2} bytes,
@@ -15,6 +17,7 @@
 
 #include "attention/attention_schedule.cuh"
 #include "attention/sm90/consumer_rows.cuh"
+#include "attention/sm90/role_tiles.cuh"
 #include "attention/sm90/traits.cuh"
 #include "common/sm90/mbarrier.cuh"
 #include "common/sm90/pipeline.cuh"
@@ -36,6 +39,7 @@ struct SharedStorage {
   PipelineBarriers<1> q;
   PipelineBarriers<T::kStages> k;
   PipelineBarriers<T::kStages> v;
+  TileQueue queue;  // dynamic persistence only
 };
 
 // Arrivals on an "empty" barrier: lane 0 of every consumer warp, after its wgmma wait.
@@ -62,14 +66,15 @@ __device__ __forceinline__ void produce(const TmaDescriptor* q_map, const TmaDes
                                         const TmaDescriptor* v_map, unsigned char* tiles,
                                         SharedStorage<T>& bars, int batch_heads, int seq_q,
                                         int seq_kv, int* tile_counter, int wave_size) {
+  if constexpr (T::kPlantedHang) return;  // test-only: the consumers wait forever on an mbarrier
   unsigned char* q_tile = tiles;
   unsigned char* k_tiles = tiles + T::kQBytes;
   unsigned char* v_tiles = k_tiles + T::kStages * T::kKvBytes;
   PipelineState<1> q_state;
   PipelineState<T::kStages> k_state, v_state;
   const int q_tiles = (seq_q + T::kBlockM - 1) / T::kBlockM;
-  for_each_tile<T::kPersistence>(
-      q_tiles * batch_heads, tile_counter, wave_size, [&](int linear_tile, int round) {
+  producer_tiles<T::kPersistence>(
+      q_tiles * batch_heads, tile_counter, wave_size, bars.queue, [&](int linear_tile, int round) {
         const TileCoord coord =
             tile_coord(T::kSwizzle, T::kHeadGroup, T::kCausal, linear_tile, q_tiles, batch_heads);
         const int q_row0 = coord.q_tile * T::kBlockM;
@@ -120,6 +125,12 @@ __device__ __forceinline__ void consume(unsigned char* tiles, SharedStorage<T>& 
   unsigned char* v_tiles = k_tiles + T::kStages * T::kKvBytes;
 
   const int wg = swr::sm90::warpgroup_index() - 1;
+  // SS form: this warpgroup's P tile, and the named barrier its four warps meet at once each has
+  // stored its rows of P.
+  unsigned char* p_tile = v_tiles + T::kStages * T::kKvBytes + wg * T::kPBytesPerWarpgroup;
+  const int p_barrier = wg == 0   ? swr::sm90::barrier_id::kConsumer0
+                        : wg == 1 ? swr::sm90::barrier_id::kConsumer1
+                                  : swr::sm90::barrier_id::kConsumer2;
   const int thread = threadIdx.x % 128;
   const bool warp_leader = thread % 32 == 0;
   Rows rows;
@@ -163,21 +174,41 @@ __device__ __forceinline__ void consume(unsigned char* tiles, SharedStorage<T>& 
     swr::sm90::wgmma_commit();
     fence_floats<kS>(s);
   };
-  // O += P V (A: P in registers; B: V tile [keys][HeadDim] is MN-major: 64-column chunks of
-  // BlockN rows, LBO = chunk stride, SBO = 8 rows = 1024 B, k16 step = 16 rows = 2048 B).
+  // O += P V (A: P in registers, or this warpgroup's P tile, K-major like Q; B: V tile
+  // [keys][HeadDim] is MN-major: 64-column chunks of BlockN rows, LBO = chunk stride, SBO = 8
+  // rows = 1024 B, k16 step = 16 rows = 2048 B).
   auto issue_pv = [&](int slot) {
     unsigned char* v_tile = v_tiles + slot * T::kKvBytes;
-    fence_words<kP>(p);
+    if constexpr (T::kPInSharedMemory) {
+      swr::sm90::named_barrier_sync(p_barrier, 128);  // all four warps' rows of P are stored
+    } else {
+      fence_words<kP>(p);
+    }
     fence_floats<kO>(out);
     swr::sm90::wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < T::kBlockN / 16; ++kk) {
       const unsigned long long db =
           swr::sm90::make_desc_mnmajor_sw128(v_tile + kk * 2048, T::kKvChunkBytes);
-      swr::sm90::wgmma_rs_n<T::kHeadDim, T::kElement, 1>(out, p + 4 * kk, db, 1);
+      if constexpr (T::kPInSharedMemory) {
+        const unsigned long long da =
+            swr::sm90::make_desc_kmajor_sw128(p_tile + (kk / 4) * T::kPChunkBytes + (kk % 4) * 32);
+        swr::sm90::wgmma_ss_n<T::kHeadDim, T::kElement, 1>(out, da, db, 1);
+      } else {
+        swr::sm90::wgmma_rs_n<T::kHeadDim, T::kElement, 1>(out, p + 4 * kk, db, 1);
+      }
     }
     swr::sm90::wgmma_commit();
     fence_floats<kO>(out);
+  };
+  // P of this step as the PV wgmma's A operand. In shared memory, only once the previous PV
+  // wgmma (which reads the same P tile) has completed: every caller has waited for it.
+  auto stage_p = [&]() {
+    if constexpr (T::kPInSharedMemory) {
+      rows.store_p(s, p_tile);
+    } else {
+      Rows::pack_p(s, p);
+    }
   };
   auto release = [&](unsigned long long* empty) {
     __syncwarp();
@@ -187,8 +218,8 @@ __device__ __forceinline__ void consume(unsigned char* tiles, SharedStorage<T>& 
   PipelineState<1> q_state;
   PipelineState<T::kStages> k_state, v_state;
   const int q_tiles = (seq_q + T::kBlockM - 1) / T::kBlockM;
-  for_each_tile<T::kPersistence>(
-      q_tiles * batch_heads, tile_counter, wave_size, [&](int linear_tile, int round) {
+  consumer_tiles<T::kPersistence>(
+      q_tiles * batch_heads, tile_counter, wave_size, bars.queue, [&](int linear_tile, int round) {
         const TileCoord coord =
             tile_coord(T::kSwizzle, T::kHeadGroup, T::kCausal, linear_tile, q_tiles, batch_heads);
         const int q_row0 = coord.q_tile * T::kBlockM;
@@ -212,7 +243,7 @@ __device__ __forceinline__ void consume(unsigned char* tiles, SharedStorage<T>& 
             rows.mask(s, q_row0, kv_col0, seq_kv);
             float rescale[2];
             if (rows.softmax(s, scale_log2, rescale)) Rows::rescale_output(out, rescale);
-            Rows::pack_p(s, p);
+            stage_p();
             bars.v.consumer_wait(v_state);
             issue_pv(v_state.index);
             swr::sm90::wgmma_wait<0>();
@@ -236,7 +267,7 @@ __device__ __forceinline__ void consume(unsigned char* tiles, SharedStorage<T>& 
             rows.mask(s, q_row0, kv_col0, seq_kv);
             float rescale[2];
             rows.softmax(s, scale_log2, rescale);  // O is still 0: nothing to rescale
-            Rows::pack_p(s, p);
+            stage_p();
           }
           // Step j: issue S(j) and PV(j-1); softmax(j) runs while PV(j-1) is in flight.
           for (int step = 1; step < kv_tiles; ++step) {
@@ -257,11 +288,11 @@ __device__ __forceinline__ void consume(unsigned char* tiles, SharedStorage<T>& 
             const bool moved = rows.softmax(s, scale_log2, rescale);
             swr::sm90::wgmma_wait<0>();
             fence_floats<kO>(out);
-            fence_words<kP>(p);
+            if constexpr (!T::kPInSharedMemory) fence_words<kP>(p);
             release(&bars.v.empty[v_state.index]);
             v_state.advance();
             if (moved) Rows::rescale_output(out, rescale);
-            Rows::pack_p(s, p);
+            stage_p();
           }
           bars.v.consumer_wait(v_state);
           issue_pv(v_state.index);
@@ -287,11 +318,15 @@ __device__ __forceinline__ void forward(const TmaDescriptor* q_map, const TmaDes
   extern __shared__ __align__(1024) unsigned char shared_memory[];
   unsigned char* tiles = reinterpret_cast<unsigned char*>(
       (reinterpret_cast<unsigned long long>(shared_memory) + 1023) & ~1023ull);
+  static_assert(sizeof(SharedStorage<T>) <= T::kBarrierBytes, "barriers outgrow their space");
   SharedStorage<T>& bars = *reinterpret_cast<SharedStorage<T>*>(tiles + T::kTileBytes);
   if (threadIdx.x == 0) {
     bars.q.init(1, kConsumerArrivals<T>);
     bars.k.init(1, kConsumerArrivals<T>);
     bars.v.init(1, kConsumerArrivals<T>);
+    if constexpr (T::kPersistence == Persistence::dynamic) {
+      bars.queue.init(128 * T::kConsumerWgs);  // every consumer thread pops every entry
+    }
     swr::sm90::mbarrier_init_fence();
     swr::sm90::tma_prefetch_descriptor(q_map);
     swr::sm90::tma_prefetch_descriptor(k_map);

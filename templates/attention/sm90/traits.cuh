@@ -16,7 +16,8 @@ enum class KvCacheHint { none, evict_last };
 
 template <int HeadDim, int ConsumerWgs, int BlockN, int Stages, Element Elem, bool Causal,
           bool IntraWgOverlap, bool Pingpong, KvOrder Order, Persistence Persist,
-          TileSwizzle Swizzle, int HeadGroup, KvCacheHint Hint>
+          TileSwizzle Swizzle, int HeadGroup, KvCacheHint Hint, bool PInSharedMemory,
+          bool PlantedHang = false>
 struct Traits {
   static constexpr int kHeadDim = HeadDim;
   static constexpr int kConsumerWgs = ConsumerWgs;
@@ -32,6 +33,11 @@ struct Traits {
   static constexpr TileSwizzle kSwizzle = Swizzle;
   static constexpr int kHeadGroup = HeadGroup;
   static constexpr KvCacheHint kHint = Hint;
+  // O += P V with P from shared memory (wgmma SS) instead of registers (RS).
+  static constexpr bool kPInSharedMemory = PInSharedMemory;
+  // Test-only (never enumerated): the producer issues no load, so the consumers wait forever on
+  // the Q mbarrier (or the tile queue): proves that the tuner records a hang as a timeout.
+  static constexpr bool kPlantedHang = PlantedHang;
 
   static constexpr int kThreads = 128 * (1 + ConsumerWgs);
   // setmaxnreg split (FA3 flash_fwd_kernel_sm90.h): 24/240 with 2 consumer WGs, 32/160 with 3.
@@ -45,17 +51,22 @@ struct Traits {
   static constexpr int kKvBytes = BlockN * HeadDim * 2;  // one K or one V tile
   static constexpr int kQChunkBytes = kBlockM * 128;
   static constexpr int kKvChunkBytes = BlockN * 128;
-  static constexpr int kTileBytes = kQBytes + 2 * Stages * kKvBytes;
-  // + 1024 to align the tiles to the 1024-byte swizzle atom + the mbarriers.
-  static constexpr int kDynamicSharedBytes = kTileBytes + 1024 + 256;
+  // P through shared memory: per consumer warpgroup its [64 rows][BlockN keys] of P, K-major as
+  // the A operand of the PV wgmma: 64-key chunks of [64 rows][128 B], 128B-swizzled (8 KB each;
+  // a BlockN that is not a multiple of 64 leaves the last chunk part empty). After K and V.
+  static constexpr int kPChunkBytes = 64 * 128;
+  static constexpr int kPBytesPerWarpgroup = (BlockN + 63) / 64 * kPChunkBytes;
+  static constexpr int kPBytes = PInSharedMemory ? ConsumerWgs * kPBytesPerWarpgroup : 0;
+  static constexpr int kTileBytes = kQBytes + 2 * Stages * kKvBytes + kPBytes;
+  // + 1024 to align the tiles to the 1024-byte swizzle atom + the mbarriers and the tile queue.
+  static constexpr int kBarrierBytes = 256;
+  static constexpr int kDynamicSharedBytes = kTileBytes + 1024 + kBarrierBytes;
 
   static_assert(HeadDim == 64 || HeadDim == 128, "head dims 64 and 128");
   static_assert(ConsumerWgs == 2 || ConsumerWgs == 3, "BlockM 128 (2 WGs) or 192 (3 WGs)");
   static_assert(BlockN % 16 == 0 && BlockN >= 16 && BlockN <= 256, "wgmma N and TMA box");
   static_assert(Stages >= 1 && Stages <= 4, "K/V ring depth");
   static_assert(kDynamicSharedBytes <= 232448, "sm_90 opt-in shared memory per block");
-  static_assert(Persist != Persistence::dynamic,
-                "dynamic persistence needs a producer-side claim (not implemented on sm90)");
   static_assert(!Pingpong || ConsumerWgs == 2, "pingpong orders exactly two consumer WGs");
   static_assert(HeadGroup >= 1, "head groups hold at least one head");
 };

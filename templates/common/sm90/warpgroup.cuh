@@ -30,6 +30,7 @@ constexpr int kConsumer1 = 2;       // consumer warpgroup 1 alone
 constexpr int kOrderConsumer0 = 3;  // pingpong: consumer 0 may issue its mainloop
 constexpr int kOrderConsumer1 = 4;  // pingpong: consumer 1 may issue its mainloop
 constexpr int kConsumers = 5;       // all consumer warpgroups together
+constexpr int kConsumer2 = 6;       // consumer warpgroup 2 alone
 }  // namespace barrier_id
 
 // `threads` counts every thread that takes part (a multiple of 32), arrivals included.

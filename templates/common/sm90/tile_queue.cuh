@@ -1,0 +1,48 @@
+// A queue of tile indices from one producer thread to the consumer warpgroups of a
+// warp-specialized CTA, for dynamic persistence: the producer claims tiles from a global counter
+// and must tell the consumers which one it loads, but __syncthreads cannot run inside the role
+// branches. Each slot is an int guarded by a full/empty mbarrier pair; entry n uses slot
+// n % Depth in round n / Depth, so both sides find a slot's parity from the entry number alone.
+// mbarrier.arrive releases and try_wait acquires (CTA scope), which orders the int itself.
+#pragma once
+
+#include "common/sm90/mbarrier.cuh"
+
+namespace swr {
+namespace sm90 {
+
+template <int Depth>
+struct TileQueue {
+  unsigned long long full[Depth];
+  unsigned long long empty[Depth];
+  int entry[Depth];
+
+  // One thread; then mbarrier_init_fence() and a block-wide barrier before first use.
+  // `readers`: threads that pop every entry (each arrives on `empty` once per entry).
+  __device__ __forceinline__ void init(unsigned readers) {
+#pragma unroll
+    for (int s = 0; s < Depth; ++s) {
+      mbarrier_init(&full[s], 1);
+      mbarrier_init(&empty[s], readers);
+    }
+  }
+  // Producer: publish entry n once every reader has popped entry n - Depth from its slot (a
+  // fresh barrier passes parity 1 at once, hence the ^ 1 for the first round).
+  __device__ __forceinline__ void push(int n, int value) {
+    const int slot = n % Depth;
+    mbarrier_wait(&empty[slot], ((n / Depth) & 1) ^ 1u);
+    entry[slot] = value;
+    mbarrier_arrive(&full[slot]);
+  }
+  // Every reader: entry n, then free its slot.
+  __device__ __forceinline__ int pop(int n) {
+    const int slot = n % Depth;
+    mbarrier_wait(&full[slot], (n / Depth) & 1);
+    const int value = entry[slot];
+    mbarrier_arrive(&empty[slot]);
+    return value;
+  }
+};
+
+}  // namespace sm90
+}  // namespace swr
