@@ -18,7 +18,10 @@
 #
 # Run from the repository root on the device: OUT=$OUT D=.device/NAME TOTAL=520 bash \
 #   .device/NAME/bench/tuned_attention_device_run.sh
-# ($D holds bin/swr-tune, bin/libswr_runtime.so, bench/*.py and python/swr.)
+# ($D holds bin/swr-tune, bin/libswr_runtime.so, bench/*.py and python/swr.) SEED_DB=path starts
+# from an earlier call's database: the same tune commands then resume, measuring only the
+# variants a time budget left out. Everything under $OUT ends up in $OUT/all.tar.gz (the lent
+# machine sends back only a few files).
 set -uo pipefail
 D=${D:-.device/attn-bench-12}
 OUT=${OUT:-/tmp/attn-bench-12-out}
@@ -33,6 +36,7 @@ export HOME=/tmp/swr-tuned-bench/home
 mkdir -p "$HOME"
 export PYTHONPATH="$D/python" SWR_RUNTIME_LIBRARY="$BIN/libswr_runtime.so"
 DB="$OUT/tuned.db"
+[[ -n ${SEED_DB:-} ]] && cp "$SEED_DB" "$DB"
 START=$SECONDS
 left() { echo $((TOTAL - (SECONDS - START))); }
 note() { echo "$*" | tee -a "$OUT/steps.txt"; }
@@ -122,7 +126,7 @@ if ((BF16)); then
       note "bf16 $point: not tuned (estimate ${estimate}s, ${window}s left before the bench)"
       continue
     fi
-    budget=$((estimate * 3 / 2))
+    budget=$((estimate * 2))
     ((budget > window)) && budget=$window
     tune "$point" bf16 "$budget"
     BF16_SPECS+=("$point")
@@ -137,4 +141,6 @@ cat "$OUT/steps.txt"
 for dtype in f16 bf16; do
   [[ -f $OUT/logs/bench_$dtype.log ]] && tail -16 "$OUT/logs/bench_$dtype.log"
 done
+tar -C "$OUT" -czf /tmp/swr-tuned-bench/all.tar.gz . && mv /tmp/swr-tuned-bench/all.tar.gz "$OUT/"
+find "$OUT" -mindepth 1 -maxdepth 1 ! -name all.tar.gz ! -name steps.txt -exec rm -rf {} +
 exit 0
