@@ -40,7 +40,8 @@ DB="$OUT/tuned.db"
 START=$SECONDS
 left() { echo $((TOTAL - (SECONDS - START))); }
 note() { echo "$*" | tee -a "$OUT/steps.txt"; }
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.sm --format=csv > "$OUT/gpu.txt" 2>&1
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.sm --format=csv \
+  > "$OUT/gpu.txt" 2>&1
 date -u +%Y-%m-%dT%H:%M:%SZ > "$OUT/started_at.txt"
 
 # point (BxHxSxD-mask) and estimated tune seconds
