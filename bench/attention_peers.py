@@ -1,6 +1,8 @@
 """One attention point: swr's variant as the runtime chose it (called through swr.torch, as a user
 calls it: swr_runtime.py) and each PyTorch SDPA backend on the same inputs, each checked against a
 fused reference, then timed together, interleaved, with the same L2 flush (device_timing).
+swr's output memory is filled with NaN before its checked call (poison_next_output), so that an
+element its kernel does not write fails the check.
 
 Candidate statuses: ok; missing (this PyTorch has no such backend); unavailable (the backend
 refuses this shape or dtype, its first error line is the note); unsupported (swr has no kernel for

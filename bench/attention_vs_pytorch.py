@@ -14,6 +14,9 @@ Run on a GPU machine from the repository root, after building:
     python3 bench/attention_vs_pytorch.py --gpu h200 --catalog kernels-h200/ \\
         --out bench/results/attention-h200
 
+--points BxHxSxD-causal|-noncausal ... names each point with its own B*H instead (e.g. enough
+work for every peer's run to last >= 1 ms, as bench/tuned_attention_device_run.sh does).
+
 bench/peer_grid.py is the wider comparison (a grid of shapes, every SDPA backend, cuBLAS).
 """
 import argparse
