@@ -1,6 +1,8 @@
 """One attention point: swr's variant as the runtime chose it (called through swr.torch, as a user
 calls it: swr_runtime.py) and each PyTorch SDPA backend on the same inputs, each checked against a
 fused reference, then timed together, interleaved, with the same L2 flush (device_timing).
+swr's output memory is filled with NaN before its checked call (poison_next_output), so that an
+element its kernel does not write fails the check.
 
 Candidate statuses: ok; missing (this PyTorch has no such backend); unavailable (the backend
 refuses this shape or dtype, its first error line is the note); unsupported (swr has no kernel for
@@ -36,6 +38,19 @@ def why_refused(error, caught):
     reasons = [first_line(w.message) for w in caught if issubclass(w.category, UserWarning)]
     note = first_line(error) + (f" ({reasons[0]})" if reasons else "")
     return note if len(note) <= 300 else note[:297] + "..."
+
+
+def poison_next_output(torch, like):
+    """Fills with NaN the memory that the next tensor shaped like `like` will get, and returns its
+    address. swr.torch allocates its output with torch.empty: without this, the caching allocator
+    could hand it the block a peer's output (the reference) just freed, and a kernel that wrote
+    nothing would pass. Cached free blocks go back to the driver first, so that the poisoned block
+    is the one free block of that size; the caller compares addresses to know it was used."""
+    torch.cuda.empty_cache()
+    scratch = torch.full_like(like, float("nan"))
+    pointer = scratch.data_ptr()
+    del scratch
+    return pointer
 
 
 def relative_error(torch, out, reference):
@@ -95,8 +110,11 @@ class AttentionBench:
         if swr.get("call") is not None:
             call = swr["call"](q, k, v)
             try:
+                poisoned_pointer = poison_next_output(torch, q)
                 out = call()
                 torch.cuda.synchronize()
+                poisoned = out.data_ptr() == poisoned_pointer
+                # A NaN or Inf left anywhere in O makes the norm, hence the error, non-finite.
                 error = relative_error(torch, out, reference) if reference is not None else None
                 if error is not None and not error < TOLERANCE[point.dtype]:
                     results["swr"] = {"status": "wrong", "relative_error": error, "note": (
@@ -104,6 +122,7 @@ class AttentionBench:
                 else:
                     calls["swr"] = call
                     results["swr"] = {"relative_error": error}
+                results["swr"]["output_poisoned"] = poisoned
             except RuntimeError as error:
                 results["swr"] = {"status": "failed", "note": first_line(error)}
         else:

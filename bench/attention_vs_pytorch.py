@@ -14,6 +14,9 @@ Run on a GPU machine from the repository root, after building:
     python3 bench/attention_vs_pytorch.py --gpu h200 --catalog kernels-h200/ \\
         --out bench/results/attention-h200
 
+--points BxHxSxD-causal|-noncausal ... names each point with its own B*H instead (e.g. enough
+work for every peer's run to last >= 1 ms, as bench/tuned_attention_device_run.sh does).
+
 bench/peer_grid.py is the wider comparison (a grid of shapes, every SDPA backend, cuBLAS).
 """
 import argparse
@@ -46,6 +49,21 @@ def parse_shape(text):
     return b, h, s
 
 
+def parse_point(text, dtype):
+    """"BxHxSxD-causal" or "BxHxSxD-noncausal" -> an AttentionPoint; bad text exits 2 naming it.
+    One point per text, so that each point can have its own B*H (e.g. enough work for >= 1 ms)."""
+    try:
+        dims, mask = text.split("-")
+        b, h, s, d = (int(x) for x in dims.split("x"))
+        if mask not in ("causal", "noncausal") or min(b, h, s, d) < 1:
+            raise ValueError(text)
+    except ValueError:
+        print(f"attention_vs_pytorch: bad point '{text}': allowed BxHxSxD-causal or "
+              f"BxHxSxD-noncausal, e.g. 1x1x131072x128-causal", file=sys.stderr)
+        sys.exit(2)
+    return grid_points.AttentionPoint(REGIME, b, h, s, d, dtype, mask == "causal")
+
+
 def shape_points(shapes, head_dims, dtype):
     points = []
     for shape in shapes:
@@ -65,12 +83,17 @@ def main(argv=None):
                         help="results database or export directory the runtime chooses from")
     parser.add_argument("--shapes", nargs="+", default=DEFAULT_SHAPES, help="BxHxS, S_q = S_kv")
     parser.add_argument("--head-dims", nargs="+", type=int, default=[64, 128])
+    parser.add_argument("--points", nargs="+",
+                        help="BxHxSxD-causal|-noncausal, each its own point (instead of "
+                             "--shapes x --head-dims x both masks)")
     parser.add_argument("--dtype", default="f16", choices=["f16", "bf16"])
     parser.add_argument("--min-rounds", type=int, default=3)
     parser.add_argument("--max-rounds", type=int, default=20)
     parser.add_argument("--target-seconds", type=float, default=0.3)
     parser.add_argument("--out", required=True, help="directory for results.json and results.csv")
     args = parser.parse_args(argv)
+    points = ([parse_point(text, args.dtype) for text in args.points] if args.points
+              else shape_points(args.shapes, args.head_dims, args.dtype))
 
     import torch
 
@@ -87,7 +110,7 @@ def main(argv=None):
           f"cuDNN {torch.backends.cudnn.version()}; swr from {catalog.description}", flush=True)
 
     entries = []
-    for point in shape_points(args.shapes, args.head_dims, args.dtype):
+    for point in points:
         entry = dict(point.as_json(), describe=point.describe())
         if not point.swr_supported():
             entry.update(swr_config=None, swr_config_source="unsupported",

@@ -235,6 +235,39 @@ class AttentionVsPytorchTest(unittest.TestCase):
         self.assertEqual(causal["candidates"]["swr"]["status"], "untuned")
         self.assertEqual(len(catalog.runs), swr["runs"] + 2)  # + the check and the warm-up
         self.assertIn("swr/flash2", printed.getvalue())
+        # The fake allocator never reuses memory: the check says its output was not the poisoned
+        # block instead of claiming it was.
+        self.assertIs(swr["output_poisoned"], False)
+
+    def test_points_each_with_their_own_shape_and_mask(self):
+        import attention_vs_pytorch
+
+        catalog = fake_torch.FakeCatalog(TUNED)
+        with fake_gpu(catalog), tempfile.TemporaryDirectory() as directory:
+            with contextlib.redirect_stdout(io.StringIO()):
+                attention_vs_pytorch.main(["--catalog", "fake-export", "--points",
+                                           "8x1x16384x128-noncausal", "2x4x4096x64-causal",
+                                           "--out", directory])
+            with open(os.path.join(directory, "results.json")) as f:
+                points = json.load(f)["points"]
+        self.assertEqual([p["key"] for p in points],
+                         ["b8_h1_sq16384_skv16384_d128_f16_noncausal",
+                          "b2_h4_sq4096_skv4096_d64_f16_causal"])
+        self.assertEqual(points[0]["candidates"]["swr"]["config"],
+                         "m128n64w8s2-sawtooth-static-head_major")
+        self.assertEqual(points[1]["candidates"]["swr"]["status"], "untuned")
+
+    def test_a_bad_point_is_refused_before_anything_runs(self):
+        import attention_vs_pytorch
+
+        for bad in ("8x1x16384-causal", "8x1x16384x64", "8x1x16384x64-sometimes",
+                    "0x1x64x64-causal"):
+            with self.subTest(bad=bad), contextlib.redirect_stderr(io.StringIO()) as said:
+                with self.assertRaises(SystemExit) as exited:
+                    attention_vs_pytorch.main(["--catalog", "/nonexistent", "--points", bad,
+                                               "--out", "/nonexistent/out"])
+            self.assertEqual(exited.exception.code, 2)
+            self.assertIn(f"bad point '{bad}'", said.getvalue())
 
 
 class TimingTest(unittest.TestCase):
