@@ -1,6 +1,7 @@
 // swr-tune: the command line of swr. Bad input is one line on stderr and exit code 2, before
 // anything is written; any other failure is one line and exit code 1.
 #include <signal.h>
+#include <unistd.h>
 #include <CLI/CLI.hpp>
 
 #include <cerrno>
@@ -45,7 +46,12 @@ int checked_output(int exit_code) {
   std::cout.flush();
   const int stream_errno = errno;
   if (std::fflush(stdout) == 0 && !std::ferror(stdout) && std::cout.good()) return exit_code;
-  const int error = errno != 0 ? errno : stream_errno;
+  int error = errno != 0 ? errno : stream_errno;
+  if (error == 0) {
+    // The failed write was earlier (its errno is gone): one more byte says why, EPIPE or ENOSPC.
+    errno = 0;
+    if (::write(STDOUT_FILENO, "\n", 1) < 0) error = errno;
+  }
   std::cout.clear();
   return report_error(std::string("cannot write the output to stdout: ") +
                           (error != 0 ? std::strerror(error) : "write failed") +
