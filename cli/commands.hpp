@@ -68,6 +68,7 @@ struct ModelOptions {
   bool json = false;
   bool estimate_registers = false;  // skip compiling; CTAs per SM from estimated registers
   std::string jobs;                 // compile threads, empty: hardware threads
+  std::string cache_dir;            // cubin cache, empty: CubinCache::default_directory()
 };
 
 CLI::App* add_model_command(CLI::App& app, ModelOptions& options);
@@ -134,6 +135,7 @@ struct ExportCommandOptions {
   std::string out_dir;
   std::string cache_dir;
   bool allow_changed_source = false;
+  bool force = false;  // replace an export of another GPU in --out
   bool json = false;
 };
 

@@ -36,17 +36,24 @@ CLI::App* add_export_command(CLI::App& app, ExportCommandOptions& options) {
       ->type_name("NAME");
   command
       ->add_option("--db", options.database,
-                   "Results database (default: $SWR_DB, else $XDG_CACHE_HOME/swr/results.db)")
+                   std::string("Results database (") + db::kDatabaseDefaultHelp + ")")
       ->type_name("PATH")
       ->each([&options](const std::string&) { options.database_given = true; });
   command->add_option("--out", options.out_dir, "Export directory (new, empty, or an export)")
       ->type_name("DIR");
-  command->add_option("--cache-dir", options.cache_dir, "Cubin cache (default: $SWR_CACHE_DIR)")
+  command
+      ->add_option("--cache-dir", options.cache_dir,
+                   std::string("Cubin cache (") + kCubinCacheDefaultHelp + ")")
       ->type_name("DIR");
   command->add_flag("--allow-changed-source", options.allow_changed_source,
                     "Export variants whose build changed since tuning, with the old figures");
+  command->add_flag("--force", options.force,
+                    "Replace an export of another GPU in --out (refused without it)");
   command->add_flag("--json", options.json, "Print the manifest as JSON");
   command->footer(
+      "An export of another GPU in --out is refused (its kernels would be removed): choose "
+      "another\n"
+      "directory, or pass --force to replace it. An earlier export of the same GPU is replaced.\n"
       "Examples:\n  swr-tune export --gpu h200 --out kernels-h200/\n"
       "  swr-tune export --family gemm --gpu h200 --out gemm-kernels-h200/");
   return command;
@@ -58,7 +65,7 @@ int run_export_command(const ExportCommandOptions& options) {
   }
   if (options.out_dir.empty()) throw UsageError("missing --out: allowed a directory");
   const ExportFamilies families = parse_export_families(options.family);
-  check_export_target(options.out_dir);
+  check_export_target(options.out_dir, options.gpu == "auto" ? "" : options.gpu, options.force);
   const db::DatabaseLocation location = db::locate_database(
       options.database_given ? std::optional<std::string>(options.database) : std::nullopt);
   const db::ResultsDatabase database(location.path, db::OpenMode::read_only);
@@ -74,6 +81,7 @@ int run_export_command(const ExportCommandOptions& options) {
   export_options.families = families;
   export_options.out_dir = options.out_dir;
   export_options.allow_changed_source = options.allow_changed_source;
+  export_options.replace_other_gpu = options.force;
   const ExportSummary summary = export_kernels(database, *builder, export_options);
 
   if (options.json) {

@@ -19,7 +19,7 @@ CLI::App* add_import_command(CLI::App& app, ImportCommandOptions& options) {
       ->type_name("SOURCE");
   command
       ->add_option("--db", options.database,
-                   "Target database (default: $SWR_DB, else $XDG_CACHE_HOME/swr/results.db)")
+                   std::string("Target database (") + db::kDatabaseDefaultHelp + ")")
       ->type_name("PATH")
       ->each([&options](const std::string&) { options.database_given = true; });
   command->add_flag("--json", options.json, "Print JSON");

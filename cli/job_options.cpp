@@ -33,7 +33,7 @@ void add_compile_options(CLI::App& command, CompileOptions& options, CompileComm
       ->type_name("N");
   command
       .add_option("--cache-dir", options.cache_dir,
-                  "Cubin cache (default: $SWR_CACHE_DIR, else ~/.cache/swr/cubins)")
+                  std::string("Cubin cache (") + kCubinCacheDefaultHelp + ")")
       ->type_name("DIR");
   command
       .add_option("--limit", options.limit,
@@ -69,7 +69,7 @@ CompileSettings parse_compile_options(const CompileOptions& options) {
 void add_tuning_options(CLI::App& command, TuningOptions& options) {
   command
       .add_option("--db", options.database,
-                  "Results database (default: $SWR_DB, else $XDG_CACHE_HOME/swr/results.db)")
+                  std::string("Results database (") + db::kDatabaseDefaultHelp + ")")
       ->type_name("PATH")
       ->each([&options](const std::string&) { options.database_given = true; });
   command

@@ -1,12 +1,19 @@
 // swr-tune: the command line of swr. Bad input is one line on stderr and exit code 2, before
 // anything is written; any other failure is one line and exit code 1.
+#include <signal.h>
+#include <unistd.h>
 #include <CLI/CLI.hpp>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <iostream>
 #include <string>
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/option_values.hpp"
 #include "swr/usage_error.hpp"
 #include "tuner/tuning/measurement_worker.hpp"
 #include "tuner/tuning/worker_client.hpp"
@@ -32,11 +39,39 @@ std::string unexpected_arguments_message(const std::vector<std::string>& argumen
          "': allowed the options `swr-tune [SUBCOMMAND] --help` lists";
 }
 
+// Output that could not be written (a reader that closed the pipe, a full disk) is a failure:
+// exit code 1 with the reason, after the command has stored what it stores.
+int checked_output(int exit_code) {
+  errno = 0;
+  std::cout.flush();
+  const int stream_errno = errno;
+  if (std::fflush(stdout) == 0 && !std::ferror(stdout) && std::cout.good()) return exit_code;
+  int error = errno != 0 ? errno : stream_errno;
+  if (error == 0) {
+    // The failed write was earlier (its errno is gone): one more byte says why, EPIPE or ENOSPC.
+    errno = 0;
+    if (::write(STDOUT_FILENO, "\n", 1) < 0) error = errno;
+  }
+  std::cout.clear();
+  return report_error(std::string("cannot write the output to stdout: ") +
+                          (error != 0 ? std::strerror(error) : "write failed") +
+                          " (anything the command stores was stored before)",
+                      exit_code != 0 ? exit_code : 1);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace swr::cli;
   // The tuner's measurement worker (this executable again): hidden, never parsed as options.
+  // A closed pipe is an error to report (checked_output), not a signal that kills the command
+  // before it stores its results. The measurement workers keep the default.
+  if (argc != 2 || (std::string(argv[1]) != swr::kMeasureWorkerSubcommand &&
+                    std::string(argv[1]) != swr::kMeasureGemmWorkerSubcommand)) {
+    signal(SIGPIPE, SIG_IGN);
+  } else {
+    signal(SIGPIPE, SIG_DFL);
+  }
   if (argc == 2 && std::string(argv[1]) == swr::kMeasureWorkerSubcommand) {
     return swr::run_measurement_worker();
   }
@@ -93,6 +128,7 @@ int main(int argc, char** argv) {
   ReportOptions report;
   CLI::App* report_command = add_report_command(app, report);
 
+  refuse_empty_option_values(app);
   app.allow_extras();
   for (CLI::App* subcommand : app.get_subcommands({})) subcommand->allow_extras();
   try {
@@ -106,7 +142,7 @@ int main(int argc, char** argv) {
     return report_error(unexpected_arguments_message(extras), 2);
   }
 
-  try {
+  const auto run = [&]() -> int {
     if (gpus_command->parsed()) return run_gpus_command(gpus);
     if (space_command->parsed()) return run_space_command(space);
     if (compile_command->parsed()) return run_compile_command(compile);
@@ -118,6 +154,9 @@ int main(int argc, char** argv) {
     if (import_command->parsed()) return run_import_command(import_options);
     if (report_command->parsed()) return run_report_command(report);
     return run_tune_command(main_job);
+  };
+  try {
+    return checked_output(run());
   } catch (const swr::UsageError& error) {
     return report_error(error.what(), 2);
   } catch (const std::exception& error) {

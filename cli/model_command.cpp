@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/job_options.hpp"
+#include "generator/cubin_cache.hpp"
 #include "model/model_prediction.hpp"
 #include "model/prediction_report.hpp"
 #include "swr/usage_error.hpp"
@@ -20,6 +21,10 @@ CLI::App* add_model_command(CLI::App& app, ModelOptions& options) {
                     "Do not compile: take CTAs per SM from estimated registers (less exact)");
   command->add_option("--jobs", options.jobs, "Compile threads (default: hardware threads)")
       ->type_name("N");
+  command
+      ->add_option("--cache-dir", options.cache_dir,
+                   std::string("Cubin cache (") + kCubinCacheDefaultHelp + ")")
+      ->type_name("DIR");
   command->footer(
       "Predictions replay the kernel's tile schedule through an LRU model of the profile's L2,\n"
       "with CTAs per SM from the compiled kernels (compiled once through the cubin cache);\n"
@@ -42,7 +47,8 @@ int run_model_command(const ModelOptions& options) {
   const AttentionSpace space = select_space(target, options.problem.config_keys);
   CompileOptions compile_options;
   compile_options.jobs = options.jobs;
-  const CompileSettings settings = parse_compile_options(compile_options);  // checks --jobs
+  compile_options.cache_dir = options.cache_dir;
+  const CompileSettings settings = parse_compile_options(compile_options);  // checks both
   const std::vector<int> registers = options.estimate_registers
                                          ? std::vector<int>{}
                                          : registers_by_compiling(target, space.configs, settings);

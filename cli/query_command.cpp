@@ -138,7 +138,7 @@ CLI::App* add_query_command(CLI::App& app, QueryOptions& options) {
   CLI::Option* database =
       command
           ->add_option("--db", options.database,
-                       "Results database (default: $SWR_DB, else $XDG_CACHE_HOME/swr/results.db)")
+                       std::string("Results database (") + db::kDatabaseDefaultHelp + ")")
           ->type_name("PATH")
           ->each([&options](const std::string&) { options.database_given = true; });
   command->add_option("--export", options.export_dir, "Ask an export directory instead")

@@ -100,7 +100,7 @@ CLI::App* add_report_command(CLI::App& app, ReportOptions& options) {
       ->type_name("NAME");
   command
       ->add_option("--db", options.database,
-                   "Results database (default: $SWR_DB, else $XDG_CACHE_HOME/swr/results.db)")
+                   std::string("Results database (") + db::kDatabaseDefaultHelp + ")")
       ->type_name("PATH")
       ->each([&options](const std::string&) { options.database_given = true; });
   command

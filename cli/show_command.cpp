@@ -226,7 +226,7 @@ CLI::App* add_show_command(CLI::App& app, ShowOptions& options) {
   command->add_flag("--causal", options.causal, "The causal shape (without --seq: causal only)");
   command
       ->add_option("--db", options.database,
-                   "Results database (default: $SWR_DB, else $XDG_CACHE_HOME/swr/results.db)")
+                   std::string("Results database (") + db::kDatabaseDefaultHelp + ")")
       ->type_name("PATH")
       ->each([&options](const std::string&) { options.database_given = true; });
   add_gemm_shape_options(*command, options.gemm);

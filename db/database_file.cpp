@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cctype>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <system_error>
@@ -107,6 +108,51 @@ std::string file_uri(const std::filesystem::path& path) {
   return uri;
 }
 
+constexpr std::size_t kSqliteFileHeaderBytes = 100;
+
+std::uint32_t big_endian(const std::array<char, kSqliteFileHeaderBytes>& header, std::size_t offset,
+                         std::size_t bytes) {
+  std::uint32_t value = 0;
+  for (std::size_t i = 0; i < bytes; ++i) {
+    value = (value << 8) | static_cast<unsigned char>(header[offset + i]);
+  }
+  return value;
+}
+
+// SQLite reads a missing tail as zeros and quick_check may not notice (the last page's cells are
+// read as they come), so a file cut short is found from its size: an SQLite file is a whole
+// number of pages, and at least as many as its header counts when that count is valid (the
+// "version-valid-for" number equals the change counter). With a -wal beside it, the header may
+// lag behind and only the page multiple is checked.
+void check_whole_pages(const std::filesystem::path& path,
+                       const std::array<char, kSqliteFileHeaderBytes>& header,
+                       std::size_t header_bytes_read) {
+  if (header_bytes_read < header.size()) {
+    throw damaged_sqlite(path, "cut short: " + std::to_string(header_bytes_read) +
+                                   " bytes, less than the 100-byte SQLite header");
+  }
+  std::error_code error;
+  const std::uintmax_t size = std::filesystem::file_size(path, error);
+  if (error) return;  // the open that follows reports it
+  const std::uint32_t page_field = big_endian(header, 16, 2);
+  const std::uintmax_t page_size = page_field == 1 ? 65536 : page_field;
+  if (page_size < 512 || page_size > 65536 || (page_size & (page_size - 1)) != 0) {
+    throw damaged_sqlite(path, "page size " + std::to_string(page_size) + " in its header");
+  }
+  if (size % page_size != 0) {
+    throw damaged_sqlite(path, "cut short or padded: " + std::to_string(size) +
+                                   " bytes is not a whole number of its " +
+                                   std::to_string(page_size) + "-byte pages");
+  }
+  const bool count_valid = big_endian(header, 92, 4) == big_endian(header, 24, 4);
+  const std::uintmax_t counted_pages = big_endian(header, 28, 4);
+  if (count_valid && counted_pages * page_size > size &&
+      !std::filesystem::exists(sidecar(path, "-wal"), error)) {
+    throw damaged_sqlite(path, "cut short: its header counts " + std::to_string(counted_pages) +
+                                   " pages and the file holds " + std::to_string(size / page_size));
+  }
+}
+
 // Valid header, but the pages behind it are not a database SQLite can read.
 bool is_damage(const SQLite::Exception& error) {
   const int code = error.getErrorCode() & 0xff;
@@ -127,14 +173,15 @@ DatabaseFileState inspect_database_file(const std::filesystem::path& path) {
   }
   std::ifstream file(path, std::ios::binary);
   if (!file) throw UsageError("cannot read the results database " + path.string());
-  std::array<char, sizeof(kSqliteHeader)> header{};
+  std::array<char, kSqliteFileHeaderBytes> header{};
   file.read(header.data(), header.size());
   const auto bytes_read = file.gcount();
   if (bytes_read == 0) return DatabaseFileState::empty;
-  if (bytes_read != static_cast<std::streamsize>(header.size()) ||
-      std::memcmp(header.data(), kSqliteHeader, header.size()) != 0) {
+  if (bytes_read < static_cast<std::streamsize>(sizeof(kSqliteHeader)) ||
+      std::memcmp(header.data(), kSqliteHeader, sizeof(kSqliteHeader)) != 0) {
     throw not_sqlite(path);
   }
+  check_whole_pages(path, header, static_cast<std::size_t>(bytes_read));
   return DatabaseFileState::sqlite;
 }
 
@@ -175,6 +222,7 @@ int check_existing_database(const std::filesystem::path& path, int latest) {
 std::unique_ptr<SQLite::Database> open_database_for_reading(const std::filesystem::path& path,
                                                             int busy_timeout_ms) {
   if (has_journal(path)) throw stale_journal(path);
+  inspect_database_file(path);  // not SQLite, or cut short: refused before SQLite reads zeros
   std::error_code error;
   const bool writer_may_be_at_work = std::filesystem::exists(sidecar(path, "-wal"), error);
   const std::string uri = file_uri(path) + (writer_may_be_at_work ? "?mode=ro" : "?immutable=1");

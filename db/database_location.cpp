@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <climits>
 #include <cstdlib>
 #include <system_error>
 
@@ -69,8 +70,36 @@ void check_database_writable(const DatabaseLocation& location) {
   check_database_writable(location.path);
 }
 
+void check_database_name_lengths(const std::filesystem::path& path) {
+  // SQLite opens "<path>-journal" and "<path>-wal" beside the file: their names must fit too.
+  constexpr std::size_t kSidecarSuffix = sizeof("-journal") - 1;
+  const std::size_t file_name_limit = NAME_MAX - kSidecarSuffix;
+  const std::string file_name = path.filename().string();
+  if (file_name.size() > file_name_limit) {
+    throw UsageError("bad results database path " + path.string() + ": its file name is " +
+                     std::to_string(file_name.size()) + " bytes; allowed at most " +
+                     std::to_string(file_name_limit) + " (" + std::to_string(NAME_MAX) +
+                     " less SQLite's \"-journal\" suffix)");
+  }
+  for (const std::filesystem::path& part : path.parent_path()) {
+    if (part.string().size() > NAME_MAX) {
+      throw UsageError("bad results database path " + path.string() + ": its directory name '" +
+                       part.string() + "' is " + std::to_string(part.string().size()) +
+                       " bytes; allowed at most " + std::to_string(NAME_MAX));
+    }
+  }
+  const std::string absolute = std::filesystem::absolute(path).string();
+  if (absolute.size() + kSidecarSuffix >= PATH_MAX) {
+    throw UsageError("bad results database path " + path.string() + ": " +
+                     std::to_string(absolute.size()) +
+                     " bytes as an absolute path; allowed at most " +
+                     std::to_string(PATH_MAX - 1 - kSidecarSuffix));
+  }
+}
+
 void check_database_writable(const std::filesystem::path& path) {
   if (path.empty()) throw UsageError("the results database path is empty");
+  check_database_name_lengths(path);
   const std::filesystem::path directory = directory_of(path);
   std::error_code error;
   const auto directory_status = std::filesystem::status(directory, error);

@@ -19,6 +19,10 @@ struct DatabaseLocation {
   DatabasePathSource source = DatabasePathSource::user_cache;
 };
 
+// What locate_database() picks when no --db is given, as --help says it.
+inline constexpr const char* kDatabaseDefaultHelp =
+    "default: $SWR_DB, else $XDG_CACHE_HOME/swr/results.db, else ~/.cache/swr/results.db";
+
 // --db if given, else $SWR_DB, else $XDG_CACHE_HOME/swr/results.db (an absolute XDG_CACHE_HOME
 // only, as the XDG spec says), else $HOME/.cache/swr/results.db. Throws UsageError for an empty
 // --db and when none of them gives a path.
@@ -32,5 +36,9 @@ DatabaseLocation locate_database(const std::optional<std::string>& command_line_
 // since it is ours to make; a directory named by --db or SWR_DB must exist.
 void check_database_writable(const DatabaseLocation& location);
 void check_database_writable(const std::filesystem::path& path);
+// UsageError when a name in `path` is longer than the file system takes (checked before any work,
+// rather than found when the results are stored): the file name must leave room for SQLite's
+// "-journal" and "-wal" beside it.
+void check_database_name_lengths(const std::filesystem::path& path);
 
 }  // namespace swr::db

@@ -4,6 +4,7 @@
 #include <SQLiteCpp/Transaction.h>
 
 #include <stdexcept>
+#include <vector>
 
 #include "db/results_database.hpp"
 #include "db/sqlite_access.hpp"
@@ -41,8 +42,15 @@ StoredPrediction read_prediction(SQLite::Statement& query) {
 }  // namespace
 
 std::int64_t ResultsDatabase::record_prediction(const PredictionRecord& record) {
-  require_writable("record_prediction");
-  require_valid(record);
+  return record_predictions({record}).front();
+}
+
+std::vector<std::int64_t> ResultsDatabase::record_predictions(
+    const std::vector<PredictionRecord>& records) {
+  require_writable("record_predictions");
+  for (const PredictionRecord& record : records) require_valid(record);
+  // One transaction for the whole set: a process killed while writing leaves the earlier set (or
+  // none), never a part that `show` would present as all the model predicted.
   SQLite::Transaction transaction(*database_, SQLite::TransactionBehavior::IMMEDIATE);
   StatementLease insert_lease = statements_->lease(
       "INSERT INTO predictions (gpu_id, problem_id, config_id, model_name, model_version,"
@@ -50,25 +58,31 @@ std::int64_t ResultsDatabase::record_prediction(const PredictionRecord& record) 
       " sampled, note, predicted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
       " COALESCE(?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))");
   SQLite::Statement& insert = insert_lease.statement();
-  ParameterBinder(insert)
-      .add(raw(record.gpu))
-      .add(raw(record.problem))
-      .add(raw(record.config))
-      .add(record.model_name)
-      .add(record.model_version)
-      .add(record.requested_sectors)
-      .add(record.sector_misses)
-      .add(record.hit_rate)
-      .add(record.dram_bytes)
-      .add(record.predicted_ms)
-      .add(record.predicted_tflops)
-      .add(record.sampled)
-      .add(record.note)
-      .add_text_or_null(record.predicted_at);
-  insert.exec();
-  const std::int64_t id = database_->getLastInsertRowid();
+  std::vector<std::int64_t> ids;
+  ids.reserve(records.size());
+  for (const PredictionRecord& record : records) {
+    insert.reset();
+    insert.clearBindings();
+    ParameterBinder(insert)
+        .add(raw(record.gpu))
+        .add(raw(record.problem))
+        .add(raw(record.config))
+        .add(record.model_name)
+        .add(record.model_version)
+        .add(record.requested_sectors)
+        .add(record.sector_misses)
+        .add(record.hit_rate)
+        .add(record.dram_bytes)
+        .add(record.predicted_ms)
+        .add(record.predicted_tflops)
+        .add(record.sampled)
+        .add(record.note)
+        .add_text_or_null(record.predicted_at);
+    insert.exec();
+    ids.push_back(database_->getLastInsertRowid());
+  }
   transaction.commit();
-  return id;
+  return ids;
 }
 
 std::vector<StoredPrediction> ResultsDatabase::predictions_for(GpuId gpu, ProblemId problem) const {

@@ -124,6 +124,8 @@ class ResultsDatabase {
   ImportCounts import_measurements(const std::vector<PortableMeasurement>& measurements);
 
   std::int64_t record_prediction(const PredictionRecord& record);
+  // A model's predictions for one shape, all in one transaction (all stored or none); their ids.
+  std::vector<std::int64_t> record_predictions(const std::vector<PredictionRecord>& records);
   // The newest prediction of each (config, model), by model name then predicted time.
   std::vector<StoredPrediction> predictions_for(GpuId gpu, ProblemId problem) const;
 

@@ -26,6 +26,17 @@ using swr_example::nvrtc_loaded;
 using swr_example::positive_int;
 using swr_example::print_choice;
 
+constexpr const char* kUsage =
+    "(--db PATH --gpu NAME | --export DIR) [shape] [--require-gpu]\n"
+    "Looks up the best tuned attention kernel for a shape in a results database or an export,\n"
+    "launches it on random data and checks the answer (without a GPU: the lookup only).\n"
+    "  --db PATH         results database (with --gpu: the GPU whose results to use)\n"
+    "  --export DIR      an export (swr-tune export)\n"
+    "  --batch N --heads N --seq N --seq-kv N --head-dim N --dtype f16|bf16 --causal\n"
+    "                    the shape (default: batch 2, heads 4, seq 1024, head dim 64, f16)\n"
+    "  --require-gpu     exit 1 when there is no GPU to launch on\n"
+    "Exit code: 0 the answer matches (or the lookup was printed), 1 a failure, 2 bad arguments.\n";
+
 struct Arguments {
   swr_example::CommonArguments common;
   swr::AttentionProblem problem{2, 4, 1024, 1024, 64, swr::DataType::f16, false};
@@ -142,5 +153,5 @@ int run(const Arguments& arguments) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return swr_example::example_main("swr_attention_example", argc, argv, parse, run);
+  return swr_example::example_main("swr_attention_example", kUsage, argc, argv, parse, run);
 }

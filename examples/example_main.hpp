@@ -1,13 +1,15 @@
 // The command line and main() both example programs share: the options every example takes
 // (--db/--export, --gpu, --dtype, --require-gpu), each example's shape options handed to it, and
-// main(): arguments parsed (a UsageError is exit 2), then the run (a UsageError, e.g. a path that
-// is no database or export, is exit 2, any other error 1).
+// main(): --help prints `usage` (exit 0), else the arguments are parsed (a UsageError is exit 2),
+// then the run (a UsageError, e.g. a path that is no database or export, is exit 2, any other
+// error 1).
 #pragma once
 
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <string>
+#include <string_view>
 
 #include "swr/data_type.hpp"
 #include "swr/usage_error.hpp"
@@ -61,7 +63,14 @@ void parse_arguments(int argc, char** argv, CommonArguments& common, ShapeOption
 }
 
 template <class Parse, class Run>
-int example_main(const char* program, int argc, char** argv, Parse parse, Run run) {
+int example_main(const char* program, const char* usage, int argc, char** argv, Parse parse,
+                 Run run) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::string_view(argv[i]) == "--help" || std::string_view(argv[i]) == "-h") {
+      std::printf("usage: %s %s", program, usage);
+      return 0;
+    }
+  }
   try {
     return run(parse(argc, argv));
   } catch (const swr::UsageError& error) {

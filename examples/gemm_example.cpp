@@ -26,6 +26,17 @@ using swr_example::nvrtc_loaded;
 using swr_example::positive_int;
 using swr_example::print_choice;
 
+constexpr const char* kUsage =
+    "(--db PATH --gpu NAME | --export DIR) [shape] [--require-gpu]\n"
+    "Looks up the best tuned GEMM kernel for a shape in a results database or an export,\n"
+    "launches C = A * B on random data and checks it (without a GPU: the lookup only).\n"
+    "  --db PATH         results database (with --gpu: the GPU whose results to use)\n"
+    "  --export DIR      an export (swr-tune export)\n"
+    "  --m N --n N --k N | --size N, --dtype f16|bf16\n"
+    "                    the shape (default: m 1000, n 1016, k 264, f16)\n"
+    "  --require-gpu     exit 1 when there is no GPU to launch on\n"
+    "Exit code: 0 the answer matches (or the lookup was printed), 1 a failure, 2 bad arguments.\n";
+
 struct Arguments {
   swr_example::CommonArguments common;
   swr::GemmProblem problem{1000, 1016, 264, swr::DataType::f16};
@@ -110,5 +121,5 @@ int run(const Arguments& arguments) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return swr_example::example_main("swr_gemm_example", argc, argv, parse, run);
+  return swr_example::example_main("swr_gemm_example", kUsage, argc, argv, parse, run);
 }

@@ -10,6 +10,10 @@
 
 namespace swr {
 
+// Where default_directory() looks, in its order, as --help says it.
+inline constexpr const char* kCubinCacheDefaultHelp =
+    "default: $SWR_CACHE_DIR, else $XDG_CACHE_HOME/swr/cubins, else ~/.cache/swr/cubins";
+
 class CubinCache {
  public:
   // Default directory: $SWR_CACHE_DIR, else $XDG_CACHE_HOME/swr/cubins, else ~/.cache/swr/cubins.

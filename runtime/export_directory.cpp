@@ -88,7 +88,8 @@ LoadedExport load_export(const std::filesystem::path& directory_or_manifest) {
   return loaded;
 }
 
-void check_export_target(const std::filesystem::path& directory) {
+void check_export_target(const std::filesystem::path& directory, const std::string& gpu,
+                         bool replace_other_gpu) {
   std::error_code error;
   const std::filesystem::file_status status = std::filesystem::status(directory, error);
   if (!std::filesystem::exists(status)) {
@@ -116,6 +117,20 @@ void check_export_target(const std::filesystem::path& directory) {
     throw UsageError("bad --out '" + directory.string() +
                      "': it holds files but no manifest.json: allowed a new or empty directory, or "
                      "an earlier export to replace");
+  }
+  if (empty || gpu.empty() || replace_other_gpu) return;
+  ExportManifest earlier;
+  try {
+    earlier = read_manifest_file(directory / kManifestFileName);
+  } catch (const UsageError&) {
+    return;  // a damaged export: nothing readable to lose, it is replaced
+  }
+  if (earlier.gpu != gpu) {
+    throw UsageError("bad --out '" + directory.string() + "': it holds the export for " +
+                     earlier.gpu + " (" +
+                     std::to_string(earlier.kernels.size() + earlier.gemm_kernels.size()) +
+                     " kernels), which an export for " + gpu +
+                     " would remove: choose another directory, or pass --force to replace it");
   }
 }
 

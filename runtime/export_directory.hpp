@@ -25,8 +25,11 @@ struct LoadedExport {
 LoadedExport load_export(const std::filesystem::path& directory_or_manifest);
 
 // Throws UsageError unless `directory` can take an export: missing (its parent must exist), empty,
-// or holding an earlier export (a manifest.json). Writes nothing.
-void check_export_target(const std::filesystem::path& directory);
+// or holding an earlier export (a manifest.json). An earlier export of another GPU than `gpu`
+// (when given) is refused unless `replace_other_gpu` (--force): replacing it would remove its
+// kernels. Writes nothing.
+void check_export_target(const std::filesystem::path& directory, const std::string& gpu = "",
+                         bool replace_other_gpu = false);
 
 // Writes the cubins (by file name) and then the manifest. Cubins an earlier export in the
 // directory listed and this one does not are removed afterwards.

@@ -76,7 +76,13 @@ ImportSource read_import_source(const std::filesystem::path& path,
     throw UsageError("bad import source '" + path.string() + "': " + why);
   }
   source.kind = "results database";
-  source.measurements = database_measurements(path, &source.other_families);
+  try {
+    source.measurements = database_measurements(path, &source.other_families);
+  } catch (const nlohmann::json::exception& error) {
+    // A row whose stored JSON form is damaged (found by tests/fuzz/fuzz_import_source).
+    throw UsageError("bad import source '" + path.string() +
+                     "': a damaged results database (a stored JSON form: " + error.what() + ")");
+  }
   return source;
 }
 

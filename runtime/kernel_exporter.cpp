@@ -172,7 +172,7 @@ ExportSelections select_exports(const db::ResultsDatabase& database, const std::
 
 ExportSummary export_kernels(const db::ResultsDatabase& database, const CubinBuilder& builder,
                              const ExportOptions& options) {
-  check_export_target(options.out_dir);
+  check_export_target(options.out_dir, options.gpu, options.replace_other_gpu);
   const ExportSelections selections = select_exports(database, options.gpu, options.families);
 
   ExportSummary summary;

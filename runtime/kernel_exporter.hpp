@@ -49,6 +49,8 @@ struct ExportOptions {
   std::filesystem::path out_dir;
   // Export variants whose build changed since tuning (their measured figures are of the old one).
   bool allow_changed_source = false;
+  // Replace an export of another GPU in out_dir (--force); without it that is refused.
+  bool replace_other_gpu = false;
 };
 
 struct ExportSummary {

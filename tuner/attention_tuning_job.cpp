@@ -4,6 +4,7 @@
 
 #include "model/model_prediction.hpp"
 #include "model/prediction_report.hpp"
+#include "support/interrupt_notice.hpp"
 #include "tuner/gpu_detection.hpp"
 #include "tuner/model_ranking.hpp"
 #include "tuner/tuning/interrupt_flag.hpp"
@@ -19,6 +20,12 @@ int compile_and_predict(const AttentionTuningJob& job, const std::optional<GpuPr
   const Target& target = job.target;
   const CompileSettings& settings = job.compile;
   const std::filesystem::path& database = job.tuning.database;
+  // Cubins are cached as they finish and each shape's predictions are committed whole, so Ctrl-C
+  // may stop at once.
+  const InterruptNotice interrupt_notice(
+      "compiled cubins stay in the cubin cache and predictions already stored stay in " +
+      database.string() + "; run the same command again to resume (cached variants are not " +
+      "compiled again)");
   int failed = 0;
   std::filesystem::path cache_dir;
   int compiled = 0;
@@ -40,8 +47,9 @@ int compile_and_predict(const AttentionTuningJob& job, const std::optional<GpuPr
     const std::vector<model::ModelPrediction> predictions =
         model::predict_space(problem, target.gpu, configs, {}, settings.jobs,
                              compiled_registers(configs, outcome.results));
-    std::cout << model::format_prediction_table(problem, target.gpu, predictions);
+    // Stored first: output that cannot be written (a closed pipe, a full disk) loses nothing.
     const int stored = store_predictions(database, shape, predictions);
+    std::cout << model::format_prediction_table(problem, target.gpu, predictions);
     std::cout << "stored " << stored << " predictions (model " << kScheduleModelName << " v"
               << kScheduleModelVersion << ") in " << database.string()
               << "; they are kept apart from measurements\n\n";

@@ -47,7 +47,7 @@ int store_predictions(const std::filesystem::path& database, const Target& targe
   gpu.cuda_version = "none";
   const db::GpuId gpu_id = results.upsert_gpu(gpu);
   const db::ProblemId problem_id = results.upsert_problem(target.problem);
-  int stored = 0;
+  std::vector<db::PredictionRecord> records;
   for (const model::ModelPrediction& prediction : predictions) {
     if (!prediction.runnable) continue;
     db::PredictionRecord record;
@@ -64,10 +64,10 @@ int store_predictions(const std::filesystem::path& database, const Target& targe
     record.predicted_tflops = prediction.predicted_tflops;
     record.sampled = prediction.sampled;
     record.note = prediction.note;
-    results.record_prediction(record);
-    ++stored;
+    records.push_back(std::move(record));
   }
-  return stored;
+  results.record_predictions(records);  // the whole set or nothing, if killed while writing
+  return static_cast<int>(records.size());
 }
 
 }  // namespace swr

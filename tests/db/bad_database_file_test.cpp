@@ -16,6 +16,10 @@ namespace swr::db {
 namespace {
 
 using swr::testing::file_bytes;
+using swr::testing::numbered_config;
+using swr::testing::ok_measurement;
+using swr::testing::sample_gpu;
+using swr::testing::sample_problem;
 using swr::testing::TemporaryDirectory;
 using swr::testing::write_file;
 
@@ -84,6 +88,37 @@ TEST(BadDatabaseFile, NewerSchemaIsRefused) {
   }
   expect_refused_untouched(
       path, "has results schema version " + std::to_string(future) + ", newer than this build");
+}
+
+// A real results database with measurements in it, closed (no -wal or -journal beside it).
+std::filesystem::path tuned_database(const TemporaryDirectory& directory) {
+  const auto path = directory.path() / "results.db";
+  ResultsDatabase database(path);
+  const GpuId gpu = database.upsert_gpu(sample_gpu());
+  const ProblemId problem = database.upsert_problem(sample_problem());
+  for (int i = 0; i < 40; ++i) {
+    database.record_measurement(
+        ok_measurement(gpu, problem, database.upsert_config(numbered_config(i)), 1.0 + i));
+  }
+  return path;
+}
+
+TEST(BadDatabaseFile, DatabaseCutShortByOneByteIsRefused) {
+  TemporaryDirectory directory;
+  const auto path = tuned_database(directory);
+  std::filesystem::resize_file(path, std::filesystem::file_size(path) - 1);
+  expect_refused_untouched(path, "cut short");
+}
+
+TEST(BadDatabaseFile, DatabaseCutShortByAWholePageIsRefused) {
+  TemporaryDirectory directory;
+  const auto path = tuned_database(directory);
+  const std::uintmax_t page_size = [&] {
+    SQLite::Database database(path, SQLite::OPEN_READONLY);
+    return static_cast<std::uintmax_t>(database.execAndGet("PRAGMA page_size").getInt64());
+  }();
+  std::filesystem::resize_file(path, std::filesystem::file_size(path) - page_size);
+  expect_refused_untouched(path, "cut short: its header counts");
 }
 
 TEST(BadDatabaseFile, DirectoryIsRefused) {

@@ -105,6 +105,22 @@ TEST(CheckDatabaseWritable, MissingDirectoryIsNamed) {
   EXPECT_FALSE(std::filesystem::exists(directory.path() / "no"));
 }
 
+TEST(CheckDatabaseWritable, OverlongNamesAreRefusedBeforeAnyWork) {
+  TemporaryDirectory directory;
+  // 300 bytes: longer than any file name Linux file systems take.
+  const std::string message = usage_error_of(directory.path() / (std::string(297, 'a') + ".db"));
+  EXPECT_NE(message.find("its file name is 300 bytes; allowed at most 247"), std::string::npos)
+      << message;
+  // 250 bytes fit a file system, but "<name>-journal" would not.
+  const std::string near = usage_error_of(directory.path() / (std::string(247, 'b') + ".db"));
+  EXPECT_NE(near.find("allowed at most 247"), std::string::npos) << near;
+  const std::string in_directory =
+      usage_error_of(directory.path() / std::string(256, 'c') / "results.db");
+  EXPECT_NE(in_directory.find("directory name"), std::string::npos) << in_directory;
+  EXPECT_TRUE(std::filesystem::is_empty(directory.path()));
+  check_database_writable(directory.path() / (std::string(244, 'd') + ".db"));  // 247: fits
+}
+
 TEST(CheckDatabaseWritable, CreatesNoFile) {
   TemporaryDirectory directory;
   const auto path = directory.path() / "results.db";

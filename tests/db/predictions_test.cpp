@@ -1,12 +1,21 @@
 // Model predictions live beside measurements and never show up as one.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <SQLiteCpp/Database.h>
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "db/results_database.hpp"
+#include "swr/gemm_config.hpp"
+#include "swr/gpu_profile.hpp"
 #include "tests/db/results_fixtures.hpp"
 #include "tests/generator/temporary_directory.hpp"
+#include "tuner/model_ranking.hpp"
 
 namespace swr::db {
 namespace {
@@ -103,6 +112,65 @@ TEST_F(PredictionsTest, RulesAreChecked) {
   percent.hit_rate = 80;
   EXPECT_THROW(database_.record_prediction(percent), std::invalid_argument);
   EXPECT_TRUE(database_.predictions_for(gpu_, problem_).empty());
+}
+
+TEST_F(PredictionsTest, ASetIsStoredWholeOrNotAtAll) {
+  database_.record_predictions({prediction(gpu_, problem_, config(0), 1.0)});  // an earlier set
+  std::vector<PredictionRecord> set;
+  for (int i = 1; i < 6; ++i) set.push_back(prediction(gpu_, problem_, config(i), 1.0 + i));
+  // The fourth names a GEMM config for an attention problem: refused by the database's trigger
+  // after three rows of the set were inserted.
+  GemmConfig gemm;
+  set[3].config = database_.upsert_config(gemm);
+  EXPECT_ANY_THROW(database_.record_predictions(set));
+  EXPECT_EQ(database_.predictions_for(gpu_, problem_).size(), 1u);  // the earlier set only
+  set.erase(set.begin() + 3);
+  EXPECT_EQ(database_.record_predictions(set).size(), 4u);
+  EXPECT_EQ(database_.predictions_for(gpu_, problem_).size(), 5u);
+}
+
+// A tune killed (SIGKILL) while it stores the model's predictions leaves none of that set, never
+// a part that `show` would present as all the model predicted.
+TEST(PredictionSet, KilledWhileStoringLeavesNoPartialSet) {
+  TemporaryDirectory directory;
+  const auto path = directory.path() / "results.db";
+  { ResultsDatabase created(path); }
+  Target target;
+  target.problem = sample_problem();
+  target.gpu = *find_gpu_profile("h200");
+  std::vector<model::ModelPrediction> predictions;
+  constexpr int kPredictions = 200'000;  // seconds of writing on any machine
+  for (int i = 0; i < kPredictions; ++i) {
+    model::ModelPrediction prediction;
+    prediction.config = numbered_config(i % 72);
+    prediction.config_key = prediction.config.key();
+    prediction.hit_rate = 0.5;
+    prediction.predicted_seconds = 1e-3 * (1 + i % 72);
+    predictions.push_back(prediction);
+  }
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    close(ready[0]);
+    const char go = 'g';
+    if (write(ready[1], &go, 1) != 1) _exit(3);
+    store_predictions(path, target, predictions);
+    _exit(0);
+  }
+  close(ready[1]);
+  char go = 0;
+  ASSERT_EQ(read(ready[0], &go, 1), 1);
+  close(ready[0]);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  kill(child, SIGKILL);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "the child finished before it was killed: nothing tested";
+  SQLite::Database after(path, SQLite::OPEN_READONLY);
+  const int rows = after.execAndGet("SELECT COUNT(*) FROM predictions").getInt();
+  EXPECT_TRUE(rows == 0 || rows == kPredictions) << rows << " of " << kPredictions << " stored";
 }
 
 }  // namespace

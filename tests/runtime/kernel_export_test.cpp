@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <iterator>
 #include <set>
 
 #include "runtime/export_directory.hpp"
@@ -145,6 +146,37 @@ TEST_F(KernelExportTest, ReplacesAnEarlierExportAndRemovesItsStaleCubins) {
   export_to(out_, FakeCubinBuilder());
   EXPECT_FALSE(std::filesystem::exists(out_ / stale));
   EXPECT_EQ(load_export(out_).manifest.kernels.size(), 3u);
+}
+
+TEST_F(KernelExportTest, RefusesToReplaceAnotherGpusExportWithoutForce) {
+  export_to(out_, FakeCubinBuilder());
+  const std::string h200_manifest = [&] {
+    std::ifstream in(out_ / "manifest.json");
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }();
+  db::GpuRecord h100 = h200_record();
+  h100.name = "h100";
+  h100.device_name = "NVIDIA H100 80GB HBM3";
+  TunedDatabase other(directory_.path() / "h100.db", h100);
+  other.add(a_, kGrid, 1.3);
+  ExportOptions options;
+  options.gpu = "h100";
+  options.out_dir = out_;
+  try {
+    export_kernels(other.database(), FakeCubinBuilder(), options);
+    FAIL() << "an export for h100 replaced the one for h200";
+  } catch (const UsageError& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("holds the export for h200 (3 kernels)"), std::string::npos) << message;
+    EXPECT_NE(message.find("pass --force"), std::string::npos) << message;
+  }
+  std::ifstream in(out_ / "manifest.json");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), h200_manifest);
+  EXPECT_EQ(load_export(out_).manifest.kernels.size(), 3u);  // every cubin still there
+
+  options.replace_other_gpu = true;  // --force
+  export_kernels(other.database(), FakeCubinBuilder(), options);
+  EXPECT_EQ(load_export(out_).manifest.gpu, "h100");
 }
 
 TEST_F(KernelExportTest, NamesTheGpusThereAreForAnUnknownOne) {

@@ -218,5 +218,19 @@ TEST_F(RuntimeCommandsTest, TheExampleRefusesBadArguments) {
   EXPECT_EQ(run_example({"--bogus"}).exit_code, 2);
 }
 
+TEST(ExamplePrograms, TakeHelp) {
+  if (example_path().empty()) GTEST_SKIP() << "SWR_BUILD_EXAMPLES is off";
+  for (const auto& run : {run_example, run_gemm_example}) {
+    for (const std::string help : {"--help", "-h"}) {
+      const ProcessResult result = run({help}, {});
+      EXPECT_EQ(result.exit_code, 0) << help << ": " << result.err;
+      EXPECT_NE(result.out.find("usage: swr_"), std::string::npos) << result.out;
+      EXPECT_NE(result.out.find("--export DIR"), std::string::npos) << result.out;
+      EXPECT_NE(result.out.find("--require-gpu"), std::string::npos) << result.out;
+      EXPECT_TRUE(result.err.empty()) << result.err;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace swr::test
