@@ -171,5 +171,19 @@ TEST_F(ReportCommandTest, BadInputIsOneLineAndWritesNothing) {
   EXPECT_NE(run_swr_tune(bad.front()).err.find("allowed h200"), std::string::npos);
 }
 
+// --from-json copies --db into a temporary directory first: a run that fails on the dump must
+// remove that copy too (it once stayed behind in the temporary directory).
+TEST_F(ReportCommandTest, AFailedFromJsonLeavesNoTemporaryCopy) {
+  const std::filesystem::path temporary = directory_.path() / "tmp";
+  std::filesystem::create_directories(temporary);
+  const std::filesystem::path not_show_dump = directory_.path() / "not-a-dump.json";
+  testing::write_file(not_show_dump, "{\"points\": []}");
+  const ProcessResult result = run_swr_tune({"report", "--db", database_.string(), "--from-json",
+                                             not_show_dump.string(), "--out", out_.string()},
+                                            {{"TMPDIR", temporary.string()}});
+  EXPECT_EQ(result.exit_code, 2) << result.err;
+  EXPECT_TRUE(std::filesystem::is_empty(temporary)) << "left in " << temporary.string();
+}
+
 }  // namespace
 }  // namespace swr
