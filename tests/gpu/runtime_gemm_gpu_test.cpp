@@ -20,6 +20,7 @@
 #include "swr/device_buffer.hpp"
 #include "swr/gemm.hpp"
 #include "swr/sixteen_bit.hpp"
+#include "tests/gpu/gemm_runtime_checks.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
 #include "tests/gpu/runtime_gpu_fixtures.hpp"
 #include "tests/runtime/runtime_fixtures.hpp"
@@ -28,11 +29,6 @@
 
 namespace swr::test {
 namespace {
-
-struct TunedGemmVariant {
-  GemmProblem problem;
-  const char* config;
-};
 
 const TunedGemmVariant kTunedGemms[] = {
     {{1024, 1024, 1024, DataType::f16}, "m128n128k32w2x4s3-grid-swzn256"},
@@ -46,13 +42,6 @@ const GemmProblem kAsked[] = {{1024, 1024, 1024, DataType::f16}, {333, 200, 264,
                               {1000, 1016, 72, DataType::f16},   {2050, 512, 264, DataType::f16},
                               {77, 520, 1032, DataType::bf16},   {129, 8, 8, DataType::bf16}};
 
-std::vector<std::uint16_t> random_elements(DataType type, std::size_t count, std::mt19937& rng) {
-  std::uniform_real_distribution<float> uniform(-1.f, 1.f);
-  std::vector<std::uint16_t> values(count);
-  for (std::uint16_t& value : values) value = float_to_element(type, uniform(rng));
-  return values;
-}
-
 class GemmRuntimeOnGpu : public ::testing::Test {
  protected:
   // Tunes (stand-in times, real builds) and exports once for the suite.
@@ -60,21 +49,7 @@ class GemmRuntimeOnGpu : public ::testing::Test {
     if (cuda_device_count() == 0) return;
     scratch_ = new TemporaryDirectory();
     present_ = new GpuProfile(*detect_present_gpu());
-    const std::unique_ptr<CubinBuilder> builder =
-        make_nvrtc_cubin_builder(scratch_->path() / "cubins");
-    db::GpuRecord gpu = db::GpuRecord::from_profile(*present_);
-    gpu.driver_version = "test";
-    gpu.cuda_version = "13.0";
-    TunedDatabase tuned(scratch_->path() / "results.db", gpu);
-    for (const TunedGemmVariant& variant : kTunedGemms) {
-      const GemmConfig config = gemm_config_named(variant.config);
-      const BuiltCubin built = builder->build(variant.problem, config, present_->arch);
-      tuned.add(variant.problem, variant.config, 0.05, "", built.source_hash);
-    }
-    ExportOptions options;
-    options.gpu = present_->name;
-    options.out_dir = export_dir();
-    export_kernels(tuned.database(), *builder, options);
+    tune_and_export(kTunedGemms, *present_, scratch_->path());
   }
   static void TearDownTestSuite() {
     delete present_;
@@ -102,36 +77,12 @@ TEST_F(GemmRuntimeOnGpu, RunsOddSizesFromTheExportAgainstTheReference) {
   RuntimeOptions options;
   options.allow_nvrtc = false;  // everything comes from the export
   const Gemm gemm(TunedCatalog::open_export(export_dir()), options);
-  const CudaDriver& driver = CudaDriver::get();
-  const DeviceContext context;
-  const GemmReferenceKernel reference(context);
-  CUstream stream = nullptr;
-  SWR_CU(driver, cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
-  std::mt19937 rng(2024);
-  for (const GemmProblem& problem : kAsked) {
-    SCOPED_TRACE(problem.key());
-    const GemmPlan plan = gemm.plan(problem);
-    EXPECT_EQ(plan.cubin_origin, "export");
-    EXPECT_EQ(plan.choice.kernel->problem.dtype, problem.dtype);
-    EXPECT_GT(plan.grid, 0);
-    const std::size_t a_count = std::size_t(problem.m) * problem.k;
-    const std::size_t b_count = std::size_t(problem.k) * problem.n;
-    const std::size_t c_count = std::size_t(problem.m) * problem.n;
-    const auto a = random_elements(problem.dtype, a_count, rng);
-    const auto b = random_elements(problem.dtype, b_count, rng);
-    DeviceBuffer da(a_count * 2), db(b_count * 2), dc(c_count * 2), expected(c_count * 4);
-    da.copy_from_host(a.data(), a_count * 2);
-    db.copy_from_host(b.data(), b_count * 2);
-    SWR_CU(driver, cuMemsetD8Async(dc.pointer(), 0xff, c_count * 2, stream));  // NaN
-    gemm.run(problem, {da.pointer(), db.pointer(), dc.pointer()}, stream);
-    reference.compute(problem, {da.pointer(), db.pointer(), 0}, expected.pointer(), stream);
-    const OutputComparison result =
-        reference.compare(problem, dc.pointer(), expected.pointer(), stream);
-    EXPECT_TRUE(result.passes(relative_error_tolerance(problem.dtype)))
-        << plan.choice.kernel->config_key << ": relative error " << result.relative_error << ", "
-        << result.non_finite << " non-finite";
-  }
-  driver.cuStreamDestroy(stream);
+  expect_gemm_matches_reference(gemm, kAsked, 2024,
+                                [](const GemmProblem& problem, const GemmPlan& plan) {
+                                  EXPECT_EQ(plan.cubin_origin, "export");
+                                  EXPECT_EQ(plan.choice.kernel->problem.dtype, problem.dtype);
+                                  EXPECT_GT(plan.grid, 0);
+                                });
 }
 
 TEST_F(GemmRuntimeOnGpu, PlansTheGeometryOfItsPersistenceMode) {

@@ -21,6 +21,7 @@
 #include "swr/device_buffer.hpp"
 #include "swr/gemm.hpp"
 #include "swr/sixteen_bit.hpp"
+#include "tests/gpu/gemm_runtime_checks.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
 #include "tests/runtime/runtime_fixtures.hpp"
 #include "tuner/gemm_reference_kernel.hpp"
@@ -29,12 +30,7 @@
 namespace swr::test {
 namespace {
 
-struct TunedWgmmaVariant {
-  GemmProblem problem;
-  const char* config;
-};
-
-const TunedWgmmaVariant kTunedWgmma[] = {
+const TunedGemmVariant kTunedWgmma[] = {
     {{1000, 1016, 264, DataType::f16}, "wgmma-m128n256k64s3-cooperative-c1x2-static-swzn512"},
     {{2048, 1024, 512, DataType::bf16}, "wgmma-m128n128k64s4-pingpong-c1x1-dynamic-swzm256"},
     {{777, 3000, 1032, DataType::bf16}, "wgmma-m128n256k64s3-cooperative-c2x1-static-swz0"},
@@ -45,37 +41,17 @@ const GemmProblem kAsked[] = {{1000, 1016, 264, DataType::f16},  {333, 200, 264,
                               {2048, 1024, 512, DataType::bf16}, {2050, 1000, 72, DataType::bf16},
                               {777, 3000, 1032, DataType::bf16}, {129, 2056, 1000, DataType::bf16}};
 
-std::vector<std::uint16_t> random_elements(DataType type, std::size_t count, std::mt19937& rng) {
-  std::uniform_real_distribution<float> uniform(-1.f, 1.f);
-  std::vector<std::uint16_t> values(count);
-  for (std::uint16_t& value : values) value = float_to_element(type, uniform(rng));
-  return values;
-}
-
 class GemmWgmmaRuntimeOnGpu : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     if (cuda_device_count() == 0) return;
     present_ = new GpuProfile(*detect_present_gpu());
-    for (const TunedWgmmaVariant& variant : kTunedWgmma) {
+    for (const TunedGemmVariant& variant : kTunedWgmma) {
       const ResourceUse use = gemm_resource_use(gemm_config_named(variant.config), *present_);
       if (!use.does_not_fit.empty()) return;  // not sm_90a: SetUp skips
     }
     scratch_ = new TemporaryDirectory();
-    const std::unique_ptr<CubinBuilder> builder = make_nvrtc_cubin_builder(cubin_dir());
-    db::GpuRecord gpu = db::GpuRecord::from_profile(*present_);
-    gpu.driver_version = "test";
-    gpu.cuda_version = "13.0";
-    TunedDatabase tuned(database_path(), gpu);
-    for (const TunedWgmmaVariant& variant : kTunedWgmma) {
-      const GemmConfig config = gemm_config_named(variant.config);
-      const BuiltCubin built = builder->build(variant.problem, config, present_->arch);
-      tuned.add(variant.problem, variant.config, 0.05, "", built.source_hash);
-    }
-    ExportOptions options;
-    options.gpu = present_->name;
-    options.out_dir = export_dir();
-    export_kernels(tuned.database(), *builder, options);
+    tune_and_export(kTunedWgmma, *present_, scratch_->path());
   }
   static void TearDownTestSuite() {
     delete present_;
@@ -85,7 +61,7 @@ class GemmWgmmaRuntimeOnGpu : public ::testing::Test {
   }
   void SetUp() override {
     SWR_REQUIRE_GPU();
-    for (const TunedWgmmaVariant& variant : kTunedWgmma) {
+    for (const TunedGemmVariant& variant : kTunedWgmma) {
       const ResourceUse use = gemm_resource_use(gemm_config_named(variant.config), *present_);
       if (!use.does_not_fit.empty()) GTEST_SKIP() << variant.config << ": " << use.does_not_fit;
     }
@@ -94,40 +70,14 @@ class GemmWgmmaRuntimeOnGpu : public ::testing::Test {
   static std::filesystem::path cubin_dir() { return scratch_->path() / "cubins"; }
   static std::filesystem::path database_path() { return scratch_->path() / "results.db"; }
 
-  // Every asked shape through `gemm`, poisoned output, against the reference; the plans' origin.
+  // Every asked shape through `gemm` against the reference, from `origin`, whole clusters.
   static void expect_matches_reference(const Gemm& gemm, const std::string& origin) {
-    const CudaDriver& driver = CudaDriver::get();
-    const DeviceContext context;
-    const GemmReferenceKernel reference(context);
-    CUstream stream = nullptr;
-    SWR_CU(driver, cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
-    std::mt19937 rng(1313);
-    for (const GemmProblem& problem : kAsked) {
-      SCOPED_TRACE(problem.key());
-      const GemmPlan plan = gemm.plan(problem);
-      EXPECT_EQ(plan.cubin_origin, origin);
-      EXPECT_EQ(plan.choice.kernel->config.path, InstructionPath::wgmma);
-      EXPECT_EQ(plan.grid % plan.choice.kernel->config.cluster_size(), 0) << "whole clusters";
-      const std::size_t a_count = std::size_t(problem.m) * problem.k;
-      const std::size_t b_count = std::size_t(problem.k) * problem.n;
-      const std::size_t c_count = std::size_t(problem.m) * problem.n;
-      const auto a = random_elements(problem.dtype, a_count, rng);
-      const auto b = random_elements(problem.dtype, b_count, rng);
-      DeviceBuffer da(a_count * 2), db(b_count * 2), dc(c_count * 2), expected(c_count * 4);
-      da.copy_from_host(a.data(), a_count * 2);
-      db.copy_from_host(b.data(), b_count * 2);
-      SWR_CU(driver, cuMemsetD8Async(dc.pointer(), 0xff, c_count * 2, stream));  // NaN
-      gemm.run(problem, {da.pointer(), db.pointer(), dc.pointer()}, stream);
-      reference.compute(problem, {da.pointer(), db.pointer(), 0}, expected.pointer(), stream);
-      const OutputComparison result =
-          reference.compare(problem, dc.pointer(), expected.pointer(), stream);
-      EXPECT_TRUE(result.passes(relative_error_tolerance(problem.dtype)))
-          << plan.choice.kernel->config_key << ": relative error " << result.relative_error << ", "
-          << result.non_finite << " non-finite";
-      std::printf("%s: %s from %s, grid %d\n", problem.key().c_str(),
-                  plan.choice.kernel->config_key.c_str(), plan.cubin_origin.c_str(), plan.grid);
-    }
-    driver.cuStreamDestroy(stream);
+    expect_gemm_matches_reference(
+        gemm, kAsked, 1313, [&](const GemmProblem&, const GemmPlan& plan) {
+          EXPECT_EQ(plan.cubin_origin, origin);
+          EXPECT_EQ(plan.choice.kernel->config.path, InstructionPath::wgmma);
+          EXPECT_EQ(plan.grid % plan.choice.kernel->config.cluster_size(), 0) << "whole clusters";
+        });
   }
 
   static TemporaryDirectory* scratch_;

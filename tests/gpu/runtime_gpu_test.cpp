@@ -24,6 +24,7 @@
 #include "swr/sixteen_bit.hpp"
 #include "swr/swr.h"
 #include "tests/gpu/gpu_test_support.hpp"
+#include "tests/gpu/random_sixteen_bit.hpp"
 #include "tests/gpu/runtime_gpu_fixtures.hpp"
 #include "tests/runtime/runtime_fixtures.hpp"
 #include "tuner/gpu_detection.hpp"
@@ -45,12 +46,7 @@ const TunedVariant kTuned[] = {
     {{2, 3, 512, 512, 64, DataType::f16, true}, "m128n64w8s2-cyclic-grid-heads_interleaved"},
 };
 
-std::vector<std::uint16_t> random_elements(DataType type, std::size_t count, std::mt19937& rng) {
-  std::uniform_real_distribution<float> uniform(-1.f, 1.f);
-  std::vector<std::uint16_t> values(count);
-  for (std::uint16_t& value : values) value = float_to_element(type, uniform(rng));
-  return values;
-}
+using gpu_test::random_elements;
 
 class RuntimeOnGpu : public ::testing::Test {
  protected:
