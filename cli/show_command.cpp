@@ -8,6 +8,7 @@
 #include "cli/show_views.hpp"
 #include "db/database_location.hpp"
 #include "db/results_database.hpp"
+#include "runtime/manifest_entries.hpp"
 #include "swr/usage_error.hpp"
 #include "tuner/gpu_detection.hpp"
 #include "tuner/text_format.hpp"
@@ -16,14 +17,7 @@
 namespace swr::cli {
 
 nlohmann::json stored_gpu_json(const db::StoredGpu& stored) {
-  const db::GpuRecord& gpu = stored.gpu;
-  return {{"name", gpu.name},
-          {"arch", gpu.arch},
-          {"sm_count", gpu.sm_count},
-          {"l2_bytes", gpu.l2_bytes},
-          {"device_name", gpu.device_name},
-          {"driver_version", gpu.driver_version},
-          {"cuda_version", gpu.cuda_version}};
+  return gpu_json(stored.gpu);
 }
 
 nlohmann::json stored_problem_json(const db::StoredProblem& problem) {

@@ -11,6 +11,10 @@
 
 namespace swr {
 
+// A GPU record as JSON ("name", "arch", "sm_count", "l2_bytes", "device_name", "driver_version",
+// "cuda_version"): the manifest's "gpu" and the form `swr-tune show --json` prints.
+nlohmann::json gpu_json(const db::GpuRecord& gpu);
+
 // The shared fields of an entry: "gpu", "entry", "block_threads", "dynamic_shared_bytes",
 // "arch", "cubin" {file, bytes, sha256}, "registers", "compiled_source_hash", "toolkit_version"
 // and "measured". Reading checks "entry" against `entry` and "block_threads" against `threads`

@@ -16,16 +16,6 @@ nlohmann::json optional_json(const std::optional<Number>& value) {
   return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
 }
 
-nlohmann::json gpu_json(const db::GpuRecord& gpu) {
-  return {{"name", gpu.name},
-          {"arch", gpu.arch},
-          {"sm_count", gpu.sm_count},
-          {"l2_bytes", gpu.l2_bytes},
-          {"device_name", gpu.device_name},
-          {"driver_version", gpu.driver_version},
-          {"cuda_version", gpu.cuda_version}};
-}
-
 nlohmann::json measured_json(const db::MeasurementRecord& record) {
   return {{"status", std::string(to_string(record.status))},
           {"median_ms", optional_json(record.median_ms)},
@@ -142,6 +132,16 @@ std::string read_sha256(const JsonFieldReader& cubin) {
 }
 
 }  // namespace
+
+nlohmann::json gpu_json(const db::GpuRecord& gpu) {
+  return {{"name", gpu.name},
+          {"arch", gpu.arch},
+          {"sm_count", gpu.sm_count},
+          {"l2_bytes", gpu.l2_bytes},
+          {"device_name", gpu.device_name},
+          {"driver_version", gpu.driver_version},
+          {"cuda_version", gpu.cuda_version}};
+}
 
 void require_equal(const JsonFieldReader& reader, const char* name, const std::string& found,
                    const std::string& expected, const std::string& why) {
