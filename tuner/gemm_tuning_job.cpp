@@ -10,6 +10,7 @@
 #include "generator/gemm_space.hpp"
 #include "generator/gemm_swizzle.hpp"
 #include "generator/resource_model.hpp"
+#include "support/interrupt_notice.hpp"
 #include "swr/usage_error.hpp"
 #include "tuner/gemm_compilation.hpp"
 #include "tuner/gpu_detection.hpp"
@@ -38,6 +39,11 @@ class GemmWorkerMeasurer : public GemmVariantMeasurer {
 
 int compile_only(const std::vector<GemmTuningShape>& shapes, const GpuProfile& gpu,
                  const CompileSettings& settings, const std::optional<GpuProfile>& present) {
+  // Cubins are renamed into the cache as they finish and nothing else is written: Ctrl-C may stop
+  // at once.
+  const InterruptNotice interrupt_notice(
+      "compiled cubins stay in the cubin cache; run the same command again to resume (cached "
+      "binaries are not compiled again)");
   const NvrtcCompiler compiler;
   const CubinCache cache(settings.cache_dir);
   int failed = 0, compiled = 0;
