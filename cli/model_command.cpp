@@ -5,16 +5,17 @@
 
 #include "cli/job_options.hpp"
 #include "generator/cubin_cache.hpp"
+#include "model/gemm_prediction.hpp"
 #include "model/model_prediction.hpp"
 #include "model/prediction_report.hpp"
-#include "swr/usage_error.hpp"
+#include "model/transfer_check.hpp"
 #include "tuner/model_ranking.hpp"
 
 namespace swr::cli {
 
 CLI::App* add_model_command(CLI::App& app, ModelOptions& options) {
   CLI::App* command = app.add_subcommand(
-      "model", "Predict each variant's L2 misses and time with the L2 model (no GPU needed)");
+      "model", "Predict each variant's L2 misses and time with the model (no GPU needed)");
   add_problem_options(*command, options.problem);
   command->add_flag("--json", options.json, "Print JSON: problem, gpu, twins, predictions");
   command->add_flag("--estimate-registers", options.estimate_registers,
@@ -29,20 +30,44 @@ CLI::App* add_model_command(CLI::App& app, ModelOptions& options) {
       "Predictions replay the kernel's tile schedule through an LRU model of the profile's L2,\n"
       "with CTAs per SM from the compiled kernels (compiled once through the cubin cache);\n"
       "they are never stored as measurements.\n"
-      "The model predicts attention variants only: --family gemm takes the GEMM shape options and "
-      "says so.\n"
-      "Example: swr-tune model --gpu gb10 --seq 131072 --batch 8 --head-dim 64");
+      "Times come from the time model: step times measured on the H200, scaled to the target,\n"
+      "with the DRAM time of the simulated misses (README, \"The time model\").\n"
+      "Examples: swr-tune model --gpu gb10 --seq 131072 --batch 8 --head-dim 64\n"
+      "          swr-tune model --family gemm --gpu gb10 --size 8192");
   return command;
 }
 
-int run_model_command(const ModelOptions& options) {
-  if (is_gemm_family(options.problem.gemm)) {
-    // Every value is checked as for `space --family gemm`, then the missing model is bad input.
-    resolve_gemm_selection(options.problem,
-                           "--gpu, --m, --n, --k, --size, --dtype, --config and --json");
-    throw UsageError(
-        "the L2 model predicts attention variants only; GEMM prediction is not implemented");
+namespace {
+
+int run_gemm_model(const ModelOptions& options) {
+  const GemmSelection selection = resolve_gemm_selection(
+      options.problem, "--gpu, --m, --n, --k, --size, --dtype, --config and --json");
+  const GemmTarget& target = selection.target;
+  const GemmSpace space = select_gemm_space(target, selection.wanted);
+  CompileOptions compile_options;
+  compile_options.jobs = options.jobs;
+  compile_options.cache_dir = options.cache_dir;
+  const CompileSettings settings = parse_compile_options(compile_options);  // checks both
+  const std::vector<int> registers = options.estimate_registers
+                                         ? std::vector<int>{}
+                                         : registers_by_compiling(target, space.configs, settings);
+  const std::vector<model::GemmPrediction> predictions = model::predict_gemm_space(
+      target.problem, target.gpu, space.configs, model::embedded_time_model(), 0, registers);
+  if (options.json) {
+    nlohmann::json json = model::gemm_prediction_json(target.problem, target.gpu, predictions);
+    json["transfer_check"] = model::embedded_transfer_check();
+    std::cout << json.dump(2) << '\n';
+  } else {
+    std::cout << model::format_gemm_prediction_table(target.problem, target.gpu, predictions,
+                                                     prediction_accuracy_text("gemm"));
   }
+  return 0;
+}
+
+}  // namespace
+
+int run_model_command(const ModelOptions& options) {
+  if (is_gemm_family(options.problem.gemm)) return run_gemm_model(options);
   const Target target = resolve_target(options.problem);
   const AttentionSpace space = select_space(target, options.problem.config_keys);
   CompileOptions compile_options;
@@ -52,13 +77,16 @@ int run_model_command(const ModelOptions& options) {
   const std::vector<int> registers = options.estimate_registers
                                          ? std::vector<int>{}
                                          : registers_by_compiling(target, space.configs, settings);
-  const std::vector<model::ModelPrediction> predictions =
+  std::vector<model::ModelPrediction> predictions =
       model::predict_space(target.problem, target.gpu, space.configs, {}, 0, registers);
+  model::apply_time_model(predictions, target.problem, target.gpu, model::embedded_time_model());
   if (options.json) {
-    std::cout << model::prediction_report_json(target.problem, target.gpu, predictions).dump(2)
-              << '\n';
+    nlohmann::json json = model::prediction_report_json(target.problem, target.gpu, predictions);
+    json["transfer_check"] = model::embedded_transfer_check();
+    std::cout << json.dump(2) << '\n';
   } else {
-    std::cout << model::format_prediction_table(target.problem, target.gpu, predictions);
+    std::cout << model::format_prediction_table(target.problem, target.gpu, predictions)
+              << prediction_accuracy_text("attention");
   }
   return 0;
 }

@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "model/measured_results.hpp"
 #include "model/model_prediction.hpp"
 #include "swr/data_type.hpp"
 #include "swr/usage_error.hpp"
@@ -122,44 +122,11 @@ std::vector<T> subset(const std::vector<T>& values, const std::vector<bool>& kee
 }  // namespace
 
 std::vector<MeasuredMisses> read_measured_misses(const std::filesystem::path& dir) {
-  std::vector<std::filesystem::path> files;
-  std::error_code error;
-  for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind("measured_", 0) == 0 && entry.path().extension() == ".json") {
-      files.push_back(entry.path());
-    }
-  }
-  if (error || files.empty()) {
-    throw UsageError("bad sweep directory '" + dir.string() +
-                     "': allowed a directory with measured_*.json (swr-tune show --json)");
-  }
-  std::sort(files.begin(), files.end());
   std::vector<MeasuredMisses> points;
-  for (const std::filesystem::path& file : files) {
-    try {
-      const nlohmann::json shown = nlohmann::json::parse(std::ifstream(file));
-      for (const nlohmann::json& result : shown.at("results")) {
-        const AttentionProblem problem = AttentionProblem::from_json(result.at("problem"));
-        for (const nlohmann::json& variant : result.at("variants")) {
-          if (variant.value("status", "") != "ok" || !variant.contains("l2_sector_misses") ||
-              variant.at("l2_sector_misses").is_null()) {
-            continue;
-          }
-          MeasuredMisses point;
-          point.problem = problem;
-          point.config = AttentionConfig::from_json(variant.at("config"));
-          point.registers = variant.value("registers", -1);
-          point.misses = variant.at("l2_sector_misses").get<double>();
-          point.device = result.at("gpu").at("device_name").get<std::string>();
-          point.measured_on = variant.at("measured_at").get<std::string>().substr(0, 10);
-          points.push_back(std::move(point));
-        }
-      }
-    } catch (const std::exception& failure) {
-      throw UsageError("bad measurement file '" + file.string() +
-                       "': allowed swr-tune show --json output (" + failure.what() + ")");
-    }
+  for (const MeasuredAttention& measured : read_measured_attention(dir)) {
+    if (!measured.misses) continue;
+    points.push_back({measured.problem, measured.config, measured.registers, *measured.misses,
+                      measured.device, measured.measured_on});
   }
   return points;
 }

@@ -29,7 +29,10 @@ ModelPrediction from_simulation(const AttentionProblem& problem, const GpuProfil
       roofline_estimate(problem.flops(), static_cast<double>(prediction.dram_bytes()), gpu);
   prediction.predicted_seconds = roofline.seconds;
   prediction.predicted_tflops = roofline.tflops;
+  prediction.compute_seconds = roofline.compute_seconds;
+  prediction.memory_seconds = roofline.memory_seconds;
   prediction.bound = roofline.bound;
+  prediction.time_rule = "roofline";
   prediction.wave_size = result.wave_size;
   prediction.sampled = result.sampled;
   prediction.note = result.note;
@@ -83,7 +86,11 @@ nlohmann::json ModelPrediction::to_json() const {
   json["dram_bytes_written"] = dram_bytes_written;
   json["predicted_seconds"] = predicted_seconds;
   json["predicted_tflops"] = predicted_tflops;
+  json["compute_seconds"] = compute_seconds;
+  json["memory_seconds"] = memory_seconds;
   json["bound"] = bound;
+  json["time_rule"] = time_rule;
+  json["calibrated_on"] = calibrated_on;
   json["wave_size"] = wave_size;
   json["sampled"] = sampled;
   return json;
@@ -159,6 +166,25 @@ std::vector<ModelPrediction> predict_space(const AttentionProblem& problem, cons
     if (!occupancy_source[i].empty()) predictions[i].note += "; " + occupancy_source[i];
   }
   return predictions;
+}
+
+void apply_time_model(std::vector<ModelPrediction>& predictions, const AttentionProblem& problem,
+                      const GpuProfile& gpu, const TimeModel* model) {
+  if (!model) return;
+  for (ModelPrediction& prediction : predictions) {
+    if (!prediction.runnable) continue;
+    const int ctas_per_sm = std::max(1, prediction.wave_size / std::max(gpu.sm_count, 1));
+    const TimeEstimate estimate = model->attention(problem, prediction.config, gpu, ctas_per_sm,
+                                                   static_cast<double>(prediction.dram_bytes()));
+    if (!estimate.known) continue;  // no step time for the path: the roofline stays
+    prediction.predicted_seconds = estimate.seconds;
+    prediction.predicted_tflops = estimate.seconds > 0 ? problem.flops() / estimate.seconds / 1e12 : 0;
+    prediction.compute_seconds = estimate.compute_seconds;
+    prediction.memory_seconds = estimate.memory_seconds;
+    prediction.bound = estimate.bound;
+    prediction.time_rule = estimate.rule;
+    prediction.calibrated_on = estimate.calibrated_on;
+  }
 }
 
 }  // namespace swr::model

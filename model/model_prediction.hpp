@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "model/l2_simulator.hpp"
+#include "model/time_model.hpp"
 #include "swr/attention_config.hpp"
 #include "swr/attention_problem.hpp"
 #include "swr/gpu_profile.hpp"
@@ -39,9 +40,15 @@ struct ModelPrediction {
   double hit_rate = 0;
   std::int64_t dram_bytes_read = 0;
   std::int64_t dram_bytes_written = 0;
-  double predicted_seconds = 0;  // roofline over the predicted DRAM bytes
+  // The time model's (model/time_model.hpp) where a calibration is given, else the roofline over
+  // the predicted DRAM bytes.
+  double predicted_seconds = 0;
   double predicted_tflops = 0;
-  std::string bound;  // "memory" or "compute"
+  double compute_seconds = 0;
+  double memory_seconds = 0;
+  std::string bound;      // "memory" or "compute"
+  std::string time_rule;  // "roofline", or how the time model found the step time ("measured", ...)
+  std::string calibrated_on;  // the calibration point: "<shape> <config>"
   int wave_size = 0;
   bool sampled = false;
   std::string note;
@@ -65,5 +72,10 @@ std::vector<ModelPrediction> predict_space(const AttentionProblem& problem, cons
                                            const std::vector<AttentionConfig>& configs,
                                            const SimulationOptions& options = {}, int threads = 0,
                                            const std::vector<int>& compiled_registers = {});
+
+// Replaces the roofline time of every runnable prediction by the time model's (CTAs per SM from
+// its wave size, DRAM bytes from the simulation); predictions stay as they are without a model.
+void apply_time_model(std::vector<ModelPrediction>& predictions, const AttentionProblem& problem,
+                      const GpuProfile& gpu, const TimeModel* model);
 
 }  // namespace swr::model

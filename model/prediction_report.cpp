@@ -199,11 +199,12 @@ std::string format_prediction_table(const AttentionProblem& problem, const GpuPr
                                                                     {"ms", 9},
                                                                     {"saved", 7},
                                                                     {"TFLOP/s", 8},
-                                                                    {"bound", 8}};
+                                                                    {"bound", 8},
+                                                                    {"time from", 10}};
   std::string header;
   for (std::size_t c = 0; c < columns.size(); ++c) {
     header +=
-        pad(columns[c].first, columns[c].second, c != 0) + (c + 1 < columns.size() ? " " : "");
+        pad(columns[c].first, columns[c].second, c != 0 && c + 1 != columns.size()) + (c + 1 < columns.size() ? " " : "");
   }
   text += "\n" + header + "\n";
   bool any_sampled = false;
@@ -224,15 +225,18 @@ std::string format_prediction_table(const AttentionProblem& problem, const GpuPr
         sawtooth[2],
         both ? printf_text("%.0f%%", 100.0 * twin.miss_reduction()) : "-",
         printf_text("%.1f", best->predicted_tflops),
-        best->bound};
+        best->bound,
+        best->time_rule};
     for (std::size_t c = 0; c < cells.size(); ++c) {
-      text += pad(cells[c], columns[c].second, c != 0) + (c + 1 < cells.size() ? " " : "");
+      text += pad(cells[c], columns[c].second, c != 0 && c + 1 != cells.size()) + (c + 1 < cells.size() ? " " : "");
     }
     text += "\n";
   }
   text +=
-      "\nsaved: share of cyclic's non-compulsory misses that sawtooth avoids; ms and TFLOP/s "
-      "from the roofline over predicted DRAM bytes\n";
+      "\nsaved: share of cyclic's non-compulsory misses that sawtooth avoids; ms: max(compute, "
+      "DRAM) + overlap x min(compute, DRAM), compute from step times measured on the calibration "
+      "GPU (time from: measured = this variant, twin = its order/swizzle twin, same tile, same "
+      "path; roofline = no calibration), DRAM from the predicted misses\n";
   if (any_sampled) text += "*: sampled (the note in --json says how much was replayed)\n";
   for (const ModelPrediction& prediction : predictions) {
     if (!prediction.runnable)

@@ -44,12 +44,14 @@ int compile_and_predict(const AttentionTuningJob& job, const std::optional<GpuPr
     cache_dir = outcome.cache_dir;
 
     std::cout << "\n" << std::flush;
-    const std::vector<model::ModelPrediction> predictions =
+    std::vector<model::ModelPrediction> predictions =
         model::predict_space(problem, target.gpu, configs, {}, settings.jobs,
                              compiled_registers(configs, outcome.results));
+    model::apply_time_model(predictions, problem, target.gpu, model::embedded_time_model());
     // Stored first: output that cannot be written (a closed pipe, a full disk) loses nothing.
     const int stored = store_predictions(database, shape, predictions);
-    std::cout << model::format_prediction_table(problem, target.gpu, predictions);
+    std::cout << model::format_prediction_table(problem, target.gpu, predictions)
+              << prediction_accuracy_text("attention");
     std::cout << "stored " << stored << " predictions (model " << kScheduleModelName << " v"
               << kScheduleModelVersion << ") in " << database.string()
               << "; they are kept apart from measurements\n\n";

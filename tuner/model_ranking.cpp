@@ -1,11 +1,69 @@
 #include "tuner/model_ranking.hpp"
 
+#include <functional>
 #include <iostream>
 #include <map>
 
 #include "db/results_database.hpp"
+#include "model/transfer_check.hpp"
 
 namespace swr {
+namespace {
+
+template <class Config>
+std::vector<int> registers_in_order(const std::vector<Config>& configs,
+                                    const std::map<std::string, int>& by_key) {
+  std::vector<int> registers;
+  registers.reserve(configs.size());
+  for (const Config& config : configs) {
+    const auto found = by_key.find(config.key());
+    registers.push_back(found == by_key.end() ? -1 : found->second);
+  }
+  return registers;
+}
+
+CompileSettings quiet_settings(const CompileSettings& settings, std::size_t count,
+                               const std::string& arch) {
+  CompileSettings quiet = settings;
+  quiet.json = true;  // no per-variant lines
+  quiet.out_dir.reset();
+  std::cerr << "compiling " << count << " variants for " << arch
+            << " to read their register counts (cached after the first run)...\n";
+  return quiet;
+}
+
+void say_estimates(const std::runtime_error& error) {
+  std::cerr << "cannot compile (" << error.what()
+            << "): CTAs per SM come from estimated registers\n";
+}
+
+// The rows of one shape's predictions, written in one transaction.
+template <class Problem>
+int store_records(const std::filesystem::path& database, const GpuProfile& profile,
+                  const Problem& problem,
+                  const std::function<void(db::ResultsDatabase&, std::vector<db::PredictionRecord>&)>&
+                      fill) {
+  db::ResultsDatabase results(database);
+  db::GpuRecord gpu = db::GpuRecord::from_profile(profile);
+  gpu.driver_version = "none";  // predicted, not run
+  gpu.cuda_version = "none";
+  const db::GpuId gpu_id = results.upsert_gpu(gpu);
+  const db::ProblemId problem_id = results.upsert_problem(problem);
+  std::vector<db::PredictionRecord> records;
+  fill(results, records);
+  const std::string name(kScheduleModelName);
+  const std::string version(kScheduleModelVersion);
+  for (db::PredictionRecord& record : records) {
+    record.gpu = gpu_id;
+    record.problem = problem_id;
+    record.model_name.assign(name);
+    record.model_version.assign(version);
+  }
+  results.record_predictions(records);  // the whole set or nothing, if killed while writing
+  return static_cast<int>(records.size());
+}
+
+}  // namespace
 
 std::vector<int> compiled_registers(const std::vector<AttentionConfig>& configs,
                                     const std::vector<CompileResult>& results) {
@@ -13,61 +71,96 @@ std::vector<int> compiled_registers(const std::vector<AttentionConfig>& configs,
   for (const CompileResult& result : results) {
     if (result.kernel.ok) by_key[result.job.config.key()] = result.kernel.registers;
   }
-  std::vector<int> registers;
-  registers.reserve(configs.size());
-  for (const AttentionConfig& config : configs) {
-    const auto found = by_key.find(config.key());
-    registers.push_back(found == by_key.end() ? -1 : found->second);
+  return registers_in_order(configs, by_key);
+}
+
+std::vector<int> compiled_registers(const std::vector<GemmConfig>& configs,
+                                    const GemmCompileOutcome& outcome) {
+  std::map<std::string, int> by_key;
+  for (const CompiledGemmBinary& binary : outcome.binaries) {
+    if (!binary.binary.kernel.ok) continue;
+    for (const GemmConfig& variant : binary.variants) {
+      by_key[variant.key()] = binary.binary.kernel.registers;
+    }
   }
-  return registers;
+  return registers_in_order(configs, by_key);
 }
 
 std::vector<int> registers_by_compiling(const Target& target,
                                         const std::vector<AttentionConfig>& configs,
                                         const CompileSettings& settings) {
-  CompileSettings quiet = settings;
-  quiet.json = true;  // no per-variant lines
-  quiet.out_dir.reset();
-  std::cerr << "compiling " << configs.size() << " variants for " << target.gpu.arch
-            << " to read their register counts (cached after the first run)...\n";
   try {
+    const CompileSettings quiet = quiet_settings(settings, configs.size(), target.gpu.arch);
     return compiled_registers(configs, compile_variants(target, configs, quiet).results);
   } catch (const std::runtime_error& error) {  // NVRTC cannot be loaded
-    std::cerr << "cannot compile (" << error.what()
-              << "): CTAs per SM come from estimated registers\n";
+    say_estimates(error);
+    return {};
+  }
+}
+
+std::vector<int> registers_by_compiling(const GemmTarget& target,
+                                        const std::vector<GemmConfig>& configs,
+                                        const CompileSettings& settings) {
+  try {
+    const CompileSettings quiet = quiet_settings(settings, configs.size(), target.gpu.arch);
+    return compiled_registers(configs, compile_gemm_variants(target, configs, quiet));
+  } catch (const std::runtime_error& error) {
+    say_estimates(error);
     return {};
   }
 }
 
 int store_predictions(const std::filesystem::path& database, const Target& target,
                       const std::vector<model::ModelPrediction>& predictions) {
-  db::ResultsDatabase results(database);
-  db::GpuRecord gpu = db::GpuRecord::from_profile(target.gpu);
-  gpu.driver_version = "none";  // predicted, not run
-  gpu.cuda_version = "none";
-  const db::GpuId gpu_id = results.upsert_gpu(gpu);
-  const db::ProblemId problem_id = results.upsert_problem(target.problem);
-  std::vector<db::PredictionRecord> records;
-  for (const model::ModelPrediction& prediction : predictions) {
-    if (!prediction.runnable) continue;
-    db::PredictionRecord record;
-    record.gpu = gpu_id;
-    record.problem = problem_id;
-    record.config = results.upsert_config(prediction.config);
-    record.model_name = kScheduleModelName;
-    record.model_version = kScheduleModelVersion;
-    record.requested_sectors = static_cast<double>(prediction.requested_sectors);
-    record.sector_misses = static_cast<double>(prediction.misses);
-    record.hit_rate = prediction.hit_rate;
-    record.dram_bytes = static_cast<double>(prediction.dram_bytes());
-    record.predicted_ms = prediction.predicted_seconds * 1e3;
-    record.predicted_tflops = prediction.predicted_tflops;
-    record.sampled = prediction.sampled;
-    record.note = prediction.note;
-    records.push_back(std::move(record));
-  }
-  results.record_predictions(records);  // the whole set or nothing, if killed while writing
-  return static_cast<int>(records.size());
+  return store_records(
+      database, target.gpu, target.problem,
+      [&](db::ResultsDatabase& results, std::vector<db::PredictionRecord>& records) {
+        for (const model::ModelPrediction& prediction : predictions) {
+          if (!prediction.runnable) continue;
+          db::PredictionRecord record;
+          record.config = results.upsert_config(prediction.config);
+          record.requested_sectors = static_cast<double>(prediction.requested_sectors);
+          record.sector_misses = static_cast<double>(prediction.misses);
+          record.hit_rate = prediction.hit_rate;
+          record.dram_bytes = static_cast<double>(prediction.dram_bytes());
+          record.predicted_ms = prediction.predicted_seconds * 1e3;
+          record.predicted_tflops = prediction.predicted_tflops;
+          record.sampled = prediction.sampled;
+          record.note = prediction.note + "; time: " + prediction.time_rule +
+                        (prediction.calibrated_on.empty() ? "" : " (" + prediction.calibrated_on + ")");
+          records.push_back(std::move(record));
+        }
+      });
+}
+
+int store_predictions(const std::filesystem::path& database, const GemmTarget& target,
+                      const std::vector<model::GemmPrediction>& predictions) {
+  return store_records(
+      database, target.gpu, target.problem,
+      [&](db::ResultsDatabase& results, std::vector<db::PredictionRecord>& records) {
+        for (const model::GemmPrediction& prediction : predictions) {
+          if (!prediction.runnable) continue;
+          db::PredictionRecord record;
+          record.config = results.upsert_config(prediction.config);
+          record.requested_sectors = static_cast<double>(prediction.traffic.requested_sectors);
+          record.sector_misses = static_cast<double>(prediction.traffic.misses);
+          record.hit_rate = prediction.traffic.hit_rate;
+          record.dram_bytes = static_cast<double>(prediction.traffic.dram_bytes_read +
+                                                  prediction.traffic.dram_bytes_written);
+          record.predicted_ms = prediction.time.seconds * 1e3;
+          record.predicted_tflops = prediction.tflops;
+          record.note = prediction.note + "; time: " + prediction.time.rule +
+                        (prediction.time.calibrated_on.empty()
+                             ? ""
+                             : " (" + prediction.time.calibrated_on + ")");
+          records.push_back(std::move(record));
+        }
+      });
+}
+
+std::string prediction_accuracy_text(const std::string& family) {
+  return "these times are PREDICTIONS, not measurements; " +
+         model::transfer_accuracy_text(model::embedded_transfer_check(), family);
 }
 
 }  // namespace swr

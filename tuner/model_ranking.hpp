@@ -1,33 +1,48 @@
-// The L2 model's answer where the GPU is not here: predictions for every variant, with occupancy
-// from the compiled kernels' registers, printed as a ranking and stored in the database's
-// predictions table (never as measurements).
+// The model's answer where the GPU is not here: predictions for every variant of either family,
+// with occupancy from the compiled kernels' registers, printed as a ranking and stored in the
+// database's predictions table (never as measurements).
 #pragma once
 
 #include <filesystem>
 #include <vector>
 
 #include "generator/parallel_compiler.hpp"
+#include "model/gemm_prediction.hpp"
 #include "model/model_prediction.hpp"
+#include "tuner/gemm_compilation.hpp"
 #include "tuner/variant_compilation.hpp"
 
 namespace swr {
 
-// Names the model in the predictions table; bump the version whenever its answers may change.
+// Names the model in the predictions table; bump the version whenever its answers may change
+// (3: times from the time model calibrated on measurements; GEMM predictions).
 inline constexpr const char* kScheduleModelName = "schedule_simulator";
-inline constexpr const char* kScheduleModelVersion = "2";
+inline constexpr const char* kScheduleModelVersion = "3";
 
 // ptxas's register count per config (-1 for a variant that failed to compile or is missing).
 std::vector<int> compiled_registers(const std::vector<AttentionConfig>& configs,
                                     const std::vector<CompileResult>& results);
+std::vector<int> compiled_registers(const std::vector<GemmConfig>& configs,
+                                    const GemmCompileOutcome& outcome);
 
 // Compiles `configs` through the cubin cache without per-variant lines (a note on stderr says
 // why), for their registers. NVRTC missing: estimates, said once on stderr.
 std::vector<int> registers_by_compiling(const Target& target,
                                         const std::vector<AttentionConfig>& configs,
                                         const CompileSettings& settings);
+std::vector<int> registers_by_compiling(const GemmTarget& target,
+                                        const std::vector<GemmConfig>& configs,
+                                        const CompileSettings& settings);
 
-// Stores one prediction row per runnable variant; returns how many.
+// Stores one prediction row per runnable variant, the whole set in one transaction; returns how
+// many.
 int store_predictions(const std::filesystem::path& database, const Target& target,
                       const std::vector<model::ModelPrediction>& predictions);
+int store_predictions(const std::filesystem::path& database, const GemmTarget& target,
+                      const std::vector<model::GemmPrediction>& predictions);
+
+// The accuracy the time model has earned (the embedded transfer check) and that the times are
+// predictions, for the family ("attention" or "gemm").
+std::string prediction_accuracy_text(const std::string& family);
 
 }  // namespace swr

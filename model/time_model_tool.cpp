@@ -1,0 +1,166 @@
+// swr-time-model: the time model's calibration and its check on another GPU, computed from the
+// measurements kept in bench/results (no figure typed in). Run from the repository root, so that
+// the files name their evidence by their path in the repository:
+//
+//   swr-time-model calibrate --gpu h200 CALIBRATION... > bench/results/model-time-h200/time_calibration.json
+//   swr-time-model transfer --gpu h200 CALIBRATION... --judge-gpu h100 --judge DIR [--judge DIR]
+//   (either with --check FILE: recompute and compare with the committed file; the CTests)
+//
+// CALIBRATION (measured on the calibration GPU only): --attention DIR, --gemm DIR (each as often
+// as needed: directories of `swr-tune show --json` dumps), --mma-sync-sweep CSV and --wgmma-sweep
+// CSV (`swr-tune --family gemm --sweep` tables: mma_sync's share of the tensor rate).
+// `transfer` fits the calibration from those alone, predicts the judged GPU, and uses the --judge
+// measurements only to judge the predictions (model/transfer_check.hpp).
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "model/measured_results.hpp"
+#include "model/time_model.hpp"
+#include "model/transfer_check.hpp"
+#include "swr/gpu_profile.hpp"
+#include "swr/usage_error.hpp"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: swr-time-model calibrate|transfer --gpu NAME [--attention DIR]... [--gemm DIR]... "
+    "--mma-sync-sweep CSV --wgmma-sweep CSV [--judge-gpu NAME --judge DIR...] [--check FILE]";
+
+const swr::GpuProfile& profile_named(const std::string& name) {
+  const std::optional<swr::GpuProfile> found = swr::find_gpu_profile(name);
+  if (!found) {
+    throw swr::UsageError("unknown GPU '" + name + "': allowed " + swr::gpu_profile_names());
+  }
+  for (const swr::GpuProfile& gpu : swr::builtin_gpu_profiles()) {
+    if (gpu.name == found->name) return gpu;
+  }
+  throw swr::UsageError("unknown GPU '" + name + "'");
+}
+
+struct Arguments {
+  std::string verb;
+  std::string gpu = "h200";
+  std::string judge_gpu;
+  std::vector<std::string> attention;
+  std::vector<std::string> gemm;
+  std::vector<std::string> judge;
+  std::string mma_sync_sweep;
+  std::string wgmma_sweep;
+  std::string check;
+};
+
+Arguments parse(int argc, char** argv) {
+  Arguments arguments;
+  if (argc < 2) throw swr::UsageError(kUsage);
+  arguments.verb = argv[1];
+  if (arguments.verb != "calibrate" && arguments.verb != "transfer") {
+    throw swr::UsageError("bad verb '" + arguments.verb + "': allowed calibrate, transfer");
+  }
+  for (int i = 2; i < argc; ++i) {
+    const std::string option = argv[i];
+    if (i + 1 >= argc) throw swr::UsageError("option " + option + " needs a value: " + kUsage);
+    const std::string value = argv[++i];
+    if (value.empty()) throw swr::UsageError("option " + option + " needs a value: " + kUsage);
+    if (option == "--gpu") {
+      arguments.gpu = value;
+    } else if (option == "--judge-gpu") {
+      arguments.judge_gpu = value;
+    } else if (option == "--attention") {
+      arguments.attention.push_back(value);
+    } else if (option == "--gemm") {
+      arguments.gemm.push_back(value);
+    } else if (option == "--judge") {
+      arguments.judge.push_back(value);
+    } else if (option == "--mma-sync-sweep") {
+      arguments.mma_sync_sweep = value;
+    } else if (option == "--wgmma-sweep") {
+      arguments.wgmma_sweep = value;
+    } else if (option == "--check") {
+      arguments.check = value;
+    } else {
+      throw swr::UsageError("bad option '" + option + "': " + kUsage);
+    }
+  }
+  if (arguments.mma_sync_sweep.empty() || arguments.wgmma_sweep.empty()) {
+    throw swr::UsageError("missing --mma-sync-sweep or --wgmma-sweep: " + std::string(kUsage));
+  }
+  if (arguments.verb == "transfer" && (arguments.judge.empty() || arguments.judge_gpu.empty())) {
+    throw swr::UsageError("transfer needs --judge-gpu and at least one --judge DIR");
+  }
+  return arguments;
+}
+
+swr::model::CalibrationInputs calibration_inputs(const Arguments& arguments) {
+  swr::model::CalibrationInputs inputs;
+  for (const std::string& dir : arguments.attention) {
+    for (auto& variant : swr::model::read_measured_attention(dir)) {
+      inputs.attention.push_back(std::move(variant));
+    }
+    inputs.evidence.push_back(dir);
+  }
+  for (const std::string& dir : arguments.gemm) {
+    for (auto& variant : swr::model::read_measured_gemm(dir)) inputs.gemm.push_back(std::move(variant));
+    inputs.evidence.push_back(dir);
+  }
+  inputs.mma_sync_sweep_csv = arguments.mma_sync_sweep;
+  inputs.wgmma_sweep_csv = arguments.wgmma_sweep;
+  return inputs;
+}
+
+int emit(const nlohmann::json& computed, const std::string& check) {
+  if (check.empty()) {
+    std::cout << computed.dump(2) << '\n';
+    return 0;
+  }
+  std::ifstream file(check);
+  if (!file) throw swr::UsageError("bad --check: no file '" + check + "'");
+  const nlohmann::json expected = nlohmann::json::parse(file, nullptr, false);
+  if (expected == computed) {
+    std::cout << check << " matches the figures recomputed from the measurements\n";
+    return 0;
+  }
+  std::cerr << check << " differs from the figures recomputed from the measurements "
+            << "(regenerate it with swr-time-model):\n"
+            << nlohmann::json::diff(expected, computed).dump(2).substr(0, 4000) << '\n';
+  return 1;
+}
+
+int run(int argc, char** argv) {
+  const Arguments arguments = parse(argc, argv);
+  const swr::GpuProfile& gpu = profile_named(arguments.gpu);
+  const swr::model::CalibrationInputs inputs = calibration_inputs(arguments);
+  const swr::model::TimeCalibration calibration = swr::model::fit_time_calibration(inputs, gpu);
+  if (arguments.verb == "calibrate") return emit(calibration.to_json(), arguments.check);
+
+  // The judged GPU's measurements are read only now, after the calibration is fixed.
+  const swr::GpuProfile& judged_gpu = profile_named(arguments.judge_gpu);
+  swr::model::JudgedMeasurements judged;
+  for (const std::string& dir : arguments.judge) {
+    for (auto& variant : swr::model::read_measured_attention(dir)) {
+      judged.attention.push_back(std::move(variant));
+    }
+    for (auto& variant : swr::model::read_measured_gemm(dir)) judged.gemm.push_back(std::move(variant));
+    judged.evidence.push_back(dir);
+  }
+  return emit(swr::model::transfer_check(calibration, gpu, inputs.attention, inputs.gemm, judged,
+                                         judged_gpu),
+              arguments.check);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const swr::UsageError& error) {
+    std::cerr << "swr-time-model: " << error.what() << '\n';
+    return 2;
+  } catch (const std::exception& error) {
+    std::cerr << "swr-time-model: " << error.what() << '\n';
+    return 1;
+  }
+}
