@@ -78,6 +78,11 @@ void add_tuning_options(CLI::App& command, TuningOptions& options) {
       ->type_name("SEC");
   command.add_flag("--both", options.both, "Tune the causal and the non-causal shape");
   command.add_flag("--retune", options.retune, "Measure again the variants already measured");
+  command
+      .add_option("--model-top", options.model_top,
+                  "Measure only the K variants the model predicts fastest, plus 3 spread-out "
+                  "ones as a check (on the named GPU; without it, the ranking is printed anyway)")
+      ->type_name("K");
   // Test-only: one more variant whose kernel writes to an illegal address.
   command.add_flag("--plant-fault", options.plant_fault)->group("");
 }
@@ -92,6 +97,11 @@ std::optional<double> parse_time_budget(const TuningOptions& options) {
     throw UsageError("bad --time-budget '" + text + "': allowed a positive number of seconds");
   }
   return seconds;
+}
+
+std::optional<int> parse_model_top(const TuningOptions& options) {
+  if (options.model_top.empty()) return std::nullopt;
+  return parse_positive(options.model_top, "--model-top");
 }
 
 std::filesystem::path writable_database(const TuningOptions& options) {

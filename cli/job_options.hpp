@@ -36,12 +36,16 @@ struct TuningOptions {
   bool both = false;        // causal and non-causal
   bool retune = false;
   bool plant_fault = false;  // hidden, for tests: add a variant that faults on purpose
+  std::string model_top;     // --model-top K: measure only the model's K best (and checks)
 };
 
 void add_tuning_options(CLI::App& command, TuningOptions& options);
 
 // --time-budget in seconds, none when not given; UsageError for anything but a positive number.
 std::optional<double> parse_time_budget(const TuningOptions& options);
+
+// --model-top K, none when not given; UsageError for anything but a positive integer.
+std::optional<int> parse_model_top(const TuningOptions& options);
 
 // The results database --db (or the default) names, checked writable (UsageError when not).
 std::filesystem::path writable_database(const TuningOptions& options);

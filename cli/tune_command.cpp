@@ -34,6 +34,7 @@ int run_attention_job(const TuneOptions& options) {
   selected_device_ordinal();  // a bad $SWR_DEVICE is bad input too
   job.tuning.database = writable_database(tuning);
   job.tuning.retune = tuning.retune;
+  job.tuning.model_top = parse_model_top(tuning);
   job.plant_fault = tuning.plant_fault;
   return run_attention_tuning_job(job);
 }
@@ -50,6 +51,10 @@ int run_gemm_job(const TuneOptions& options) {
   if (tuning.both) {
     throw UsageError("--both belongs to the attention family: allowed with --family gemm are " +
                      allowed);
+  }
+  if (!tuning.model_top.empty()) {
+    throw UsageError("--model-top ranks attention variants: allowed with --family gemm are " +
+                     allowed + " (swr-tune model --family gemm prints the GEMM ranking)");
   }
   if (tuning.plant_fault) {
     throw UsageError(

@@ -56,6 +56,11 @@ int compile_and_predict(const AttentionTuningJob& job, const std::optional<GpuPr
               << kScheduleModelVersion << ") in " << database.string()
               << "; they are kept apart from measurements\n\n";
   }
+  if (job.tuning.model_top) {
+    std::cout << "--model-top " << *job.tuning.model_top
+              << " chooses what to measure where the GPU is present; here the ranking above is "
+                 "all there is\n";
+  }
   std::cout << timing_needs_gpu(target.gpu, present) << " (compiled " << compiled
             << " variants for " << target.gpu.arch << "; cubins cached in " << cache_dir.string()
             << ")\n";
@@ -84,6 +89,13 @@ int run_attention_tuning_job(const AttentionTuningJob& job) {
     const Target shape{problem, *present};
     TuningShape tuning_shape{problem,
                              variants_to_compile(shape, select_space(shape, job.config_keys), 0)};
+    if (job.tuning.model_top) {
+      // The model ranks for the GPU as named (its datasheet rates); the session measures on the
+      // device as it is.
+      tuning_shape.configs =
+          model_guided_variants(Target{problem, job.target.gpu}, tuning_shape.configs,
+                                *job.tuning.model_top, job.compile, plan.selection);
+    }
     if (job.plant_fault) {
       // First, so that --limit keeps it.
       AttentionConfig planted = tuning_shape.configs.front();

@@ -7,6 +7,7 @@
 
 #include "db/results_database.hpp"
 #include "generator/gemm_binaries.hpp"
+#include "generator/gemm_kernel_source.hpp"
 #include "generator/gemm_space.hpp"
 #include "generator/gemm_swizzle.hpp"
 #include "generator/resource_model.hpp"
@@ -14,6 +15,7 @@
 #include "swr/usage_error.hpp"
 #include "tuner/gemm_compilation.hpp"
 #include "tuner/gpu_detection.hpp"
+#include "tuner/model_ranking.hpp"
 #include "tuner/tuning/gemm_sweep_report.hpp"
 #include "tuner/tuning/gemm_tuning_session.hpp"
 #include "tuner/tuning/interrupt_flag.hpp"
@@ -38,7 +40,8 @@ class GemmWorkerMeasurer : public GemmVariantMeasurer {
 };
 
 int compile_only(const std::vector<GemmTuningShape>& shapes, const GpuProfile& gpu,
-                 const CompileSettings& settings, const std::optional<GpuProfile>& present) {
+                 const CompileSettings& settings, const std::filesystem::path& database,
+                 const std::optional<GpuProfile>& present) {
   // Cubins are renamed into the cache as they finish and nothing else is written: Ctrl-C may stop
   // at once.
   const InterruptNotice interrupt_notice(
@@ -61,7 +64,23 @@ int compile_only(const std::vector<GemmTuningShape>& shapes, const GpuProfile& g
       (binary.kernel.ok ? compiled : failed)++;
     }
     std::cout << "gemm " << shape.problem.key() << ": " << shape.configs.size() << " variants, "
-              << binaries.size() << " kernel binaries\n";
+              << binaries.size() << " kernel binaries\n\n";
+    // The model's ranking, stored as predictions (never as measurements) before it is printed.
+    std::vector<int> registers;
+    for (const GemmConfig& config : shape.configs) {
+      const auto binary = binaries.find(gemm_binary_name(shape.problem, config));
+      registers.push_back(binary != binaries.end() && binary->second.kernel.ok
+                              ? binary->second.kernel.registers
+                              : -1);
+    }
+    const std::vector<model::GemmPrediction> predictions = model::predict_gemm_space(
+        shape.problem, gpu, shape.configs, model::embedded_time_model(), settings.jobs, registers);
+    const int stored = store_predictions(database, GemmTarget{shape.problem, gpu}, predictions);
+    std::cout << model::format_gemm_prediction_table(shape.problem, gpu, predictions,
+                                                     prediction_accuracy_text("gemm"))
+              << "stored " << stored << " predictions (model " << kScheduleModelName << " v"
+              << kScheduleModelVersion << ") in " << database.string()
+              << "; they are kept apart from measurements\n\n";
   }
   std::cout << timing_needs_gpu(gpu, present) << " (compiled " << compiled << " binaries for "
             << gpu.arch << "; cubins cached in " << settings.cache_dir.string() << ")\n";
@@ -152,7 +171,7 @@ std::vector<GemmTuningShape> gemm_tuning_shapes(const std::vector<GemmProblem>& 
 int run_gemm_tuning_job(const GemmTuningJob& job) {
   const std::optional<GpuProfile> present = detect_present_gpu();
   if (!present || !is_same_gpu(*present, job.gpu)) {
-    return compile_only(job.shapes, job.gpu, job.compile, present);
+    return compile_only(job.shapes, job.gpu, job.compile, job.tuning.database, present);
   }
 
   const GemmTuningPlan plan{tuning_settings(*present, job.tuning, job.compile), job.shapes};

@@ -1,5 +1,6 @@
 #include "tuner/model_ranking.hpp"
 
+#include <algorithm>
 #include <functional>
 #include <iostream>
 #include <map>
@@ -156,6 +157,62 @@ int store_predictions(const std::filesystem::path& database, const GemmTarget& t
           records.push_back(std::move(record));
         }
       });
+}
+
+std::vector<AttentionConfig> model_guided_variants(const Target& target,
+                                                   const std::vector<AttentionConfig>& configs,
+                                                   int k, const CompileSettings& settings,
+                                                   std::map<std::string, nlohmann::json>& selection) {
+  const model::TimeModel* time_model = model::embedded_time_model();
+  std::vector<model::ModelPrediction> predictions = model::predict_space(
+      target.problem, target.gpu, configs, {}, settings.jobs,
+      registers_by_compiling(target, configs, settings));
+  model::apply_time_model(predictions, target.problem, target.gpu, time_model);
+  std::vector<std::size_t> ranked;
+  for (std::size_t i = 0; i < predictions.size(); ++i) {
+    if (predictions[i].runnable) ranked.push_back(i);
+  }
+  std::stable_sort(ranked.begin(), ranked.end(), [&](std::size_t a, std::size_t b) {
+    return predictions[a].predicted_seconds < predictions[b].predicted_seconds;
+  });
+  const std::size_t top = std::min<std::size_t>(static_cast<std::size_t>(k), ranked.size());
+  std::vector<std::size_t> chosen(ranked.begin(), ranked.begin() + static_cast<long>(top));
+  const std::size_t rest = ranked.size() - top;
+  const std::size_t checks = std::min<std::size_t>(kModelTopChecks, rest);
+  for (std::size_t c = 1; c <= checks; ++c) {
+    // Evenly over the rest: ranks at 1/(checks+1), 2/(checks+1), ... of it.
+    chosen.push_back(ranked[top + c * rest / (checks + 1)]);
+  }
+  const std::string calibration =
+      time_model ? "time model calibrated on " + time_model->calibration().gpu + " (" +
+                       time_model->calibration().checked_on + ")"
+                 : std::string("no time model calibration embedded: roofline times");
+  std::cout << "model-guided tune of " << target.problem.key() << " (--model-top " << k
+            << "): measuring the model's " << top << " fastest-predicted of " << ranked.size()
+            << " variants and " << checks << " spread-out checks; the other "
+            << ranked.size() - top - checks << " are not measured (" << calibration << ")\n";
+  std::vector<AttentionConfig> variants;
+  for (std::size_t position = 0; position < chosen.size(); ++position) {
+    const model::ModelPrediction& prediction = predictions[chosen[position]];
+    const std::size_t rank =
+        static_cast<std::size_t>(std::find(ranked.begin(), ranked.end(), chosen[position]) -
+                                 ranked.begin()) + 1;
+    const bool check = position >= top;
+    std::cout << "  " << (check ? "check" : "top  ") << " #" << rank << "  " << prediction.config_key
+              << "  predicted " << prediction.predicted_seconds * 1e3 << " ms\n";
+    selection[target.problem.key() + "/" + prediction.config_key] = {
+        {"rule", "model top K"},
+        {"k", k},
+        {"space", ranked.size()},
+        {"predicted_rank", rank},
+        {"predicted_ms", prediction.predicted_seconds * 1e3},
+        {"check", check},
+        {"model", std::string(kScheduleModelName) + " v" + kScheduleModelVersion},
+        {"calibration", calibration}};
+    variants.push_back(prediction.config);
+  }
+  std::cout << std::flush;
+  return variants;
 }
 
 std::string prediction_accuracy_text(const std::string& family) {

@@ -4,6 +4,9 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
 #include <vector>
 
 #include "generator/parallel_compiler.hpp"
@@ -40,6 +43,17 @@ int store_predictions(const std::filesystem::path& database, const Target& targe
                       const std::vector<model::ModelPrediction>& predictions);
 int store_predictions(const std::filesystem::path& database, const GemmTarget& target,
                       const std::vector<model::GemmPrediction>& predictions);
+
+// --model-top K: of `configs`, the K the model predicts fastest on `target` (time model over the
+// simulated misses, CTAs per SM from the compiled kernels), in predicted order, then up to
+// kModelTopChecks spread evenly over the rest of the ranking as a check on the model. Says so on
+// stdout and adds each chosen variant's "selection" (its predicted rank and time, whether it is a
+// check, the calibration) to `selection`, keyed "<problem key>/<config key>".
+inline constexpr int kModelTopChecks = 3;
+std::vector<AttentionConfig> model_guided_variants(const Target& target,
+                                                   const std::vector<AttentionConfig>& configs,
+                                                   int k, const CompileSettings& settings,
+                                                   std::map<std::string, nlohmann::json>& selection);
 
 // The accuracy the time model has earned (the embedded transfer check) and that the times are
 // predictions, for the family ("attention" or "gemm").

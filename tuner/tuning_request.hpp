@@ -18,6 +18,8 @@ struct TuningRequest {
   std::filesystem::path database;  // checked writable
   bool retune = false;
   std::optional<double> time_budget_seconds;
+  // Measure only the model's this many best variants per shape, plus spread-out checks.
+  std::optional<int> model_top;
 };
 
 // The session's settings on the present device, as it is (its own SM count, L2 and shared memory,

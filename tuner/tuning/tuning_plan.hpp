@@ -5,6 +5,8 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,6 +25,9 @@ struct TuningSettings {
   std::optional<double> time_budget_seconds;  // start no new variant after this long
   bool retune = false;                        // measure again what is already measured
   std::size_t table_rows = 10;                // variants in the closing table, per shape
+  // What the measurement method of a variant adds under "selection" (how it came to be measured:
+  // --model-top), keyed "<problem key>/<config key>"; none for a plain tune.
+  std::map<std::string, nlohmann::json> selection;
 };
 
 // One problem and its variants, measured in this order (as far as compiling allows).
