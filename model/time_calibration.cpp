@@ -134,13 +134,13 @@ StepPoint step_point(const MeasuredGemm& variant, const GpuProfile& gpu) {
 
 template <class Measured>
 void add_points(const std::vector<Measured>& measured, const GpuProfile& gpu, double overlap,
-                std::vector<StepPoint>& points) {
+                TimeCalibration& calibration) {
+  std::vector<StepPoint>& points = calibration.points;
   for (const Measured& variant : measured) {
+    calibration.shapes[variant.problem.key()] = variant.problem.to_json();
     StepPoint point = step_point(variant, gpu);
-    point.problem = variant.problem.to_json();
     point.shape = variant.problem.key();
     point.config = variant.config.key();
-    point.config_json = variant.config.to_json();
     point.timed_runs = variant.timed_runs;
     point.measured_seconds = variant.seconds;
     point.memory_seconds = variant.dram_bytes.value_or(0) / gpu.dram_bytes_per_second;
@@ -193,8 +193,8 @@ TimeCalibration fit_time_calibration(const CalibrationInputs& inputs, const GpuP
   add_samples(inputs.gemm, gpu, samples);
   std::tie(calibration.overlap, calibration.overlap_pairs) = fit_overlap(samples);
 
-  add_points(inputs.attention, gpu, calibration.overlap, calibration.points);
-  add_points(inputs.gemm, gpu, calibration.overlap, calibration.points);
+  add_points(inputs.attention, gpu, calibration.overlap, calibration);
+  add_points(inputs.gemm, gpu, calibration.overlap, calibration);
   // Through the JSON form, so that a fit in process and the committed file agree to the digit.
   return TimeCalibration::from_json(calibration.to_json());
 }
@@ -203,10 +203,8 @@ nlohmann::json TimeCalibration::to_json() const {
   nlohmann::json list = nlohmann::json::array();
   for (const StepPoint& point : points) {
     list.push_back({{"family", point.family},
-                    {"problem", point.problem},
                     {"shape", point.shape},
                     {"config", point.config},
-                    {"config_json", point.config_json},
                     {"ctas_per_sm", point.ctas_per_sm},
                     {"warps_per_sm", point.warps_per_sm},
                     {"timed_runs", point.timed_runs},
@@ -228,6 +226,7 @@ nlohmann::json TimeCalibration::to_json() const {
              "differences against their measured DRAM-time differences"}}},
           {"mma_sync_share",
            {{"value", rounded(mma_sync_share, 4)}, {"evidence", mma_sync_share_evidence}}},
+          {"shapes", shapes},
           {"points", list}};
 }
 
@@ -241,13 +240,12 @@ TimeCalibration TimeCalibration::from_json(const nlohmann::json& json) {
   calibration.mma_sync_share = json.at("mma_sync_share").at("value").get<double>();
   calibration.mma_sync_share_evidence =
       json.at("mma_sync_share").at("evidence").get<std::string>();
+  calibration.shapes = json.at("shapes").get<std::map<std::string, nlohmann::json>>();
   for (const nlohmann::json& entry : json.at("points")) {
     StepPoint point;
     point.family = entry.at("family").get<std::string>();
-    point.problem = entry.at("problem");
     point.shape = entry.at("shape").get<std::string>();
     point.config = entry.at("config").get<std::string>();
-    point.config_json = entry.at("config_json");
     point.ctas_per_sm = entry.at("ctas_per_sm").get<int>();
     point.warps_per_sm = entry.at("warps_per_sm").get<int>();
     point.timed_runs = entry.at("timed_runs").get<int>();

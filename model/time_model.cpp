@@ -147,12 +147,13 @@ std::vector<ParsedStepPoint> parse_points(const TimeCalibration& calibration, co
     if (!(point.fits_l2 || (shapes == CalibrationShapes::any_shape && memory_small))) continue;
     ParsedStepPoint entry;
     entry.index = index;
+    const nlohmann::json& problem = calibration.shapes.at(point.shape);
     if (point.family == "attention") {
-      entry.attention = AttentionProblem::from_json(point.problem);
-      entry.attention_config = AttentionConfig::from_json(point.config_json);
+      entry.attention = AttentionProblem::from_json(problem);
+      entry.attention_config = AttentionConfig::from_key(point.config).value();
     } else {
-      entry.gemm = GemmProblem::from_json(point.problem);
-      entry.gemm_config = GemmConfig::from_json(point.config_json);
+      entry.gemm = GemmProblem::from_json(problem);
+      entry.gemm_config = GemmConfig::from_key(point.config).value();
     }
     entry.sm_step_seconds =
         point.step_seconds * latency_hiding(point.warps_per_sm) / std::max(point.ctas_per_sm, 1);

@@ -31,6 +31,7 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,11 +49,9 @@ enum class CalibrationShapes {
 
 // One measured variant reduced to its step time on the calibration GPU.
 struct StepPoint {
-  std::string family;       // "attention" or "gemm"
-  nlohmann::json problem;   // the problem's JSON form
-  std::string shape;        // problem key
-  std::string config;       // config key
-  nlohmann::json config_json;
+  std::string family;  // "attention" or "gemm"
+  std::string shape;   // problem key (TimeCalibration::shapes holds its JSON form)
+  std::string config;  // config key
   int ctas_per_sm = 0;
   int warps_per_sm = 0;
   int timed_runs = 0;
@@ -72,6 +71,7 @@ struct TimeCalibration {
   int overlap_pairs = 0;     // twin pairs it was fitted on
   double mma_sync_share = 0; // mma_sync's share of the calibration GPU's tensor rate
   std::string mma_sync_share_evidence;
+  std::map<std::string, nlohmann::json> shapes;  // problem key -> the problem's JSON form
   std::vector<StepPoint> points;
 
   nlohmann::json to_json() const;

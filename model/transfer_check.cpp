@@ -37,28 +37,31 @@ std::size_t index_of_min(const std::vector<double>& values) {
   return static_cast<std::size_t>(std::min_element(values.begin(), values.end()) - values.begin());
 }
 
-// Measured time of the predicted best over the measured best, minus 1.
-double regret(const std::vector<double>& predicted, const std::vector<double>& measured) {
-  return measured[index_of_min(predicted)] / *std::min_element(measured.begin(), measured.end()) -
-         1;
-}
+}  // namespace
 
-// The smallest K whose K best predicted variants hold one measured within 2% of the best.
-int top_k_within(const std::vector<double>& predicted, const std::vector<double>& measured) {
+RankingFigures ranking_figures(const std::vector<double>& predicted,
+                               const std::vector<double>& measured) {
+  RankingFigures figures;
+  if (predicted.empty() || predicted.size() != measured.size()) return figures;
+  figures.spearman = spearman(predicted, measured);
+  figures.predicted_best = index_of_min(predicted);
+  figures.measured_best = index_of_min(measured);
+  const double best = measured[figures.measured_best];
+  figures.regret = measured[figures.predicted_best] / best - 1;
   std::vector<std::size_t> order(predicted.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(),
                    [&](auto a, auto b) { return predicted[a] < predicted[b]; });
-  const double best = *std::min_element(measured.begin(), measured.end());
   double found = measured[order[0]];
   for (std::size_t k = 0; k < order.size(); ++k) {
     found = std::min(found, measured[order[k]]);
-    if (found <= best * (1 + kTopKLoss)) return static_cast<int>(k + 1);
+    if (found <= best * (1 + kTopKLoss)) {
+      figures.top_k_within_2_percent = static_cast<int>(k + 1);
+      break;
+    }
   }
-  return static_cast<int>(order.size());
+  return figures;
 }
-
-}  // namespace
 
 nlohmann::json ShapeFigures::to_json() const {
   return {{"shape", shape},
@@ -113,14 +116,16 @@ std::vector<ShapeFigures> attention_figures(const TimeCalibration& calibration,
     }
     entry.variants = static_cast<int>(kept.size());
     if (kept.empty()) continue;
-    entry.spearman = spearman(predicted, times);
-    entry.regret = regret(predicted, times);
-    entry.predicted_best = kept[index_of_min(predicted)]->config.key();
-    entry.measured_best = kept[index_of_min(times)]->config.key();
+    const RankingFigures ranking = ranking_figures(predicted, times);
+    const RankingFigures same_shape_ranking = ranking_figures(predicted_same_shape, times);
+    entry.spearman = ranking.spearman;
+    entry.regret = ranking.regret;
+    entry.predicted_best = kept[ranking.predicted_best]->config.key();
+    entry.measured_best = kept[ranking.measured_best]->config.key();
     entry.misses_mape_percent = entry.misses_points ? 100 * error_sum / entry.misses_points : 0;
-    entry.top_k_within_2_percent = top_k_within(predicted, times);
-    entry.spearman_same_shape = spearman(predicted_same_shape, times);
-    entry.regret_same_shape = regret(predicted_same_shape, times);
+    entry.top_k_within_2_percent = ranking.top_k_within_2_percent;
+    entry.spearman_same_shape = same_shape_ranking.spearman;
+    entry.regret_same_shape = same_shape_ranking.regret;
     figures.push_back(std::move(entry));
   }
   return figures;

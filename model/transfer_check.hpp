@@ -22,6 +22,19 @@ struct JudgedMeasurements {
   std::vector<std::string> evidence;
 };
 
+// How predicted times rank measured ones: rank correlation, the top-1 regret (measured time of
+// the predicted best over the measured best, minus 1) and the smallest K whose K best predicted
+// variants hold one measured within 2% of the best (what --model-top K needs).
+struct RankingFigures {
+  double spearman = 0;
+  double regret = 0;
+  std::size_t predicted_best = 0;  // index
+  std::size_t measured_best = 0;
+  int top_k_within_2_percent = 0;
+};
+RankingFigures ranking_figures(const std::vector<double>& predicted,
+                               const std::vector<double>& measured);
+
 // Figures of one shape on one GPU.
 struct ShapeFigures {
   std::string shape;
