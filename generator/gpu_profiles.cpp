@@ -66,10 +66,24 @@ GpuProfile gb10_profile() {
   gpu.registers_per_sm = 64 * 1024;  // guide, 12.x: 64K 32-bit registers per SM
   gpu.max_threads_per_sm = 1536;     // guide, 12.x: 48 resident warps per SM
   gpu.max_blocks_per_sm = 32;        // guide, 12.x
-  // 128 GB LPDDR5X, 256-bit, 273 GB/s (DGX Spark spec sheet; Hot Chips quoted 301 GB/s peak).
+  // 128 GB LPDDR5X, 256-bit, 273 GB/s (DGX Spark spec sheet and the NVIDIA blog cited below; Hot
+  // Chips 2025 quoted ~301 GB/s raw). A measured 218 GB/s is reported (huggingface/kernels pull
+  // 283).
   gpu.dram_bytes_per_second = 273e9;
-  // NVIDIA quotes 1 PFLOP/s FP4 with 2:4 sparsity; dense is half that, and each step up in
-  // precision (FP4 -> FP8 -> FP16) halves it again: ~125 TFLOP/s dense fp16. Not measured here.
+  // Dense fp16 tensor rate with fp32 accumulation. NVIDIA quotes "up to 1 PFLOP FP4 (with
+  // sparsity)" (DGX Spark product page and hardware guide, docs.nvidia.com/dgx/dgx-spark/): dense
+  // is half that, and each step up in precision (FP4 -> FP8 -> FP16) halves it again: 125
+  // TFLOP/s. Uncertain, by about 20%: NVIDIA's blog "Scaling Autonomous AI Agents and Workloads
+  // with NVIDIA DGX Spark" (developer.nvidia.com) gives 48 SMs at 2.14 GHz, and a consumer
+  // Blackwell SM does 1024 dense fp16 FLOP per clock (RTX 5090: 419 TFLOP/s over 170 SMs at
+  // 2.41 GHz: "From Ampere to Blackwell: L2 Cache Scaling and Block Scheduling in High-Performance
+  // GEMM", Table 1; the 2.41 GHz boost clock is our assumption), which gives 105 TFLOP/s at
+  // that clock. GeForce Blackwell halves the rate with fp32 accumulation (RTX 5060 Ti measured
+  // 47 vs 88 TFLOP/s, github.com/QuantumDrizzy/BLACKWALL); GB10 does not seem to: a BF16 matmul
+  // measured 92.3 TFLOP/s on it (github.com/huggingface/kernels pull 283), and CuTile attention
+  // 69 TFLOP/s (Zhu, Pan, Ding: "Sawtooth Wavefront Reordering", §4.3.1), both above half of
+  // either figure.
+  // Not measured here. The time model scales per-SM step times by this rate.
   gpu.peak_tensor_flops = 125e12;
   return gpu;
 }

@@ -59,6 +59,13 @@ std::vector<MeasuredVariantOf<Problem, Config>> read_family(const std::filesyste
           if (read && written) measured.dram_bytes = *read + *written;
           measured.device = result.at("gpu").at("device_name").get<std::string>();
           measured.measured_on = variant.at("measured_at").get<std::string>().substr(0, 10);
+          const nlohmann::json selection =
+              variant.contains("method") ? variant.at("method").value("selection", nlohmann::json())
+                                         : nlohmann::json();
+          if (selection.is_object()) {
+            measured.predicted_rank = selection.value("predicted_rank", 0);
+            measured.model_check = selection.value("check", false);
+          }
           variants.push_back(std::move(measured));
         }
       }

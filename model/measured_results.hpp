@@ -29,6 +29,10 @@ struct MeasuredVariantOf {
   std::optional<double> dram_bytes;  // read + written, when counted
   std::string device;                // "NVIDIA H200"
   std::string measured_on;           // "2026-11-22"
+  // How a --model-top tune chose it (method.selection): the model's rank, 0 for a plain tune;
+  // whether it was one of the spread-out checks.
+  int predicted_rank = 0;
+  bool model_check = false;
 };
 
 using MeasuredAttention = MeasuredVariantOf<AttentionProblem, AttentionConfig>;

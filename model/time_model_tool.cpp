@@ -4,6 +4,7 @@
 //
 //   swr-time-model calibrate --gpu h200 CALIBRATION... > bench/results/model-time-h200/time_calibration.json
 //   swr-time-model transfer --gpu h200 CALIBRATION... --judge-gpu h100 --judge DIR [--judge DIR]
+//       [--model-top-run DIR]   (the judged GPU's --model-top tunes of the judged shapes)
 //   (either with --check FILE: recompute and compare with the committed file; the CTests)
 //
 // CALIBRATION (measured on the calibration GPU only): --attention DIR, --gemm DIR (each as often
@@ -28,7 +29,8 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: swr-time-model calibrate|transfer --gpu NAME [--attention DIR]... [--gemm DIR]... "
-    "--mma-sync-sweep CSV --wgmma-sweep CSV [--judge-gpu NAME --judge DIR...] [--check FILE]";
+    "--mma-sync-sweep CSV --wgmma-sweep CSV [--judge-gpu NAME --judge DIR... [--model-top-run DIR]] "
+    "[--check FILE]";
 
 const swr::GpuProfile& profile_named(const std::string& name) {
   const std::optional<swr::GpuProfile> found = swr::find_gpu_profile(name);
@@ -48,6 +50,7 @@ struct Arguments {
   std::vector<std::string> attention;
   std::vector<std::string> gemm;
   std::vector<std::string> judge;
+  std::vector<std::string> model_top;
   std::string mma_sync_sweep;
   std::string wgmma_sweep;
   std::string check;
@@ -75,6 +78,8 @@ Arguments parse(int argc, char** argv) {
       arguments.gemm.push_back(value);
     } else if (option == "--judge") {
       arguments.judge.push_back(value);
+    } else if (option == "--model-top-run") {
+      arguments.model_top.push_back(value);
     } else if (option == "--mma-sync-sweep") {
       arguments.mma_sync_sweep = value;
     } else if (option == "--wgmma-sweep") {
@@ -144,6 +149,12 @@ int run(int argc, char** argv) {
       judged.attention.push_back(std::move(variant));
     }
     for (auto& variant : swr::model::read_measured_gemm(dir)) judged.gemm.push_back(std::move(variant));
+    judged.evidence.push_back(dir);
+  }
+  for (const std::string& dir : arguments.model_top) {
+    for (auto& variant : swr::model::read_measured_attention(dir)) {
+      judged.model_top.push_back(std::move(variant));
+    }
     judged.evidence.push_back(dir);
   }
   return emit(swr::model::transfer_check(calibration, gpu, inputs.attention, inputs.gemm, judged,

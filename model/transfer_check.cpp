@@ -156,6 +156,30 @@ nlohmann::json transfer_check(const TimeCalibration& calibration, const GpuProfi
     }
     shapes.push_back(entry);
   }
+  // The --model-top tunes: the best of what they measured against the full tune's best.
+  nlohmann::json model_top = nlohmann::json::array();
+  const auto full = by_shape(judged.attention);
+  for (const auto& [shape, variants] : by_shape(judged.model_top)) {
+    const auto reference = full.find(shape);
+    if (reference == full.end()) continue;
+    const auto fastest = [](const auto& list) {
+      return *std::min_element(list.begin(), list.end(),
+                               [](const auto* a, const auto* b) { return a->seconds < b->seconds; });
+    };
+    const MeasuredAttention* best = fastest(variants);
+    const MeasuredAttention* full_best = fastest(reference->second);
+    int top = 0;
+    for (const MeasuredAttention* variant : variants) top += variant->model_check ? 0 : 1;
+    model_top.push_back({{"shape", shape},
+                         {"measured", variants.size()},
+                         {"top_k", top},
+                         {"full_tune_variants", reference->second.size()},
+                         {"best", best->config.key()},
+                         {"best_predicted_rank", best->predicted_rank},
+                         {"best_is_a_check", best->model_check},
+                         {"full_tune_best", full_best->config.key()},
+                         {"loss_percent", rounded(100 * (best->seconds / full_best->seconds - 1), 2)}});
+  }
   return {{"calibration_gpu", calibration_gpu.name},
           {"judged_gpu", judged_gpu.name},
           {"calibration_evidence", calibration.evidence},
@@ -169,6 +193,7 @@ nlohmann::json transfer_check(const TimeCalibration& calibration, const GpuProfi
            "same shapes. Step times come from shapes whose K/V per head fits the usable L2; "
            "*_same_shape: also from the calibration GPU's measurement of the same shape"},
           {"attention", shapes},
+          {"model_top", model_top},
           {"gemm", gemm_stride_check(calibration, calibration_gpu, calibration_gemm, judged.gemm,
                                      judged_gpu)}};
 }

@@ -20,6 +20,8 @@ struct JudgedMeasurements {
   std::vector<MeasuredAttention> attention;
   std::vector<MeasuredGemm> gemm;
   std::vector<std::string> evidence;
+  // The same GPU's `--model-top K` tunes of the judged shapes (their own databases), if any.
+  std::vector<MeasuredAttention> model_top;
 };
 
 // How predicted times rank measured ones: rank correlation, the top-1 regret (measured time of

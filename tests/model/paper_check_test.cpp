@@ -1,5 +1,6 @@
-// The Sawtooth paper as an external check (shared/seeds/sawtooth-wavefront-reordering-paper.md,
-// measured on a GB10 that this project does not have): the model, for the GB10 at B = 8, D = 64,
+// The Sawtooth paper as an external check (Zhu, Pan, Ding: "Sawtooth Wavefront Reordering:
+// Enhanced CuTile FlashAttention on NVIDIA GB10", measured on a GB10 that this project does not
+// have): the model, for the GB10 at B = 8, D = 64,
 // fp16, 64 x 64 tiles on persistent CTAs as the paper's CuTile kernels, must reproduce
 //  - the onset of non-compulsory misses near S = 80K (§3.3: "approximately 80K", K/V 20 MiB of
 //    the 24 MiB L2);
