@@ -119,8 +119,8 @@ std::vector<GemmPrediction> predict_gemm_space(const GemmProblem& problem, const
       continue;
     }
     prediction.traffic = traffic[job_of[i]];
-    const double dram =
-        static_cast<double>(prediction.traffic.dram_bytes_read + prediction.traffic.dram_bytes_written);
+    const double dram = static_cast<double>(prediction.traffic.dram_bytes_read +
+                                            prediction.traffic.dram_bytes_written);
     if (model) {
       prediction.time = model->gemm(problem, configs[i], gpu, prediction.ctas_per_sm, dram);
     } else {
@@ -198,7 +198,8 @@ std::string format_gemm_prediction_table(const GemmProblem& problem, const GpuPr
       "\nms: max(compute, DRAM) + overlap x min(compute, DRAM); compute from step times measured "
       "on the calibration GPU, DRAM from the L2 replay of each stride's tile order\n";
   for (const GemmPrediction& prediction : predictions) {
-    if (!prediction.runnable) text += "not run: " + prediction.config_key + ": " + prediction.note + "\n";
+    if (!prediction.runnable)
+      text += "not run: " + prediction.config_key + ": " + prediction.note + "\n";
   }
   return text;
 }
@@ -206,7 +207,8 @@ std::string format_gemm_prediction_table(const GemmProblem& problem, const GpuPr
 nlohmann::json gemm_prediction_json(const GemmProblem& problem, const GpuProfile& gpu,
                                     const std::vector<GemmPrediction>& predictions) {
   nlohmann::json list = nlohmann::json::array();
-  for (const GemmPrediction* prediction : ranked(predictions)) list.push_back(prediction->to_json());
+  for (const GemmPrediction* prediction : ranked(predictions))
+    list.push_back(prediction->to_json());
   for (const GemmPrediction& prediction : predictions) {
     if (!prediction.runnable) list.push_back(prediction.to_json());
   }
@@ -243,13 +245,14 @@ std::map<std::string, nlohmann::json> stride_figures(const TimeModel& model,
     double error_sum = 0;
     int error_points = 0;
     for (std::size_t i = 0; i < variants.size(); ++i) {
-      if (predictions[i].time.seconds < predictions[predicted_best].time.seconds) predicted_best = i;
+      if (predictions[i].time.seconds < predictions[predicted_best].time.seconds)
+        predicted_best = i;
       if (variants[i]->seconds < variants[measured_best]->seconds) measured_best = i;
       if (variants[i]->config.swizzle_stride == 0) plain = i;
       if (variants[i]->misses && *variants[i]->misses > 0) {
-        error_sum += std::abs(static_cast<double>(predictions[i].traffic.misses) -
-                              *variants[i]->misses) /
-                     *variants[i]->misses;
+        error_sum +=
+            std::abs(static_cast<double>(predictions[i].traffic.misses) - *variants[i]->misses) /
+            *variants[i]->misses;
         ++error_points;
       }
     }

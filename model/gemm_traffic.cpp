@@ -42,9 +42,9 @@ class GemmTileMap {
   }
   std::int32_t weight(std::int64_t tile) const {
     if (tile < b_first_) {
-      return static_cast<std::int32_t>(rows(tile / k_blocks_, config_.block_m, problem_.m) *
-                                       row_sectors(cols(tile % k_blocks_, config_.block_k,
-                                                        problem_.k)));
+      return static_cast<std::int32_t>(
+          rows(tile / k_blocks_, config_.block_m, problem_.m) *
+          row_sectors(cols(tile % k_blocks_, config_.block_k, problem_.k)));
     }
     if (tile < c_first_) {
       const std::int64_t index = tile - b_first_;
@@ -53,16 +53,18 @@ class GemmTileMap {
           row_sectors(cols(index % tiles_n_, config_.block_n, problem_.n)));
     }
     const std::int64_t index = tile - c_first_;
-    return static_cast<std::int32_t>(rows(index / tiles_n_, config_.block_m, problem_.m) *
-                                     row_sectors(cols(index % tiles_n_, config_.block_n,
-                                                      problem_.n)));
+    return static_cast<std::int32_t>(
+        rows(index / tiles_n_, config_.block_m, problem_.m) *
+        row_sectors(cols(index % tiles_n_, config_.block_n, problem_.n)));
   }
 
  private:
   static std::int64_t rows(std::int64_t tile, int size, int extent) {
     return std::min<std::int64_t>(size, extent - tile * size);
   }
-  static std::int64_t cols(std::int64_t tile, int size, int extent) { return rows(tile, size, extent); }
+  static std::int64_t cols(std::int64_t tile, int size, int extent) {
+    return rows(tile, size, extent);
+  }
   std::int64_t row_sectors(std::int64_t columns) const {
     return ceil_div(columns * element_, sector_bytes_);
   }
@@ -132,7 +134,8 @@ GemmTraffic simulate_gemm_l2(const GemmProblem& problem, const GemmConfig& confi
       const bool cold = first_touch[access.tile] == tick;
       bool peer_holds = false;
       for (int other = 0; other < partitions && !peer_holds; ++other) {
-        peer_holds = other != partition && caches[other].resident(static_cast<std::int32_t>(access.tile));
+        peer_holds =
+            other != partition && caches[other].resident(static_cast<std::int32_t>(access.tile));
       }
       if (caches[partition].access(static_cast<std::int32_t>(access.tile), weight)) continue;
       double missed = weight;
@@ -177,14 +180,15 @@ GemmTraffic simulate_gemm_l2(const GemmProblem& problem, const GemmConfig& confi
       for (int rank = 0; rank < cluster; ++rank) {
         const HostTileCoord tile = gemm_cluster_member_tile(order[linear], config, rank);
         if (tile.tile_m >= map.tiles_m() || tile.tile_n >= map.tiles_n()) continue;
-        reads.push_back({map.c(tile.tile_m, tile.tile_n),
-                         static_cast<int>(linear - first) * cluster + rank});
+        reads.push_back(
+            {map.c(tile.tile_m, tile.tile_n), static_cast<int>(linear - first) * cluster + rank});
       }
     }
     replay(reads, true);
     ++tick;
   }
-  for (std::int64_t tile = 0; tile < map.count(); ++tile) traffic.compulsory_misses += map.weight(tile);
+  for (std::int64_t tile = 0; tile < map.count(); ++tile)
+    traffic.compulsory_misses += map.weight(tile);
   traffic.misses = static_cast<std::int64_t>(counted + 0.5);
   traffic.dram_bytes_read = from_dram * gpu.l2_sector_bytes;
   std::int64_t c_sectors = 0;

@@ -22,9 +22,9 @@
 namespace swr::model {
 
 struct GemmTraffic {
-  std::int64_t requested_sectors = 0;   // A and B reads, C writes
-  std::int64_t compulsory_misses = 0;   // every byte of A, B and C once
-  std::int64_t misses = 0;              // as the L2 counters count them
+  std::int64_t requested_sectors = 0;  // A and B reads, C writes
+  std::int64_t compulsory_misses = 0;  // every byte of A, B and C once
+  std::int64_t misses = 0;             // as the L2 counters count them
   std::int64_t dram_bytes_read = 0;
   std::int64_t dram_bytes_written = 0;  // C once
   double hit_rate = 0;

@@ -20,11 +20,11 @@ template <class Problem, class Config>
 struct MeasuredVariantOf {
   Problem problem;
   Config config;
-  std::string gpu;  // the profile name the measurement was stored under, "h200"
-  int registers = -1;     // ptxas's count for the measured build: it sets the CTAs per SM
-  int ctas_per_sm = 0;    // what the tuner recorded (blocks_per_sm); 0 when not recorded
-  double seconds = 0;     // median time
-  int timed_runs = 0;     // 1: a variant the stop rule timed once (slower than 1.25x the best)
+  std::string gpu;      // the profile name the measurement was stored under, "h200"
+  int registers = -1;   // ptxas's count for the measured build: it sets the CTAs per SM
+  int ctas_per_sm = 0;  // what the tuner recorded (blocks_per_sm); 0 when not recorded
+  double seconds = 0;   // median time
+  int timed_runs = 0;   // 1: a variant the stop rule timed once (slower than 1.25x the best)
   std::optional<double> misses;      // lts__t_sectors_srcunit_tex_lookup_miss, when counted
   std::optional<double> dram_bytes;  // read + written, when counted
   std::string device;                // "NVIDIA H200"

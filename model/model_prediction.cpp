@@ -178,7 +178,8 @@ void apply_time_model(std::vector<ModelPrediction>& predictions, const Attention
                                                    static_cast<double>(prediction.dram_bytes()));
     if (!estimate.known) continue;  // no step time for the path: the roofline stays
     prediction.predicted_seconds = estimate.seconds;
-    prediction.predicted_tflops = estimate.seconds > 0 ? problem.flops() / estimate.seconds / 1e12 : 0;
+    prediction.predicted_tflops =
+        estimate.seconds > 0 ? problem.flops() / estimate.seconds / 1e12 : 0;
     prediction.compute_seconds = estimate.compute_seconds;
     prediction.memory_seconds = estimate.memory_seconds;
     prediction.bound = estimate.bound;

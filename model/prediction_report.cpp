@@ -203,8 +203,8 @@ std::string format_prediction_table(const AttentionProblem& problem, const GpuPr
                                                                     {"time from", 10}};
   std::string header;
   for (std::size_t c = 0; c < columns.size(); ++c) {
-    header +=
-        pad(columns[c].first, columns[c].second, c != 0 && c + 1 != columns.size()) + (c + 1 < columns.size() ? " " : "");
+    header += pad(columns[c].first, columns[c].second, c != 0 && c + 1 != columns.size()) +
+              (c + 1 < columns.size() ? " " : "");
   }
   text += "\n" + header + "\n";
   bool any_sampled = false;
@@ -228,7 +228,8 @@ std::string format_prediction_table(const AttentionProblem& problem, const GpuPr
         best->bound,
         best->time_rule};
     for (std::size_t c = 0; c < cells.size(); ++c) {
-      text += pad(cells[c], columns[c].second, c != 0 && c + 1 != cells.size()) + (c + 1 < cells.size() ? " " : "");
+      text += pad(cells[c], columns[c].second, c != 0 && c + 1 != cells.size()) +
+              (c + 1 < cells.size() ? " " : "");
     }
     text += "\n";
   }

@@ -113,9 +113,9 @@ StepPoint step_point(const MeasuredAttention& variant, const GpuProfile& gpu) {
   point.family = "attention";
   point.ctas_per_sm = std::max(1, measured_ctas_per_sm(variant, gpu));
   point.warps_per_sm = point.ctas_per_sm * variant.config.warps;
-  point.makespan_steps = attention_makespan(variant.problem, variant.config,
-                                            gpu.sm_count * point.ctas_per_sm)
-                             .busiest_slot_steps;
+  point.makespan_steps =
+      attention_makespan(variant.problem, variant.config, gpu.sm_count * point.ctas_per_sm)
+          .busiest_slot_steps;
   point.fits_l2 = variant.problem.kv_bytes_per_head() <= static_cast<double>(usable_l2_bytes(gpu));
   return point;
 }
@@ -238,8 +238,7 @@ TimeCalibration TimeCalibration::from_json(const nlohmann::json& json) {
   calibration.overlap = json.at("overlap").at("value").get<double>();
   calibration.overlap_pairs = json.at("overlap").at("twin_pairs").get<int>();
   calibration.mma_sync_share = json.at("mma_sync_share").at("value").get<double>();
-  calibration.mma_sync_share_evidence =
-      json.at("mma_sync_share").at("evidence").get<std::string>();
+  calibration.mma_sync_share_evidence = json.at("mma_sync_share").at("evidence").get<std::string>();
   calibration.shapes = json.at("shapes").get<std::map<std::string, nlohmann::json>>();
   for (const nlohmann::json& entry : json.at("points")) {
     StepPoint point;

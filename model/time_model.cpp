@@ -50,8 +50,8 @@ double path_rate_per_sm(const GpuProfile& gpu, InstructionPath path, double mma_
 }
 
 double latency_hiding(int warps_per_sm) {
-  return std::sqrt(std::min(1.0, static_cast<double>(std::max(warps_per_sm, 1)) /
-                                     kWarpsToHideLatency));
+  return std::sqrt(
+      std::min(1.0, static_cast<double>(std::max(warps_per_sm, 1)) / kWarpsToHideLatency));
 }
 
 namespace {
@@ -113,12 +113,10 @@ TimeEstimate finish(const std::optional<std::pair<std::string, std::vector<Candi
     for (const Candidate& candidate : found->second) {
       sm_steps.push_back(candidate.parsed->sm_step_seconds * candidate.work_scale);
     }
-    const double rate_ratio =
-        path_rate_per_sm(calibration_gpu, path, calibration.mma_sync_share) /
-        path_rate_per_sm(target, path, calibration.mma_sync_share);
+    const double rate_ratio = path_rate_per_sm(calibration_gpu, path, calibration.mma_sync_share) /
+                              path_rate_per_sm(target, path, calibration.mma_sync_share);
     const int ctas = std::max(ctas_per_sm, 1);
-    const double step =
-        median(sm_steps) * rate_ratio * ctas / latency_hiding(ctas * warps_per_cta);
+    const double step = median(sm_steps) * rate_ratio * ctas / latency_hiding(ctas * warps_per_cta);
     estimate.compute_seconds = makespan_steps * step;
     estimate.rule = found->first;
     const StepPoint& shown = calibration.points[found->second.front().parsed->index];
@@ -250,11 +248,10 @@ TimeEstimate TimeModel::gemm(const GemmProblem& problem, const GemmConfig& confi
   const auto match = [&](int rule, const ParsedStepPoint& point) -> double {
     const GemmConfig& measured = point.gemm_config;
     if (measured.path != config.path) return 0;
-    const bool same_tile = measured.block_m == config.block_m &&
-                           measured.block_n == config.block_n &&
-                           measured.block_k == config.block_k &&
-                           measured.cluster_m == config.cluster_m &&
-                           measured.cluster_n == config.cluster_n;
+    const bool same_tile =
+        measured.block_m == config.block_m && measured.block_n == config.block_n &&
+        measured.block_k == config.block_k && measured.cluster_m == config.cluster_m &&
+        measured.cluster_n == config.cluster_n;
     switch (rule) {
       case 0:
         return compute_twin(measured) == binary ? 1.0 : 0;
@@ -277,8 +274,7 @@ TimeEstimate TimeModel::gemm(const GemmProblem& problem, const GemmConfig& confi
   };
   const auto found = find_candidates(calibration_, gemm_points_, key, match, distance);
   const double makespan =
-      gemm_makespan(problem, config, target.sm_count * std::max(ctas_per_sm, 1))
-          .busiest_slot_steps;
+      gemm_makespan(problem, config, target.sm_count * std::max(ctas_per_sm, 1)).busiest_slot_steps;
   return finish(found, config.path, makespan, target, ctas_per_sm, config.warps(), dram_bytes,
                 calibration_, profile_of(calibration_));
 }

@@ -30,8 +30,8 @@
 #pragma once
 
 #include <filesystem>
-#include <nlohmann/json.hpp>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -64,12 +64,12 @@ struct StepPoint {
 };
 
 struct TimeCalibration {
-  std::string gpu;         // the calibration GPU's profile name
-  std::string checked_on;  // device and dates
+  std::string gpu;                    // the calibration GPU's profile name
+  std::string checked_on;             // device and dates
   std::vector<std::string> evidence;  // measurement directories
-  double overlap = 0;        // fitted
-  int overlap_pairs = 0;     // twin pairs it was fitted on
-  double mma_sync_share = 0; // mma_sync's share of the calibration GPU's tensor rate
+  double overlap = 0;                 // fitted
+  int overlap_pairs = 0;              // twin pairs it was fitted on
+  double mma_sync_share = 0;          // mma_sync's share of the calibration GPU's tensor rate
   std::string mma_sync_share_evidence;
   std::map<std::string, nlohmann::json> shapes;  // problem key -> the problem's JSON form
   std::vector<StepPoint> points;

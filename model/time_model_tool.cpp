@@ -2,8 +2,9 @@
 // measurements kept in bench/results (no figure typed in). Run from the repository root, so that
 // the files name their evidence by their path in the repository:
 //
-//   swr-time-model calibrate --gpu h200 CALIBRATION... > bench/results/model-time-h200/time_calibration.json
-//   swr-time-model transfer --gpu h200 CALIBRATION... --judge-gpu h100 --judge DIR [--judge DIR]
+//   swr-time-model calibrate --gpu h200 CALIBRATION... >
+//   bench/results/model-time-h200/time_calibration.json swr-time-model transfer --gpu h200
+//   CALIBRATION... --judge-gpu h100 --judge DIR [--judge DIR]
 //       [--model-top-run DIR]   (the judged GPU's --model-top tunes of the judged shapes)
 //   (either with --check FILE: recompute and compare with the committed file; the CTests)
 //
@@ -29,7 +30,8 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: swr-time-model calibrate|transfer --gpu NAME [--attention DIR]... [--gemm DIR]... "
-    "--mma-sync-sweep CSV --wgmma-sweep CSV [--judge-gpu NAME --judge DIR... [--model-top-run DIR]] "
+    "--mma-sync-sweep CSV --wgmma-sweep CSV [--judge-gpu NAME --judge DIR... [--model-top-run "
+    "DIR]] "
     "[--check FILE]";
 
 const swr::GpuProfile& profile_named(const std::string& name) {
@@ -108,7 +110,8 @@ swr::model::CalibrationInputs calibration_inputs(const Arguments& arguments) {
     inputs.evidence.push_back(dir);
   }
   for (const std::string& dir : arguments.gemm) {
-    for (auto& variant : swr::model::read_measured_gemm(dir)) inputs.gemm.push_back(std::move(variant));
+    for (auto& variant : swr::model::read_measured_gemm(dir))
+      inputs.gemm.push_back(std::move(variant));
     inputs.evidence.push_back(dir);
   }
   inputs.mma_sync_sweep_csv = arguments.mma_sync_sweep;
@@ -148,7 +151,8 @@ int run(int argc, char** argv) {
     for (auto& variant : swr::model::read_measured_attention(dir)) {
       judged.attention.push_back(std::move(variant));
     }
-    for (auto& variant : swr::model::read_measured_gemm(dir)) judged.gemm.push_back(std::move(variant));
+    for (auto& variant : swr::model::read_measured_gemm(dir))
+      judged.gemm.push_back(std::move(variant));
     judged.evidence.push_back(dir);
   }
   for (const std::string& dir : arguments.model_top) {

@@ -163,22 +163,24 @@ nlohmann::json transfer_check(const TimeCalibration& calibration, const GpuProfi
     const auto reference = full.find(shape);
     if (reference == full.end()) continue;
     const auto fastest = [](const auto& list) {
-      return *std::min_element(list.begin(), list.end(),
-                               [](const auto* a, const auto* b) { return a->seconds < b->seconds; });
+      return *std::min_element(list.begin(), list.end(), [](const auto* a, const auto* b) {
+        return a->seconds < b->seconds;
+      });
     };
     const MeasuredAttention* best = fastest(variants);
     const MeasuredAttention* full_best = fastest(reference->second);
     int top = 0;
     for (const MeasuredAttention* variant : variants) top += variant->model_check ? 0 : 1;
-    model_top.push_back({{"shape", shape},
-                         {"measured", variants.size()},
-                         {"top_k", top},
-                         {"full_tune_variants", reference->second.size()},
-                         {"best", best->config.key()},
-                         {"best_predicted_rank", best->predicted_rank},
-                         {"best_is_a_check", best->model_check},
-                         {"full_tune_best", full_best->config.key()},
-                         {"loss_percent", rounded(100 * (best->seconds / full_best->seconds - 1), 2)}});
+    model_top.push_back(
+        {{"shape", shape},
+         {"measured", variants.size()},
+         {"top_k", top},
+         {"full_tune_variants", reference->second.size()},
+         {"best", best->config.key()},
+         {"best_predicted_rank", best->predicted_rank},
+         {"best_is_a_check", best->model_check},
+         {"full_tune_best", full_best->config.key()},
+         {"loss_percent", rounded(100 * (best->seconds / full_best->seconds - 1), 2)}});
   }
   return {{"calibration_gpu", calibration_gpu.name},
           {"judged_gpu", judged_gpu.name},
@@ -224,9 +226,9 @@ std::string attention_line(const nlohmann::json& shape) {
   };
   return "  " + shape.at("shape").get<std::string>() + " (" +
          std::to_string(out.at("variants").get<int>()) + " variants): rank correlation " +
-         both("%.2f", "spearman") + ", top-1 regret " +
-         both("%.1f%%", "regret_percent") + ", L2 misses off by " +
-         both("%.1f%%", "misses_mape_percent") + ", the best within 2% among the top " +
+         both("%.2f", "spearman") + ", top-1 regret " + both("%.1f%%", "regret_percent") +
+         ", L2 misses off by " + both("%.1f%%", "misses_mape_percent") +
+         ", the best within 2% among the top " +
          std::to_string(out.at("top_k_within_2_percent").get<int>()) + "\n";
 }
 

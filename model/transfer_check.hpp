@@ -41,11 +41,11 @@ RankingFigures ranking_figures(const std::vector<double>& predicted,
 struct ShapeFigures {
   std::string shape;
   int variants = 0;
-  double spearman = 0;            // predicted vs measured time
-  double regret = 0;              // measured time of the predicted best / measured best - 1
-  std::string predicted_best;     // config key
+  double spearman = 0;         // predicted vs measured time
+  double regret = 0;           // measured time of the predicted best / measured best - 1
+  std::string predicted_best;  // config key
   std::string measured_best;
-  double misses_mape_percent = 0; // over the variants with counted misses
+  double misses_mape_percent = 0;  // over the variants with counted misses
   int misses_points = 0;
   int top_k_within_2_percent = 0;  // the smallest K whose measured best is within 2% of the best
   // Spearman and regret when the same shape measured on the calibration GPU may calibrate too

@@ -53,7 +53,8 @@ WorkMakespan attention_makespan(const AttentionProblem& problem, const Attention
     return kv_steps_of(shape,
                        tile_coordinate(tile, shape, config.swizzle, config.head_group).q_tile);
   };
-  for (std::int64_t tile = 0; tile < shape.total_tiles; ++tile) result.total_steps += steps_of(tile);
+  for (std::int64_t tile = 0; tile < shape.total_tiles; ++tile)
+    result.total_steps += steps_of(tile);
   if (config.persistence == Persistence::static_loop) {
     // The stride does not depend on timing: each slot's tiles add up.
     std::vector<double> load(result.slots, 0.0);

@@ -40,10 +40,9 @@ void say_estimates(const std::runtime_error& error) {
 
 // The rows of one shape's predictions, written in one transaction.
 template <class Problem>
-int store_records(const std::filesystem::path& database, const GpuProfile& profile,
-                  const Problem& problem,
-                  const std::function<void(db::ResultsDatabase&, std::vector<db::PredictionRecord>&)>&
-                      fill) {
+int store_records(
+    const std::filesystem::path& database, const GpuProfile& profile, const Problem& problem,
+    const std::function<void(db::ResultsDatabase&, std::vector<db::PredictionRecord>&)>& fill) {
   db::ResultsDatabase results(database);
   db::GpuRecord gpu = db::GpuRecord::from_profile(profile);
   gpu.driver_version = "none";  // predicted, not run
@@ -127,8 +126,9 @@ int store_predictions(const std::filesystem::path& database, const Target& targe
           record.predicted_ms = prediction.predicted_seconds * 1e3;
           record.predicted_tflops = prediction.predicted_tflops;
           record.sampled = prediction.sampled;
-          record.note = prediction.note + "; time: " + prediction.time_rule +
-                        (prediction.calibrated_on.empty() ? "" : " (" + prediction.calibrated_on + ")");
+          record.note =
+              prediction.note + "; time: " + prediction.time_rule +
+              (prediction.calibrated_on.empty() ? "" : " (" + prediction.calibrated_on + ")");
           records.push_back(std::move(record));
         }
       });
@@ -150,23 +150,22 @@ int store_predictions(const std::filesystem::path& database, const GemmTarget& t
                                                   prediction.traffic.dram_bytes_written);
           record.predicted_ms = prediction.time.seconds * 1e3;
           record.predicted_tflops = prediction.tflops;
-          record.note = prediction.note + "; time: " + prediction.time.rule +
-                        (prediction.time.calibrated_on.empty()
-                             ? ""
-                             : " (" + prediction.time.calibrated_on + ")");
+          record.note =
+              prediction.note + "; time: " + prediction.time.rule +
+              (prediction.time.calibrated_on.empty() ? ""
+                                                     : " (" + prediction.time.calibrated_on + ")");
           records.push_back(std::move(record));
         }
       });
 }
 
-std::vector<AttentionConfig> model_guided_variants(const Target& target,
-                                                   const std::vector<AttentionConfig>& configs,
-                                                   int k, const CompileSettings& settings,
-                                                   std::map<std::string, nlohmann::json>& selection) {
+std::vector<AttentionConfig> model_guided_variants(
+    const Target& target, const std::vector<AttentionConfig>& configs, int k,
+    const CompileSettings& settings, std::map<std::string, nlohmann::json>& selection) {
   const model::TimeModel* time_model = model::embedded_time_model();
-  std::vector<model::ModelPrediction> predictions = model::predict_space(
-      target.problem, target.gpu, configs, {}, settings.jobs,
-      registers_by_compiling(target, configs, settings));
+  std::vector<model::ModelPrediction> predictions =
+      model::predict_space(target.problem, target.gpu, configs, {}, settings.jobs,
+                           registers_by_compiling(target, configs, settings));
   model::apply_time_model(predictions, target.problem, target.gpu, time_model);
   std::vector<std::size_t> ranked;
   for (std::size_t i = 0; i < predictions.size(); ++i) {
@@ -196,10 +195,12 @@ std::vector<AttentionConfig> model_guided_variants(const Target& target,
     const model::ModelPrediction& prediction = predictions[chosen[position]];
     const std::size_t rank =
         static_cast<std::size_t>(std::find(ranked.begin(), ranked.end(), chosen[position]) -
-                                 ranked.begin()) + 1;
+                                 ranked.begin()) +
+        1;
     const bool check = position >= top;
-    std::cout << "  " << (check ? "check" : "top  ") << " #" << rank << "  " << prediction.config_key
-              << "  predicted " << prediction.predicted_seconds * 1e3 << " ms\n";
+    std::cout << "  " << (check ? "check" : "top  ") << " #" << rank << "  "
+              << prediction.config_key << "  predicted " << prediction.predicted_seconds * 1e3
+              << " ms\n";
     selection[target.problem.key() + "/" + prediction.config_key] = {
         {"rule", "model top K"},
         {"k", k},

@@ -50,10 +50,9 @@ int store_predictions(const std::filesystem::path& database, const GemmTarget& t
 // stdout and adds each chosen variant's "selection" (its predicted rank and time, whether it is a
 // check, the calibration) to `selection`, keyed "<problem key>/<config key>".
 inline constexpr int kModelTopChecks = 3;
-std::vector<AttentionConfig> model_guided_variants(const Target& target,
-                                                   const std::vector<AttentionConfig>& configs,
-                                                   int k, const CompileSettings& settings,
-                                                   std::map<std::string, nlohmann::json>& selection);
+std::vector<AttentionConfig> model_guided_variants(
+    const Target& target, const std::vector<AttentionConfig>& configs, int k,
+    const CompileSettings& settings, std::map<std::string, nlohmann::json>& selection);
 
 // The accuracy the time model has earned (the embedded transfer check) and that the times are
 // predictions, for the family ("attention" or "gemm").

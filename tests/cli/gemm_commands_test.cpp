@@ -158,30 +158,32 @@ TEST_F(GemmCompileCommand, OneCubinPerTileBinaryWithTheSwizzleAsLaunchArgument) 
 // One binary at two strides on the GPU that is not here: the plain order moves more data through
 // the GB10's small L2 than a band of 1024 columns, and the ranking says so.
 TEST(GemmModelCommand, PredictsTrafficAndTimePerStride) {
-  const ProcessResult result = run_swr_tune(
-      {"model", "--family", "gemm", "--gpu", "gb10", "--size", "8192", "--estimate-registers",
-       "--config", "m128n128k32w2x4s3-static-swz0", "--config",
-       "m128n128k32w2x4s3-static-swzn1024", "--json"});
+  const ProcessResult result =
+      run_swr_tune({"model", "--family", "gemm", "--gpu", "gb10", "--size", "8192",
+                    "--estimate-registers", "--config", "m128n128k32w2x4s3-static-swz0", "--config",
+                    "m128n128k32w2x4s3-static-swzn1024", "--json"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   const nlohmann::json output = nlohmann::json::parse(result.out);
   EXPECT_EQ(output.at("family"), "gemm");
   ASSERT_EQ(output.at("predictions").size(), 2u);
   std::map<std::string, nlohmann::json> by_key;
-  for (const auto& prediction : output.at("predictions")) by_key[prediction.at("config")] = prediction;
+  for (const auto& prediction : output.at("predictions"))
+    by_key[prediction.at("config")] = prediction;
   const nlohmann::json& plain = by_key.at("m128n128k32w2x4s3-static-swz0");
   const nlohmann::json& banded = by_key.at("m128n128k32w2x4s3-static-swzn1024");
   EXPECT_GT(plain.at("misses").get<double>(), banded.at("misses").get<double>());
-  EXPECT_GT(plain.at("predicted_seconds").get<double>(), banded.at("predicted_seconds").get<double>());
+  EXPECT_GT(plain.at("predicted_seconds").get<double>(),
+            banded.at("predicted_seconds").get<double>());
   // Fastest first.
   EXPECT_EQ(output.at("predictions")[0].at("config"), "m128n128k32w2x4s3-static-swzn1024");
 
-  const ProcessResult table = run_swr_tune(
-      {"model", "--family", "gemm", "--gpu", "gb10", "--size", "8192", "--estimate-registers",
-       "--config", "m128n128k32w2x4s3-static-swz0", "--config",
-       "m128n128k32w2x4s3-static-swzn1024"});
+  const ProcessResult table =
+      run_swr_tune({"model", "--family", "gemm", "--gpu", "gb10", "--size", "8192",
+                    "--estimate-registers", "--config", "m128n128k32w2x4s3-static-swz0", "--config",
+                    "m128n128k32w2x4s3-static-swzn1024"});
   ASSERT_EQ(table.exit_code, 0) << table.err;
-  for (const char* said : {"predictions, not measurements", "PREDICTIONS",
-                           "m128n128k32w2x4s3-static-swz0: n1024"}) {
+  for (const char* said :
+       {"predictions, not measurements", "PREDICTIONS", "m128n128k32w2x4s3-static-swz0: n1024"}) {
     EXPECT_NE(table.out.find(said), std::string::npos) << said << "\n" << table.out;
   }
 }

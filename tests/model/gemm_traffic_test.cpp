@@ -38,7 +38,8 @@ TEST(GemmTraffic, ABandOfTheSwizzleMissesLessWhereTheL2IsSmall) {
   // all of B (8 MiB) while the L2 holds 1 MiB; bands of 4 columns keep a band's B in the L2.
   const GpuProfile gpu = small_gpu(1 << 20, 16);
   const GemmProblem problem{2048, 2048, 2048, DataType::f16};
-  const GemmTraffic plain = simulate_gemm_l2(problem, gemm("m128n128k32w2x4s3-static-swz0"), gpu, 16);
+  const GemmTraffic plain =
+      simulate_gemm_l2(problem, gemm("m128n128k32w2x4s3-static-swz0"), gpu, 16);
   const GemmTraffic banded =
       simulate_gemm_l2(problem, gemm("m128n128k32w2x4s3-static-swzn512"), gpu, 16);
   EXPECT_EQ(plain.requested_sectors, banded.requested_sectors);
@@ -62,9 +63,9 @@ TEST(GemmTraffic, AClusterReadsItsMulticastOperandOnce) {
 
 TEST(GemmTraffic, RefusesAReplayOverItsBudget) {
   const GemmProblem problem{4096, 4096, 4096, DataType::f16};
-  EXPECT_THROW(simulate_gemm_l2(problem, gemm("m128n128k32w2x4s3-grid-swz0"), builtin("gb10"), 48,
-                                1000),
-               UsageError);
+  EXPECT_THROW(
+      simulate_gemm_l2(problem, gemm("m128n128k32w2x4s3-grid-swz0"), builtin("gb10"), 48, 1000),
+      UsageError);
 }
 
 TEST(GemmPrediction, RanksStridesAndSaysWhatDoesNotRun) {

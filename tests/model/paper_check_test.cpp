@@ -77,9 +77,9 @@ TEST(SawtoothPaper, SawtoothIsFasterWithAndWithoutTheMask) {
     double seconds[2];
     for (const KvOrder order : {KvOrder::cyclic, KvOrder::sawtooth}) {
       const SimulationResult traffic = simulate(8, 131072, order, causal);
-      const TimeEstimate estimate =
-          model->attention(problem, paper_tile(order), gb10, kCtasPerSm,
-                           static_cast<double>(traffic.dram_bytes_read + traffic.dram_bytes_written));
+      const TimeEstimate estimate = model->attention(
+          problem, paper_tile(order), gb10, kCtasPerSm,
+          static_cast<double>(traffic.dram_bytes_read + traffic.dram_bytes_written));
       ASSERT_TRUE(estimate.known);
       seconds[order == KvOrder::sawtooth] = estimate.seconds;
     }

@@ -142,15 +142,16 @@ TEST(TimeModel, RulesForVariantsNeverMeasured) {
   // 8 steps per tile; per SM 5 us x 2 (block_n), one CTA of 8 warps.
   EXPECT_NEAR(wider.compute_seconds, 8 * 10e-6, 1e-15);
   // The other mask and head dim fall back to the nearest class (the head dim scales the step).
-  const TimeEstimate causal = model.attention(
-      attention_problem(1, 1, 1024, 64, true), key("m128n64w4s2-cyclic-grid-head_major"), h200, 2, 0);
+  const TimeEstimate causal =
+      model.attention(attention_problem(1, 1, 1024, 64, true),
+                      key("m128n64w4s2-cyclic-grid-head_major"), h200, 2, 0);
   EXPECT_EQ(causal.rule, "measured");
   const TimeEstimate dims = model.attention(attention_problem(1, 1, 1024, 128, false),
                                             key("m128n64w4s2-cyclic-grid-head_major"), h200, 2, 0);
   EXPECT_NEAR(dims.compute_seconds, 2 * 16 * 10e-6, 1e-15);
   // No wgmma point at all: nothing to scale, the time is the DRAM time alone.
-  const TimeEstimate none = model.attention(
-      problem, key("wgmma-m128n128s2-cyclic-grid-head_major"), h200, 1, 4.8e9);
+  const TimeEstimate none =
+      model.attention(problem, key("wgmma-m128n128s2-cyclic-grid-head_major"), h200, 1, 4.8e9);
   EXPECT_FALSE(none.known);
   EXPECT_EQ(none.rule, "none");
   EXPECT_DOUBLE_EQ(none.seconds, 1e-3);
@@ -190,10 +191,9 @@ TEST(TimeCalibrationFit, OverlapFromTwinsAndMmaSyncShareFromSweeps) {
   inputs.wgmma_sweep_csv = sweep("wgmma.csv", 600);
   // Twins of 1 ms of compute, their DRAM times 0.2 and 0.05 ms, counted 0.4 x of it.
   const double bandwidth = 4.8e12;
-  inputs.attention = {measured("m128n64w4s2-cyclic-grid-head_major", 1e-3 + 0.4 * 0.2e-3,
-                               0.2e-3 * bandwidth),
-                      measured("m128n64w4s2-sawtooth-grid-head_major", 1e-3 + 0.4 * 0.05e-3,
-                               0.05e-3 * bandwidth)};
+  inputs.attention = {
+      measured("m128n64w4s2-cyclic-grid-head_major", 1e-3 + 0.4 * 0.2e-3, 0.2e-3 * bandwidth),
+      measured("m128n64w4s2-sawtooth-grid-head_major", 1e-3 + 0.4 * 0.05e-3, 0.05e-3 * bandwidth)};
   const TimeCalibration calibration = fit_time_calibration(inputs, builtin("h200"));
   EXPECT_DOUBLE_EQ(calibration.mma_sync_share, 0.5);
   EXPECT_NEAR(calibration.overlap, 0.4, 1e-4);

@@ -117,7 +117,8 @@ TuningSummary TuningSession::run() {
       if (!run.accept(outcome)) throw StopTuning{};
       record = measured_variant_record(context, compiled.job.problem, plan_.gpu, compiled, outcome);
     }
-    const auto selection = plan_.selection.find(variant_id(compiled.job.problem, compiled.job.config));
+    const auto selection =
+        plan_.selection.find(variant_id(compiled.job.problem, compiled.job.config));
     if (selection != plan_.selection.end()) record.method["selection"] = selection->second;
     run.record(record, compiled.job.config.key(), compiled.job.problem.key(), outcome_text(record));
     if (record.status == db::MeasurementStatus::ok && record.median_ms &&
