@@ -39,18 +39,25 @@ CLI::App* add_model_command(CLI::App& app, ModelOptions& options) {
 
 namespace {
 
+// ptxas's registers of every config, through the cubin cache (none with --estimate-registers);
+// --jobs and --cache-dir are checked either way.
+template <class Target, class Config>
+std::vector<int> model_registers(const ModelOptions& options, const Target& target,
+                                 const std::vector<Config>& configs) {
+  CompileOptions compile_options;
+  compile_options.jobs = options.jobs;
+  compile_options.cache_dir = options.cache_dir;
+  const CompileSettings settings = parse_compile_options(compile_options);
+  return options.estimate_registers ? std::vector<int>{}
+                                    : registers_by_compiling(target, configs, settings);
+}
+
 int run_gemm_model(const ModelOptions& options) {
   const GemmSelection selection = resolve_gemm_selection(
       options.problem, "--gpu, --m, --n, --k, --size, --dtype, --config and --json");
   const GemmTarget& target = selection.target;
   const GemmSpace space = select_gemm_space(target, selection.wanted);
-  CompileOptions compile_options;
-  compile_options.jobs = options.jobs;
-  compile_options.cache_dir = options.cache_dir;
-  const CompileSettings settings = parse_compile_options(compile_options);  // checks both
-  const std::vector<int> registers = options.estimate_registers
-                                         ? std::vector<int>{}
-                                         : registers_by_compiling(target, space.configs, settings);
+  const std::vector<int> registers = model_registers(options, target, space.configs);
   const std::vector<model::GemmPrediction> predictions = model::predict_gemm_space(
       target.problem, target.gpu, space.configs, model::embedded_time_model(), 0, registers);
   if (options.json) {
@@ -70,13 +77,7 @@ int run_model_command(const ModelOptions& options) {
   if (is_gemm_family(options.problem.gemm)) return run_gemm_model(options);
   const Target target = resolve_target(options.problem);
   const AttentionSpace space = select_space(target, options.problem.config_keys);
-  CompileOptions compile_options;
-  compile_options.jobs = options.jobs;
-  compile_options.cache_dir = options.cache_dir;
-  const CompileSettings settings = parse_compile_options(compile_options);  // checks both
-  const std::vector<int> registers = options.estimate_registers
-                                         ? std::vector<int>{}
-                                         : registers_by_compiling(target, space.configs, settings);
+  const std::vector<int> registers = model_registers(options, target, space.configs);
   std::vector<model::ModelPrediction> predictions =
       model::predict_space(target.problem, target.gpu, space.configs, {}, 0, registers);
   model::apply_time_model(predictions, target.problem, target.gpu, model::embedded_time_model());

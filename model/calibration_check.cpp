@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -211,6 +213,35 @@ nlohmann::json AgreementFigures::to_json() const {
           {"median_shape_spearman", rounded(median_shape_spearman, 4)},
           {"pairs", pairs},
           {"pairs_ordered", pairs_ordered}};
+}
+
+GpuProfile builtin_profile(const std::string& name) {
+  std::string names;
+  for (const GpuProfile& gpu : builtin_gpu_profiles()) {
+    if (gpu.name == name) return gpu;
+    names += (names.empty() ? "" : ", ") + gpu.name;
+  }
+  throw UsageError("unknown GPU '" + name + "': allowed " + names);
+}
+
+int print_or_check_figures(const nlohmann::json& computed, const std::string& committed, bool check,
+                           const std::string& tool) {
+  if (!check) {
+    std::cout << computed.dump(2) << '\n';
+    return 0;
+  }
+  std::ifstream file(committed);
+  if (!file) throw UsageError("bad --check: no file '" + committed + "'");
+  const nlohmann::json expected = nlohmann::json::parse(file, nullptr, false);
+  if (expected == computed) {
+    std::cout << committed << " matches the figures recomputed from the measurements\n";
+    return 0;
+  }
+  // The first differences, as a JSON patch from the committed file to the recomputed one.
+  std::cerr << committed << " differs from the figures recomputed from the measurements "
+            << "(regenerate it with " << tool << "):\n"
+            << nlohmann::json::diff(expected, computed).dump(2).substr(0, 4000) << '\n';
+  return 1;
 }
 
 nlohmann::json calibration_check(const std::vector<MeasuredMisses>& points, const GpuProfile& gpu,

@@ -65,4 +65,12 @@ nlohmann::json calibration_check(const std::vector<MeasuredMisses>& points, cons
                                  const std::string& evidence, int fit_head_dim = 64,
                                  int threads = 0);
 
+// What the tools that write committed figures (swr-l2-calibration, swr-time-model) share: the
+// built-in profile of that name (UsageError naming the allowed ones), and printing the computed
+// figures, or with `check` comparing them with the committed file: 0 when equal, 1 when not (the
+// first differences on stderr, and that `tool` regenerates it).
+GpuProfile builtin_profile(const std::string& name);
+int print_or_check_figures(const nlohmann::json& computed, const std::string& committed, bool check,
+                           const std::string& tool);
+
 }  // namespace swr::model

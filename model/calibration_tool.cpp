@@ -5,7 +5,6 @@
 //       bench/results/l2-sweep-h200/calibration.json
 //   build/swr-l2-calibration bench/results/l2-sweep-h200 --gpu h200 --check   (the CTest)
 #include <cstring>
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -17,15 +16,6 @@
 namespace {
 
 constexpr const char* kUsage = "usage: swr-l2-calibration SWEEP_DIR [--gpu NAME] [--check]";
-
-const swr::GpuProfile& profile_named(const std::string& name) {
-  std::string names;
-  for (const swr::GpuProfile& gpu : swr::builtin_gpu_profiles()) {
-    if (gpu.name == name) return gpu;
-    names += (names.empty() ? "" : ", ") + gpu.name;
-  }
-  throw swr::UsageError("unknown GPU '" + name + "': allowed " + names);
-}
 
 int run(int argc, char** argv) {
   std::string sweep;
@@ -45,23 +35,8 @@ int run(int argc, char** argv) {
   if (sweep.empty()) throw swr::UsageError(kUsage);
   const std::string committed = sweep + "/calibration.json";
   const nlohmann::json computed = swr::model::calibration_check(
-      swr::model::read_measured_misses(sweep), profile_named(gpu), committed);
-  if (!check) {
-    std::cout << computed.dump(2) << '\n';
-    return 0;
-  }
-  std::ifstream file(committed);
-  if (!file) throw swr::UsageError("bad --check: no file '" + committed + "'");
-  const nlohmann::json expected = nlohmann::json::parse(file, nullptr, false);
-  if (expected == computed) {
-    std::cout << committed << " matches the figures recomputed from the measurements\n";
-    return 0;
-  }
-  // The first differences, as a JSON patch from the committed file to the recomputed one.
-  std::cerr << committed << " differs from the figures recomputed from the measurements "
-            << "(regenerate it with swr-l2-calibration):\n"
-            << nlohmann::json::diff(expected, computed).dump(2).substr(0, 4000) << '\n';
-  return 1;
+      swr::model::read_measured_misses(sweep), swr::model::builtin_profile(gpu), committed);
+  return swr::model::print_or_check_figures(computed, committed, check, "swr-l2-calibration");
 }
 
 }  // namespace

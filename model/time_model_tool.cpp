@@ -14,12 +14,12 @@
 // `transfer` fits the calibration from those alone, predicts the judged GPU, and uses the --judge
 // measurements only to judge the predictions (model/transfer_check.hpp).
 #include <cstring>
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "model/calibration_check.hpp"
 #include "model/measured_results.hpp"
 #include "model/time_model.hpp"
 #include "model/transfer_check.hpp"
@@ -33,17 +33,6 @@ constexpr const char* kUsage =
     "--mma-sync-sweep CSV --wgmma-sweep CSV [--judge-gpu NAME --judge DIR... [--model-top-run "
     "DIR]] "
     "[--check FILE]";
-
-const swr::GpuProfile& profile_named(const std::string& name) {
-  const std::optional<swr::GpuProfile> found = swr::find_gpu_profile(name);
-  if (!found) {
-    throw swr::UsageError("unknown GPU '" + name + "': allowed " + swr::gpu_profile_names());
-  }
-  for (const swr::GpuProfile& gpu : swr::builtin_gpu_profiles()) {
-    if (gpu.name == found->name) return gpu;
-  }
-  throw swr::UsageError("unknown GPU '" + name + "'");
-}
 
 struct Arguments {
   std::string verb;
@@ -120,32 +109,18 @@ swr::model::CalibrationInputs calibration_inputs(const Arguments& arguments) {
 }
 
 int emit(const nlohmann::json& computed, const std::string& check) {
-  if (check.empty()) {
-    std::cout << computed.dump(2) << '\n';
-    return 0;
-  }
-  std::ifstream file(check);
-  if (!file) throw swr::UsageError("bad --check: no file '" + check + "'");
-  const nlohmann::json expected = nlohmann::json::parse(file, nullptr, false);
-  if (expected == computed) {
-    std::cout << check << " matches the figures recomputed from the measurements\n";
-    return 0;
-  }
-  std::cerr << check << " differs from the figures recomputed from the measurements "
-            << "(regenerate it with swr-time-model):\n"
-            << nlohmann::json::diff(expected, computed).dump(2).substr(0, 4000) << '\n';
-  return 1;
+  return swr::model::print_or_check_figures(computed, check, !check.empty(), "swr-time-model");
 }
 
 int run(int argc, char** argv) {
   const Arguments arguments = parse(argc, argv);
-  const swr::GpuProfile& gpu = profile_named(arguments.gpu);
+  const swr::GpuProfile gpu = swr::model::builtin_profile(arguments.gpu);
   const swr::model::CalibrationInputs inputs = calibration_inputs(arguments);
   const swr::model::TimeCalibration calibration = swr::model::fit_time_calibration(inputs, gpu);
   if (arguments.verb == "calibrate") return emit(calibration.to_json(), arguments.check);
 
   // The judged GPU's measurements are read only now, after the calibration is fixed.
-  const swr::GpuProfile& judged_gpu = profile_named(arguments.judge_gpu);
+  const swr::GpuProfile judged_gpu = swr::model::builtin_profile(arguments.judge_gpu);
   swr::model::JudgedMeasurements judged;
   for (const std::string& dir : arguments.judge) {
     for (auto& variant : swr::model::read_measured_attention(dir)) {
