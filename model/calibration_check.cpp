@@ -35,19 +35,6 @@ std::vector<double> ranks(const std::vector<double>& values) {
   return result;
 }
 
-double median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const std::size_t middle = values.size() / 2;
-  return values.size() % 2 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
-}
-
-// Rounded so that the committed file and a recomputation compare equal on any compiler.
-double rounded(double value, int digits) {
-  const double scale = std::pow(10.0, digits);
-  return std::round(value * scale) / scale;
-}
-
 // Each point's misses at first-touch factor 1 and peer-fill weight 0, and what one unit of each
 // constant adds (see the header: misses are linear in both).
 struct LinearMisses {
@@ -213,6 +200,18 @@ nlohmann::json AgreementFigures::to_json() const {
           {"median_shape_spearman", rounded(median_shape_spearman, 4)},
           {"pairs", pairs},
           {"pairs_ordered", pairs_ordered}};
+}
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const std::size_t middle = values.size() / 2;
+  return values.size() % 2 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
+}
+
+double rounded(double value, int digits) {
+  const double scale = std::pow(10.0, digits);
+  return std::round(value * scale) / scale;
 }
 
 GpuProfile builtin_profile(const std::string& name) {

@@ -55,6 +55,11 @@ struct AgreementFigures {
 AgreementFigures agreement(const std::vector<MeasuredMisses>& points,
                            const std::vector<double>& predicted);
 
+// The median (0 of none), and a value rounded to `digits` decimals: figures rounded so that the
+// committed files and a recomputation compare equal on any compiler.
+double median(std::vector<double> values);
+double rounded(double value, int digits);
+
 // Spearman's rank correlation (ties share their mean rank); 0 when either side is all ties.
 double spearman(const std::vector<double>& a, const std::vector<double>& b);
 

@@ -9,6 +9,7 @@
 
 #include "generator/gemm_swizzle.hpp"
 #include "generator/resource_model.hpp"
+#include "model/calibration_check.hpp"
 #include "model/model_profile.hpp"
 #include "support/parallel_for.hpp"
 
@@ -27,11 +28,6 @@ std::string printf_text(const char* format, double value) {
 std::string stride_name(const GemmConfig& config) {
   if (config.swizzle_stride == 0) return "0";
   return std::string(to_string(config.swizzle_axis)) + std::to_string(config.swizzle_stride);
-}
-
-double rounded(double value, int digits) {
-  const double scale = std::pow(10.0, digits);
-  return std::round(value * scale) / scale;
 }
 
 }  // namespace

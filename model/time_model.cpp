@@ -5,6 +5,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "model/calibration_check.hpp"
 #include "model/work_makespan.hpp"
 #include "swr/instruction_path.hpp"
 
@@ -20,12 +21,6 @@ namespace {
 // under CalibrationShapes::any_shape.
 constexpr double kAnyShapeMemoryShare = 0.1;
 constexpr int kWarpsToHideLatency = 8;
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t middle = values.size() / 2;
-  return values.size() % 2 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
-}
 
 double log2_ratio(double a, double b) {
   return std::abs(std::log2(std::max(a, 1.0) / std::max(b, 1.0)));

@@ -21,11 +21,6 @@ namespace {
 
 constexpr double kTopKLoss = 0.02;
 
-double rounded(double value, int digits) {
-  const double scale = std::pow(10.0, digits);
-  return std::round(value * scale) / scale;
-}
-
 template <class Measured>
 std::map<std::string, std::vector<const Measured*>> by_shape(const std::vector<Measured>& all) {
   std::map<std::string, std::vector<const Measured*>> shapes;
