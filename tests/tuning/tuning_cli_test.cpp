@@ -88,6 +88,20 @@ TEST_F(TuningCommandLine, BadTimeBudgetsAreRefused) {
   }
 }
 
+TEST_F(TuningCommandLine, BadModelTopIsRefused) {
+  for (const std::string bad : {"0", "-3", "ten", "1.5"}) {
+    expect_refused(tune({"--model-top", bad}), "bad --model-top '" + bad + "'");
+  }
+}
+
+TEST_F(TuningCommandLine, ModelTopIsForAttention) {
+  const ProcessResult result =
+      run_swr_tune({"tune", "--family", "gemm", "--gpu", "h200", "--size", "1024", "--model-top",
+                    "5", "--cache-dir", cache_.string()},
+                   environment_);
+  expect_refused(result, "--model-top ranks attention variants");
+}
+
 TEST_F(TuningCommandLine, BothAndCausalExcludeEachOther) {
   expect_refused(tune({"--both", "--causal"}), "--both and --causal exclude each other");
 }

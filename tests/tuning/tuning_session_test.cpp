@@ -11,6 +11,7 @@
 #include "fake_variant_measurer.hpp"
 #include "generator/nvrtc_compiler.hpp"
 #include "tests/generator/temporary_directory.hpp"
+#include "tuner/model_ranking.hpp"
 #include "tuner/tuning/tuning_session.hpp"
 
 namespace swr {
@@ -295,6 +296,39 @@ TEST_F(TuningSessionTest, BothShapesAreTunedAndKeptApart) {
   EXPECT_EQ(summary.recorded, 12);
   const db::ResultsDatabase database(database_path_, db::OpenMode::read_only);
   EXPECT_EQ(database.problem_summaries().size(), 2u);
+}
+
+// --model-top 2 of six variants: the model's two fastest in its order, then three checks spread
+// over the other four (ranks 4, 5, 6), each measurement saying how it was chosen.
+TEST_F(TuningSessionTest, ModelTopMeasuresTheModelsBestAndSpreadOutChecks) {
+  CompileSettings settings;
+  settings.jobs = 2;
+  settings.cache_dir = SWR_TEST_CUBIN_CACHE;
+  std::map<std::string, nlohmann::json> selection;
+  const std::vector<AttentionConfig> chosen = model_guided_variants(
+      Target{kProblem, *find_gpu_profile("h200")}, six_configs(), 2, settings, selection);
+  ASSERT_EQ(chosen.size(), 5u);
+  ASSERT_EQ(selection.size(), 5u);
+  std::vector<int> ranks;
+  for (std::size_t i = 0; i < chosen.size(); ++i) {
+    const nlohmann::json& why = selection.at(kProblem.key() + "/" + chosen[i].key());
+    EXPECT_EQ(why.at("rule"), "model top K");
+    EXPECT_EQ(why.at("k"), 2);
+    EXPECT_EQ(why.at("check"), i >= 2);
+    ranks.push_back(why.at("predicted_rank").get<int>());
+  }
+  EXPECT_EQ(ranks, (std::vector<int>{1, 2, 4, 5, 6}));
+
+  TuningPlan guided = plan(chosen);
+  guided.selection = selection;
+  FakeVariantMeasurer measurer;
+  run(guided, measurer);
+  const std::vector<db::StoredMeasurement> measurements = stored();
+  EXPECT_EQ(measurements.size(), 5u);
+  for (const db::StoredMeasurement& measurement : measurements) {
+    EXPECT_EQ(measurement.record.method.at("selection"),
+              selection.at(kProblem.key() + "/" + measurement.config_key));
+  }
 }
 
 }  // namespace
