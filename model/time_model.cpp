@@ -58,16 +58,16 @@ struct Candidate {
 };
 
 // The rules in order; the first that finds points decides. `match(rule, point)` says whether a
-// point qualifies under a rule (0: the variant's compute twins, 1: the same tile, 2: the same path
-// and block_m) and with which work scale (<= 0: no). Of the points found, those at the nearest
-// calibration shape count; there, the twins timed more than once (the stop rule times a slow
-// variant once) when there are any.
+// point qualifies under a rule (0: the variant's compute twins, 1: the same tile and persistence,
+// 2: the same tile, 3: the same path and block_m) and with which work scale (<= 0: no). Of the
+// points found, those at the nearest calibration shape count; there, the twins timed more than once
+// (the stop rule times a slow variant once) when there are any.
 template <class Match, class Distance>
 std::optional<std::pair<std::string, std::vector<Candidate>>> find_candidates(
     const TimeCalibration& calibration, const std::vector<ParsedStepPoint>& points,
     const std::string& key, Match&& match, Distance&& distance) {
-  static const char* const kRules[] = {"twin", "same tile", "same path"};
-  for (int rule = 0; rule < 3; ++rule) {
+  static const char* const kRules[] = {"twin", "same tile", "same tile", "same path"};
+  for (int rule = 0; rule < 4; ++rule) {
     std::vector<Candidate> found;
     for (const ParsedStepPoint& parsed : points) {
       const double scale = match(rule, parsed);
@@ -206,11 +206,12 @@ TimeEstimate TimeModel::attention(const AttentionProblem& problem, const Attenti
         case 0:
           return compute_twin(measured) == twin ? dims : 0;
         case 1:
-          return measured.block_m == config.block_m && measured.block_n == config.block_n &&
-                         measured.warps == config.warps &&
-                         measured.persistence == config.persistence
-                     ? dims
-                     : 0;
+        case 2: {
+          const bool same_tile = measured.block_m == config.block_m &&
+                                 measured.block_n == config.block_n &&
+                                 measured.warps == config.warps;
+          return same_tile && (rule == 2 || measured.persistence == config.persistence) ? dims : 0;
+        }
         default:
           return measured.block_m == config.block_m
                      ? dims * config.block_n / static_cast<double>(measured.block_n)
@@ -251,7 +252,8 @@ TimeEstimate TimeModel::gemm(const GemmProblem& problem, const GemmConfig& confi
       case 0:
         return compute_twin(measured) == binary ? 1.0 : 0;
       case 1:
-        return same_tile && measured.persistence == config.persistence ? 1.0 : 0;
+      case 2:
+        return same_tile && (rule == 2 || measured.persistence == config.persistence) ? 1.0 : 0;
       default:
         return measured.block_m == config.block_m
                    ? static_cast<double>(config.block_n) * config.block_k /

@@ -24,9 +24,9 @@
 // nearest to the target's (twins: the same kernel but for order, swizzle, L2 hint or swizzle
 // stride, which change its memory traffic, not its compute; "measured" when the variant itself is
 // among them, "twin" when only its twins are). Variants whose compute was never measured take, in
-// this order: the same tile on the same path (nearest stages, same persistence and warps); the
-// same path and block_m (the step scaled by block_n). Each prediction names the rule and the
-// calibration point.
+// this order: the same tile on the same path (nearest stages, and the same persistence where that
+// was measured); the same path and block_m (the step scaled by block_n). Each prediction names the
+// rule and the calibration point.
 #pragma once
 
 #include <filesystem>
