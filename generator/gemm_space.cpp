@@ -27,10 +27,12 @@ constexpr GemmPersistence kPersistences[] = {GemmPersistence::grid, GemmPersiste
 
 // The wgmma kernel's tiles that compiled and passed on the H200 (bench/results/hopper-gemm-h200),
 // each with the ring depth that fits next to its C staging, under static or dynamic persistence
-// and, static only, the 2x1 cluster that multicasts B and the 1x2 one that multicasts A; and
-// stream-K (cooperative tiles only: the resource model prunes pingpong), alone and in a 2x1
-// cluster, for shapes whose tiles leave a partial last wave (on the H200 it beat static for
-// 128x256 at 3072^3 but lost to a smaller tile there: bench/results/gemm-wgmma-ragged-h200).
+// and, static only, the 2x1 cluster that multicasts B, the 1x2 one that multicasts A and the 2x2
+// one that multicasts both (for row pitches that are not multiples of 128 bytes, where every box
+// row costs two L2 lines: bench/results/gemm-wgmma-ragged-h200); and stream-K (cooperative tiles
+// only: the resource model prunes pingpong), alone and in 2x1 and 2x2 clusters, for shapes whose
+// tiles leave a partial last wave (on the H200 it beat static for 128x256 at 3072^3 but lost to a
+// smaller tile there).
 struct WgmmaTile {
   int block_m;
   int block_n;
@@ -49,7 +51,8 @@ struct WgmmaSchedule {
 constexpr WgmmaSchedule kWgmmaSchedules[] = {
     {GemmPersistence::static_loop, 1, 1}, {GemmPersistence::dynamic_loop, 1, 1},
     {GemmPersistence::static_loop, 2, 1}, {GemmPersistence::static_loop, 1, 2},
-    {GemmPersistence::stream_k, 1, 1},    {GemmPersistence::stream_k, 2, 1}};
+    {GemmPersistence::stream_k, 1, 1},    {GemmPersistence::stream_k, 2, 1},
+    {GemmPersistence::static_loop, 2, 2}, {GemmPersistence::stream_k, 2, 2}};
 
 // Every wgmma binary, in plain order.
 std::vector<GemmConfig> wgmma_binaries() {

@@ -261,11 +261,13 @@ std::string wgmma_shape_problem(const GemmConfig& config) {
   }
   const std::string cluster =
       std::to_string(config.cluster_m) + "x" + std::to_string(config.cluster_n);
-  if (config.cluster_size() > 2) {
-    return "cluster " + cluster + " must be 1x1, 2x1 or 1x2";
+  if (config.cluster_m < 1 || config.cluster_m > 2 || config.cluster_n < 1 ||
+      config.cluster_n > 2) {
+    return "cluster " + cluster + " must be 1x1, 2x1, 1x2 or 2x2";
   }
   if (config.cluster_size() > 1 && config.persistence == GemmPersistence::dynamic_loop) {
-    return "a " + cluster + " cluster needs static persistence (one tile order for both CTAs)";
+    return "a " + cluster +
+           " cluster needs static or stream-K persistence (one tile order for all its CTAs)";
   }
   if (config.persistence == GemmPersistence::stream_k &&
       config.consumer_mode != GemmConsumerMode::cooperative) {

@@ -119,9 +119,10 @@ TEST(GemmSpace, WgmmaVariantsOnlyWhereTheTargetIsSm90a) {
     std::set<std::string> binaries;
     for (const GemmConfig& config : build_gemm_space(problem, profile(gpu)).configs)
       if (config.path == InstructionPath::wgmma) binaries.insert(gemm_binary_name(problem, config));
-    // Six tile/mode pairs x (static, dynamic, static 2x1, static 1x2), and the four cooperative
-    // ones x (stream-K, stream-K 2x1): 4096^3 leaves a partial last wave for each of them.
-    EXPECT_EQ(binaries.size(), 32u) << gpu;
+    // Six tile/mode pairs x (static, dynamic, static 2x1, static 1x2, static 2x2), and the four
+    // cooperative ones x (stream-K, stream-K 2x1, stream-K 2x2): 4096^3 leaves a partial last
+    // wave for each of them.
+    EXPECT_EQ(binaries.size(), 42u) << gpu;
   }
   const GemmSpace gb10 = build_gemm_space(problem, profile("gb10"));
   for (const GemmConfig& config : gb10.configs)
@@ -160,21 +161,43 @@ TEST(GemmResourceModel, WgmmaSharedMemoryIsTheTemplatePlan) {
   config.cluster_n = 2;
   EXPECT_TRUE(gemm_shape_problem(config).empty()) << "1x2: A multicast along N";
   config.cluster_m = 2;
-  EXPECT_NE(gemm_shape_problem(config).find("2x2 must be 1x1, 2x1 or 1x2"), std::string::npos);
-  config.cluster_m = 1;
+  EXPECT_TRUE(gemm_shape_problem(config).empty()) << "2x2: A along N and B along M";
+  config.persistence = GemmPersistence::stream_k;
+  EXPECT_TRUE(gemm_shape_problem(config).empty()) << "2x2 stream-K";
   config.persistence = GemmPersistence::dynamic_loop;
-  EXPECT_NE(gemm_shape_problem(config).find("a 1x2 cluster needs static persistence"),
+  EXPECT_NE(gemm_shape_problem(config).find("a 2x2 cluster needs static or stream-K persistence"),
+            std::string::npos);
+  config.persistence = GemmPersistence::static_loop;
+  for (const auto& [cluster_m, cluster_n] : {std::pair{4, 1}, {1, 4}, {2, 4}, {0, 1}, {1, 0}}) {
+    config.cluster_m = cluster_m;
+    config.cluster_n = cluster_n;
+    EXPECT_NE(gemm_shape_problem(config).find(std::to_string(cluster_m) + "x" +
+                                              std::to_string(cluster_n) +
+                                              " must be 1x1, 2x1, 1x2 or 2x2"),
+              std::string::npos)
+        << cluster_m << "x" << cluster_n;
+  }
+  config.cluster_m = 1;
+  config.cluster_n = 2;
+  config.persistence = GemmPersistence::dynamic_loop;
+  EXPECT_NE(gemm_shape_problem(config).find("a 1x2 cluster needs static or stream-K persistence"),
             std::string::npos);
   config.persistence = GemmPersistence::static_loop;
   config.block_m = 64;
   config.consumer_mode = GemmConsumerMode::pingpong;
   EXPECT_TRUE(gemm_shape_problem(config).empty()) << "32-row A shares: four swizzle atoms";
+  config.cluster_m = 2;
+  EXPECT_TRUE(gemm_shape_problem(config).empty()) << "the same shares in a 2x2 cluster";
+  config.persistence = GemmPersistence::stream_k;
+  EXPECT_NE(gemm_shape_problem(config).find("cooperative"), std::string::npos);
+  config.persistence = GemmPersistence::static_loop;
+  config.cluster_m = 1;
   config.block_m = 128;
   config.consumer_mode = GemmConsumerMode::cooperative;
   config.cluster_n = 1;
   config.cluster_m = 2;
   config.persistence = GemmPersistence::dynamic_loop;
-  EXPECT_NE(gemm_shape_problem(config).find("static persistence"), std::string::npos);
+  EXPECT_NE(gemm_shape_problem(config).find("static or stream-K persistence"), std::string::npos);
   config.persistence = GemmPersistence::grid;
   EXPECT_NE(gemm_shape_problem(config).find("persistent"), std::string::npos);
   EXPECT_EQ(estimate_gemm_registers(config), 168);

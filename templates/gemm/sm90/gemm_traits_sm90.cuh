@@ -38,13 +38,18 @@ struct Traits {
   static constexpr Persistence kPersistence = Persist;
   static constexpr int kProducerRegisters = ProducerRegisters;
   static constexpr int kConsumerRegisters = ConsumerRegisters;
-  // Cluster of ClusterM CTAs along M (tiles tile_m = ClusterM*cm + rank, same tile_n): they share
-  // the B tile; CTA r loads the 64-column chunks c with c % ClusterM == r and multicasts them.
-  // Or of ClusterN CTAs along N (tile_n = ClusterN*cn + rank, same tile_m): they share the A tile;
-  // CTA r loads rows [r, r + 1) * BlockM / ClusterN of it and multicasts them.
+  // Cluster of ClusterM x ClusterN CTAs; CTA rank r computes tile (ClusterM*cm + r % ClusterM,
+  // ClusterN*cn + r / ClusterM) (block_swizzle.cuh's cluster_member_tile). The ClusterM CTAs of
+  // one cluster column (same tile_n) share the B tile: the one in row i loads the 64-column chunks
+  // c with c % ClusterM == i and multicasts them down the column. The ClusterN CTAs of one cluster
+  // row (same tile_m) share the A tile: the one in column j loads rows [j, j + 1) * BlockM /
+  // ClusterN of it and multicasts them along the row. 2x2 does both.
   static constexpr int kClusterM = ClusterM;
   static constexpr int kClusterN = ClusterN;
   static constexpr int kClusterSize = ClusterM * ClusterN;
+  // CTAs whose producers write into one CTA's ring slot (its row and its column, itself once):
+  // each of their consumers must release the slot before any of them refills it.
+  static constexpr int kClusterPeers = ClusterM + ClusterN - 1;
   static constexpr EpilogueKind kEpilogue = Epilogue;
 
   static constexpr int kConsumers = 2;  // consumer warpgroups
@@ -78,9 +83,10 @@ struct Traits {
   static constexpr int kBoxB0 = 64, kBoxB1 = BlockK;
   static constexpr int kBoxC0 = 64, kBoxC1 = kWgRows;
 
-  static_assert(kClusterSize == 1 || kClusterSize == 2, "clusters of 1 or 2 CTAs: 1x1, 2x1, 1x2");
+  static_assert((ClusterM == 1 || ClusterM == 2) && (ClusterN == 1 || ClusterN == 2),
+                "clusters 1x1, 2x1, 1x2, 2x2");
   static_assert(kClusterSize == 1 || Persist != Persistence::dynamic_persistent,
-                "a cluster needs one tile order for both CTAs: static persistence or stream-K");
+                "a cluster needs one tile order for all its CTAs: static persistence or stream-K");
   static_assert(Persist != Persistence::stream_k || Mode == ConsumerMode::cooperative,
                 "stream-K items have uneven k lengths: pingpong's ring skipping assumes even ones");
   static_assert(kBoxA1 % 8 == 0, "an A share is whole 1024-byte swizzle atoms");
