@@ -344,9 +344,9 @@ TEST(GemmPerformanceOnGpu, ChosenVariantsHeadToHeadWithCublas) {
     for (std::size_t i = 0; i < keys.size(); ++i)
       print_head_to_head(problem, keys[i], ms[0], ms[i + 1]);
     if (keys.size() == 2) {
-      std::printf("%s %s vs %s, in turn with cuBLAS: %.3fx (medians %.4f ms vs %.4f ms)\n",
-                  problem.key().c_str(), keys[0].c_str(), keys[1].c_str(), ms[2] / ms[1], ms[1],
-                  ms[2]);
+      std::printf(
+          "%s %s over %s, in turn with cuBLAS: %.3fx speedup (medians %.4f ms vs %.4f ms)\n",
+          problem.key().c_str(), keys[0].c_str(), keys[1].c_str(), ms[2] / ms[1], ms[1], ms[2]);
     }
     for (CUdeviceptr pointer : {a, b, c, expected}) driver.cuMemFree(pointer);
   }
