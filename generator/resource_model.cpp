@@ -243,8 +243,8 @@ std::string wgmma_shape_problem(const GemmConfig& config) {
   if (config.stages < 2 || config.stages > 8) {
     return "stages " + std::to_string(config.stages) + " must be 2..8 for wgmma variants";
   }
-  if (config.block_n % 64 != 0 || config.block_n > 256) {
-    return "block_n " + std::to_string(config.block_n) + " must be 64..256 in steps of 64";
+  if (config.block_n % 16 != 0 || config.block_n < 64 || config.block_n > 256) {
+    return "block_n " + std::to_string(config.block_n) + " must be 64..256 in steps of 16";
   }
   if (config.block_m > 256) return "block_m " + std::to_string(config.block_m) + " exceeds 256";
   const int rows = wgmma_rows_per_warpgroup(config);
@@ -293,9 +293,11 @@ std::string wgmma_shape_problem(const GemmConfig& config) {
 
 int gemm_dynamic_shared_bytes(const GemmConfig& config) {
   if (config.path == InstructionPath::wgmma) {
-    // 1024 (aligning the base) + the ring + C staging per consumer + barriers and tile queue.
-    return 1024 + config.stages * (config.block_m * 64 + 64 * config.block_n) * 2 +
-           2 * wgmma_rows_per_warpgroup(config) * config.block_n * 2 + 8 * (2 * config.stages + 4) +
+    // 1024 (aligning the base) + the ring + C staging per consumer + barriers and tile queue; B
+    // and C in whole 64-column chunks (a block_n of 176 takes three).
+    const int chunk_columns = (config.block_n + 63) / 64 * 64;
+    return 1024 + config.stages * (config.block_m * 64 + 64 * chunk_columns) * 2 +
+           2 * wgmma_rows_per_warpgroup(config) * chunk_columns * 2 + 8 * (2 * config.stages + 4) +
            8;
   }
   return config.stages * (config.block_m * config.block_k + config.block_k * config.block_n) * 2;

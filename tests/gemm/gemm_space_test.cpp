@@ -121,8 +121,8 @@ TEST(GemmSpace, WgmmaVariantsOnlyWhereTheTargetIsSm90a) {
       if (config.path == InstructionPath::wgmma) binaries.insert(gemm_binary_name(problem, config));
     // Six tile/mode pairs x (static, dynamic, static 2x1, static 1x2, static 2x2), and the four
     // cooperative ones x (stream-K, stream-K 2x1, stream-K 2x2): 4096^3 leaves a partial last
-    // wave for each of them.
-    EXPECT_EQ(binaries.size(), 42u) << gpu;
+    // wave for each of them; and the six widths that are not multiples of 64, static 2x2 only.
+    EXPECT_EQ(binaries.size(), 48u) << gpu;
   }
   const GemmSpace gb10 = build_gemm_space(problem, profile("gb10"));
   for (const GemmConfig& config : gb10.configs)
@@ -134,6 +134,30 @@ TEST(GemmSpace, WgmmaVariantsOnlyWhereTheTargetIsSm90a) {
   ASSERT_EQ(wgmma.path, InstructionPath::wgmma) << "wgmma binaries come last in each swizzle";
   EXPECT_NE(gemm_resource_use(wgmma, profile("gb10")).does_not_fit.find("sm_121"),
             std::string::npos);
+}
+
+TEST(GemmSpace, WidthsThatAreNotMultiplesOf64AreCooperative128RowTilesIn2x2Clusters) {
+  std::set<int> widths;
+  for (const GemmConfig& config : enumerate_gemm_configs()) {
+    if (config.path != InstructionPath::wgmma || config.block_n % 64 == 0) continue;
+    widths.insert(config.block_n);
+    EXPECT_EQ(config.block_m, 128) << config.key();
+    EXPECT_EQ(config.consumer_mode, GemmConsumerMode::cooperative) << config.key();
+    EXPECT_EQ(config.persistence, GemmPersistence::static_loop) << config.key();
+    EXPECT_EQ(config.cluster_size(), 4) << config.key();
+    EXPECT_TRUE(gemm_resource_use(config, profile("h200")).does_not_fit.empty()) << config.key();
+  }
+  EXPECT_EQ(widths, (std::set<int>{144, 160, 176, 208, 224, 240}));
+  // Why they are there: 3000x7000 in 2x2 clusters of 128x176 tiles is 12 x 20 = 240 cluster tiles,
+  // 8 whole waves of the H200's 30 co-resident clusters (128x192: 228, 7.6 waves).
+  GemmConfig config;
+  config.path = InstructionPath::wgmma;
+  config.cluster_m = 2;
+  config.cluster_n = 2;
+  config.block_n = 176;
+  EXPECT_EQ(gemm_raster_grid({3000, 7000, 5000, DataType::bf16}, config).tiles(), 8 * 30);
+  config.block_n = 192;
+  EXPECT_EQ(gemm_raster_grid({3000, 7000, 5000, DataType::bf16}, config).tiles(), 228);
 }
 
 TEST(GemmResourceModel, WgmmaSharedMemoryIsTheTemplatePlan) {
@@ -150,6 +174,17 @@ TEST(GemmResourceModel, WgmmaSharedMemoryIsTheTemplatePlan) {
   config.stages = 4;  // 279640 B: more than 227 KB
   EXPECT_NE(gemm_resource_use(config, profile("h200")).does_not_fit.find("shared memory"),
             std::string::npos);
+  // 176 columns take three 64-column chunks of B per stage and of C staging, as 192 do.
+  config.block_n = 176;
+  EXPECT_EQ(gemm_dynamic_shared_bytes(config), 214120);
+  config.block_n = 192;
+  EXPECT_EQ(gemm_dynamic_shared_bytes(config), 214120);
+  for (int width : {40, 200, 272}) {
+    config.block_n = width;
+    EXPECT_EQ(gemm_shape_problem(config),
+              "block_n " + std::to_string(width) + " must be 64..256 in steps of 16");
+  }
+  config.block_n = 256;
   config.stages = 3;
   config.consumer_mode = GemmConsumerMode::pingpong;  // 256 accumulators per thread
   EXPECT_NE(gemm_shape_problem(config).find("accumulators"), std::string::npos);

@@ -120,6 +120,27 @@ TEST(GemmSwizzle, PersistentClusterRasterVisitsEveryTileOnceForEveryStrideCluste
           }
 }
 
+// The widths that are not multiples of 64 (2x2 clusters only) on issue 13's ragged shapes: a
+// stride becomes a band of stride / (2 * block_n) cluster columns, rounded down, for every width.
+TEST(GemmSwizzle, PersistentRasterOfWidthsThatAreNotMultiplesOf64OnRaggedShapes) {
+  const GemmProblem shapes[] = {{3000, 7000, 5000, DataType::bf16},
+                                {7000, 3000, 5000, DataType::bf16},
+                                {5000, 3000, 7000, DataType::f16},
+                                {6000, 5000, 4000, DataType::f16}};
+  for (const GemmProblem& problem : shapes)
+    for (int block_n : {144, 160, 176, 208, 224, 240})
+      for (SwizzleAxis axis : {SwizzleAxis::n, SwizzleAxis::m})
+        for (int stride : strides_to_check()) {
+          GemmConfig config = swizzled(stride, axis, 128, block_n);
+          config.path = InstructionPath::wgmma;
+          config.block_k = 64;
+          config.persistence = GemmPersistence::static_loop;
+          config.cluster_m = 2;
+          config.cluster_n = 2;
+          for (int units : {1, 7, 30}) expect_persistent_schedule_covers(problem, config, units);
+        }
+}
+
 TEST(GemmSwizzle, ClusterMembersAreConsecutiveTilesAlongTheClusterAxis) {
   GemmConfig config;
   config.path = InstructionPath::wgmma;

@@ -60,7 +60,10 @@ std::vector<GemmCase> knob_cases() {
   // wgmma (sm_90a; skipped elsewhere): every tile/mode of the space, every persistence, every
   // cluster shape (1x1, 2x1 multicasting B, 1x2 multicasting A, 2x2 both), both dtypes. 2x2 on
   // each cooperative tile (128x192: B chunks split 2 + 1 down a cluster column), on pingpong's
-  // narrowest A shares (32 rows), and under stream-K.
+  // narrowest A shares (32 rows), and under stream-K. Every width that is not a multiple of 64
+  // (its part chunk stored directly next to the TMA-stored chunks; N = 200, 1016 and 520 put
+  // tile borders inside a 64-column box); 176 also without a cluster and under stream-K (a
+  // 22-quad fixup), outside the space.
   struct WgmmaCase {
     int block_m, block_n, stages;
     GemmConsumerMode mode;
@@ -91,7 +94,15 @@ std::vector<GemmCase> knob_cases() {
                              {128, 128, 4, M::cooperative, P::static_loop, 2, DataType::f16, 2},
                              {64, 256, 4, M::pingpong, P::static_loop, 2, DataType::f16, 2},
                              {128, 256, 3, M::cooperative, P::stream_k, 2, DataType::bf16, 2},
-                             {128, 128, 4, M::cooperative, P::stream_k, 2, DataType::f16, 2}};
+                             {128, 128, 4, M::cooperative, P::stream_k, 2, DataType::f16, 2},
+                             {128, 144, 4, M::cooperative, P::static_loop, 2, DataType::bf16, 2},
+                             {128, 160, 4, M::cooperative, P::static_loop, 2, DataType::f16, 2},
+                             {128, 176, 4, M::cooperative, P::static_loop, 2, DataType::f16, 2},
+                             {128, 208, 3, M::cooperative, P::static_loop, 2, DataType::bf16, 2},
+                             {128, 224, 3, M::cooperative, P::static_loop, 2, DataType::f16, 2},
+                             {128, 240, 3, M::cooperative, P::static_loop, 2, DataType::bf16, 2},
+                             {128, 176, 4, M::cooperative, P::static_loop, 1, DataType::bf16},
+                             {128, 176, 4, M::cooperative, P::stream_k, 2, DataType::bf16, 2}};
   for (const WgmmaCase& w : wgmma) {
     GemmCase c;
     c.config.path = InstructionPath::wgmma;

@@ -164,7 +164,7 @@ __device__ __forceinline__ void produce(const SharedPlan<T>& plan, const Problem
       }
       if constexpr (T::kClusterM == 1) {
 #pragma unroll
-        for (int chunk = 0; chunk < T::kBlockN / 64; ++chunk) {
+        for (int chunk = 0; chunk < T::kChunks; ++chunk) {
           tma_load_2d(plan.b(state.index) + chunk * T::kBChunkBytes, map_b, full, col0 + chunk * 64,
                       kb * T::kBlockK);
         }
@@ -173,7 +173,7 @@ __device__ __forceinline__ void produce(const SharedPlan<T>& plan, const Problem
         // lands in every CTA of our cluster column and completes on each one's `full` barrier;
         // the other rows' shares complete ours, so `full` still expects kStageBytes.
 #pragma unroll
-        for (int chunk = 0; chunk < T::kBlockN / 64; ++chunk) {
+        for (int chunk = 0; chunk < T::kChunks; ++chunk) {
           if (chunk % T::kClusterM != p.cluster_row) continue;
           tma_load_2d_multicast(plan.b(state.index) + chunk * T::kBChunkBytes, map_b, full,
                                 col0 + chunk * 64, kb * T::kBlockK,
