@@ -166,6 +166,9 @@ TEST(GemmCommandLine, BadInputIsOneLineAndExitTwo) {
       {{"--family", "gemm", "--gpu", "h200", "--size", "512", "--config",
         "wgmma-m64n256k64s4-pingpong-c2x2-streamk-swz0"},
        "stream-K persistence needs the cooperative consumer mode"},
+      {{"--family", "gemm", "--gpu", "h200", "--size", "512", "--config",
+        "wgmma-m128n200k64s4-cooperative-c2x2-static-swz0"},
+       "block_n 200 must be 64..256 in steps of 16"},
   };
   for (const auto& [arguments, fragment] : cases) {
     const test::ProcessResult result = test::run_swr_tune(arguments, environment);
