@@ -243,8 +243,8 @@ std::string wgmma_shape_problem(const GemmConfig& config) {
   if (config.stages < 2 || config.stages > 8) {
     return "stages " + std::to_string(config.stages) + " must be 2..8 for wgmma variants";
   }
-  if (config.block_n % 64 != 0 || config.block_n > 256) {
-    return "block_n " + std::to_string(config.block_n) + " must be 64..256 in steps of 64";
+  if (config.block_n % 16 != 0 || config.block_n < 64 || config.block_n > 256) {
+    return "block_n " + std::to_string(config.block_n) + " must be 64..256 in steps of 16";
   }
   if (config.block_m > 256) return "block_m " + std::to_string(config.block_m) + " exceeds 256";
   const int rows = wgmma_rows_per_warpgroup(config);
@@ -261,11 +261,13 @@ std::string wgmma_shape_problem(const GemmConfig& config) {
   }
   const std::string cluster =
       std::to_string(config.cluster_m) + "x" + std::to_string(config.cluster_n);
-  if (config.cluster_size() > 2) {
-    return "cluster " + cluster + " must be 1x1, 2x1 or 1x2";
+  if (config.cluster_m < 1 || config.cluster_m > 2 || config.cluster_n < 1 ||
+      config.cluster_n > 2) {
+    return "cluster " + cluster + " must be 1x1, 2x1, 1x2 or 2x2";
   }
   if (config.cluster_size() > 1 && config.persistence == GemmPersistence::dynamic_loop) {
-    return "a " + cluster + " cluster needs static persistence (one tile order for both CTAs)";
+    return "a " + cluster +
+           " cluster needs static or stream-K persistence (one tile order for all its CTAs)";
   }
   if (config.persistence == GemmPersistence::stream_k &&
       config.consumer_mode != GemmConsumerMode::cooperative) {
@@ -291,9 +293,11 @@ std::string wgmma_shape_problem(const GemmConfig& config) {
 
 int gemm_dynamic_shared_bytes(const GemmConfig& config) {
   if (config.path == InstructionPath::wgmma) {
-    // 1024 (aligning the base) + the ring + C staging per consumer + barriers and tile queue.
-    return 1024 + config.stages * (config.block_m * 64 + 64 * config.block_n) * 2 +
-           2 * wgmma_rows_per_warpgroup(config) * config.block_n * 2 + 8 * (2 * config.stages + 4) +
+    // 1024 (aligning the base) + the ring + C staging per consumer + barriers and tile queue; B
+    // and C in whole 64-column chunks (a block_n of 176 takes three).
+    const int chunk_columns = (config.block_n + 63) / 64 * 64;
+    return 1024 + config.stages * (config.block_m * 64 + 64 * chunk_columns) * 2 +
+           2 * wgmma_rows_per_warpgroup(config) * chunk_columns * 2 + 8 * (2 * config.stages + 4) +
            8;
   }
   return config.stages * (config.block_m * config.block_k + config.block_k * config.block_n) * 2;

@@ -155,11 +155,20 @@ TEST(GemmCommandLine, BadInputIsOneLineAndExitTwo) {
         "wgmma-m128n256k64s3-cooperative-c1x1-static-swz0"},
        "gb10 is sm_121"},
       {{"--family", "gemm", "--gpu", "h200", "--size", "512", "--config",
-        "wgmma-m128n256k64s3-cooperative-c2x2-static-swz0"},
-       "cluster 2x2 must be 1x1, 2x1 or 1x2"},
+        "wgmma-m128n256k64s3-cooperative-c4x1-static-swz0"},
+       "cluster 4x1 must be 1x1, 2x1, 1x2 or 2x2"},
       {{"--family", "gemm", "--gpu", "h200", "--size", "512", "--config",
         "wgmma-m128n256k64s3-cooperative-c1x2-dynamic-swz0"},
-       "a 1x2 cluster needs static persistence"},
+       "a 1x2 cluster needs static or stream-K persistence"},
+      {{"--family", "gemm", "--gpu", "h200", "--size", "512", "--config",
+        "wgmma-m128n256k64s3-cooperative-c2x2-dynamic-swz0"},
+       "a 2x2 cluster needs static or stream-K persistence"},
+      {{"--family", "gemm", "--gpu", "h200", "--size", "512", "--config",
+        "wgmma-m64n256k64s4-pingpong-c2x2-streamk-swz0"},
+       "stream-K persistence needs the cooperative consumer mode"},
+      {{"--family", "gemm", "--gpu", "h200", "--size", "512", "--config",
+        "wgmma-m128n200k64s4-cooperative-c2x2-static-swz0"},
+       "block_n 200 must be 64..256 in steps of 16"},
   };
   for (const auto& [arguments, fragment] : cases) {
     const test::ProcessResult result = test::run_swr_tune(arguments, environment);
