@@ -47,6 +47,11 @@ def _catalog_number(catalog):
     return catalog.number
 
 
+def _numbered_catalog(number):
+    """The catalog an op's number names (None: the default)."""
+    return None if number == 0 else numbered_catalog(number)
+
+
 def _catalog(number):
     global _default_catalog
     if number != 0:
@@ -157,46 +162,36 @@ def _plan(catalog_number, device_index, family, problem, scale, fallback):
             _warned.add(key)
             peer = "scaled_dot_product_attention" if family == "attention" else "matmul"
             warnings.warn(f"swr: {plan.refusal}; running torch {peer} instead (warned once per "
-                          "shape)", RuntimeWarning, stacklevel=5)
+                          "shape)", RuntimeWarning, stacklevel=4)
     return plan
 
 
-# The hot path: a call's plan found by what its tensors are (shape, dtype, device) and its
-# arguments, without re-checking them. A call whose checks or lookup raise is not remembered, so
-# it raises again. The cost of a call after the first of its shape is this lookup, the output's
-# allocation, the tensors' pointers, the current stream, and one C call (swr_launch_*).
-_calls = {}
+# What runs eager calls (a runner: swr's prepared launch, or PyTorch's operator), found by the
+# cheapest description of a call that tells problems apart: the shapes, dtypes and devices of its
+# tensors, then its arguments as given (the catalog as the caller's swr.Catalog object or None).
+# Strides join the key when the kernels take them. A call whose checks raise (bad input, or a
+# refusal under fallback="error") is not remembered, so it raises again.
+_attention_runners = {}
+_matmul_runners = {}
 
 
-def _attention_plan(q, k, v, is_causal, scale, fallback, catalog):
-    try:
-        key = (q.shape, k.shape, v.shape, q.dtype, k.dtype, v.dtype, q.device, k.device,
-               v.device, is_causal, scale, fallback, catalog)
-        return _calls[key]
-    except (AttributeError, TypeError):  # not a tensor, or an unhashable scale: checks say so
-        key = None
-    except KeyError:
-        pass
+def _attention_runner(q, k, v, is_causal, scale, fallback, catalog):
+    """What runs calls like this one, once the checks pass (they raise otherwise)."""
+    number = _catalog_number(catalog)
     problem = _attention_problem(q, k, v, is_causal, scale, fallback)
-    plan = _plan(catalog, q.device.index, "attention", problem, scale, fallback)
-    if key is not None:
-        _calls[key] = plan
-    return plan
+    plan = _plan(number, q.device.index, "attention", problem, scale, fallback)
+    if plan.launch is not None:
+        return _SwrAttention(plan).run
+    causal = problem[6]
+    return lambda q, k, v: torch.nn.functional.scaled_dot_product_attention(
+        q, k, v, is_causal=causal, scale=scale)
 
 
-def _gemm_plan(a, b, fallback, catalog):
-    try:
-        key = (a.shape, b.shape, a.dtype, b.dtype, a.device, b.device, fallback, catalog)
-        return _calls[key]
-    except (AttributeError, TypeError):
-        key = None
-    except KeyError:
-        pass
+def _matmul_runner(a, b, fallback, catalog):
+    number = _catalog_number(catalog)
     problem = _gemm_problem(a, b, fallback)
-    plan = _plan(catalog, a.device.index, "gemm", problem, None, fallback)
-    if key is not None:
-        _calls[key] = plan
-    return plan
+    plan = _plan(number, a.device.index, "gemm", problem, None, fallback)
+    return _SwrMatmul(plan).run if plan.launch is not None else torch.matmul
 
 
 # Raw integers from PyTorch's C side, without the Python wrappers' checks (the tensors are on
@@ -216,125 +211,62 @@ except AttributeError:  # pragma: no cover - older PyTorch, or one built without
         return torch.cuda.is_current_stream_capturing()
 
 
-def _launch(launch, index, *pointers):
-    """One C call on the current stream of device `index`, made current if it is not."""
-    if _current_device() == index:
-        status = launch.function(launch.handle, *pointers, _raw_stream(index))
-    else:
-        with torch.cuda.device(index):
-            status = launch.function(launch.handle, *pointers, _raw_stream(index))
-    if status:
-        launch.fail(status)
+class _SwrLaunch:
+    """A plan's prepared launch (swr.catalog.Launch), run by a subclass on the current stream of
+    its device, made current for the call if it is not: the inputs in the kernel's layout, the
+    output allocated, one C call. The launch's handle is read at each call: closing the catalog
+    clears it, and the C call then refuses it instead of touching freed memory."""
+
+    __slots__ = ("launch", "device_index", "dynamic")
+
+    def __init__(self, plan):
+        self.launch = plan.launch
+        self.device_index = plan.device_index
+        self.dynamic = plan.dynamic_workspace  # a tile counter (attention only)
 
 
-ZEROED = 1  # SWR_WORKSPACE_ZEROED (swr/swr.h)
+class _SwrAttention(_SwrLaunch):
+    __slots__ = ()
 
-
-class _CounterPool:
-    """Tile counters of the dynamic-persistence kernels for one stream, all zeroed at once: a call
-    takes the next unused one and launches with SWR_WORKSPACE_ZEROED, so no clear is enqueued per
-    call; when all are used, one clear of the whole pool is enqueued on the same stream, ordered
-    after every kernel that used them. The lock keeps take-and-enqueue in one order per stream."""
-
-    SIZE = 4096
-
-    def __init__(self, device):
-        self.counters = torch.zeros(self.SIZE, dtype=torch.int32, device=device)
-        self.base = self.counters.data_ptr()
-        self.used = 0
-        self.lock = threading.Lock()
-
-
-_pools = {}  # (device index, stream) -> _CounterPool
-
-
-def _launch_dynamic(launch, index, q, k, v, out):
-    """The launch of a dynamic-persistence kernel on the current stream of device `index`."""
-    stream = _raw_stream(index)
-    if _capturing():
-        # A captured graph gets a counter of its own, which swr clears in the graph, so that its
-        # replays, on whatever stream, share none with eager calls or other graphs.
-        workspace = torch.empty(1, dtype=torch.int32, device=q.device).data_ptr()
-        return _launch(launch, index, q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
-                       workspace, 0)
-    pool = _pools.get((index, stream))
-    if pool is None:
-        pool = _pools.setdefault((index, stream), _CounterPool(q.device))
-    with pool.lock:
-        if pool.used == pool.SIZE:
-            pool.counters.zero_()
-            pool.used = 0
-        workspace = pool.base + 4 * pool.used
-        pool.used += 1
+    def run(self, q, k, v):
+        index = self.device_index
+        if _current_device() != index:
+            with torch.cuda.device(index):
+                return self.run(q, k, v)
+        if not (q.is_contiguous() and k.is_contiguous() and v.is_contiguous()):
+            q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
+        out = torch.empty_like(q)
+        # A workspace of 0: the runtime takes a zeroed tile counter from its pool for the stream
+        # (no clear per call). A captured graph gets a counter of its own, which swr clears in the
+        # graph, so that its replays, on whatever stream, share none with eager calls or other
+        # graphs.
+        workspace = 0
+        if self.dynamic and _capturing():
+            workspace = torch.empty(1, dtype=torch.int32, device=q.device).data_ptr()
+        launch = self.launch
         status = launch.function(launch.handle, q.data_ptr(), k.data_ptr(), v.data_ptr(),
-                                 out.data_ptr(), workspace, ZEROED, stream)
-    if status:
-        launch.fail(status)
-
-
-def _attention_call(q, k, v, is_causal, scale, fallback, catalog):
-    try:  # the hot path: the plan of a call like this one, found by its tensors and arguments
-        plan = _calls[(q.shape, k.shape, v.shape, q.dtype, k.dtype, v.dtype, q.device, k.device,
-                       v.device, is_causal, scale, fallback, catalog)]
-    except (KeyError, AttributeError, TypeError):
-        plan = _attention_plan(q, k, v, is_causal, scale, fallback, catalog)
-    launch = plan.launch
-    if launch is None:
-        return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=is_causal,
-                                                                scale=scale)
-    if not (q.is_contiguous() and k.is_contiguous() and v.is_contiguous()):
-        q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
-    out = torch.empty_like(q)
-    index = plan.device_index
-    if _current_device() != index:
-        with torch.cuda.device(index):
-            _attention_launch(plan, launch, index, q, k, v, out)
+                                 out.data_ptr(), workspace, 0, _raw_stream(index))
+        if status:
+            launch.fail(status)
         return out
-    _attention_launch(plan, launch, index, q, k, v, out)
-    return out
 
 
-def _attention_launch(plan, launch, index, q, k, v, out):
-    if plan.dynamic_workspace:
-        return _launch_dynamic(launch, index, q, k, v, out)
-    status = launch.function(launch.handle, q.data_ptr(), k.data_ptr(), v.data_ptr(),
-                             out.data_ptr(), 0, 0, _raw_stream(index))
-    if status:
-        launch.fail(status)
+class _SwrMatmul(_SwrLaunch):
+    __slots__ = ()
 
-
-@torch.library.custom_op("swr::attention", mutates_args=())
-def _attention_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, is_causal: bool,
-                  scale: Optional[float], fallback: str, catalog: int) -> torch.Tensor:
-    return _attention_call(q, k, v, is_causal, scale, fallback, catalog)
-
-
-@_attention_op.register_fake
-def _attention_fake(q, k, v, is_causal, scale, fallback, catalog):
-    _attention_problem(q, k, v, is_causal, scale, fallback)
-    return q.new_empty(q.shape)
-
-
-def _matmul_call(a, b, fallback, catalog):
-    plan = _gemm_plan(a, b, fallback, catalog)
-    launch = plan.launch
-    if launch is None:
-        return torch.matmul(a, b)
-    a, b = a.contiguous(), b.contiguous()
-    c = a.new_empty((a.shape[0], b.shape[1]))
-    _launch(launch, plan.device_index, a.data_ptr(), b.data_ptr(), c.data_ptr())
-    return c
-
-
-@torch.library.custom_op("swr::matmul", mutates_args=())
-def _matmul_op(a: torch.Tensor, b: torch.Tensor, fallback: str, catalog: int) -> torch.Tensor:
-    return _matmul_call(a, b, fallback, catalog)
-
-
-@_matmul_op.register_fake
-def _matmul_fake(a, b, fallback, catalog):
-    m, n, _, _ = _gemm_problem(a, b, fallback)
-    return a.new_empty((m, n))
+    def run(self, a, b):
+        index = self.device_index
+        if _current_device() != index:
+            with torch.cuda.device(index):
+                return self.run(a, b)
+        a, b = a.contiguous(), b.contiguous()
+        c = a.new_empty((a.shape[0], b.shape[1]))
+        launch = self.launch
+        status = launch.function(launch.handle, a.data_ptr(), b.data_ptr(), c.data_ptr(),
+                                 _raw_stream(index))
+        if status:
+            launch.fail(status)
+        return c
 
 
 def attention(q, k, v, is_causal=False, scale=None, *, fallback="sdpa", catalog=None):
@@ -344,8 +276,20 @@ def attention(q, k, v, is_causal=False, scale=None, *, fallback="sdpa", catalog=
     if torch.compiler.is_compiling():  # the op, which the graph keeps
         return torch.ops.swr.attention(q, k, v, bool(is_causal), scale, fallback,
                                        _catalog_number(catalog))
-    # Eagerly the same code without the dispatcher's cost.
-    return _attention_call(q, k, v, bool(is_causal), scale, fallback, _catalog_number(catalog))
+    # Eagerly (and as the op's implementation): the runner of calls like this one.
+    try:
+        key = (q.shape, k.shape, v.shape, q.dtype, k.dtype, v.dtype, q.device, k.device,
+               v.device, is_causal, scale, fallback, catalog)
+        run = _attention_runners[key]
+    except KeyError:  # the first call like this one
+        run = None
+    except (AttributeError, TypeError):  # not a tensor, or an unhashable scale: checks say so
+        key = run = None
+    if run is None:  # outside the handler, so that what the checks raise chains to nothing
+        run = _attention_runner(q, k, v, is_causal, scale, fallback, catalog)
+        if key is not None:
+            _attention_runners[key] = run
+    return run(q, k, v)
 
 
 def matmul(a, b, *, fallback="sdpa", catalog=None):
@@ -353,7 +297,42 @@ def matmul(a, b, *, fallback="sdpa", catalog=None):
     for every op: PyTorch's own operator, here torch.matmul) or "error"."""
     if torch.compiler.is_compiling():
         return torch.ops.swr.matmul(a, b, fallback, _catalog_number(catalog))
-    return _matmul_call(a, b, fallback, _catalog_number(catalog))
+    try:
+        key = (a.shape, b.shape, a.dtype, b.dtype, a.device, b.device, fallback, catalog)
+        run = _matmul_runners[key]
+    except KeyError:
+        run = None
+    except (AttributeError, TypeError):
+        key = run = None
+    if run is None:
+        run = _matmul_runner(a, b, fallback, catalog)
+        if key is not None:
+            _matmul_runners[key] = run
+    return run(a, b)
+
+
+@torch.library.custom_op("swr::attention", mutates_args=())
+def _attention_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, is_causal: bool,
+                  scale: Optional[float], fallback: str, catalog: int) -> torch.Tensor:
+    return attention(q, k, v, is_causal, scale, fallback=fallback,
+                     catalog=_numbered_catalog(catalog))
+
+
+@_attention_op.register_fake
+def _attention_fake(q, k, v, is_causal, scale, fallback, catalog):
+    _attention_problem(q, k, v, is_causal, scale, fallback)
+    return q.new_empty(q.shape)
+
+
+@torch.library.custom_op("swr::matmul", mutates_args=())
+def _matmul_op(a: torch.Tensor, b: torch.Tensor, fallback: str, catalog: int) -> torch.Tensor:
+    return matmul(a, b, fallback=fallback, catalog=_numbered_catalog(catalog))
+
+
+@_matmul_op.register_fake
+def _matmul_fake(a, b, fallback, catalog):
+    m, n, _, _ = _gemm_problem(a, b, fallback)
+    return a.new_empty((m, n))
 
 
 def _explained(plan, copies):
