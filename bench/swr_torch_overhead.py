@@ -22,8 +22,9 @@ At one shape (default B=16, H=8, S=777, D=64, f16, not causal), after the first 
                    on the same inputs, for scale;
   eager_device_us  device events around `--calls` eager swr.torch calls, per call: equal to
                    kernel_us when the host keeps ahead of the GPU, larger when it does not.
-Each figure is the median over `--repeats` repetitions; `host_overhead_us` = host_us (the time a
-call holds the Python thread), reported beside kernel_us and the 10 us target.
+Each figure is the median over `--repeats` repetitions (the host figures interleaved: each
+repetition times each of them in turn); `host_overhead_us` = host_us (the time a call holds the
+Python thread), reported beside kernel_us and the 10 us target.
 `c_side_us` (with --launch-benchmark): the C side timed from C++, no Python (swr_launch_overhead:
 swr_launch_attention, and the driver calls it is made of, each alone).
 `split_us`: host_us cut into python (host_us - c_floor_us: swr.torch's own work), ctypes (c_floor_us
@@ -213,16 +214,21 @@ def main(argv=None):
             swr_call()
 
     n, r = args.calls, args.repeats
-    figures = {
-        "kernel_us": median_per_call(r, n, lambda: device_seconds(torch, graph.replay)) * 1e6,
-        "host_us": median_per_call(r, n, lambda: host_seconds(torch, swr_call, n)) * 1e6,
-        "c_launch_us": median_per_call(r, n, lambda: host_seconds(torch, c_call, n)) * 1e6,
-        "sdpa_host_us": median_per_call(r, n, lambda: host_seconds(torch, sdpa_call, n)) * 1e6,
-        "eager_device_us": median_per_call(r, n, lambda: device_seconds(torch, eager_run)) * 1e6,
+    host_figures = {  # interleaved: each repetition times each of them in turn
+        "host_us": lambda: host_seconds(torch, swr_call, n),
+        "c_launch_us": lambda: host_seconds(torch, c_call, n),
+        "c_floor_us": lambda: host_seconds(torch, c_floor_call, n),
+        "c_floor_zeroed_us": c_floor_zeroed_seconds,
+        "sdpa_host_us": lambda: host_seconds(torch, sdpa_call, n),
     }
-    figures["c_floor_us"] = median_per_call(r, n, lambda: host_seconds(torch, c_floor_call,
-                                                                        n)) * 1e6
-    figures["c_floor_zeroed_us"] = median_per_call(r, n, c_floor_zeroed_seconds) * 1e6
+    samples = {name: [] for name in host_figures}
+    for _ in range(r):
+        for name, measure in host_figures.items():
+            samples[name].append(measure() / n)
+    figures = {name: statistics.median(values) * 1e6 for name, values in samples.items()}
+    figures["kernel_us"] = median_per_call(r, n, lambda: device_seconds(torch, graph.replay)) * 1e6
+    figures["eager_device_us"] = median_per_call(
+        r, n, lambda: device_seconds(torch, eager_run)) * 1e6
     figures["host_overhead_us"] = figures["host_us"]
     document = {"shape": {"batch": batch, "heads": heads, "seq": seq, "head_dim": head_dim,
                           "dtype": args.dtype, "causal": args.causal},

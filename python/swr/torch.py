@@ -287,7 +287,7 @@ def attention(q, k, v, is_causal=False, scale=None, *, fallback="sdpa", catalog=
         key = run = None
     if run is None:  # outside the handler, so that what the checks raise chains to nothing
         run = _attention_runner(q, k, v, is_causal, scale, fallback, catalog)
-        if key is not None:
+        if key is not None and isinstance(is_causal, bool):  # (a tensor's key would never match)
             _attention_runners[key] = run
     return run(q, k, v)
 
