@@ -69,8 +69,6 @@ def breakdown(torch, q, k, v, causal, catalog, calls, loops=2000, repeats=15):
     loop adds a lambda call of its own: the "nothing" piece). Pieces that launch the kernel loop
     `calls` times, with the queue drained between repetitions, as host_us does."""
     import swr.torch as entry
-    if not hasattr(entry, "_attention_runners"):  # an older binding: other pieces
-        return {}
     key = (q.shape, k.shape, v.shape, q.dtype, k.dtype, v.dtype, q.device, k.device, v.device,
            causal, None, "error", catalog)
     runner = entry._attention_runners[key]
