@@ -22,6 +22,9 @@ At one shape (default B=16, H=8, S=777, D=64, f16, not causal), after the first 
                    on the same inputs, for scale;
   eager_device_us  device events around `--calls` eager swr.torch calls, per call: equal to
                    kernel_us when the host keeps ahead of the GPU, larger when it does not.
+  host_<path>_us   host_us through each hot path of swr.torch that is there ("compiled", the C
+                   extension, and "python"; swr.torch.hot_path says which one host_us took, as
+                   $SWR_HOT_PATH chose), interleaved with the others in the same process.
 Each figure is the median over `--repeats` repetitions (the host figures interleaved: each
 repetition times each of them in turn); `host_overhead_us` = host_us (the time a call holds the
 Python thread), reported beside kernel_us and the 10 us target.
@@ -29,7 +32,9 @@ Python thread), reported beside kernel_us and the 10 us target.
 swr_launch_attention, and the driver calls it is made of, each alone).
 `split_us`: host_us cut into python (host_us - c_floor_us: swr.torch's own work), ctypes (c_floor_us
 - c_side launch_us: the foreign call and its argument conversion) and c_side (launch_us).
-`breakdown_us`: the pieces of one call timed alone in a loop (medians), where the Python time goes.
+`breakdown_us`: the pieces of one call timed alone in a loop (medians), where the Python time goes,
+with two other ways to allocate the output (empty: torch.empty of its shape, dtype and device;
+new_empty) for comparison.
 """
 import argparse
 import json
@@ -71,9 +76,11 @@ def breakdown(torch, q, k, v, causal, catalog, calls, loops=2000, repeats=15):
     import swr.torch as entry
     key = (q.shape, k.shape, v.shape, q.dtype, k.dtype, v.dtype, q.device, k.device, v.device,
            causal, None, "error", catalog)
-    runner = entry._attention_runners[key]
-    launch = runner.__self__.launch
+    runners = entry._hot.attention_runners
+    runner = runners[key]
+    launch = runner.launch
     out = torch.empty_like(q)
+    shape, dtype, device = q.shape, q.dtype, q.device
     pointers = (launch.handle, q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), 0, 0,
                 entry._raw_stream(0))
     pieces = {
@@ -81,11 +88,13 @@ def breakdown(torch, q, k, v, causal, catalog, calls, loops=2000, repeats=15):
         "is_compiling": lambda: torch.compiler.is_compiling(),
         "key": lambda: (q.shape, k.shape, v.shape, q.dtype, k.dtype, v.dtype, q.device,
                         k.device, v.device, causal, None, "error", catalog),
-        "key_and_lookup": lambda: entry._attention_runners[
+        "key_and_lookup": lambda: runners[
             (q.shape, k.shape, v.shape, q.dtype, k.dtype, v.dtype, q.device, k.device, v.device,
              causal, None, "error", catalog)],
         "is_contiguous_x3": lambda: (q.is_contiguous(), k.is_contiguous(), v.is_contiguous()),
         "empty_like": lambda: torch.empty_like(q),
+        "empty": lambda: torch.empty(shape, dtype=dtype, device=device),
+        "new_empty": lambda: q.new_empty(shape),
         "data_ptr_x4": lambda: (q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr()),
         "current_device": lambda: entry._current_device(),
         "raw_stream": lambda: entry._raw_stream(0),
@@ -93,6 +102,7 @@ def breakdown(torch, q, k, v, causal, catalog, calls, loops=2000, repeats=15):
     }
     launching = {
         "runner_run": lambda: runner(q, k, v),  # everything after the lookup, the C call too
+        "hot_path_call": lambda: entry._eager_attention(q, k, v, causal, None, "error", catalog),
         "c_call": lambda: launch.function(*pointers),
     }
     figures = {}
@@ -212,8 +222,25 @@ def main(argv=None):
             swr_call()
 
     n, r = args.calls, args.repeats
+    default_path = entry.hot_path
+
+    def through(path):
+        """host_us with the calls through the hot path `path`, then back to the default."""
+        def measure():
+            entry._use_hot_path(path)
+            try:
+                return host_seconds(torch, swr_call, n)
+            finally:
+                entry._use_hot_path(default_path)
+        return measure
+
+    hot_paths = [path for path in ("compiled", "python")
+                 if path == "python" or entry._hotpath.compiled() is not None]
+    for path in hot_paths:  # each hot path's first call of the shape
+        through(path)()
     host_figures = {  # interleaved: each repetition times each of them in turn
         "host_us": lambda: host_seconds(torch, swr_call, n),
+        **{f"host_{path}_us": through(path) for path in hot_paths},
         "c_launch_us": lambda: host_seconds(torch, c_call, n),
         "c_floor_us": lambda: host_seconds(torch, c_floor_call, n),
         "c_floor_zeroed_us": c_floor_zeroed_seconds,
@@ -231,6 +258,7 @@ def main(argv=None):
     document = {"shape": {"batch": batch, "heads": heads, "seq": seq, "head_dim": head_dim,
                           "dtype": args.dtype, "causal": args.causal},
                 "device": torch.cuda.get_device_name(), "torch": torch.__version__,
+                "hot_path": default_path, "python": sys.version.split()[0],
                 "swr": {k: answer.get(k) for k in ("match", "variant", "distance", "tuned_shape")},
                 "calls": n, "repeats": r, "figures_us": figures, "target_us": 10.0,
                 "breakdown_us": breakdown(torch, q, k, v, args.causal, catalog, n)}

@@ -12,14 +12,18 @@ on the tensors' device, launched on that device's current stream. The first call
 it up and prepares its launch (swr_prepare_attention: the runtime loads the cubin into the
 device's context); later calls find it in a per-shape table and cost the output's allocation and
 one C call (swr_launch_attention, pointers and stream only): no database read, no compilation, no
-host-device synchronisation. Eagerly the ops' dispatcher is skipped; under torch.compile the
-calls go through the custom ops, which the graph keeps.
+host-device synchronisation. Eagerly the ops' dispatcher is skipped and the calls take the hot
+path (swr/_hotpath.py), compiled where `pip install` could build it (`hot_path` says which;
+SWR_HOT_PATH=python forces the Python one); under torch.compile they go through the custom ops,
+which the graph keeps.
 
 Layout: the kernels read row-major [B, H, S, D] (and [m, k], [k, n]); other strides are copied
 to that layout first. A shape nothing tuned serves, or a scale other than 1/sqrt(D), follows
 `fallback`: "sdpa" (the default) runs PyTorch's own operator with a warning, once per shape;
 "error" raises swr.KernelRefused.
 """
+import os
+import sys
 import threading
 import warnings
 from typing import Optional
@@ -30,7 +34,7 @@ if not hasattr(torch.library, "custom_op"):
     raise ImportError(f"swr.torch needs torch 2.4 or newer (torch.library.custom_op); this is "
                       f"torch {torch.__version__}")
 
-from . import _inputs  # noqa: E402
+from . import _hotpath, _inputs  # noqa: E402
 from ._native import KernelRefused  # noqa: E402
 from .catalog import Catalog, device_gpu_name, numbered_catalog
 
@@ -162,36 +166,54 @@ def _plan(catalog_number, device_index, family, problem, scale, fallback):
             _warned.add(key)
             peer = "scaled_dot_product_attention" if family == "attention" else "matmul"
             warnings.warn(f"swr: {plan.refusal}; running torch {peer} instead (warned once per "
-                          "shape)", RuntimeWarning, stacklevel=4)
+                          "shape)", RuntimeWarning, stacklevel=_caller_outside_stacklevel())
     return plan
 
 
-# What runs eager calls (a runner: swr's prepared launch, or PyTorch's operator), found by the
-# cheapest description of a call that tells problems apart: the shapes, dtypes and devices of its
-# tensors, then its arguments as given (the catalog as the caller's swr.Catalog object or None).
-# Strides join the key when the kernels take them. A call whose checks raise (bad input, or a
-# refusal under fallback="error") is not remembered, so it raises again.
-_attention_runners = {}
-_matmul_runners = {}
+_PACKAGE_DIRECTORY = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
-def _attention_runner(q, k, v, is_causal, scale, fallback, catalog):
-    """What runs calls like this one, once the checks pass (they raise otherwise)."""
+def _caller_outside_stacklevel():
+    """The stacklevel that makes a warning of its caller name the nearest frame outside this
+    package: the user's call, however many of swr's frames lie in between (the Python hot path
+    has one more than the compiled one)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIRECTORY):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def _first_attention(hot, key, q, k, v, is_causal, scale, fallback, catalog):
+    """What runs calls like this one (swr's prepared launch through `hot`, or PyTorch's
+    operator), once the checks pass (they raise otherwise), remembered under `key` for the calls
+    that follow. A call whose checks raise (bad input, or a refusal under fallback="error") is not
+    remembered, so it raises again; nor is one without a key or with a tensor as is_causal (whose
+    key would never match). Strides join the key when the kernels take them."""
     number = _catalog_number(catalog)
     problem = _attention_problem(q, k, v, is_causal, scale, fallback)
     plan = _plan(number, q.device.index, "attention", problem, scale, fallback)
     if plan.launch is not None:
-        return _SwrAttention(plan).run
-    causal = problem[6]
-    return lambda q, k, v: torch.nn.functional.scaled_dot_product_attention(
-        q, k, v, is_causal=causal, scale=scale)
+        run = hot.attention_launch(plan.launch, plan.device_index, plan.dynamic_workspace)
+    else:
+        causal = problem[6]
+        run = lambda q, k, v: torch.nn.functional.scaled_dot_product_attention(  # noqa: E731
+            q, k, v, is_causal=causal, scale=scale)
+    if key is not None and isinstance(is_causal, bool):
+        hot.attention_runners[key] = run
+    return run
 
 
-def _matmul_runner(a, b, fallback, catalog):
+def _first_matmul(hot, key, a, b, fallback, catalog):
     number = _catalog_number(catalog)
     problem = _gemm_problem(a, b, fallback)
     plan = _plan(number, a.device.index, "gemm", problem, None, fallback)
-    return _SwrMatmul(plan).run if plan.launch is not None else torch.matmul
+    if plan.launch is not None:
+        run = hot.matmul_launch(plan.launch, plan.device_index, problem[:2])
+    else:
+        run = torch.matmul
+    if key is not None:
+        hot.matmul_runners[key] = run
+    return run
 
 
 # Raw integers from PyTorch's C side, without the Python wrappers' checks (the tensors are on
@@ -211,62 +233,38 @@ except AttributeError:  # pragma: no cover - older PyTorch, or one built without
         return torch.cuda.is_current_stream_capturing()
 
 
-class _SwrLaunch:
-    """A plan's prepared launch (swr.catalog.Launch), run by a subclass on the current stream of
-    its device, made current for the call if it is not: the inputs in the kernel's layout, the
-    output allocated, one C call. The launch's handle is read at each call: closing the catalog
-    clears it, and the C call then refuses it instead of touching freed memory."""
-
-    __slots__ = ("launch", "device_index", "dynamic")
-
-    def __init__(self, plan):
-        self.launch = plan.launch
-        self.device_index = plan.device_index
-        self.dynamic = plan.dynamic_workspace  # a tile counter (attention only)
+def _capture_workspace(q):
+    """A tile counter of a launch captured into a CUDA graph: the graph's memory."""
+    return torch.empty(1, dtype=torch.int32, device=q.device)
 
 
-class _SwrAttention(_SwrLaunch):
-    __slots__ = ()
-
-    def run(self, q, k, v):
-        index = self.device_index
-        if _current_device() != index:
-            with torch.cuda.device(index):
-                return self.run(q, k, v)
-        if not (q.is_contiguous() and k.is_contiguous() and v.is_contiguous()):
-            q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
-        out = torch.empty_like(q)
-        # A workspace of 0: the runtime takes a zeroed tile counter from its pool for the stream
-        # (no clear per call). A captured graph gets a counter of its own, which swr clears in the
-        # graph, so that its replays, on whatever stream, share none with eager calls or other
-        # graphs.
-        workspace = 0
-        if self.dynamic and _capturing():
-            workspace = torch.empty(1, dtype=torch.int32, device=q.device).data_ptr()
-        launch = self.launch
-        status = launch.function(launch.handle, q.data_ptr(), k.data_ptr(), v.data_ptr(),
-                                 out.data_ptr(), workspace, 0, _raw_stream(index))
-        if status:
-            launch.fail(status)
-        return out
+def _on_device(index, run, *tensors):
+    with torch.cuda.device(index):
+        return run(*tensors)
 
 
-class _SwrMatmul(_SwrLaunch):
-    __slots__ = ()
+_hot_paths = {}  # HotPath class -> the one over PyTorch, made once (it keeps its runners)
 
-    def run(self, a, b):
-        index = self.device_index
-        if _current_device() != index:
-            with torch.cuda.device(index):
-                return self.run(a, b)
-        a, b = a.contiguous(), b.contiguous()
-        c = a.new_empty((a.shape[0], b.shape[1]))
-        launch = self.launch
-        status = launch.function(launch.handle, a.data_ptr(), b.data_ptr(), c.data_ptr(),
-                                 _raw_stream(index))
-        if status:
-            launch.fail(status)
-        return c
+
+def _use_hot_path(setting):
+    """Makes eager calls go through the hot path (swr/_hotpath.py) that `setting` names
+    ("compiled", "python", or None for what $SWR_HOT_PATH says; the benchmark alternates them in
+    one process) and returns it."""
+    global _hot, _eager_attention, _eager_matmul, hot_path
+    kind = _hotpath.choose(setting)
+    if kind not in _hot_paths:
+        _hot_paths[kind] = kind(
+            empty_like=torch.empty_like, current_device=_current_device, raw_stream=_raw_stream,
+            capturing=_capturing, capture_workspace=_capture_workspace, on_device=_on_device,
+            first_attention=_first_attention, first_matmul=_first_matmul)
+    _hot = _hot_paths[kind]
+    _eager_attention, _eager_matmul, hot_path = _hot.attention, _hot.matmul, _hot.kind
+    return _hot
+
+
+_hot = _eager_attention = _eager_matmul = None
+hot_path = None  # "compiled" (swr._hotpath_ext) or "python": what runs eager calls
+_use_hot_path(None)
 
 
 def attention(q, k, v, is_causal=False, scale=None, *, fallback="sdpa", catalog=None):
@@ -276,20 +274,8 @@ def attention(q, k, v, is_causal=False, scale=None, *, fallback="sdpa", catalog=
     if torch.compiler.is_compiling():  # the op, which the graph keeps
         return torch.ops.swr.attention(q, k, v, bool(is_causal), scale, fallback,
                                        _catalog_number(catalog))
-    # Eagerly (and as the op's implementation): the runner of calls like this one.
-    try:
-        key = (q.shape, k.shape, v.shape, q.dtype, k.dtype, v.dtype, q.device, k.device,
-               v.device, is_causal, scale, fallback, catalog)
-        run = _attention_runners[key]
-    except KeyError:  # the first call like this one
-        run = None
-    except (AttributeError, TypeError):  # not a tensor, or an unhashable scale: checks say so
-        key = run = None
-    if run is None:  # outside the handler, so that what the checks raise chains to nothing
-        run = _attention_runner(q, k, v, is_causal, scale, fallback, catalog)
-        if key is not None and isinstance(is_causal, bool):  # (a tensor's key would never match)
-            _attention_runners[key] = run
-    return run(q, k, v)
+    # Eagerly (and as the op's implementation): the hot path.
+    return _eager_attention(q, k, v, is_causal, scale, fallback, catalog)
 
 
 def matmul(a, b, *, fallback="sdpa", catalog=None):
@@ -297,18 +283,7 @@ def matmul(a, b, *, fallback="sdpa", catalog=None):
     for every op: PyTorch's own operator, here torch.matmul) or "error"."""
     if torch.compiler.is_compiling():
         return torch.ops.swr.matmul(a, b, fallback, _catalog_number(catalog))
-    try:
-        key = (a.shape, b.shape, a.dtype, b.dtype, a.device, b.device, fallback, catalog)
-        run = _matmul_runners[key]
-    except KeyError:
-        run = None
-    except (AttributeError, TypeError):
-        key = run = None
-    if run is None:
-        run = _matmul_runner(a, b, fallback, catalog)
-        if key is not None:
-            _matmul_runners[key] = run
-    return run(a, b)
+    return _eager_matmul(a, b, fallback, catalog)
 
 
 @torch.library.custom_op("swr::attention", mutates_args=())

@@ -255,6 +255,34 @@ class TorchGpuTest(unittest.TestCase):
             for result in eager:
                 torch.testing.assert_close(result, out, atol=0, rtol=0)
 
+    def test_the_hot_path_asked_for_runs_and_both_give_the_same_output(self):
+        asked = os.environ.get("SWR_HOT_PATH")  # the device run tests with each
+        if asked:
+            self.assertEqual(swr_torch.hot_path, asked)
+        paths = ["python"] + (["compiled"] if swr._hotpath.compiled() is not None else [])
+        q, k, v = self.inputs(2, 3, 130, 130, torch.float16)
+        a = torch.randn(777, 512, device="cuda", dtype=torch.float16)
+        b = torch.randn(512, 1024, device="cuda", dtype=torch.float16)
+        results, default = {}, swr_torch.hot_path
+        try:
+            for path in paths:
+                self.assertEqual(swr_torch._use_hot_path(path).kind, path)
+                results[path] = [
+                    swr_torch.attention(q, k, v, is_causal=True, catalog=self.catalog,
+                                        fallback="error"),
+                    swr_torch.attention(q.transpose(1, 2).contiguous().transpose(1, 2), k, v,
+                                        is_causal=True, catalog=self.catalog, fallback="error"),
+                    swr_torch.matmul(a, b, catalog=self.catalog, fallback="error")]
+        finally:
+            swr_torch._use_hot_path(default)
+        expected = math_reference(q, k, v, True)
+        for path, (out, copied, c) in results.items():
+            with self.subTest(path=path):
+                torch.testing.assert_close(out.float(), expected, atol=4e-3, rtol=0)
+                torch.testing.assert_close(copied, out, atol=0, rtol=0)
+                torch.testing.assert_close(c, results["python"][2], atol=0, rtol=0)
+                torch.testing.assert_close(out, results["python"][0], atol=0, rtol=0)
+
     def test_threads_on_their_own_streams(self):
         inputs = [self.inputs(2, 2, 300, 300, torch.float16) for _ in range(4)]
         expected = [swr_torch.attention(*tensors, catalog=self.catalog) for tensors in inputs]
