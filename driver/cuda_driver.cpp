@@ -111,6 +111,7 @@ class DriverLoader {
     SWR_FETCH(cuStreamCreate);
     SWR_FETCH(cuStreamDestroy);
     SWR_FETCH(cuStreamSynchronize);
+    SWR_FETCH(cuStreamIsCapturing);
     SWR_FETCH(cuEventCreate);
     SWR_FETCH(cuEventDestroy);
     SWR_FETCH(cuEventRecord);

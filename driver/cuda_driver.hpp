@@ -67,6 +67,7 @@ struct CudaDriver {
   PFN_cuStreamCreate_v2000 cuStreamCreate = nullptr;
   PFN_cuStreamDestroy_v4000 cuStreamDestroy = nullptr;
   PFN_cuStreamSynchronize_v2000 cuStreamSynchronize = nullptr;
+  PFN_cuStreamIsCapturing_v10000 cuStreamIsCapturing = nullptr;
   PFN_cuEventCreate_v2000 cuEventCreate = nullptr;
   PFN_cuEventDestroy_v4000 cuEventDestroy = nullptr;
   PFN_cuEventRecord_v2000 cuEventRecord = nullptr;

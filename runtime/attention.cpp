@@ -50,10 +50,15 @@ void launch_decided(const AttentionDecision& decision, StreamWorkspaces& workspa
   buffers.v = tensors.v;
   buffers.o = tensors.o;
   if (decision.choice.kernel->config.persistence == Persistence::dynamic) {
-    buffers.tile_counter = tensors.workspace != 0
-                               ? tensors.workspace
-                               : workspaces.tile_counter(decision.context, cu_stream);
-    buffers.tile_counter_zeroed = workspace_zeroed && tensors.workspace != 0;
+    if (tensors.workspace != 0) {
+      buffers.tile_counter = tensors.workspace;
+      buffers.tile_counter_zeroed = workspace_zeroed;
+    } else {
+      const StreamWorkspaces::TileCounter pooled =
+          workspaces.tile_counter(decision.context, cu_stream);
+      buffers.tile_counter = pooled.pointer;
+      buffers.tile_counter_zeroed = pooled.zeroed;
+    }
   }
   decision.loaded->module->launch(problem, buffers, cu_stream);
 }

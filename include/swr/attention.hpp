@@ -24,8 +24,11 @@ struct AttentionTensors {
   DevicePointer v = 0;
   DevicePointer o = 0;
   // 4 bytes the dynamic-persistence variants use as their tile counter. Optional: when 0, swr
-  // keeps one counter per (context, stream) itself. Launches that may run at the same time must
-  // not share one workspace.
+  // takes one from a pool of zeroed counters it keeps per (context, stream), cleared together once
+  // per 1024 launches, so no clear is enqueued per launch (while the stream is being captured
+  // into a CUDA graph: the stream's capture counter, cleared before the kernel; they are allocated
+  // at the stream's first launch, so launch once on a stream before capturing it). Launches that
+  // may run at the same time must not share one workspace.
   DevicePointer workspace = 0;
 };
 

@@ -47,7 +47,8 @@ typedef struct swr_attention_problem {
 } swr_attention_problem;
 
 /* Row-major [batch, heads, seq, head_dim] tensors as CUdeviceptr values. workspace: 4 bytes for
-   the dynamic-persistence variants' tile counter, or 0 to let swr keep one per stream. */
+   the dynamic-persistence variants' tile counter, or 0 to let swr take one from the zeroed pool
+   it keeps per stream (no clear enqueued per launch; swr::AttentionTensors says more). */
 typedef struct swr_attention_tensors {
   uint64_t q;
   uint64_t k;
@@ -126,7 +127,8 @@ SWR_API swr_status swr_prepare_gemm(swr_catalog* catalog, const char* gpu,
 
 /* swr_launch_attention's flags: the workspace is 0 already (a counter the caller takes once from
    a pool it clears in stream order), so swr enqueues no clear of it before the kernel, which
-   leaves it nonzero. Without it swr clears the workspace first, as swr_run_attention does. */
+   leaves it nonzero. Without it swr clears the caller's workspace first, as swr_run_attention
+   does. (A workspace of 0 is one of swr's pooled counters, which it clears itself.) */
 #define SWR_WORKSPACE_ZEROED 1u
 
 /* Enqueues a prepared launch on `stream` with the device pointers of swr_attention_tensors /

@@ -107,6 +107,7 @@ class Native:
         handle = ctypes.c_void_p
         string_out = ctypes.POINTER(ctypes.c_void_p)  # char**, freed with swr_string_free
         status = ctypes.c_int
+        device_word = ctypes.c_void_p  # uint64_t / uintptr_t: a CUdeviceptr or a CUstream
         signatures = {
             "swr_version": (ctypes.c_char_p, []),
             "swr_status_name": (ctypes.c_char_p, [ctypes.c_int]),
@@ -128,10 +129,12 @@ class Native:
                                                ctypes.POINTER(handle)]),
             "swr_prepare_gemm": (status, [handle, ctypes.c_char_p, ctypes.POINTER(GemmProblem),
                                           ctypes.POINTER(handle)]),
-            # Pointers and stream one by one: a call converts integers and builds no structure.
-            "swr_launch_attention": (status, [handle] + [ctypes.c_uint64] * 5
-                                     + [ctypes.c_uint32, ctypes.c_size_t]),
-            "swr_launch_gemm": (status, [handle] + [ctypes.c_uint64] * 3 + [ctypes.c_size_t]),
+            # The hot path's calls: pointers and stream one by one, declared c_void_p, which
+            # ctypes converts from an int in half the time of c_uint64 or c_size_t (the same
+            # 64-bit integer argument in the calling convention of every 64-bit platform).
+            "swr_launch_attention": (status, [handle] + [device_word] * 5
+                                     + [ctypes.c_uint32, device_word]),
+            "swr_launch_gemm": (status, [handle] + [device_word] * 4),
             "swr_default_catalog_path": (status, [string_out]),
             "swr_device_gpu_name": (status, [ctypes.c_int, string_out]),
             "swr_string_free": (None, [ctypes.c_void_p]),

@@ -54,13 +54,14 @@ class Launch:
     SWR_WORKSPACE_ZEROED = 1 for a workspace that is 0 already: swr/swr.h); GEMM: a, b, c) and the
     stream, with that context current. What a binding keeps per shape.
 
-    The hot path of a binding may call `function(handle, *pointers, stream)` itself and pass a
-    nonzero status to `fail`. Closing the catalog sets `handle` to None: the C call then refuses
-    it instead of touching freed memory."""
+    The hot path of a binding may call `function(handle, *pointers, stream)` itself (or the C
+    function at `address`, from compiled code) and pass a nonzero status to `fail`. Closing the
+    catalog sets `handle` to None: the C call then refuses it instead of touching freed memory."""
 
     def __init__(self, catalog, function, handle):
         self._catalog = catalog  # kept alive as long as the launch
         self.function = function
+        self.address = ctypes.cast(function, ctypes.c_void_p).value
         self.handle = handle
 
     def __call__(self, *pointers, stream=0):

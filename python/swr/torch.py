@@ -12,14 +12,18 @@ on the tensors' device, launched on that device's current stream. The first call
 it up and prepares its launch (swr_prepare_attention: the runtime loads the cubin into the
 device's context); later calls find it in a per-shape table and cost the output's allocation and
 one C call (swr_launch_attention, pointers and stream only): no database read, no compilation, no
-host-device synchronisation. Eagerly the ops' dispatcher is skipped; under torch.compile the
-calls go through the custom ops, which the graph keeps.
+host-device synchronisation. Eagerly the ops' dispatcher is skipped and the calls take the hot
+path (swr/_hotpath.py), compiled where `pip install` could build it (`hot_path` says which;
+SWR_HOT_PATH=python forces the Python one); under torch.compile they go through the custom ops,
+which the graph keeps.
 
 Layout: the kernels read row-major [B, H, S, D] (and [m, k], [k, n]); other strides are copied
 to that layout first. A shape nothing tuned serves, or a scale other than 1/sqrt(D), follows
 `fallback`: "sdpa" (the default) runs PyTorch's own operator with a warning, once per shape;
 "error" raises swr.KernelRefused.
 """
+import os
+import sys
 import threading
 import warnings
 from typing import Optional
@@ -30,7 +34,7 @@ if not hasattr(torch.library, "custom_op"):
     raise ImportError(f"swr.torch needs torch 2.4 or newer (torch.library.custom_op); this is "
                       f"torch {torch.__version__}")
 
-from . import _inputs  # noqa: E402
+from . import _hotpath, _inputs  # noqa: E402
 from ._native import KernelRefused  # noqa: E402
 from .catalog import Catalog, device_gpu_name, numbered_catalog
 
@@ -45,6 +49,11 @@ def _catalog_number(catalog):
     if not isinstance(catalog, Catalog):
         raise TypeError(f"catalog={catalog!r}: allowed None (the default) or a swr.Catalog")
     return catalog.number
+
+
+def _numbered_catalog(number):
+    """The catalog an op's number names (None: the default)."""
+    return None if number == 0 else numbered_catalog(number)
 
 
 def _catalog(number):
@@ -157,46 +166,54 @@ def _plan(catalog_number, device_index, family, problem, scale, fallback):
             _warned.add(key)
             peer = "scaled_dot_product_attention" if family == "attention" else "matmul"
             warnings.warn(f"swr: {plan.refusal}; running torch {peer} instead (warned once per "
-                          "shape)", RuntimeWarning, stacklevel=5)
+                          "shape)", RuntimeWarning, stacklevel=_caller_outside_stacklevel())
     return plan
 
 
-# The hot path: a call's plan found by what its tensors are (shape, dtype, device) and its
-# arguments, without re-checking them. A call whose checks or lookup raise is not remembered, so
-# it raises again. The cost of a call after the first of its shape is this lookup, the output's
-# allocation, the tensors' pointers, the current stream, and one C call (swr_launch_*).
-_calls = {}
+_PACKAGE_DIRECTORY = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
-def _attention_plan(q, k, v, is_causal, scale, fallback, catalog):
-    try:
-        key = (q.shape, k.shape, v.shape, q.dtype, k.dtype, v.dtype, q.device, k.device,
-               v.device, is_causal, scale, fallback, catalog)
-        return _calls[key]
-    except (AttributeError, TypeError):  # not a tensor, or an unhashable scale: checks say so
-        key = None
-    except KeyError:
-        pass
+def _caller_outside_stacklevel():
+    """The stacklevel that makes a warning of its caller name the nearest frame outside this
+    package: the user's call, however many of swr's frames lie in between (the Python hot path
+    has one more than the compiled one)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIRECTORY):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def _first_attention(hot, key, q, k, v, is_causal, scale, fallback, catalog):
+    """What runs calls like this one (swr's prepared launch through `hot`, or PyTorch's
+    operator), once the checks pass (they raise otherwise), remembered under `key` for the calls
+    that follow. A call whose checks raise (bad input, or a refusal under fallback="error") is not
+    remembered, so it raises again; nor is one without a key or with a tensor as is_causal (whose
+    key would never match). Strides join the key when the kernels take them."""
+    number = _catalog_number(catalog)
     problem = _attention_problem(q, k, v, is_causal, scale, fallback)
-    plan = _plan(catalog, q.device.index, "attention", problem, scale, fallback)
-    if key is not None:
-        _calls[key] = plan
-    return plan
+    plan = _plan(number, q.device.index, "attention", problem, scale, fallback)
+    if plan.launch is not None:
+        run = hot.attention_launch(plan.launch, plan.device_index, plan.dynamic_workspace)
+    else:
+        causal = problem[6]
+        run = lambda q, k, v: torch.nn.functional.scaled_dot_product_attention(  # noqa: E731
+            q, k, v, is_causal=causal, scale=scale)
+    if key is not None and isinstance(is_causal, bool):
+        hot.attention_runners[key] = run
+    return run
 
 
-def _gemm_plan(a, b, fallback, catalog):
-    try:
-        key = (a.shape, b.shape, a.dtype, b.dtype, a.device, b.device, fallback, catalog)
-        return _calls[key]
-    except (AttributeError, TypeError):
-        key = None
-    except KeyError:
-        pass
+def _first_matmul(hot, key, a, b, fallback, catalog):
+    number = _catalog_number(catalog)
     problem = _gemm_problem(a, b, fallback)
-    plan = _plan(catalog, a.device.index, "gemm", problem, None, fallback)
+    plan = _plan(number, a.device.index, "gemm", problem, None, fallback)
+    if plan.launch is not None:
+        run = hot.matmul_launch(plan.launch, plan.device_index, problem[:2])
+    else:
+        run = torch.matmul
     if key is not None:
-        _calls[key] = plan
-    return plan
+        hot.matmul_runners[key] = run
+    return run
 
 
 # Raw integers from PyTorch's C side, without the Python wrappers' checks (the tensors are on
@@ -216,125 +233,38 @@ except AttributeError:  # pragma: no cover - older PyTorch, or one built without
         return torch.cuda.is_current_stream_capturing()
 
 
-def _launch(launch, index, *pointers):
-    """One C call on the current stream of device `index`, made current if it is not."""
-    if _current_device() == index:
-        status = launch.function(launch.handle, *pointers, _raw_stream(index))
-    else:
-        with torch.cuda.device(index):
-            status = launch.function(launch.handle, *pointers, _raw_stream(index))
-    if status:
-        launch.fail(status)
+def _capture_workspace(q):
+    """A tile counter of a launch captured into a CUDA graph: the graph's memory."""
+    return torch.empty(1, dtype=torch.int32, device=q.device)
 
 
-ZEROED = 1  # SWR_WORKSPACE_ZEROED (swr/swr.h)
+def _on_device(index, run, *tensors):
+    with torch.cuda.device(index):
+        return run(*tensors)
 
 
-class _CounterPool:
-    """Tile counters of the dynamic-persistence kernels for one stream, all zeroed at once: a call
-    takes the next unused one and launches with SWR_WORKSPACE_ZEROED, so no clear is enqueued per
-    call; when all are used, one clear of the whole pool is enqueued on the same stream, ordered
-    after every kernel that used them. The lock keeps take-and-enqueue in one order per stream."""
-
-    SIZE = 4096
-
-    def __init__(self, device):
-        self.counters = torch.zeros(self.SIZE, dtype=torch.int32, device=device)
-        self.base = self.counters.data_ptr()
-        self.used = 0
-        self.lock = threading.Lock()
+_hot_paths = {}  # HotPath class -> the one over PyTorch, made once (it keeps its runners)
 
 
-_pools = {}  # (device index, stream) -> _CounterPool
+def _use_hot_path(setting):
+    """Makes eager calls go through the hot path (swr/_hotpath.py) that `setting` names
+    ("compiled", "python", or None for what $SWR_HOT_PATH says; the benchmark alternates them in
+    one process) and returns it."""
+    global _hot, _eager_attention, _eager_matmul, hot_path
+    kind = _hotpath.choose(setting)
+    if kind not in _hot_paths:
+        _hot_paths[kind] = kind(
+            empty_like=torch.empty_like, current_device=_current_device, raw_stream=_raw_stream,
+            capturing=_capturing, capture_workspace=_capture_workspace, on_device=_on_device,
+            first_attention=_first_attention, first_matmul=_first_matmul)
+    _hot = _hot_paths[kind]
+    _eager_attention, _eager_matmul, hot_path = _hot.attention, _hot.matmul, _hot.kind
+    return _hot
 
 
-def _launch_dynamic(launch, index, q, k, v, out):
-    """The launch of a dynamic-persistence kernel on the current stream of device `index`."""
-    stream = _raw_stream(index)
-    if _capturing():
-        # A captured graph gets a counter of its own, which swr clears in the graph, so that its
-        # replays, on whatever stream, share none with eager calls or other graphs.
-        workspace = torch.empty(1, dtype=torch.int32, device=q.device).data_ptr()
-        return _launch(launch, index, q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
-                       workspace, 0)
-    pool = _pools.get((index, stream))
-    if pool is None:
-        pool = _pools.setdefault((index, stream), _CounterPool(q.device))
-    with pool.lock:
-        if pool.used == pool.SIZE:
-            pool.counters.zero_()
-            pool.used = 0
-        workspace = pool.base + 4 * pool.used
-        pool.used += 1
-        status = launch.function(launch.handle, q.data_ptr(), k.data_ptr(), v.data_ptr(),
-                                 out.data_ptr(), workspace, ZEROED, stream)
-    if status:
-        launch.fail(status)
-
-
-def _attention_call(q, k, v, is_causal, scale, fallback, catalog):
-    try:  # the hot path: the plan of a call like this one, found by its tensors and arguments
-        plan = _calls[(q.shape, k.shape, v.shape, q.dtype, k.dtype, v.dtype, q.device, k.device,
-                       v.device, is_causal, scale, fallback, catalog)]
-    except (KeyError, AttributeError, TypeError):
-        plan = _attention_plan(q, k, v, is_causal, scale, fallback, catalog)
-    launch = plan.launch
-    if launch is None:
-        return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=is_causal,
-                                                                scale=scale)
-    if not (q.is_contiguous() and k.is_contiguous() and v.is_contiguous()):
-        q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
-    out = torch.empty_like(q)
-    index = plan.device_index
-    if _current_device() != index:
-        with torch.cuda.device(index):
-            _attention_launch(plan, launch, index, q, k, v, out)
-        return out
-    _attention_launch(plan, launch, index, q, k, v, out)
-    return out
-
-
-def _attention_launch(plan, launch, index, q, k, v, out):
-    if plan.dynamic_workspace:
-        return _launch_dynamic(launch, index, q, k, v, out)
-    status = launch.function(launch.handle, q.data_ptr(), k.data_ptr(), v.data_ptr(),
-                             out.data_ptr(), 0, 0, _raw_stream(index))
-    if status:
-        launch.fail(status)
-
-
-@torch.library.custom_op("swr::attention", mutates_args=())
-def _attention_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, is_causal: bool,
-                  scale: Optional[float], fallback: str, catalog: int) -> torch.Tensor:
-    return _attention_call(q, k, v, is_causal, scale, fallback, catalog)
-
-
-@_attention_op.register_fake
-def _attention_fake(q, k, v, is_causal, scale, fallback, catalog):
-    _attention_problem(q, k, v, is_causal, scale, fallback)
-    return q.new_empty(q.shape)
-
-
-def _matmul_call(a, b, fallback, catalog):
-    plan = _gemm_plan(a, b, fallback, catalog)
-    launch = plan.launch
-    if launch is None:
-        return torch.matmul(a, b)
-    a, b = a.contiguous(), b.contiguous()
-    c = a.new_empty((a.shape[0], b.shape[1]))
-    _launch(launch, plan.device_index, a.data_ptr(), b.data_ptr(), c.data_ptr())
-    return c
-
-
-@torch.library.custom_op("swr::matmul", mutates_args=())
-def _matmul_op(a: torch.Tensor, b: torch.Tensor, fallback: str, catalog: int) -> torch.Tensor:
-    return _matmul_call(a, b, fallback, catalog)
-
-
-@_matmul_op.register_fake
-def _matmul_fake(a, b, fallback, catalog):
-    m, n, _, _ = _gemm_problem(a, b, fallback)
-    return a.new_empty((m, n))
+_hot = _eager_attention = _eager_matmul = None
+hot_path = None  # "compiled" (swr._hotpath_ext) or "python": what runs eager calls
+_use_hot_path(None)
 
 
 def attention(q, k, v, is_causal=False, scale=None, *, fallback="sdpa", catalog=None):
@@ -344,8 +274,8 @@ def attention(q, k, v, is_causal=False, scale=None, *, fallback="sdpa", catalog=
     if torch.compiler.is_compiling():  # the op, which the graph keeps
         return torch.ops.swr.attention(q, k, v, bool(is_causal), scale, fallback,
                                        _catalog_number(catalog))
-    # Eagerly the same code without the dispatcher's cost.
-    return _attention_call(q, k, v, bool(is_causal), scale, fallback, _catalog_number(catalog))
+    # Eagerly (and as the op's implementation): the hot path.
+    return _eager_attention(q, k, v, is_causal, scale, fallback, catalog)
 
 
 def matmul(a, b, *, fallback="sdpa", catalog=None):
@@ -353,7 +283,31 @@ def matmul(a, b, *, fallback="sdpa", catalog=None):
     for every op: PyTorch's own operator, here torch.matmul) or "error"."""
     if torch.compiler.is_compiling():
         return torch.ops.swr.matmul(a, b, fallback, _catalog_number(catalog))
-    return _matmul_call(a, b, fallback, _catalog_number(catalog))
+    return _eager_matmul(a, b, fallback, catalog)
+
+
+@torch.library.custom_op("swr::attention", mutates_args=())
+def _attention_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, is_causal: bool,
+                  scale: Optional[float], fallback: str, catalog: int) -> torch.Tensor:
+    return attention(q, k, v, is_causal, scale, fallback=fallback,
+                     catalog=_numbered_catalog(catalog))
+
+
+@_attention_op.register_fake
+def _attention_fake(q, k, v, is_causal, scale, fallback, catalog):
+    _attention_problem(q, k, v, is_causal, scale, fallback)
+    return q.new_empty(q.shape)
+
+
+@torch.library.custom_op("swr::matmul", mutates_args=())
+def _matmul_op(a: torch.Tensor, b: torch.Tensor, fallback: str, catalog: int) -> torch.Tensor:
+    return matmul(a, b, fallback=fallback, catalog=_numbered_catalog(catalog))
+
+
+@_matmul_op.register_fake
+def _matmul_fake(a, b, fallback, catalog):
+    m, n, _, _ = _gemm_problem(a, b, fallback)
+    return a.new_empty((m, n))
 
 
 def _explained(plan, copies):

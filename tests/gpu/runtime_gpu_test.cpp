@@ -18,6 +18,7 @@
 #include "driver/device_identity.hpp"
 #include "generator/cubin_cache.hpp"
 #include "run_swr_tune.hpp"
+#include "runtime/context_resources.hpp"
 #include "runtime/kernel_exporter.hpp"
 #include "swr/attention.hpp"
 #include "swr/device_buffer.hpp"
@@ -308,6 +309,33 @@ TEST_F(RuntimeOnGpu, APreparedLaunchIsKeptOnceAndRunsOnAnyThreadOfItsContext) {
                                    lout.pointer(), counter.pointer(), 2, 0),
               SWR_ERROR_INVALID_ARGUMENT);
     EXPECT_STREQ(swr_last_error(), "flags 2: allowed 0 or SWR_WORKSPACE_ZEROED (1)");
+
+    // A workspace of 0 on a new stream: a fresh pool of zeroed counters, one per launch with no
+    // clear between them; the launch that finds all taken clears the pool and takes the first
+    // counter again, so it and the next launch leave no tile undone either.
+    const CudaDriver& driver = CudaDriver::get();
+    CUstream stream = nullptr;
+    SWR_CU(driver, cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+    auto pooled_launch = [&] {
+      return swr_launch_attention(many_tiles, lq.pointer(), lq.pointer(), lq.pointer(),
+                                  lout.pointer(), 0, 0, reinterpret_cast<uintptr_t>(stream));
+    };
+    auto pooled_output = [&] {
+      SWR_CU(driver, cuMemsetD8Async(lout.pointer(), 0xff, bytes, stream));
+      EXPECT_EQ(pooled_launch(), SWR_OK) << swr_last_error();
+      SWR_CU(driver, cuStreamSynchronize(stream));
+      std::vector<unsigned char> out(bytes);
+      lout.copy_to_host(out.data(), bytes);
+      return out;
+    };
+    EXPECT_TRUE(pooled_output() == cleared_by_swr) << "first counter of the pool";
+    for (int taken = 1; taken < StreamWorkspaces::kPooledCounters; ++taken) {
+      ASSERT_EQ(pooled_launch(), SWR_OK) << swr_last_error();
+    }
+    EXPECT_TRUE(pooled_output() == cleared_by_swr) << "the pool cleared, its first counter again";
+    EXPECT_TRUE(pooled_output() == cleared_by_swr) << "its second counter";
+    SWR_CU(driver, cuStreamSynchronize(stream));
+    driver.cuStreamDestroy(stream);
   }
 
   dout.copy_from_host(poison.data(), count * 2);

@@ -223,6 +223,66 @@ class TorchGpuTest(unittest.TestCase):
             torch.testing.assert_close(out.float(), math_reference(q, k, v, True), atol=4e-3,
                                        rtol=0)
 
+    def test_a_launch_captured_with_swrs_own_counter_replays_right_beside_eager_calls(self):
+        # The C ABI's tile counter for workspace 0 (a dynamic-persistence kernel, more tiles than
+        # CTAs): eager launches take counters from the stream's pool, never cleared per launch; a
+        # launch captured into a graph gets the capture stream's counter instead, cleared in the
+        # graph, so every replay does all its tiles while eager calls go on using the pool.
+        q, k, v = self.inputs(16, 8, 777, 777, torch.float16)
+        answer = self.assert_runs_swr(q, k, v)
+        if "-dynamic-" not in answer["variant"]:
+            self.skipTest(f"the catalog's kernel for B=16 H=8 S=777 is {answer['variant']}, "
+                          "not a dynamic-persistence one")
+        launch = self.catalog.attention_launch(16, 8, 777, 64, "f16", gpu=answer["gpu"])
+        out = torch.empty_like(q)
+        capture = torch.cuda.Stream()
+        capture.wait_stream(torch.cuda.current_stream())
+        pointers = (q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), 0, 0)
+        launch(*pointers, stream=capture.cuda_stream)  # the stream's counters, allocated now
+        torch.cuda.current_stream().wait_stream(capture)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph, stream=capture):
+            launch(*pointers, stream=capture.cuda_stream)
+        rows = torch.cat([torch.arange(0, 3), torch.randint(3, 774, (29,)),
+                          torch.arange(774, 777)]).cuda()
+        expected = reference_rows(q, k, v, False, rows)
+        for _ in range(3):
+            eager = [swr_torch.attention(q, k, v, catalog=self.catalog) for _ in range(5)]
+            out.fill_(float("nan"))
+            graph.replay()
+            torch.cuda.synchronize()
+            torch.testing.assert_close(out[:, :, rows].float(), expected, atol=4e-3, rtol=0)
+            for result in eager:
+                torch.testing.assert_close(result, out, atol=0, rtol=0)
+
+    def test_the_hot_path_asked_for_runs_and_both_give_the_same_output(self):
+        asked = os.environ.get("SWR_HOT_PATH")  # the device run tests with each
+        if asked:
+            self.assertEqual(swr_torch.hot_path, asked)
+        paths = ["python"] + (["compiled"] if swr._hotpath.compiled() is not None else [])
+        q, k, v = self.inputs(2, 3, 130, 130, torch.float16)
+        a = torch.randn(777, 512, device="cuda", dtype=torch.float16)
+        b = torch.randn(512, 1024, device="cuda", dtype=torch.float16)
+        results, default = {}, swr_torch.hot_path
+        try:
+            for path in paths:
+                self.assertEqual(swr_torch._use_hot_path(path).kind, path)
+                results[path] = [
+                    swr_torch.attention(q, k, v, is_causal=True, catalog=self.catalog,
+                                        fallback="error"),
+                    swr_torch.attention(q.transpose(1, 2).contiguous().transpose(1, 2), k, v,
+                                        is_causal=True, catalog=self.catalog, fallback="error"),
+                    swr_torch.matmul(a, b, catalog=self.catalog, fallback="error")]
+        finally:
+            swr_torch._use_hot_path(default)
+        expected = math_reference(q, k, v, True)
+        for path, (out, copied, c) in results.items():
+            with self.subTest(path=path):
+                torch.testing.assert_close(out.float(), expected, atol=4e-3, rtol=0)
+                torch.testing.assert_close(copied, out, atol=0, rtol=0)
+                torch.testing.assert_close(c, results["python"][2], atol=0, rtol=0)
+                torch.testing.assert_close(out, results["python"][0], atol=0, rtol=0)
+
     def test_threads_on_their_own_streams(self):
         inputs = [self.inputs(2, 2, 300, 300, torch.float16) for _ in range(4)]
         expected = [swr_torch.attention(*tensors, catalog=self.catalog) for tensors in inputs]
