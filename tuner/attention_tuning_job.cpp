@@ -19,13 +19,18 @@ int compile_and_predict(const GpuProfile& gpu, const std::vector<PlannedAttentio
       "compiled cubins stay in the cubin cache and predictions already stored stay in " +
       database.string() + "; run the same command again to resume (cached variants are not " +
       "compiled again)");
+  // Every problem's space first: a config a later one cannot run is refused before any compile.
+  std::vector<AttentionSpace> spaces;
+  for (const PlannedAttention& item : planned) {
+    spaces.push_back(select_space(Target{item.problem, gpu}, item.config_keys));
+  }
   int failed = 0;
   std::filesystem::path cache_dir;
   int compiled = 0;
-  for (const PlannedAttention& item : planned) {
-    const AttentionProblem& problem = item.problem;
+  for (std::size_t i = 0; i < planned.size(); ++i) {
+    const AttentionProblem& problem = planned[i].problem;
     const Target shape{problem, gpu};
-    const AttentionSpace space = select_space(shape, item.config_keys);
+    const AttentionSpace& space = spaces[i];
     const std::vector<AttentionConfig> configs = variants_to_compile(shape, space, settings.limit);
     std::cout << "tuning " << problem.key() << " on " << gpu.name << " (" << gpu.arch
               << "): " << configs.size() << " variants to compile, " << space.pruned.size()

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <map>
 
+#include "generator/gemm_kernel_source.hpp"
 #include "swr/usage_error.hpp"
 
 namespace swr {
@@ -41,6 +42,22 @@ std::vector<bool> keep_in_shard(const Shard& shard, const std::vector<std::strin
     keep.push_back(shard.owns(found->second));
   }
   return keep;
+}
+
+ShardedPlan keep_shard(const Shard& shard, std::vector<TuningShape>& attention,
+                       std::vector<GemmTuningShape>& gemm) {
+  ShardedPlan sharded;
+  apply_shard(shard, attention, sharded.units,
+              [](const TuningShape& shape, const AttentionConfig& config) {
+                return shape.problem.key() + "/" + config.key();
+              });
+  apply_shard(shard, gemm, sharded.units,
+              [](const GemmTuningShape& shape, const GemmConfig& config) {
+                return shape.problem.key() + "/" + gemm_binary_name(shape.problem, config);
+              });
+  for (const TuningShape& shape : attention) sharded.variants += shape.configs.size();
+  for (const GemmTuningShape& shape : gemm) sharded.variants += shape.configs.size();
+  return sharded;
 }
 
 }  // namespace swr

@@ -10,6 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "tuner/tuning/gemm_tuning_session.hpp"
+#include "tuner/tuning/tuning_session.hpp"
+
 namespace swr {
 
 inline constexpr int kMaximumShards = 4096;
@@ -52,5 +55,16 @@ void apply_shard(const Shard& shard, std::vector<Shape>& shapes, std::size_t& ne
   }
   shapes = std::move(kept);
 }
+
+struct ShardedPlan {
+  std::size_t units = 0;     // the plan's work units, all shards together
+  std::size_t variants = 0;  // the variants this shard kept
+};
+
+// Keeps in `attention` and `gemm` what this shard tunes: attention variants are units of their
+// own, GEMM variants of one kernel binary (the same cubin, another swizzle) one unit, numbered
+// attention first, then GEMM, in plan order.
+ShardedPlan keep_shard(const Shard& shard, std::vector<TuningShape>& attention,
+                       std::vector<GemmTuningShape>& gemm);
 
 }  // namespace swr

@@ -5,7 +5,6 @@
 #include <memory>
 
 #include "driver/device_context.hpp"
-#include "generator/gemm_kernel_source.hpp"
 #include "swr/usage_error.hpp"
 #include "tuner/attention_tuning_job.hpp"
 #include "tuner/gemm_tuning_job.hpp"
@@ -21,38 +20,18 @@ namespace {
 // Without a device to measure on: compile (and rank attention by the model), say why.
 int compile_without_device(const TuningJob& job) {
   const std::optional<GpuProfile> present = detect_present_gpu();
+  // The GEMM configs are checked before the attention family compiles anything.
+  const std::vector<GemmTuningShape> gemm = gemm_tuning_shapes(job.gemm, job.gpu, job.gemm_sweep);
   int exit_code = 0;
   if (!job.attention.empty()) {
     exit_code = std::max(exit_code, compile_and_predict(job.gpu, job.attention, job.compile,
                                                         job.tuning.database, present));
   }
-  if (!job.gemm.empty()) {
-    const std::vector<GemmTuningShape> shapes =
-        gemm_tuning_shapes(job.gemm, job.gpu, job.gemm_sweep);
+  if (!gemm.empty()) {
     exit_code =
-        std::max(exit_code, compile_gemm_binaries_only(shapes, job.gpu, job.compile, present));
+        std::max(exit_code, compile_gemm_binaries_only(gemm, job.gpu, job.compile, present));
   }
   return exit_code;
-}
-
-// Keeps the work units of the plan this shard tunes, and says what it is.
-void keep_shard(const Shard& shard, std::vector<TuningShape>& attention,
-                std::vector<GemmTuningShape>& gemm) {
-  std::size_t units = 0;
-  std::size_t kept_variants = 0;
-  apply_shard(shard, attention, units, [](const TuningShape& shape, const AttentionConfig& config) {
-    return shape.problem.key() + "/" + config.key();
-  });
-  apply_shard(shard, gemm, units, [](const GemmTuningShape& shape, const GemmConfig& config) {
-    return shape.problem.key() + "/" + gemm_binary_name(shape.problem, config);
-  });
-  for (const TuningShape& shape : attention) kept_variants += shape.configs.size();
-  for (const GemmTuningShape& shape : gemm) kept_variants += shape.configs.size();
-  std::cout << "shard " << shard.text() << ": " << kept_variants << " variants, every "
-            << shard.count << "th of the plan's " << units
-            << " work units (attention variants, GEMM kernel binaries) from unit " << shard.index
-            << "\n"
-            << std::flush;
 }
 
 }  // namespace
@@ -80,7 +59,12 @@ int run_tuning_job(const TuningJob& job) {
   std::vector<TuningShape> attention = attention_tuning_shapes(job.attention, gpu, job.plant_fault);
   std::vector<GemmTuningShape> gemm = gemm_tuning_shapes(job.gemm, gpu, job.gemm_sweep);
   if (job.shard) {
-    keep_shard(*job.shard, attention, gemm);
+    const ShardedPlan sharded = keep_shard(*job.shard, attention, gemm);
+    std::cout << "shard " << job.shard->text() << ": " << sharded.variants
+              << " variants, in work units " << job.shard->index << ", "
+              << job.shard->index + job.shard->count << ", ... of the plan's " << sharded.units
+              << " (attention variants, GEMM kernel binaries)\n"
+              << std::flush;
     if (attention.empty() && gemm.empty()) {
       std::cout << "shard " << job.shard->text() << " has nothing of this plan to tune\n";
       return 0;
