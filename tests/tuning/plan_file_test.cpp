@@ -6,7 +6,10 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <cstdlib>
 #include <fstream>
+#include <iterator>
+#include <map>
 
 #include "support/files.hpp"
 #include "swr/usage_error.hpp"
@@ -105,6 +108,43 @@ TEST(PlanFile, WhatSwrWritesReadsBackToTheSameProblems) {
   const TuningPlanFile again = parse_plan(plan_to_json(plan).dump(), "rewritten");
   EXPECT_EQ(attention_keys(again), attention_keys(plan));
   EXPECT_EQ(gemm_keys(again), gemm_keys(plan));
+}
+
+// The seed corpus of the fuzz target fuzz_plan_file: the README's example plan, and what swr
+// writes (plan_to_json) for it and for a few others. SWR_WRITE_FUZZ_SEEDS=1 writes them anew.
+TEST(PlanFile, FuzzSeedsAreWhatSwrWrites) {
+  const std::filesystem::path source(SWR_SOURCE_DIR);
+  const std::filesystem::path corpus = source / "tests/fuzz/corpus/fuzz_plan_file";
+  std::map<std::string, std::string> seeds;
+  const std::string example_text = [&] {
+    std::ifstream in(source / "examples/tuning-plan.json");
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }();
+  seeds["example.json"] = example_text;
+  const std::string others[] = {
+      example_text,
+      R"({"version": 1, "attention": [{"seq": [256, 512], "seq_kv": 1024, "batch": 2, "heads": 4,
+          "head_dim": [64, 128], "dtype": "bf16", "causal": [true, false],
+          "configs": ["m64n64w4s1-cyclic-grid-head_major", "wgmma-m128n128s2-ov-pp-cyclic-dynamic-head_major"]}]})",
+      R"({"version": 1, "gemm": [{"m": {"from": 1000, "to": 4000, "times": 2}, "n": 4096, "k": 264,
+          "dtype": ["f16", "bf16"], "configs": ["m128n128k32w2x4s2-grid-swzn256"]}]})",
+      R"({"version": 1, "attention": [{"seq": 4096}], "gemm": [{"size": 2048}]})",
+  };
+  for (std::size_t i = 0; i < std::size(others); ++i) {
+    seeds["written-" + std::to_string(i) + ".json"] =
+        plan_to_json(parse_plan(others[i], "seed")).dump(1) + "\n";
+  }
+  const char* write = std::getenv("SWR_WRITE_FUZZ_SEEDS");
+  for (const auto& [name, text] : seeds) {
+    if (write != nullptr && std::string(write) == "1") {
+      std::filesystem::create_directories(corpus);
+      std::ofstream(corpus / name) << text;
+    }
+    std::ifstream in(corpus / name);
+    const std::string stored(std::istreambuf_iterator<char>(in), {});
+    EXPECT_EQ(stored, text) << name << ": run with SWR_WRITE_FUZZ_SEEDS=1 to write it again";
+    EXPECT_NO_THROW(parse_plan(stored, name));
+  }
 }
 
 // Each bad plan: a UsageError of one line that names the plan and says what is wrong.
