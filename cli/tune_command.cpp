@@ -97,14 +97,9 @@ TuningJob gemm_job(const TuneOptions& options) {
 TuningJob plan_job(const TuneOptions& options) {
   const ProblemOptions& problem = options.problem;
   const ProblemOptions defaults;
-  const std::pair<bool, const char*> problem_options[] = {
-      {!problem.seq.empty(), "--seq"},
-      {!problem.seq_kv.empty(), "--seq-kv"},
-      {problem.batch != defaults.batch, "--batch"},
-      {problem.heads != defaults.heads, "--heads"},
-      {problem.head_dim != defaults.head_dim, "--head-dim"},
+  std::vector<std::string> given = given_attention_options(problem);
+  const std::pair<bool, const char*> other_options[] = {
       {problem.dtype != defaults.dtype, "--dtype"},
-      {problem.causal, "--causal"},
       {!problem.config_keys.empty(), "--config"},
       {options.tuning.both, "--both"},
       {problem.gemm.family != defaults.gemm.family, "--family"},
@@ -115,13 +110,14 @@ TuningJob plan_job(const TuneOptions& options) {
       {problem.gemm.sweep, "--sweep"},
       {!problem.gemm.sweep_out.empty(), "--sweep-out"},
   };
-  for (const auto& [given, option] : problem_options) {
-    if (given) {
-      throw UsageError(std::string(option) +
-                       " and --plan exclude each other: the plan names the problems (allowed "
-                       "with --plan: --gpu, --devices, --no-wait, --shard and the options of "
-                       "the run such as --db, --limit, --time-budget, --retune, --jobs)");
-    }
+  for (const auto& [is_given, option] : other_options) {
+    if (is_given) given.push_back(option);
+  }
+  if (!given.empty()) {
+    throw UsageError(given.front() +
+                     " and --plan exclude each other: the plan names the problems (allowed "
+                     "with --plan: --gpu, --devices, --no-wait, --shard and the options of "
+                     "the run such as --db, --limit, --time-budget, --retune, --jobs)");
   }
   check_gpu_option(problem.gpu);
   TuningJob job = common_job(options);

@@ -116,7 +116,11 @@ std::vector<PresentDevice> present_devices() {
     CUdevice device = 0;
     SWR_CU(*driver, cuDeviceGet(&device, ordinal));
     present.uuid = device_uuid(device);
-    present.clock_khz = DeviceReader{*driver, device}.attribute(CU_DEVICE_ATTRIBUTE_CLOCK_RATE);
+    // 0 where a driver no longer reports it: then only the rest tells devices apart.
+    if (driver->cuDeviceGetAttribute(&present.clock_khz, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, device) !=
+        CUDA_SUCCESS) {
+      present.clock_khz = 0;
+    }
     devices.push_back(std::move(present));
   }
   return devices;

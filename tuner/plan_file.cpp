@@ -126,40 +126,40 @@ class PlanReader {
     return values;
   }
 
-  std::vector<bool> booleans(const Json& value, const std::string& where) const {
-    std::vector<bool> values;
-    const auto one = [&](const Json& item, const std::string& at) {
-      if (!item.is_boolean()) fail(at, item.dump() + " is not true or false: allowed those");
-      values.push_back(item.get<bool>());
-    };
-    if (!value.is_array()) {
-      one(value, where);
-      return values;
-    }
+  // One value or a non-empty list of at most `most`, each read by `one(item, where)`.
+  template <class T, class One>
+  std::vector<T> one_or_list(const Json& value, const std::string& where, std::size_t most,
+                             const std::string& allowed, One one) const {
+    if (!value.is_array()) return {one(value, where)};
     if (value.empty()) fail(where, "an empty list: allowed at least one value");
-    if (value.size() > 2) fail(where, "more than 2 values: allowed true, false or both");
-    for (std::size_t i = 0; i < value.size(); ++i)
-      one(value[i], where + "[" + std::to_string(i) + "]");
+    if (value.size() > most) {
+      fail(where, "more than " + std::to_string(most) + " values: allowed " + allowed);
+    }
+    std::vector<T> values;
+    for (std::size_t i = 0; i < value.size(); ++i) {
+      values.push_back(one(value[i], where + "[" + std::to_string(i) + "]"));
+    }
     return values;
   }
 
+  std::vector<bool> booleans(const Json& value, const std::string& where) const {
+    return one_or_list<bool>(value, where, 2, "true, false or both",
+                             [&](const Json& item, const std::string& at) {
+                               if (!item.is_boolean()) {
+                                 fail(at, item.dump() + " is not true or false: allowed those");
+                               }
+                               return item.get<bool>();
+                             });
+  }
+
   std::vector<DataType> dtypes(const Json& value, const std::string& where) const {
-    std::vector<DataType> values;
-    const auto one = [&](const Json& item, const std::string& at) {
-      const std::optional<DataType> dtype =
-          item.is_string() ? parse_data_type(item.get<std::string>()) : std::nullopt;
-      if (!dtype) fail(at, item.dump() + " is not a dtype: allowed \"f16\", \"bf16\"");
-      values.push_back(*dtype);
-    };
-    if (!value.is_array()) {
-      one(value, where);
-      return values;
-    }
-    if (value.empty()) fail(where, "an empty list: allowed at least one value");
-    if (value.size() > 8) fail(where, "more than 8 values: allowed \"f16\", \"bf16\"");
-    for (std::size_t i = 0; i < value.size(); ++i)
-      one(value[i], where + "[" + std::to_string(i) + "]");
-    return values;
+    return one_or_list<DataType>(
+        value, where, 8, "\"f16\", \"bf16\"", [&](const Json& item, const std::string& at) {
+          const std::optional<DataType> dtype =
+              item.is_string() ? parse_data_type(item.get<std::string>()) : std::nullopt;
+          if (!dtype) fail(at, item.dump() + " is not a dtype: allowed \"f16\", \"bf16\"");
+          return *dtype;
+        });
   }
 
   std::vector<std::string> config_keys(const Json& value, const std::string& where,

@@ -100,10 +100,12 @@ int run_tuning_job(const TuningJob& job) {
     gemm_measurers.push_back(gemm_workers.back().get());
   }
   TuningSession attention_session(TuningPlan{settings, attention}, attention_measurers, interrupt);
-  const GemmTuningPlan gemm_plan{settings, gemm};
+  const int attention_missing = attention.empty() ? 0 : attention_session.find_missing();
+  // --limit counts the whole run: the GEMM family gets what the attention one left.
+  GemmTuningPlan gemm_plan{settings, gemm};
+  if (gemm_plan.limit) gemm_plan.limit = std::max(0, *gemm_plan.limit - attention_missing);
   GemmTuningSession gemm_session(gemm_plan, gemm_measurers, interrupt);
-  const int missing = (attention.empty() ? 0 : attention_session.find_missing()) +
-                      (gemm.empty() ? 0 : gemm_session.find_missing());
+  const int missing = attention_missing + (gemm.empty() ? 0 : gemm_session.find_missing());
 
   // One GPU, one tuner: held from the first measurement to the end of the run.
   std::optional<GpuLocks> locks;
