@@ -145,7 +145,7 @@ GemmProblem single_gemm_problem(const GemmOptions& options, DataType dtype) {
   return problem;
 }
 
-void reject_attention_options(const ProblemOptions& options, const std::string& allowed) {
+std::vector<std::string> given_attention_options(const ProblemOptions& options) {
   const ProblemOptions defaults;
   const std::pair<bool, const char*> attention_only[] = {
       {!options.seq.empty(), "--seq"},
@@ -155,12 +155,18 @@ void reject_attention_options(const ProblemOptions& options, const std::string& 
       {options.head_dim != defaults.head_dim, "--head-dim"},
       {options.causal, "--causal"},
   };
-  for (const auto& [given, option] : attention_only) {
-    if (given) {
-      throw UsageError(std::string(option) +
-                       " belongs to the attention family: allowed with --family gemm are " +
-                       allowed);
-    }
+  std::vector<std::string> given;
+  for (const auto& [is_given, option] : attention_only) {
+    if (is_given) given.push_back(option);
+  }
+  return given;
+}
+
+void reject_attention_options(const ProblemOptions& options, const std::string& allowed) {
+  const std::vector<std::string> given = given_attention_options(options);
+  if (!given.empty()) {
+    throw UsageError(given.front() +
+                     " belongs to the attention family: allowed with --family gemm are " + allowed);
   }
 }
 

@@ -54,6 +54,10 @@ bool is_gemm_family(const GemmOptions& options);
 // input never touches the driver or the disk. "auto" without a device throws NoDeviceError.
 Target resolve_target(const ProblemOptions& options);
 
+// The attention shape options given (--seq ... --causal, those not at their default), in that
+// order: what --family gemm and --plan refuse.
+std::vector<std::string> given_attention_options(const ProblemOptions& options);
+
 // With --family gemm the attention options have no meaning: UsageError naming the first one given
 // ("--seq belongs to the attention family: allowed with --family gemm are <allowed>").
 void reject_attention_options(const ProblemOptions& options, const std::string& allowed);

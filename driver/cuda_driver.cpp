@@ -85,6 +85,7 @@ class DriverLoader {
     SWR_FETCH(cuDeviceGetName);
     SWR_FETCH(cuDeviceGetAttribute);
     SWR_FETCH(cuDeviceTotalMem);
+    SWR_FETCH(cuDeviceGetUuid);
     SWR_FETCH(cuDevicePrimaryCtxRetain);
     SWR_FETCH(cuDevicePrimaryCtxRelease);
     SWR_FETCH(cuCtxSetCurrent);
