@@ -9,6 +9,7 @@
 #include "tuner/gpu_detection.hpp"
 #include "tuner/plan_file.hpp"
 #include "tuner/tuning_job.hpp"
+#include "tuner/variant_compilation.hpp"
 
 namespace swr::cli {
 namespace {
@@ -46,6 +47,8 @@ TuningJob attention_job(const TuneOptions& options) {
   const Target target = resolve_target(problem);
   job.gpu = target.gpu;
   for (const AttentionProblem& shape : attention_problems_to_tune(target.problem, tuning.both)) {
+    // A --config the target cannot run is bad input now, before the database is located.
+    if (!problem.config_keys.empty()) select_space({shape, target.gpu}, problem.config_keys);
     job.attention.push_back({shape, problem.config_keys});
   }
   return job;

@@ -29,7 +29,9 @@ class CompileCommand : public ::testing::Test {
  protected:
   TemporaryDirectory scratch_;
   std::filesystem::path cache_ = scratch_.path() / "cache";
-  std::map<std::string, std::string> environment_ = {{"SWR_CACHE_DIR", cache_.string()}};
+  // A scratch database too: the main job never touches the user's, and needs no HOME.
+  std::map<std::string, std::string> environment_ = {
+      {"SWR_CACHE_DIR", cache_.string()}, {"SWR_DB", (scratch_.path() / "results.db").string()}};
 };
 
 TEST_F(CompileCommand, WritesCubinsAndManifestThenHitsTheCache) {
