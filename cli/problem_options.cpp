@@ -62,12 +62,9 @@ void apply_attention_head_options(const AttentionHeadOptions& options, Attention
   if (!options.kv_heads.empty()) {
     const int kv_heads = parse_positive(options.kv_heads, "--kv-heads");
     if (problem.heads % kv_heads != 0) {
-      std::string divisors;
-      for (int d = 1; d <= problem.heads && divisors.size() < 200; ++d) {
-        if (problem.heads % d == 0) divisors += (divisors.empty() ? "" : ", ") + std::to_string(d);
-      }
       throw UsageError("bad --kv-heads '" + options.kv_heads + "': allowed a divisor of --heads " +
-                       std::to_string(problem.heads) + " (" + divisors + ")");
+                       std::to_string(problem.heads) + " (" + kv_head_counts_text(problem.heads) +
+                       ")");
     }
     problem.kv_heads = kv_heads;
   }

@@ -30,17 +30,6 @@ void require_rows_fit_int(const char* seq_name, int seq, int batch, int heads) {
   }
 }
 
-// "1, 2, 4, 8": the K/V head counts `heads` allows.
-std::string divisors_text(int heads) {
-  std::string text;
-  for (int divisor = 1; divisor <= heads && text.size() < 200; ++divisor) {
-    if (heads % divisor != 0) continue;
-    if (!text.empty()) text += ", ";
-    text += std::to_string(divisor);
-  }
-  return text;
-}
-
 constexpr const char* kBottomRightKeySuffix = "_br";
 
 }  // namespace
@@ -50,6 +39,16 @@ std::string supported_head_dims_text() {
   for (int dim : kSupportedHeadDims) {
     if (!text.empty()) text += ", ";
     text += std::to_string(dim);
+  }
+  return text;
+}
+
+std::string kv_head_counts_text(int heads) {
+  std::string text;
+  for (int divisor = 1; divisor <= heads && text.size() < 200; ++divisor) {
+    if (heads % divisor != 0) continue;
+    if (!text.empty()) text += ", ";
+    text += std::to_string(divisor);
   }
   return text;
 }
@@ -86,7 +85,7 @@ void AttentionProblem::validate() const {
   require_positive("seq_kv", seq_kv);
   if (kv_heads < 0 || (kv_heads > 0 && heads % kv_heads != 0)) {
     throw UsageError("kv_heads " + std::to_string(kv_heads) + " does not divide heads " +
-                     std::to_string(heads) + " (allowed: " + divisors_text(heads) +
+                     std::to_string(heads) + " (allowed: " + kv_head_counts_text(heads) +
                      ", or 0 for the same as heads)");
   }
   if (causal_align != CausalAlignment::top_left && causal_align != CausalAlignment::bottom_right) {

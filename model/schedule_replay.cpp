@@ -162,6 +162,7 @@ WavefrontInterleaving::WavefrontInterleaving(const ScheduleShape& shape,
 bool WavefrontInterleaving::next_tick(std::vector<TileAccess>& accesses) {
   accesses.clear();
   if (unfinished_slots_ == 0) return false;
+  finishing_.clear();
 
   // Free slots take their next tile in slot order (the order their claims reach the counter).
   if (idle_slots_ > 0) {
@@ -185,12 +186,16 @@ bool WavefrontInterleaving::next_tick(std::vector<TileAccess>& accesses) {
       slot.round = assignment->round;
       slot.running = true;
       accesses.push_back({TensorKind::q, index, slot.batch_head, slot.q_tile, 1});
+      if (slot.steps == 0) {  // every row sees no key (bottom-right, S_q > S_kv): O is 0 at once
+        slot.running = false;
+        ++idle_slots_;
+        finishing_.push_back(index);
+      }
     }
   }
 
   // One K/V step of every running CTA; consecutive slots on the same tile form one run.
   const std::size_t first_k = accesses.size();
-  finishing_.clear();
   for (int index = 0; index < static_cast<int>(slots_.size()); ++index) {
     Slot& slot = slots_[index];
     if (!slot.running) continue;

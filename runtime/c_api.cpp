@@ -92,20 +92,6 @@ swr::DataType dtype_named(const char* text) {
   return *dtype;
 }
 
-swr::AttentionProblem attention_problem(const swr_attention_problem* given) {
-  require(given, "problem");
-  swr::AttentionProblem problem;
-  problem.batch = given->batch;
-  problem.heads = given->heads;
-  problem.seq_q = given->seq_q;
-  problem.seq_kv = given->seq_kv;
-  problem.head_dim = given->head_dim;
-  problem.dtype = dtype_named(given->dtype);
-  problem.causal = given->causal != 0;
-  problem.validate();
-  return problem;
-}
-
 swr::AttentionProblem attention_problem(const swr_attention_problem_v2* given) {
   require(given, "problem");
   // Callers built against this header pass at least its fields; later headers append.
@@ -134,6 +120,22 @@ swr::AttentionProblem attention_problem(const swr_attention_problem_v2* given) {
                              : swr::CausalAlignment::top_left;
   problem.validate();
   return problem;
+}
+
+// The first form: multi-head, top-left.
+swr::AttentionProblem attention_problem(const swr_attention_problem* given) {
+  require(given, "problem");
+  const swr_attention_problem_v2 widened{sizeof(swr_attention_problem_v2),
+                                         given->batch,
+                                         given->heads,
+                                         0,
+                                         given->seq_q,
+                                         given->seq_kv,
+                                         given->head_dim,
+                                         given->dtype,
+                                         given->causal,
+                                         SWR_CAUSAL_TOP_LEFT};
+  return attention_problem(&widened);
 }
 
 swr::ElementStrides element_strides(const int64_t (&given)[4]) {

@@ -118,9 +118,9 @@ extern "C" __global__ void __launch_bounds__(SWR_THREADS) swr_reference_rows(
     acc_low *= rescale;
     acc_high *= rescale;
     const int count = min(SWR_THREADS, visible - start);
-    for (int t = 0; t < count; ++t) {
+    const unsigned short* value_row = values + (long long)start * v_strides.seq;
+    for (int t = 0; t < count; ++t, value_row += v_strides.seq) {
       const double w = weights[t];
-      const unsigned short* value_row = values + (long long)(start + t) * v_strides.seq;
       if (dim_low < head_dim) acc_low += w * swr_to_float(value_row[dim_low], bf16);
       if (dim_high < head_dim) acc_high += w * swr_to_float(value_row[dim_high], bf16);
     }

@@ -80,7 +80,10 @@ struct SWR_API AttentionProblem {
 // the resource model).
 inline constexpr int kSupportedHeadDims[] = {32, 64, 80, 96, 128, 160, 192, 256};
 
-// "64, 128": the list as messages name it.
+// "32, 64, ...": the list as messages name it.
 SWR_API std::string supported_head_dims_text();
+// "1, 2, 4, 8": the K/V head counts `heads` query heads allow (its divisors), as messages name
+// them.
+SWR_API std::string kv_head_counts_text(int heads);
 
 }  // namespace swr
