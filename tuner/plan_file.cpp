@@ -16,8 +16,8 @@ using Json = nlohmann::json;
 
 constexpr int kMaximumDepth = 16;  // a plan is 5 levels deep; deeper is not a plan
 
-const char* const kAttentionFields[] = {"seq",      "seq_kv", "batch",  "heads",
-                                        "head_dim", "dtype",  "causal", "configs"};
+const char* const kAttentionFields[] = {"seq",      "seq_kv", "batch",  "heads",        "kv_heads",
+                                        "head_dim", "dtype",  "causal", "causal_align", "configs"};
 const char* const kGemmFields[] = {"m", "n", "k", "size", "dtype", "configs"};
 
 std::string allowed_list(const char* const* begin, const char* const* end) {
@@ -162,6 +162,20 @@ class PlanReader {
         });
   }
 
+  std::vector<CausalAlignment> alignments(const Json& value, const std::string& where) const {
+    return one_or_list<CausalAlignment>(
+        value, where, 2, "\"top_left\", \"bottom_right\"",
+        [&](const Json& item, const std::string& at) {
+          const std::optional<CausalAlignment> alignment =
+              item.is_string() ? parse_causal_alignment(item.get<std::string>()) : std::nullopt;
+          if (!alignment) {
+            fail(at, item.dump() + " is not a causal alignment: allowed \"top_left\", "
+                                   "\"bottom_right\"");
+          }
+          return *alignment;
+        });
+  }
+
   std::vector<std::string> config_keys(const Json& value, const std::string& where,
                                        bool gemm) const {
     if (!value.is_array() || value.empty()) {
@@ -267,12 +281,14 @@ void read_attention(const PlanReader& reader, const Json& entry, const std::stri
   const std::vector<int> seq_kvs = integers_or("seq_kv", 0);  // 0: the same as seq
   const std::vector<int> batches = integers_or("batch", 8);
   const std::vector<int> heads = integers_or("heads", 1);
+  const std::vector<int> kv_heads = integers_or("kv_heads", 0);  // 0: the same as heads
   const std::vector<int> head_dims = integers_or("head_dim", 64);
   for (std::size_t i = 0; i < head_dims.size(); ++i) {
     if (std::find(std::begin(kSupportedHeadDims), std::end(kSupportedHeadDims), head_dims[i]) ==
         std::end(kSupportedHeadDims)) {
       reader.fail(where + ".head_dim",
-                  std::to_string(head_dims[i]) + " is not supported: allowed 64, 128");
+                  std::to_string(head_dims[i]) +
+                      " is not supported: allowed " + supported_head_dims_text());
     }
   }
   const std::vector<DataType> dtypes = entry.contains("dtype")
@@ -281,31 +297,41 @@ void read_attention(const PlanReader& reader, const Json& entry, const std::stri
   const std::vector<bool> causals = entry.contains("causal")
                                         ? reader.booleans(entry["causal"], where + ".causal")
                                         : std::vector<bool>{false};
+  const std::vector<CausalAlignment> alignments =
+      entry.contains("causal_align")
+          ? reader.alignments(entry["causal_align"], where + ".causal_align")
+          : std::vector<CausalAlignment>{CausalAlignment::top_left};
   std::vector<std::string> keys;
   if (entry.contains("configs"))
     keys = reader.config_keys(entry["configs"], where + ".configs", false);
   reader.count_problems(total,
-                        {batches.size(), heads.size(), head_dims.size(), dtypes.size(),
-                         causals.size(), seqs.size(), seq_kvs.size()},
+                        {batches.size(), heads.size(), kv_heads.size(), head_dims.size(),
+                         dtypes.size(), causals.size(), alignments.size(), seqs.size(),
+                         seq_kvs.size()},
                         where);
 
+  const auto add = [&](AttentionProblem problem) {
+    try {
+      problem.validate();
+    } catch (const UsageError& error) {
+      reader.fail(where, problem.key() + ": " + error.what());
+    }
+    if (problem.kv_heads == problem.heads) problem.kv_heads = 0;  // one form of multi-head
+    add_merged(plan.attention, index, PlannedAttention{problem, keys}, plan.repeated,
+               [](const AttentionProblem& p) { return p.key(); });
+  };
   for (int batch : batches)
     for (int head_count : heads)
-      for (int head_dim : head_dims)
-        for (DataType dtype : dtypes)
-          for (bool causal : causals)
-            for (int seq : seqs)
-              for (int seq_kv : seq_kvs) {
-                const AttentionProblem problem{
-                    batch, head_count, seq, seq_kv == 0 ? seq : seq_kv, head_dim, dtype, causal};
-                try {
-                  problem.validate();
-                } catch (const UsageError& error) {
-                  reader.fail(where, problem.key() + ": " + error.what());
-                }
-                add_merged(plan.attention, index, PlannedAttention{problem, keys}, plan.repeated,
-                           [](const AttentionProblem& p) { return p.key(); });
-              }
+      for (int kv_head_count : kv_heads)
+        for (int head_dim : head_dims)
+          for (DataType dtype : dtypes)
+            for (bool causal : causals)
+              for (CausalAlignment alignment : alignments)
+                for (int seq : seqs)
+                  for (int seq_kv : seq_kvs) {
+                    add({batch, head_count, seq, seq_kv == 0 ? seq : seq_kv, head_dim, dtype,
+                         causal, kv_head_count, alignment});
+                  }
 }
 
 void read_gemm(const PlanReader& reader, const Json& entry, const std::string& where,
@@ -411,6 +437,9 @@ nlohmann::json plan_to_json(const TuningPlanFile& plan) {
                   {"batch", p.batch},       {"heads", p.heads},
                   {"head_dim", p.head_dim}, {"dtype", std::string(to_string(p.dtype))},
                   {"causal", p.causal}};
+    if (p.kv_heads != 0) entry["kv_heads"] = p.kv_heads;
+    if (p.causal_align != CausalAlignment::top_left)
+      entry["causal_align"] = std::string(to_string(p.causal_align));
     if (!planned.config_keys.empty()) entry["configs"] = planned.config_keys;
     document["attention"].push_back(entry);
   }

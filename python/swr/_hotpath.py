@@ -9,8 +9,9 @@ Nothing here imports a tensor library: the tensor library's side comes in as cal
 "hooks"), so both implementations are tested without one (tests/python/test_swr_hot_path.py).
 
     hot = HotPath(empty_like=..., current_device=..., raw_stream=..., capturing=...,
-                  capture_workspace=..., on_device=..., first_attention=..., first_matmul=...)
-    out = hot.attention(q, k, v, is_causal, scale, fallback, catalog)   # every argument given
+                  capture_workspace=..., on_device=..., strided_attention=...,
+                  first_attention=..., first_matmul=...)
+    out = hot.attention(q, k, v, is_causal, scale, fallback, catalog, enable_gqa)  # all given
     c = hot.matmul(a, b, fallback, catalog)
 
 A call is looked up by its key: the shapes, dtypes and devices of its tensors, then its other
@@ -20,7 +21,9 @@ it, returns what runs it (a runner: hot.attention_launch(...) for swr's prepared
 callable, e.g. PyTorch's operator) and remembers that runner in hot.attention_runners[key] when
 it should. A runner of a prepared launch (swr.catalog.Launch) runs on its device's current
 stream, with that device made current through on_device(index, runner, *tensors) when another
-is: the inputs made contiguous if one is not, the output allocated, one C call of the launch's
+is: a call whose inputs are not all contiguous handed to strided_attention(runner, q, k, v)
+(which passes strides the kernels take, copying the rest), otherwise the output allocated, one C
+call of the launch's
 function with the launch's handle read at each call (closing the catalog clears it, and the C
 call refuses it), a nonzero status passed to launch.fail, which raises.
 """
@@ -47,7 +50,7 @@ class AttentionLaunch:
         if hot.current_device() != index:
             return hot.on_device(index, self, q, k, v)
         if not (q.is_contiguous() and k.is_contiguous() and v.is_contiguous()):
-            q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
+            return hot.strided_attention(self, q, k, v)
         out = hot.empty_like(q)
         # Workspace 0: the runtime takes a zeroed tile counter from its pool for the stream. A
         # launch captured into a CUDA graph gets a counter of its own from the tensor library
@@ -96,13 +99,14 @@ class HotPath:
     kind = "python"
 
     def __init__(self, *, empty_like, current_device, raw_stream, capturing, capture_workspace,
-                 on_device, first_attention, first_matmul):
+                 on_device, strided_attention, first_attention, first_matmul):
         self.empty_like = empty_like  # (q) -> a new tensor like q
         self.current_device = current_device  # () -> the current device's index
         self.raw_stream = raw_stream  # (index) -> that device's current stream, an integer
         self.capturing = capturing  # () -> whether the current stream is being captured
         self.capture_workspace = capture_workspace  # (q) -> 4 bytes on q's device
         self.on_device = on_device  # (index, runner, *tensors) -> runner(*tensors) there
+        self.strided_attention = strided_attention  # (runner, q, k, v) -> out, not contiguous
         self.first_attention = first_attention
         self.first_matmul = first_matmul
         self.attention_runners = {}
@@ -114,17 +118,18 @@ class HotPath:
     def matmul_launch(self, launch, device_index, out_shape):
         return MatmulLaunch(self, launch, device_index, out_shape)
 
-    def attention(self, q, k, v, is_causal, scale, fallback, catalog):
+    def attention(self, q, k, v, is_causal, scale, fallback, catalog, enable_gqa):
         try:
             key = (q.shape, k.shape, v.shape, q.dtype, k.dtype, v.dtype, q.device, k.device,
-                   v.device, is_causal, scale, fallback, catalog)
+                   v.device, is_causal, scale, fallback, catalog, enable_gqa)
             run = self.attention_runners[key]
         except KeyError:  # the first call like this one
             run = None
         except (AttributeError, TypeError):  # not a tensor, or an unhashable argument
             key = run = None
         if run is None:  # outside the handler, so that what the checks raise chains to nothing
-            run = self.first_attention(self, key, q, k, v, is_causal, scale, fallback, catalog)
+            run = self.first_attention(self, key, q, k, v, is_causal, scale, fallback, catalog,
+                                       enable_gqa)
         return run(q, k, v)
 
     def matmul(self, a, b, fallback, catalog):

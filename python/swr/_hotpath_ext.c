@@ -29,6 +29,7 @@ typedef struct {
   PyObject* capturing;
   PyObject* capture_workspace;
   PyObject* on_device;
+  PyObject* strided_attention;
   PyObject* first_attention;
   PyObject* first_matmul;
   PyObject* attention_runners;
@@ -112,19 +113,14 @@ static PyObject* run_attention(Launch* self, PyObject* q, PyObject* k, PyObject*
                                         NULL);
   }
   PyObject* inputs[3] = {q, k, v};
-  PyObject* copies[3] = {NULL, NULL, NULL};
   PyObject *out = NULL, *counter = NULL, *result = NULL;
   int contiguous = 1;
   for (int i = 0; i < 3 && contiguous == 1; ++i) {
     contiguous = truth_of(PyObject_CallMethodObjArgs(inputs[i], s_is_contiguous, NULL));
   }
   if (contiguous < 0) return NULL;
-  if (!contiguous) {
-    for (int i = 0; i < 3; ++i) {
-      copies[i] = PyObject_CallMethodObjArgs(inputs[i], s_contiguous, NULL);
-      if (copies[i] == NULL) goto done;
-      inputs[i] = copies[i];
-    }
+  if (!contiguous) { /* strides the kernels take, or copies: the hook decides (_hotpath.py) */
+    return PyObject_CallFunctionObjArgs(hot->strided_attention, (PyObject*)self, q, k, v, NULL);
   }
   out = PyObject_CallFunctionObjArgs(hot->empty_like, inputs[0], NULL);
   if (out == NULL) goto done;
@@ -156,7 +152,6 @@ static PyObject* run_attention(Launch* self, PyObject* q, PyObject* k, PyObject*
 done:
   Py_XDECREF(out);
   Py_XDECREF(counter);
-  for (int i = 0; i < 3; ++i) Py_XDECREF(copies[i]);
   return result;
 }
 
@@ -219,6 +214,11 @@ static PyObject* launch_get_device_index(PyObject* self, void* closure) {
   return Py_NewRef(((Launch*)self)->device);
 }
 
+static PyObject* launch_get_dynamic(PyObject* self, void* closure) {
+  (void)closure;
+  return PyBool_FromLong(((Launch*)self)->dynamic);
+}
+
 static int launch_traverse(PyObject* self, visitproc visit, void* arg) {
   Launch* launch = (Launch*)self;
   Py_VISIT(Py_TYPE(self));
@@ -254,6 +254,8 @@ static void launch_dealloc(PyObject* self) {
 static PyGetSetDef launch_getset[] = {
     {"launch", launch_get_launch, NULL, "the prepared swr.catalog.Launch", NULL},
     {"device_index", launch_get_device_index, NULL, "the device it runs on", NULL},
+    {"dynamic", launch_get_dynamic, NULL, "a dynamic-persistence kernel (takes a tile counter)",
+     NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
 static PyType_Slot launch_slots[] = {
@@ -309,19 +311,19 @@ no_key:
 
 static PyObject* hot_attention(PyObject* self, PyObject* const* args, Py_ssize_t count) {
   HotPath* hot = (HotPath*)self;
-  if (count != 7) {
+  if (count != 8) {
     PyErr_Format(PyExc_TypeError,
-                 "attention(q, k, v, is_causal, scale, fallback, catalog): %zd "
+                 "attention(q, k, v, is_causal, scale, fallback, catalog, enable_gqa): %zd "
                  "arguments given",
                  count);
     return NULL;
   }
   PyObject* key = NULL;
-  PyObject* run = remembered(hot->attention_runners, args, 3, args + 3, 4, &key);
+  PyObject* run = remembered(hot->attention_runners, args, 3, args + 3, 5, &key);
   if (run == NULL) {
     if (key == NULL) return NULL;
     run = PyObject_CallFunctionObjArgs(hot->first_attention, self, key, args[0], args[1], args[2],
-                                       args[3], args[4], args[5], args[6], NULL);
+                                       args[3], args[4], args[5], args[6], args[7], NULL);
     Py_DECREF(key);
     if (run == NULL) return NULL;
   }
@@ -400,22 +402,25 @@ static PyObject* hot_matmul_launch(PyObject* self, PyObject* args) {
 }
 
 static PyObject* hot_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
-  static char* names[] = {"empty_like",      "current_device",    "raw_stream",
-                          "capturing",       "capture_workspace", "on_device",
-                          "first_attention", "first_matmul",      NULL};
-  PyObject* hooks[8];
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "$OOOOOOOO:HotPath", names, &hooks[0], &hooks[1],
-                                   &hooks[2], &hooks[3], &hooks[4], &hooks[5], &hooks[6],
-                                   &hooks[7])) {
+  static char* names[] = {"empty_like",        "current_device",  "raw_stream",
+                          "capturing",         "capture_workspace", "on_device",
+                          "strided_attention", "first_attention", "first_matmul",
+                          NULL};
+  PyObject* hooks[9];
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "$OOOOOOOOO:HotPath", names, &hooks[0],
+                                   &hooks[1], &hooks[2], &hooks[3], &hooks[4], &hooks[5],
+                                   &hooks[6], &hooks[7], &hooks[8])) {
     return NULL;
   }
   allocfunc allocate = (allocfunc)PyType_GetSlot(type, Py_tp_alloc);
   HotPath* hot = (HotPath*)allocate(type, 0);
   if (hot == NULL) return NULL;
-  PyObject** fields[8] = {&hot->empty_like,      &hot->current_device,    &hot->raw_stream,
-                          &hot->capturing,       &hot->capture_workspace, &hot->on_device,
-                          &hot->first_attention, &hot->first_matmul};
-  for (int i = 0; i < 8; ++i) *fields[i] = Py_NewRef(hooks[i]);
+  PyObject** fields[9] = {&hot->empty_like,        &hot->current_device,
+                          &hot->raw_stream,        &hot->capturing,
+                          &hot->capture_workspace, &hot->on_device,
+                          &hot->strided_attention, &hot->first_attention,
+                          &hot->first_matmul};
+  for (int i = 0; i < 9; ++i) *fields[i] = Py_NewRef(hooks[i]);
   hot->attention_runners = PyDict_New();
   hot->matmul_runners = PyDict_New();
   if (hot->attention_runners == NULL || hot->matmul_runners == NULL) {
@@ -434,6 +439,7 @@ static int hot_traverse(PyObject* self, visitproc visit, void* arg) {
   Py_VISIT(hot->capturing);
   Py_VISIT(hot->capture_workspace);
   Py_VISIT(hot->on_device);
+  Py_VISIT(hot->strided_attention);
   Py_VISIT(hot->first_attention);
   Py_VISIT(hot->first_matmul);
   Py_VISIT(hot->attention_runners);
@@ -449,6 +455,7 @@ static int hot_clear(PyObject* self) {
   Py_CLEAR(hot->capturing);
   Py_CLEAR(hot->capture_workspace);
   Py_CLEAR(hot->on_device);
+  Py_CLEAR(hot->strided_attention);
   Py_CLEAR(hot->first_attention);
   Py_CLEAR(hot->first_matmul);
   Py_CLEAR(hot->attention_runners);
@@ -473,6 +480,7 @@ HOT_GETTER(raw_stream)
 HOT_GETTER(capturing)
 HOT_GETTER(capture_workspace)
 HOT_GETTER(on_device)
+HOT_GETTER(strided_attention)
 
 static PyObject* hot_get_kind(PyObject* self, void* closure) {
   (void)self;
@@ -489,12 +497,13 @@ static PyGetSetDef hot_getset[] = {
     {"capturing", hot_get_capturing, NULL, NULL, NULL},
     {"capture_workspace", hot_get_capture_workspace, NULL, NULL, NULL},
     {"on_device", hot_get_on_device, NULL, NULL, NULL},
+    {"strided_attention", hot_get_strided_attention, NULL, NULL, NULL},
     {"kind", hot_get_kind, NULL, "\"compiled\"", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
 static PyMethodDef hot_methods[] = {
     {"attention", (PyCFunction)(void (*)(void))hot_attention, METH_FASTCALL,
-     "attention(q, k, v, is_causal, scale, fallback, catalog) -> out"},
+     "attention(q, k, v, is_causal, scale, fallback, catalog, enable_gqa) -> out"},
     {"matmul", (PyCFunction)(void (*)(void))hot_matmul, METH_FASTCALL,
      "matmul(a, b, fallback, catalog) -> a @ b"},
     {"attention_launch", hot_attention_launch, METH_VARARGS,

@@ -4,6 +4,7 @@ torch.compile(fullgraph=True) keeps them in the graph and CUDA graphs capture th
 
     import swr.torch
     out = swr.torch.attention(q, k, v, is_causal=True)      # q, k, v: [B, H, S, D] fp16/bf16
+    out = swr.torch.attention(q, k, v, enable_gqa=True)     # k, v: [B, H_kv, S, D], H_kv | H
     c = swr.torch.matmul(a, b)                               # a [m, k] @ b [k, n]
     swr.torch.explain(q, k, v, is_causal=True)               # what would run, and why
 
@@ -17,11 +18,15 @@ path (swr/_hotpath.py), compiled where `pip install` could build it (`hot_path` 
 SWR_HOT_PATH=python forces the Python one); under torch.compile they go through the custom ops,
 which the graph keeps.
 
-Layout: the kernels read row-major [B, H, S, D] (and [m, k], [k, n]); other strides are copied
-to that layout first. A shape nothing tuned serves, or a scale other than 1/sqrt(D), follows
+Layout: contiguous [B, H, S, D] tensors, and strided views whose rows the kernels read as they
+lie (D stride 1, the other strides multiples of 8 elements, 16-byte aligned, rows not overlapping:
+e.g. a [B, S, H, D] projection transposed to [B, H, S, D]), are passed without a copy; other
+strides are copied to row-major first (explain() says `copies_inputs`). GEMM reads row-major
+[m, k], [k, n]. A shape nothing tuned serves, or a scale other than 1/sqrt(D), follows
 `fallback`: "sdpa" (the default) runs PyTorch's own operator with a warning, once per shape;
 "error" raises swr.KernelRefused.
 """
+import ctypes
 import os
 import sys
 import threading
@@ -36,7 +41,7 @@ if not hasattr(torch.library, "custom_op"):
 
 from . import _hotpath, _inputs  # noqa: E402
 from ._native import KernelRefused  # noqa: E402
-from .catalog import Catalog, device_gpu_name, numbered_catalog
+from .catalog import Catalog, attention_strides, device_gpu_name, numbered_catalog
 
 _default_catalog = None
 _lock = threading.Lock()
@@ -74,14 +79,14 @@ def _device(tensor):
     return (tensor.device.type, tensor.device.index)
 
 
-def _attention_problem(q, k, v, is_causal, scale, fallback):
-    """(batch, heads, seq_q, seq_kv, head_dim, dtype, causal), or an exception naming what is
-    wrong: the same checks eagerly, in the fake implementation and when tracing."""
+def _attention_problem(q, k, v, is_causal, scale, fallback, enable_gqa=False):
+    """(batch, heads, seq_q, seq_kv, head_dim, kv_heads, dtype, causal), or an exception naming
+    what is wrong: the same checks eagerly, in the fake implementation and when tracing."""
     _inputs.check_fallback(fallback)
     for role, tensor in (("q", q), ("k", k), ("v", v)):
         if not isinstance(tensor, torch.Tensor):
             raise TypeError(f"{role} is a {type(tensor).__name__}: allowed a torch.Tensor")
-    shape = _inputs.attention_shape(tuple(q.shape), tuple(k.shape), tuple(v.shape))
+    shape = _inputs.attention_shape(tuple(q.shape), tuple(k.shape), tuple(v.shape), enable_gqa)
     dtype = _inputs.catalog_dtype({"q": _dtype_name(q.dtype), "k": _dtype_name(k.dtype),
                                    "v": _dtype_name(v.dtype)})
     _inputs.check_devices({"q": _device(q), "k": _device(k), "v": _device(v)})
@@ -116,8 +121,9 @@ def _decide(catalog, device_index, family, problem, refusal):
     prepared in the device's context (the runtime loads the kernel there now)."""
     gpu = device_gpu_name(device_index)
     if family == "attention":
-        batch, heads, seq_q, seq_kv, head_dim, dtype, causal = problem
-        choice = catalog.best_attention(gpu, batch, heads, seq_q, head_dim, dtype, causal, seq_kv)
+        batch, heads, seq_q, seq_kv, head_dim, kv_heads, dtype, causal = problem
+        choice = catalog.best_attention(gpu, batch, heads, seq_q, head_dim, dtype, causal, seq_kv,
+                                        kv_heads)
         described = _inputs.shape_text(*problem)
     else:
         m, n, k, dtype = problem
@@ -133,7 +139,7 @@ def _decide(catalog, device_index, family, problem, refusal):
         with torch.cuda.device(device_index):
             if family == "attention":
                 launch = catalog.attention_launch(batch, heads, seq_q, head_dim, dtype, causal,
-                                                  seq_kv, gpu)
+                                                  seq_kv, gpu, kv_heads)
             else:
                 launch = catalog.gemm_launch(m, n, k, dtype, gpu)
     except KernelRefused as error:  # chosen, but cannot load here (no cubin, another arch)
@@ -183,22 +189,23 @@ def _caller_outside_stacklevel():
     return level
 
 
-def _first_attention(hot, key, q, k, v, is_causal, scale, fallback, catalog):
+def _first_attention(hot, key, q, k, v, is_causal, scale, fallback, catalog, enable_gqa):
     """What runs calls like this one (swr's prepared launch through `hot`, or PyTorch's
     operator), once the checks pass (they raise otherwise), remembered under `key` for the calls
     that follow. A call whose checks raise (bad input, or a refusal under fallback="error") is not
     remembered, so it raises again; nor is one without a key or with a tensor as is_causal (whose
     key would never match). Strides join the key when the kernels take them."""
     number = _catalog_number(catalog)
-    problem = _attention_problem(q, k, v, is_causal, scale, fallback)
+    problem = _attention_problem(q, k, v, is_causal, scale, fallback, enable_gqa)
     plan = _plan(number, q.device.index, "attention", problem, scale, fallback)
     if plan.launch is not None:
         run = hot.attention_launch(plan.launch, plan.device_index, plan.dynamic_workspace)
     else:
-        causal = problem[6]
+        causal = problem[7]
+        gqa = {"enable_gqa": True} if enable_gqa else {}  # torch >= 2.5 has it
         run = lambda q, k, v: torch.nn.functional.scaled_dot_product_attention(  # noqa: E731
-            q, k, v, is_causal=causal, scale=scale)
-    if key is not None and isinstance(is_causal, bool):
+            q, k, v, is_causal=causal, scale=scale, **gqa)
+    if key is not None and isinstance(is_causal, bool) and isinstance(enable_gqa, bool):
         hot.attention_runners[key] = run
     return run
 
@@ -238,6 +245,36 @@ def _capture_workspace(q):
     return torch.empty(1, dtype=torch.int32, device=q.device)
 
 
+def _strided_attention(runner, q, k, v):
+    """A launch whose tensors are not all contiguous: the ones the kernels read as they lie are
+    passed with their strides (swr_launch_attention_v2), the others copied to row-major first; the
+    output takes q's layout when it is dense (empty_like). Called by the hot path on the launch's
+    device."""
+    tensors, strides = [], []
+    for tensor in (q, k, v):
+        taken = _inputs.kernel_strides(tuple(tensor.shape), tensor.stride(), tensor.data_ptr())
+        if taken is None:
+            tensor = tensor.contiguous()
+            taken = tensor.stride()
+        tensors.append(tensor)
+        strides.append(taken)
+    q, k, v = tensors
+    out = torch.empty_like(q)
+    if _inputs.kernel_strides(tuple(out.shape), out.stride(), out.data_ptr()) is None:
+        out = torch.empty(q.shape, dtype=q.dtype, device=q.device)
+    layout = attention_strides(*strides, out.stride())
+    workspace = 0
+    if runner.dynamic:  # a counter of its own, cleared by swr on the stream
+        workspace = torch.empty(1, dtype=torch.int32, device=q.device).data_ptr()
+    launch = runner.launch
+    status = launch.strided_function(launch.handle, q.data_ptr(), k.data_ptr(), v.data_ptr(),
+                                     out.data_ptr(), ctypes.byref(layout), workspace, 0,
+                                     _raw_stream(runner.device_index))
+    if status:
+        launch.fail(status)
+    return out
+
+
 def _on_device(index, run, *tensors):
     with torch.cuda.device(index):
         return run(*tensors)
@@ -256,7 +293,8 @@ def _use_hot_path(setting):
         _hot_paths[kind] = kind(
             empty_like=torch.empty_like, current_device=_current_device, raw_stream=_raw_stream,
             capturing=_capturing, capture_workspace=_capture_workspace, on_device=_on_device,
-            first_attention=_first_attention, first_matmul=_first_matmul)
+            strided_attention=_strided_attention, first_attention=_first_attention,
+            first_matmul=_first_matmul)
     _hot = _hot_paths[kind]
     _eager_attention, _eager_matmul, hot_path = _hot.attention, _hot.matmul, _hot.kind
     return _hot
@@ -267,15 +305,18 @@ hot_path = None  # "compiled" (swr._hotpath_ext) or "python": what runs eager ca
 _use_hot_path(None)
 
 
-def attention(q, k, v, is_causal=False, scale=None, *, fallback="sdpa", catalog=None):
+def attention(q, k, v, is_causal=False, scale=None, enable_gqa=False, *, fallback="sdpa",
+              catalog=None):
     """softmax(Q K^T * scale [causal, top-left aligned]) V, as
-    torch.nn.functional.scaled_dot_product_attention, for [B, H, S, D] CUDA fp16/bf16 tensors.
-    `catalog`: a swr.Catalog, None for the default (swr.default_catalog_path())."""
+    torch.nn.functional.scaled_dot_product_attention, for [B, H, S, D] CUDA fp16/bf16 tensors;
+    enable_gqa=True, as SDPA's, lets K and V have fewer heads (a divisor of Q's: grouped-query
+    attention, each K/V head serving consecutive query heads). `catalog`: a swr.Catalog, None for
+    the default (swr.default_catalog_path())."""
     if torch.compiler.is_compiling():  # the op, which the graph keeps
         return torch.ops.swr.attention(q, k, v, bool(is_causal), scale, fallback,
-                                       _catalog_number(catalog))
+                                       _catalog_number(catalog), bool(enable_gqa))
     # Eagerly (and as the op's implementation): the hot path.
-    return _eager_attention(q, k, v, is_causal, scale, fallback, catalog)
+    return _eager_attention(q, k, v, is_causal, scale, fallback, catalog, enable_gqa)
 
 
 def matmul(a, b, *, fallback="sdpa", catalog=None):
@@ -288,14 +329,15 @@ def matmul(a, b, *, fallback="sdpa", catalog=None):
 
 @torch.library.custom_op("swr::attention", mutates_args=())
 def _attention_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, is_causal: bool,
-                  scale: Optional[float], fallback: str, catalog: int) -> torch.Tensor:
-    return attention(q, k, v, is_causal, scale, fallback=fallback,
+                  scale: Optional[float], fallback: str, catalog: int,
+                  enable_gqa: bool) -> torch.Tensor:
+    return attention(q, k, v, is_causal, scale, enable_gqa, fallback=fallback,
                      catalog=_numbered_catalog(catalog))
 
 
 @_attention_op.register_fake
-def _attention_fake(q, k, v, is_causal, scale, fallback, catalog):
-    _attention_problem(q, k, v, is_causal, scale, fallback)
+def _attention_fake(q, k, v, is_causal, scale, fallback, catalog, enable_gqa):
+    _attention_problem(q, k, v, is_causal, scale, fallback, enable_gqa)
     return q.new_empty(q.shape)
 
 
@@ -323,13 +365,16 @@ def _explained(plan, copies):
     return answer
 
 
-def explain(q, k, v, is_causal=False, scale=None, *, catalog=None):
+def explain(q, k, v, is_causal=False, scale=None, enable_gqa=False, *, catalog=None):
     """What attention(q, k, v, ...) runs, without running it: {"runs": "swr" | "fallback",
     "match": exact | nearest | none, "variant", "distance", "tuned_shape", "measured" (the
-    tuner's figures), "why_not_swr", "copies_inputs"}."""
-    problem = _attention_problem(q, k, v, is_causal, scale, "sdpa")
+    tuner's figures), "why_not_swr", "copies_inputs" (a tensor the kernels cannot read as it
+    lies is copied first)}."""
+    problem = _attention_problem(q, k, v, is_causal, scale, "sdpa", bool(enable_gqa))
     plan = _plan(_catalog_number(catalog), q.device.index, "attention", problem, scale, "explain")
-    copies = not all(t.is_contiguous() for t in (q, k, v))
+    copies = not all(t.is_contiguous() or _inputs.kernel_strides(tuple(t.shape), t.stride(),
+                                                                 t.data_ptr()) is not None
+                     for t in (q, k, v))
     return _explained(plan, copies)
 
 

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "driver/cuda_driver.hpp"
+#include "generator/kernel_source.hpp"
 #include "run_swr_tune.hpp"
 
 namespace swr::test {
@@ -53,7 +54,7 @@ TEST_F(CompileCommand, WritesCubinsAndManifestThenHitsTheCache) {
   const nlohmann::json manifest = nlohmann::json::parse(read_file(out / "kernels.json"));
   EXPECT_EQ(manifest.at("gpu"), "gb10");
   EXPECT_EQ(manifest.at("arch"), "sm_121");
-  EXPECT_EQ(manifest.at("entry"), "swr_attention_forward");
+  EXPECT_EQ(manifest.at("entry"), kAttentionEntryName);
   EXPECT_EQ(manifest.at("problem").at("seq_q"), 1000);
   EXPECT_EQ(manifest.at("problem").at("causal"), true);
   ASSERT_EQ(manifest.at("kernels").size(), 2u);

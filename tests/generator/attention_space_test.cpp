@@ -297,8 +297,103 @@ TEST(AttentionSpace, WgmmaDynamicPersistenceAndPInSmemKeepTheirTwins) {
 
 TEST(AttentionSpace, InvalidProblemIsAUsageError) {
   AttentionProblem problem = big_problem();
-  problem.head_dim = 80;
+  problem.head_dim = 48;
   EXPECT_THROW(mma_sync_only(build_attention_space(problem, profile("h200"))), UsageError);
+  problem.head_dim = 128;
+  problem.kv_heads = 3;  // does not divide 8
+  EXPECT_THROW(build_attention_space(problem, profile("h200")), UsageError);
+}
+
+// Every head dim has mma_sync variants on every GPU; what is dropped says why (the resource
+// model's reason), and what is kept fits: shared memory (rows padded for head dims that are not a
+// multiple of 64) and the estimated registers of the O and S accumulators.
+TEST(AttentionSpace, EveryHeadDimOnEveryGpu) {
+  for (const char* name : {"gb10", "h100", "h200"}) {
+    const GpuProfile gpu = profile(name);
+    for (int head_dim : kSupportedHeadDims) {
+      const AttentionProblem problem = big_problem(head_dim);
+      const AttentionSpace space = build_attention_space(problem, gpu);
+      const AttentionSpace mma_sync = mma_sync_only(space);
+      EXPECT_FALSE(mma_sync.configs.empty()) << name << " d" << head_dim;
+      EXPECT_EQ(mma_sync.configs.size() + mma_sync.pruned.size(),
+                (head_dim >= 160 ? 7u : 5u) * 3 * 2 * 3 * 3)
+          << name << " d" << head_dim;
+      for (const AttentionConfig& config : mma_sync.configs) {
+        const ResourceUse use = attention_resource_use(problem, config, gpu);
+        EXPECT_TRUE(use.does_not_fit.empty()) << config.key();
+        EXPECT_LE(use.dynamic_shared_bytes, gpu.shared_memory_per_block_optin) << config.key();
+        EXPECT_LE(use.estimated_registers, kMaxRegistersPerThread) << config.key();
+      }
+      for (const PrunedConfig& pruned : space.pruned) EXPECT_FALSE(pruned.reason.empty());
+      // The wgmma kernel keeps its head dims for now: the others are pruned, saying why.
+      for (const PrunedConfig& pruned : space.pruned) {
+        if (!pruned.config.is_wgmma() || head_dim == 64 || head_dim == 128) continue;
+        EXPECT_NE(pruned.reason.find("the wgmma kernel takes head dims 64 and 128"),
+                  std::string::npos)
+            << pruned.reason;
+      }
+      if (head_dim != 64 && head_dim != 128) {
+        EXPECT_EQ(space.configs.size(), mma_sync.configs.size()) << name << " d" << head_dim;
+      }
+    }
+  }
+  // Rows of a head dim that is not a multiple of 64 are padded by one 16-byte chunk.
+  EXPECT_EQ(mma_sync_tile_row_bytes(64), 128);
+  EXPECT_EQ(mma_sync_tile_row_bytes(256), 512);
+  EXPECT_EQ(mma_sync_tile_row_bytes(80), 176);
+  EXPECT_EQ(mma_sync_tile_row_bytes(32), 80);
+  AttentionConfig tile;  // m128n64w8s2
+  EXPECT_EQ(attention_dynamic_shared_bytes(big_problem(96), tile), (128 + 2 * 2 * 64) * 208);
+}
+
+// GB10's 99 KiB at D=256 (512-byte rows, 198 of them): only 64-row Q tiles with one stage of 64
+// K/V rows or up to two of 32, and 128-row ones with one stage of 32.
+TEST(AttentionSpace, Gb10HeadDim256KeepsTheShortTiles) {
+  const AttentionSpace space = build_attention_space(big_problem(256), profile("gb10"));
+  std::set<std::string> tiles;
+  for (const AttentionConfig& config : space.configs) {
+    tiles.insert("m" + std::to_string(config.block_m) + "n" + std::to_string(config.block_n) + "w" +
+                 std::to_string(config.warps) + "s" + std::to_string(config.stages));
+  }
+  EXPECT_EQ(tiles,
+            (std::set<std::string>{"m64n64w4s1", "m64n32w4s1", "m64n32w4s2", "m128n32w8s1"}));
+  EXPECT_GT(count_reason(space, "B of shared memory per CTA, gb10 allows 101376"), 0u);
+  // Where shared memory allows them, 32 rows a warp of D=256 need more registers than a thread
+  // has: 256 x 32 / 32 for O + 64 for S + bookkeeping.
+  const AttentionSpace h200 = build_attention_space(big_problem(256), profile("h200"));
+  EXPECT_GT(count_reason(h200, "an estimated 360 registers per thread, at most 255"), 0u);
+}
+
+// GQA: the head groups the space offers hold whole K/V heads' query heads (a multiple of the
+// ratio), sized by the K/V heads that fit the usable L2, at least one; the wgmma kernel does not
+// take grouped heads or a bottom-right shift yet and is pruned with that reason.
+TEST(AttentionSpace, GroupedQueryHeadsAndAlignment) {
+  AttentionProblem llama = {
+      .batch = 1, .heads = 32, .seq_q = 131072, .seq_kv = 131072, .head_dim = 128, .causal = true};
+  llama.kv_heads = 8;
+  // One K/V head is 64 MiB, more than the usable L2: the group is the 4 query heads of one.
+  EXPECT_EQ(head_group_fitting_l2(llama, profile("h200")), 4);
+  llama.seq_q = llama.seq_kv = 8192;  // 4 MiB a K/V head: 7 fit H200's usable 30 MiB
+  EXPECT_EQ(head_group_fitting_l2(llama, profile("h200")), 28);
+  EXPECT_EQ(head_group_fitting_l2(llama, profile("gb10")), 24);  // 6 of 24 MiB
+  llama.kv_heads = 1;                                            // MQA: one K/V head for all 32
+  EXPECT_EQ(head_group_fitting_l2(llama, profile("h200")), 32);
+
+  llama.kv_heads = 8;
+  const AttentionSpace space = build_attention_space(llama, profile("h200"));
+  for (const AttentionConfig& config : space.configs) {
+    EXPECT_FALSE(config.is_wgmma()) << config.key();
+    if (config.swizzle == TileSwizzle::head_groups) EXPECT_EQ(config.head_group % 4, 0);
+  }
+  EXPECT_EQ(count_reason(space, "does not take grouped K/V heads yet"), kWgmmaEnumeratedCount);
+
+  AttentionProblem prefill = big_problem(128);
+  prefill.causal = true;
+  prefill.seq_q = 1024;
+  prefill.causal_align = CausalAlignment::bottom_right;
+  const AttentionSpace prefill_space = build_attention_space(prefill, profile("h100"));
+  EXPECT_EQ(count_reason(prefill_space, "bottom-right causal mask"), kWgmmaEnumeratedCount);
+  EXPECT_FALSE(mma_sync_only(prefill_space).configs.empty());
 }
 
 }  // namespace

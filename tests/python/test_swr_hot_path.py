@@ -90,7 +90,8 @@ class Hooks:
         return dict(empty_like=self.empty_like, current_device=self.current_device,
                     raw_stream=self.raw_stream, capturing=self.capturing,
                     capture_workspace=self.capture_workspace, on_device=self.on_device,
-                    first_attention=first_attention, first_matmul=first_matmul)
+                    strided_attention=self.strided_attention, first_attention=first_attention,
+                    first_matmul=first_matmul)
 
     def empty_like(self, tensor):
         self.calls.append("empty_like")
@@ -111,6 +112,12 @@ class Hooks:
         counter = Tensor((1,))
         self.counter = weakref.ref(counter)  # alive only as long as the hot path keeps it
         return counter
+
+    def strided_attention(self, runner, q, k, v):
+        """swr.torch passes the strides the kernels take; here: the call, recorded."""
+        self.calls.append(("strided_attention", runner.launch, runner.device_index,
+                           runner.dynamic))
+        return ("strided", q, k, v)
 
     def on_device(self, index, run, *tensors):
         self.calls.append(("on_device", index))
@@ -193,7 +200,8 @@ class HotPathCases:
         self.refuse = None
 
     # What swr.torch's first-call functions do, minus the checks.
-    def first_attention(self, hot, key, q, k, v, is_causal, scale, fallback, catalog):
+    def first_attention(self, hot, key, q, k, v, is_causal, scale, fallback, catalog,
+                        enable_gqa):
         self.first_calls.append(key)
         if self.refuse is not None:
             raise self.refuse
@@ -223,7 +231,8 @@ class HotPathCases:
         return [a + 2 * b + 3 * c for a, b, c in zip(q.values(), k.values(), v.values())]
 
     def call(self, q, k, v, **options):
-        arguments = dict(is_causal=False, scale=None, fallback="sdpa", catalog=None)
+        arguments = dict(is_causal=False, scale=None, fallback="sdpa", catalog=None,
+                         enable_gqa=False)
         arguments.update(options)
         return self.hot.attention(q, k, v, *arguments.values())
 
@@ -244,23 +253,24 @@ class HotPathCases:
         for _ in range(3):
             self.call(q, k, v)
         key = (q.shape, k.shape, v.shape, q.dtype, k.dtype, v.dtype, q.device, k.device,
-               v.device, False, None, "sdpa", None)
+               v.device, False, None, "sdpa", None, False)
         self.assertEqual(self.first_calls, [key])
         self.assertEqual(list(self.hot.attention_runners), [key])
         runner = self.hot.attention_runners[key]
         self.assertIs(runner.launch, self.attention_launch)
         self.call(q, k, v, is_causal=True)
         self.call(*self.inputs(device=("cuda", 1)))
-        self.assertEqual(len(self.first_calls), 3)
-        self.assertEqual(len(self.attention_launch.seen), 5)
+        self.call(q, k, v, enable_gqa=True)
+        self.assertEqual(len(self.first_calls), 4)
+        self.assertEqual(len(self.attention_launch.seen), 6)
 
-    def test_inputs_of_other_strides_are_copied_first(self):
+    def test_inputs_of_other_strides_go_to_the_strided_hook_with_the_runner(self):
+        self.dynamic = True
         q, k, v = self.inputs(contiguous=False)
-        out = self.call(q, k, v)
-        self.assertEqual(out.values(), self.expected(q, k, v))
-        pointers = self.attention_launch.seen[0]["arguments"][:3]
-        self.assertNotIn(q.data_ptr(), pointers)
-        self.assertEqual((q.calls, k.calls), (["is_contiguous", "contiguous"], ["contiguous"]))
+        self.assertEqual(self.call(q, k, v), ("strided", q, k, v))
+        self.assertEqual(self.hooks.calls, [("strided_attention", self.attention_launch, 0, True)])
+        self.assertEqual(self.attention_launch.seen, [])  # the hook launches, not the hot path
+        self.assertEqual((q.calls, k.calls), (["is_contiguous"], []))
 
     def test_another_current_device_is_switched_to_for_the_call(self):
         self.hooks.device = 1
@@ -324,7 +334,7 @@ class HotPathCases:
                                     empty_like=broken))
         q, k, v = self.inputs()
         with self.assertRaises(MemoryError):
-            hot.attention(q, k, v, False, None, "sdpa", None)
+            hot.attention(q, k, v, False, None, "sdpa", None, False)
         self.assertEqual(self.attention_launch.seen, [])
 
     def test_matmul_launches_a_b_c_and_returns_c_of_the_product_shape(self):

@@ -81,6 +81,24 @@ TEST(PlanFile, SeqKvAndConfigsPerEntry) {
   EXPECT_EQ(plan.gemm[0].configs[0].key(), "m128n128k32w2x4s2-grid-swz0");
 }
 
+TEST(PlanFile, KvHeadsHeadDimsAndCausalAlignmentPerEntry) {
+  const TuningPlanFile plan = parse_plan(
+      R"({"version": 1, "attention": [{"seq": 1024, "seq_kv": 4096, "batch": 1, "heads": 32,
+          "kv_heads": [32, 8, 1], "head_dim": [96, 256], "causal": true,
+          "causal_align": "bottom_right"}]})",
+      "p");
+  EXPECT_EQ(attention_keys(plan),
+            (std::vector<std::string>{"b1_h32_sq1024_skv4096_d96_f16_causal_br",
+                                      "b1_h32_sq1024_skv4096_d256_f16_causal_br",
+                                      "b1_h32_kv8_sq1024_skv4096_d96_f16_causal_br",
+                                      "b1_h32_kv8_sq1024_skv4096_d256_f16_causal_br",
+                                      "b1_h32_kv1_sq1024_skv4096_d96_f16_causal_br",
+                                      "b1_h32_kv1_sq1024_skv4096_d256_f16_causal_br"}));
+  EXPECT_EQ(plan.attention[0].problem.kv_heads, 0);  // kv_heads = heads: the multi-head form
+  // What swr writes of it reads back to the same problems.
+  EXPECT_EQ(attention_keys(parse_plan(plan_to_json(plan).dump(), "again")), attention_keys(plan));
+}
+
 TEST(PlanFile, AProblemNamedTwiceIsTunedOnceWithTheConfigsOfBoth) {
   const TuningPlanFile restricted = parse_plan(
       R"({"version": 1, "attention": [
@@ -180,8 +198,15 @@ TEST(PlanFile, BadPlansAreRefusedInOneLineNamingThePlace) {
        "more than 4096 values"},
       {R"({"version": 1, "attention": [{"seq": {"from": 1, "to": 9, "by": 1}}]})",
        "unknown range key 'by'"},
-      {R"({"version": 1, "attention": [{"seq": 512, "head_dim": 96}]})",
-       "attention[0].head_dim: 96 is not supported: allowed 64, 128"},
+      {R"({"version": 1, "attention": [{"seq": 512, "head_dim": 100}]})",
+       "attention[0].head_dim: 100 is not supported: allowed 32, 64, 80, 96, 128, 160, 192, 256"},
+      {R"({"version": 1, "attention": [{"seq": 512, "heads": 6, "kv_heads": 4}]})",
+       "attention[0]: b8_h6_kv4_sq512_skv512_d64_f16_noncausal: "},
+      {R"({"version": 1, "attention": [{"seq": 512, "causal_align": "left"}]})",
+       "attention[0].causal_align: \"left\" is not a causal alignment: allowed \"top_left\", "
+       "\"bottom_right\""},
+      {R"({"version": 1, "attention": [{"seq": 512, "causal_align": "bottom_right"}]})",
+       "attention[0]: b8_h1_sq512_skv512_d64_f16_noncausal: "},
       {R"({"version": 1, "attention": [{"seq": 512, "dtype": "f32"}]})",
        "attention[0].dtype: \"f32\" is not a dtype"},
       {R"({"version": 1, "attention": [{"seq": 512, "causal": "yes"}]})",
