@@ -7,7 +7,12 @@ namespace swr {
 namespace {
 
 constexpr std::uint64_t kElementBytes = 2;
-constexpr std::uint64_t kSwizzleSpanBytes = 128;
+
+CUtensorMapSwizzle swizzle_of(int swizzle_bytes) {
+  return swizzle_bytes == 32   ? CU_TENSOR_MAP_SWIZZLE_32B
+         : swizzle_bytes == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
+                               : CU_TENSOR_MAP_SWIZZLE_128B;
+}
 
 std::string hex(std::uint64_t value) {
   std::ostringstream out;
@@ -54,10 +59,14 @@ std::string tensor_map_problem(const TensorMapDescription& d, std::uint64_t addr
       return who + dim + ": box of " + std::to_string(d.box[i]) + " elements; allowed 1..256";
     }
   }
+  if (d.swizzle_bytes != 128 && d.swizzle_bytes != 64 && d.swizzle_bytes != 32) {
+    return who + "swizzle of " + std::to_string(d.swizzle_bytes) + " bytes; allowed 32, 64, 128";
+  }
   const std::uint64_t inner_box_bytes = std::uint64_t{d.box[0]} * kElementBytes;
-  if (inner_box_bytes % 16 != 0 || inner_box_bytes > kSwizzleSpanBytes) {
-    return who + "inner box of " + std::to_string(inner_box_bytes) +
-           " bytes; the 128-byte swizzle needs a multiple of 16 up to 128";
+  if (inner_box_bytes % 16 != 0 || inner_box_bytes > static_cast<std::uint64_t>(d.swizzle_bytes)) {
+    return who + "inner box of " + std::to_string(inner_box_bytes) + " bytes; the " +
+           std::to_string(d.swizzle_bytes) + "-byte swizzle needs a multiple of 16 up to " +
+           std::to_string(d.swizzle_bytes);
   }
   std::uint64_t extent = d.dims[0] * kElementBytes;  // bytes the previous dimension spans
   for (int i = 1; i < d.rank; ++i) {
@@ -99,7 +108,7 @@ TensorMap encode_tensor_map(const CudaDriver& driver, const TensorMapDescription
   SWR_CU(driver, cuTensorMapEncodeTiled(
                      &encoded.map, d.element, static_cast<cuuint32_t>(d.rank),
                      reinterpret_cast<void*>(address), dims, strides, box, element_strides,
-                     CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                     CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle_of(d.swizzle_bytes),
                      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
   return encoded;
 }

@@ -119,6 +119,10 @@ std::string render_wgmma_text(const AttentionProblem& problem, const AttentionCo
   text += "static_assert(Traits::kDynamicSharedBytes == " +
           std::to_string(attention_dynamic_shared_bytes(problem, config)) +
           ", \"resource model and template disagree on shared memory\");\n";
+  // The tensor maps' boxes (runtime/attention_tensor_maps.cpp) are the template's chunks.
+  text += "static_assert(Traits::kChunkColumns == " +
+          std::to_string(wgmma_attention_chunk_columns(problem.head_dim)) +
+          ", \"tensor map boxes and template disagree on the chunk width\");\n";
   text += "extern \"C\" __global__ void __launch_bounds__(Traits::kThreads, 1) ";
   text += std::string(kAttentionEntryName) + "(\n";
   text += "    const __grid_constant__ swr::sm90::TmaDescriptor q_map,\n";

@@ -70,9 +70,11 @@ namespace {
 
 // Addresses, loop counters, the running max and sum of the online softmax.
 constexpr int kAttentionBookkeepingRegisters = 40;
-// The wgmma kernel's: row max/sum, masks, pipeline phases. Calibrated on the compiled matrix
-// (bench/results/hopper-attention-h200): d64 m192 n192 fits 160, d128 m128 n176 fits 240.
-constexpr int kWgmmaConsumerBookkeepingRegisters = 24;
+// The wgmma kernel's: row max/sum, masks, pipeline phases, tile coordinates. Calibrated on the
+// compiled matrix (every head dim 32..256, 3 consumer warpgroups at 160 registers, f16 and bf16,
+// causal, every persistence): O + S (+ P while it waits for the overlapped PV in registers) of
+// 128 compiles without spills, 136 spills (d80 m192n192: 1120 B; d128 m192n128-ov: 544 B).
+constexpr int kWgmmaConsumerBookkeepingRegisters = 32;
 // The tiles start on a 1024-byte swizzle atom; the mbarriers of the Q, K and V rings and the tile
 // queue of dynamic persistence follow (templates/attention/sm90/traits.cuh kBarrierBytes).
 constexpr int kWgmmaSharedAlignmentBytes = 1024;
@@ -159,6 +161,10 @@ int attention_dynamic_shared_bytes(const AttentionProblem& problem, const Attent
   return tiles + wgmma_p_shared_bytes(config) + kWgmmaSharedAlignmentBytes + kWgmmaBarrierBytes;
 }
 
+int wgmma_attention_chunk_columns(int head_dim) {
+  return head_dim % 64 == 0 ? 64 : head_dim % 32 == 0 ? 32 : 16;
+}
+
 int wgmma_p_shared_bytes(const AttentionConfig& config) {
   if (!config.is_wgmma() || !config.p_in_smem) return 0;
   const int chunks = (config.block_n + kWgmmaPChunkKeys - 1) / kWgmmaPChunkKeys;
@@ -172,10 +178,13 @@ int wgmma_consumer_registers(const AttentionConfig& config) {
 int estimate_wgmma_consumer_registers(const AttentionProblem& problem,
                                       const AttentionConfig& config) {
   // fp32 accumulators of one warpgroup's 64 rows over its 128 threads: O (64 x head_dim) and S
-  // (64 x block_n); P reuses S's registers once packed.
+  // (64 x block_n). P (16-bit pairs, half of S) takes S's registers once packed, except with
+  // overlap in registers: P(j-1) waits for its PV wgmma while S(j) accumulates.
   constexpr int kWarpgroupThreads = 128;
-  return 64 * problem.head_dim / kWarpgroupThreads + 64 * config.block_n / kWarpgroupThreads +
-         kWgmmaConsumerBookkeepingRegisters;
+  const int output = 64 * problem.head_dim / kWarpgroupThreads;
+  const int scores = 64 * config.block_n / kWarpgroupThreads;
+  const int p_waiting = config.overlap && !config.p_in_smem ? scores / 2 : 0;
+  return output + scores + p_waiting + kWgmmaConsumerBookkeepingRegisters;
 }
 
 int estimate_attention_registers(const AttentionProblem& problem, const AttentionConfig& config) {

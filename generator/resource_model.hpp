@@ -47,12 +47,17 @@ ResourceUse attention_resource_use(const AttentionProblem& problem, const Attent
 // tiles (wgmma: + the P tiles of p_in_smem + 1024 for the swizzle alignment + 256 for the
 // mbarriers and the tile queue).
 int attention_dynamic_shared_bytes(const AttentionProblem& problem, const AttentionConfig& config);
+// wgmma: the width in 16-bit columns of the shared-memory chunks Q, K and V are stored in (and of
+// the TMA boxes that load them), each swizzled over its row of 2 * width bytes: the widest of 64,
+// 32, 16 that divides the head dim (templates/attention/sm90/traits.cuh kChunkColumns).
+int wgmma_attention_chunk_columns(int head_dim);
 // wgmma with p_in_smem: each consumer warpgroup's P, 64 rows x block_n rounded up to 64 keys, in
 // 16-bit elements (0 otherwise): consumer_warpgroups * ceil(block_n / 64) * 8192 bytes.
 int wgmma_p_shared_bytes(const AttentionConfig& config);
 
 // wgmma variants: the registers setmaxnreg gives a consumer thread (240 with 2 consumer
-// warpgroups, 160 with 3), and what one needs by estimate (O and S accumulators + bookkeeping).
+// warpgroups, 160 with 3), and what one needs by estimate (O and S accumulators, P when the
+// overlap keeps it in registers next to S, + bookkeeping).
 int wgmma_consumer_registers(const AttentionConfig& config);
 int estimate_wgmma_consumer_registers(const AttentionProblem& problem,
                                       const AttentionConfig& config);

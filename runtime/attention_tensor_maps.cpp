@@ -1,11 +1,10 @@
 #include "runtime/attention_tensor_maps.hpp"
 
+#include "generator/resource_model.hpp"
 #include "swr/runtime_options.hpp"
 
 namespace swr {
 namespace {
-
-constexpr std::uint32_t kBoxColumns = 64;  // one 128-byte swizzle span of 16-bit elements
 
 TensorMapDescription head_major_description(std::string name, const AttentionProblem& problem,
                                             int seq, int box_rows) {
@@ -18,7 +17,11 @@ TensorMapDescription head_major_description(std::string name, const AttentionPro
   description.dims = {static_cast<std::uint64_t>(problem.head_dim), static_cast<std::uint64_t>(seq),
                       static_cast<std::uint64_t>(problem.batch) * problem.heads, 0, 0};
   description.strides = {row_bytes, row_bytes * static_cast<std::uint64_t>(seq), 0, 0};
-  description.box = {kBoxColumns, static_cast<std::uint32_t>(box_rows), 1, 0, 0};
+  // One box per shared-memory chunk of the kernel's tile layout, swizzled over its row width.
+  const int chunk_columns = wgmma_attention_chunk_columns(problem.head_dim);
+  description.box = {static_cast<std::uint32_t>(chunk_columns),
+                     static_cast<std::uint32_t>(box_rows), 1, 0, 0};
+  description.swizzle_bytes = chunk_columns * 2;
   return description;
 }
 

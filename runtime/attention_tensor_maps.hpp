@@ -15,8 +15,9 @@
 namespace swr {
 
 // [B, H, S, D] contiguous, seen as rank 3: dims {D, S, B*H}, strides {D*2, S*D*2} bytes, box
-// {64, rows, 1} (rows = block_m for Q, block_n for K and V; D=128 is loaded as two 64-column
-// boxes, and a box never reaches into the next head's rows).
+// {W, rows, 1} with W = wgmma_attention_chunk_columns(D) and a swizzle of 2W bytes (rows =
+// block_m for Q, block_n for K and V; D=128 is loaded as two 64-column boxes, D=80 as five of 16,
+// and a box never reaches into the next head's rows).
 struct AttentionTensorMapDescriptions {
   TensorMapDescription q, k, v;
 };

@@ -65,6 +65,25 @@ TEST(TensorMapRules, RefusesBoxesTheHardwareCannotCopy) {
   EXPECT_NE(tensor_map_problem(d, kAligned).find("inner box of 8 bytes"), std::string::npos);
 }
 
+TEST(TensorMapRules, NarrowerSwizzlesTakeBoxesUpToTheirSpan) {
+  // 64- and 32-byte swizzles (head dims 96 and 80 of the attention maps): 32 and 16 columns.
+  TensorMapDescription d = a_operand(4096, 4096);
+  d.swizzle_bytes = 64;
+  d.box[0] = 32;
+  EXPECT_EQ(tensor_map_problem(d, kAligned), "");
+  d.box[0] = 64;
+  EXPECT_EQ(tensor_map_problem(d, kAligned),
+            "A: inner box of 128 bytes; the 64-byte swizzle needs a multiple of 16 up to 64");
+  d.swizzle_bytes = 32;
+  d.box[0] = 16;
+  EXPECT_EQ(tensor_map_problem(d, kAligned), "");
+  d.box[0] = 32;
+  EXPECT_EQ(tensor_map_problem(d, kAligned),
+            "A: inner box of 64 bytes; the 32-byte swizzle needs a multiple of 16 up to 32");
+  d.swizzle_bytes = 256;
+  EXPECT_EQ(tensor_map_problem(d, kAligned), "A: swizzle of 256 bytes; allowed 32, 64, 128");
+}
+
 TEST(TensorMapRules, ChecksEveryDimensionOfAThreeDimensionalMap) {
   // [B*H][S][D] attention operand, D innermost: strides D*2 and S*D*2 bytes.
   TensorMapDescription d;

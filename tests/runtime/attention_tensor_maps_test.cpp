@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 namespace swr {
 namespace {
 
@@ -41,10 +43,32 @@ TEST(AttentionTensorMaps, RankThreeHeadMajorWithBoxesOfTheTile) {
             CU_TENSOR_MAP_DATA_TYPE_FLOAT16);
 }
 
+TEST(AttentionTensorMaps, HeadDimsAreLoadedInBoxesOfTheTemplatesChunks) {
+  // {columns, swizzle bytes} per head dim: 64 columns with the 128-byte swizzle where they divide
+  // D, else 32 with the 64-byte one, else 16 with the 32-byte one (D=80: five boxes a tile).
+  const std::tuple<int, std::uint32_t, int> boxes[] = {
+      {32, 32, 64},   {64, 64, 128}, {80, 16, 32},   {96, 32, 64},
+      {128, 64, 128}, {160, 32, 64}, {192, 64, 128}, {256, 64, 128}};
+  for (const auto& [head_dim, columns, swizzle] : boxes) {
+    AttentionProblem problem = kProblem;
+    problem.head_dim = head_dim;
+    const AttentionTensorMapDescriptions maps =
+        attention_tensor_map_descriptions(problem, wgmma_config(128, 80));
+    for (const TensorMapDescription* map : {&maps.q, &maps.k, &maps.v}) {
+      EXPECT_EQ(map->box[0], columns) << head_dim << " " << map->name;
+      EXPECT_EQ(map->swizzle_bytes, swizzle) << head_dim << " " << map->name;
+      EXPECT_EQ(map->dims[0], static_cast<std::uint64_t>(head_dim));
+      EXPECT_EQ(map->strides[0], static_cast<std::uint64_t>(head_dim) * 2);
+    }
+    EXPECT_EQ(maps.q.box[1], 128u);
+    EXPECT_EQ(maps.k.box[1], 80u);
+  }
+}
+
 TEST(AttentionTensorMaps, EveryEnumerableTileFollowsTheDriversRules) {
-  for (int head_dim : {64, 128}) {
+  for (int head_dim : {32, 64, 80, 96, 128, 160, 192, 256}) {
     for (int block_m : {128, 192}) {
-      for (int block_n : {128, 160, 176, 192}) {
+      for (int block_n : {48, 64, 80, 96, 112, 128, 144, 160, 176, 192}) {
         AttentionProblem problem = kProblem;
         problem.head_dim = head_dim;
         EXPECT_EQ(attention_tensor_map_problem(problem, wgmma_config(block_m, block_n),

@@ -8,10 +8,11 @@
 // both roles walk K/V in kv_tile_at(step, kv_tiles, round) order (each role keeps its own count,
 // so they agree without talking); masking keys on the K/V block index, never on the step.
 //
-// Tensor maps (cuTensorMapEncodeTiled, 16-bit elements, SWIZZLE_128B, OOB fill zero), rank 3:
+// Tensor maps (cuTensorMapEncodeTiled, 16-bit elements, swizzle of Traits::kSwizzleBytes, OOB
+// fill zero), rank 3:
 //   q_map: dims {HeadDim, seq_q, batch*heads}, strides {HeadDim*2, seq_q*HeadDim*2} bytes,
-//          box {64, BlockM, 1}
-//   k_map, v_map: dims {HeadDim, seq_kv, batch*heads}, box {64, BlockN, 1}
+//          box {kChunkColumns, BlockM, 1}
+//   k_map, v_map: dims {HeadDim, seq_kv, batch*heads}, box {kChunkColumns, BlockN, 1}
 // so a box never reads another head's rows; rows past seq are zero-filled (and masked with -inf).
 #pragma once
 
@@ -52,11 +53,12 @@ __device__ __forceinline__ void load_tile(unsigned char* dst, const TmaDescripto
                                           int chunk_bytes, bool kv) {
 #pragma unroll
   for (int c = 0; c < T::kChunks; ++c) {
+    const int column = c * T::kChunkColumns;
     if (kv && T::kHint == KvCacheHint::evict_last) {
-      swr::sm90::tma_load_3d_hint(dst + c * chunk_bytes, map, bar, c * 64, row, batch_head,
+      swr::sm90::tma_load_3d_hint(dst + c * chunk_bytes, map, bar, column, row, batch_head,
                                   swr::sm90::kCacheEvictLast);
     } else {
-      swr::sm90::tma_load_3d(dst + c * chunk_bytes, map, bar, c * 64, row, batch_head);
+      swr::sm90::tma_load_3d(dst + c * chunk_bytes, map, bar, column, row, batch_head);
     }
   }
 }
@@ -127,7 +129,7 @@ __device__ __forceinline__ void consume(unsigned char* tiles, SharedStorage<T>& 
   const int wg = swr::sm90::warpgroup_index() - 1;
   // SS form: this warpgroup's P tile, and the named barrier its four warps meet at once each has
   // stored its rows of P.
-  unsigned char* p_tile = v_tiles + T::kStages * T::kKvBytes + wg * T::kPBytesPerWarpgroup;
+  unsigned char* p_tile = tiles + T::kPOffset + wg * T::kPBytesPerWarpgroup;
   const int p_barrier = wg == 0   ? swr::sm90::barrier_id::kConsumer0
                         : wg == 1 ? swr::sm90::barrier_id::kConsumer1
                                   : swr::sm90::barrier_id::kConsumer2;
@@ -157,26 +159,29 @@ __device__ __forceinline__ void consume(unsigned char* tiles, SharedStorage<T>& 
   }
 
   // S = Q K^T for this warpgroup's 64 rows (A: Q rows wg*64.., K-major; B: K tile, K-major).
+  // Each k16 step reads 32 bytes of a row: chunk kk / kSteps, at (kk % kSteps) * 32 in it.
+  constexpr int kStepsPerChunk = T::kChunkColumns / 16;
   auto issue_s = [&](int slot) {
-    unsigned char* q_rows = q_tile + wg * 64 * 128;
+    unsigned char* q_rows = q_tile + wg * 64 * T::kSwizzleBytes;
     unsigned char* k_tile = k_tiles + slot * T::kKvBytes;
     fence_floats<kS>(s);
     swr::sm90::wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < T::kHeadDim / 16; ++kk) {
-      const int chunk = kk / 4;
+      const int chunk = kk / kStepsPerChunk;
+      const int offset = (kk % kStepsPerChunk) * 32;
       const unsigned long long da =
-          swr::sm90::make_desc_kmajor_sw128(q_rows + chunk * T::kQChunkBytes + (kk % 4) * 32);
+          swr::sm90::make_desc_kmajor<T::kSwizzleBytes>(q_rows + chunk * T::kQChunkBytes + offset);
       const unsigned long long db =
-          swr::sm90::make_desc_kmajor_sw128(k_tile + chunk * T::kKvChunkBytes + (kk % 4) * 32);
+          swr::sm90::make_desc_kmajor<T::kSwizzleBytes>(k_tile + chunk * T::kKvChunkBytes + offset);
       swr::sm90::wgmma_ss_n<T::kBlockN, T::kElement, 0>(s, da, db, kk > 0 ? 1 : 0);
     }
     swr::sm90::wgmma_commit();
     fence_floats<kS>(s);
   };
   // O += P V (A: P in registers, or this warpgroup's P tile, K-major like Q; B: V tile
-  // [keys][HeadDim] is MN-major: 64-column chunks of BlockN rows, LBO = chunk stride, SBO = 8
-  // rows = 1024 B, k16 step = 16 rows = 2048 B).
+  // [keys][HeadDim] is MN-major: kChunkColumns-wide chunks of BlockN rows, LBO = chunk stride,
+  // SBO = 8 rows, k16 step = 16 rows).
   auto issue_pv = [&](int slot) {
     unsigned char* v_tile = v_tiles + slot * T::kKvBytes;
     if constexpr (T::kPInSharedMemory) {
@@ -188,8 +193,8 @@ __device__ __forceinline__ void consume(unsigned char* tiles, SharedStorage<T>& 
     swr::sm90::wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < T::kBlockN / 16; ++kk) {
-      const unsigned long long db =
-          swr::sm90::make_desc_mnmajor_sw128(v_tile + kk * 2048, T::kKvChunkBytes);
+      const unsigned long long db = swr::sm90::make_desc_mnmajor<T::kSwizzleBytes>(
+          v_tile + kk * 16 * T::kSwizzleBytes, T::kKvChunkBytes);
       if constexpr (T::kPInSharedMemory) {
         const unsigned long long da =
             swr::sm90::make_desc_kmajor_sw128(p_tile + (kk / 4) * T::kPChunkBytes + (kk % 4) * 32);
