@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <string>
 
 #include "generator/resource_model.hpp"
@@ -15,8 +16,14 @@ struct Tile {
   int warps;
 };
 
-// The tiles the mma.sync layer is written for: 16 or 32 Q rows per warp, 64 or 128 K/V rows a step.
+// The tiles the mma.sync layer is written for: 16 or 32 Q rows per warp, 64 or 128 K/V rows a step
+// (the resource model prunes what a head dim's accumulators or shared memory cannot hold).
 constexpr Tile kTiles[] = {{64, 64, 4}, {128, 64, 4}, {128, 64, 8}, {128, 128, 8}, {64, 128, 4}};
+// From head dim 160 on also 32 K/V rows a step, FlashAttention-2's choice for large heads: the O
+// accumulators (16 rows x head_dim per warp) leave fewer registers for S, and a K/V stage of
+// D=256 is 32 KiB per 64 rows, so on a 99 KiB GPU (GB10) only short K/V tiles pipeline.
+constexpr Tile kLargeHeadTiles[] = {{64, 32, 4}, {128, 32, 8}};
+constexpr int kLargeHeadDim = 160;
 constexpr int kStages[] = {1, 2, 3};
 constexpr KvOrder kOrders[] = {KvOrder::cyclic, KvOrder::sawtooth};
 constexpr Persistence kPersistences[] = {Persistence::grid, Persistence::static_loop,
@@ -154,9 +161,15 @@ int head_group_fitting_l2(const AttentionProblem& problem, const GpuProfile& gpu
   // (bench/results/h200-l2-streaming/README.md): only one partition's share holds a shared working
   // set.
   const double usable_l2 = static_cast<double>(gpu.l2_bytes) / std::max(gpu.l2_partitions, 1);
-  const double per_head = problem.kv_bytes_per_head();
+  const double per_kv_head = problem.kv_bytes_per_head();
   const std::int64_t pairs = static_cast<std::int64_t>(problem.batch) * problem.heads;
-  std::int64_t group = per_head > 0 ? static_cast<std::int64_t>(usable_l2 / per_head) : pairs;
+  // The K/V heads whose K and V fit, at least one; with GQA each brings all its query heads, so
+  // that the query heads sharing a K/V head are scheduled together and read its tiles while they
+  // are in the L2 (groups start on K/V-head boundaries: both sizes are multiples of the ratio).
+  std::int64_t kv_heads =
+      per_kv_head > 0 ? static_cast<std::int64_t>(usable_l2 / per_kv_head) : pairs;
+  kv_heads = std::max<std::int64_t>(kv_heads, 1);
+  std::int64_t group = kv_heads * problem.query_heads_per_kv_head();
   group = std::clamp<std::int64_t>(group, 1, std::max<std::int64_t>(pairs, 1));
   return static_cast<int>(group);
 }
@@ -165,7 +178,11 @@ std::vector<AttentionConfig> enumerate_attention_configs(const AttentionProblem&
                                                          const GpuProfile& gpu) {
   const int group = head_group_fitting_l2(problem, gpu);
   std::vector<AttentionConfig> configs;
-  for (const Tile& tile : kTiles) {
+  std::vector<Tile> tiles(std::begin(kTiles), std::end(kTiles));
+  if (problem.head_dim >= kLargeHeadDim) {
+    tiles.insert(tiles.end(), std::begin(kLargeHeadTiles), std::end(kLargeHeadTiles));
+  }
+  for (const Tile& tile : tiles) {
     for (int stages : kStages) {
       for (KvOrder order : kOrders) {
         for (Persistence persistence : kPersistences) {
