@@ -134,15 +134,7 @@ std::string render_wgmma_text(const AttentionProblem& problem, const AttentionCo
     text +=
         "  if (threadIdx.x == 0) *reinterpret_cast<volatile int*>(static_cast<size_t>(8)) = 1;\n";
   }
-  // Contiguous multi-head top-left problems only so far (the resource model and the launcher
-  // refuse the others for wgmma variants): the block's strides and K/V heads are not read.
-  text +=
-      "  swr::attention::sm90::forward<Traits>(&q_map, &k_map, &v_map, o, args.batch * "
-      "args.heads,\n";
-  text +=
-      "                                        args.seq_q, args.seq_kv, args.scale_log2, "
-      "args.tile_counter,\n";
-  text += "                                        args.wave_size);\n";
+  text += "  swr::attention::sm90::forward<Traits>(&q_map, &k_map, &v_map, o, args);\n";
   text += "}\n";
   return text;
 }

@@ -105,30 +105,12 @@ std::string tile_shape_problem(const AttentionConfig& config) {
   return {};
 }
 
-// What the wgmma kernel does not take yet (issue 16's wgmma half lifts these): a problem it would
-// compute wrongly is pruned with this reason and refused at launch, never run.
-std::string wgmma_pending_problem(const AttentionProblem& problem) {
-  if (problem.head_dim != 64 && problem.head_dim != 128) {
-    return "the wgmma kernel takes head dims 64 and 128 (not yet " +
-           std::to_string(problem.head_dim) + ")";
-  }
-  if (problem.kv_head_count() != problem.heads) {
-    return "the wgmma kernel does not take grouped K/V heads yet (kv_heads " +
-           std::to_string(problem.kv_head_count()) + " of " + std::to_string(problem.heads) + ")";
-  }
-  if (problem.causal_shift() != 0) {
-    return "the wgmma kernel does not take a bottom-right causal mask with seq_q != seq_kv yet";
-  }
-  return {};
-}
-
 // Shape rules of the sm_90a warp-specialized kernel (the static_asserts of
 // templates/attention/sm90/traits.cuh, and what it does not implement), then the consumer
 // warpgroups' registers after setmaxnreg.
 std::string wgmma_tile_problem(const AttentionProblem& problem, const AttentionConfig& config,
                                const GpuProfile& gpu) {
   if (std::string why = instruction_path_problem(gpu, config.path); !why.empty()) return why;
-  if (std::string why = wgmma_pending_problem(problem); !why.empty()) return why;
   if (config.block_m != 128 && config.block_m != 192) {
     return "block_m " + std::to_string(config.block_m) +
            " must be 128 or 192 (2 or 3 consumer warpgroups of 64 rows)";
@@ -171,11 +153,6 @@ ResourceUse resource_use(const AttentionProblem& problem, const AttentionConfig&
 }
 
 }  // namespace
-
-std::string attention_problem_refusal(const AttentionProblem& problem,
-                                      const AttentionConfig& config) {
-  return config.is_wgmma() ? wgmma_pending_problem(problem) : std::string();
-}
 
 int mma_sync_tile_row_bytes(int head_dim) {
   // templates/common/swizzled_tile.cuh: 16-byte chunks, rows of a head dim that is not a multiple

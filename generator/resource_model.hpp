@@ -43,11 +43,6 @@ ResourceUse cta_resource_use(const CtaDemand& demand, const GpuProfile& gpu);
 ResourceUse attention_resource_use(const AttentionProblem& problem, const AttentionConfig& config,
                                    const GpuProfile& gpu);
 
-// Why a variant's instruction path cannot compute this problem at all (empty when it can),
-// whatever the GPU: checked by the space (a pruning reason) and again by the launcher (refused).
-std::string attention_problem_refusal(const AttentionProblem& problem,
-                                      const AttentionConfig& config);
-
 // (block_m + 2 * stages * block_n) rows: the Q tile and `stages` K and V tiles. mma_sync: rows of
 // mma_sync_tile_row_bytes; wgmma: head_dim * element bytes + the P tiles of p_in_smem + 1024 for
 // the swizzle alignment + 256 for the mbarriers and the tile queue.

@@ -97,8 +97,25 @@ TEST(TensorMapRules, ChecksEveryDimensionOfAThreeDimensionalMap) {
   EXPECT_NE(tensor_map_problem(d, kAligned).find("K: dimension 2 has 0 elements"),
             std::string::npos);
   d.dims[2] = 16;
-  d.strides[1] = 256 * 4096;  // heads overlap
-  EXPECT_NE(tensor_map_problem(d, kAligned).find("stride of dimension 2"), std::string::npos);
+  d.strides[1] = 256 * 4097 + 8;
+  EXPECT_EQ(tensor_map_problem(d, kAligned),
+            "K: stride of dimension 2 of 1048840 bytes is not a multiple of 16 (TMA needs it; for "
+            "a row-major 16-bit matrix the row length must be a multiple of 8 elements)");
+}
+
+TEST(TensorMapRules, OuterStridesMayComeInAnyOrderButRowsMayNotOverlap) {
+  // [B, S, H, D] storage seen as {D, S, H, B}: the head stride (one row, 256 bytes) is below the
+  // row stride (16 heads' rows), as FA3's maps of such tensors have it; TMA takes that.
+  TensorMapDescription d;
+  d.name = "Q";
+  d.rank = 4;
+  d.dims = {128, 4097, 16, 2, 0};
+  d.strides = {256 * 16, 256, 256 * 16 * 4097, 0};
+  d.box = {64, 128, 1, 1, 0};
+  EXPECT_EQ(tensor_map_problem(d, kAligned), "");
+  d.strides[0] = 128;  // rows of 256 bytes, 128 apart
+  EXPECT_EQ(tensor_map_problem(d, kAligned),
+            "Q: row stride of 128 bytes is smaller than the 256 bytes the inner dimensions span");
 }
 
 TEST(TensorMapRules, RefusesOtherElementTypes) {

@@ -311,3 +311,83 @@ TEST(AttentionSpace, InvalidProblemIsAUsageError) {
 
 }  // namespace
 }  // namespace swr
+
+namespace swr {
+namespace {
+
+// Every head dim has wgmma variants on h100 and h200 (none on gb10): the block_n of its class
+// (FA3's tile and its neighbours), each kept one within 227 KiB and the consumers' registers, every
+// pruned one with its reason; D=256 keeps only 2 consumer warpgroups and block_n up to 80.
+TEST(AttentionSpace, WgmmaEveryHeadDim) {
+  const std::map<int, std::set<int>> block_ns = {
+      {32, {128, 160, 176, 192}}, {64, {128, 160, 176, 192}},  {80, {112, 128, 144, 160}},
+      {96, {112, 128, 144, 160}}, {128, {128, 160, 176, 192}}, {160, {64, 96, 112, 128}},
+      {192, {64, 96, 112, 128}},  {256, {48, 64, 80}}};
+  for (const char* name : {"h100", "h200", "gb10"}) {
+    const GpuProfile gpu = profile(name);
+    for (const auto& [head_dim, expected_block_ns] : block_ns) {
+      const AttentionProblem problem = big_problem(head_dim);
+      const AttentionSpace space = build_attention_space(problem, gpu);
+      std::size_t enumerated = 0, kept = 0;
+      std::set<int> seen_block_ns;
+      for (const AttentionConfig& c : space.configs) {
+        if (!c.is_wgmma()) continue;
+        ++kept;
+        seen_block_ns.insert(c.block_n);
+        EXPECT_LE(attention_dynamic_shared_bytes(problem, c), gpu.shared_memory_per_block_optin)
+            << c.key();
+        EXPECT_LE(estimate_wgmma_consumer_registers(problem, c), wgmma_consumer_registers(c))
+            << c.key();
+        if (head_dim == 256) EXPECT_EQ(c.consumer_warpgroups(), 2) << c.key();
+      }
+      for (const PrunedConfig& pruned : space.pruned) {
+        if (pruned.config.is_wgmma()) seen_block_ns.insert(pruned.config.block_n);
+        enumerated += pruned.config.is_wgmma();
+        EXPECT_FALSE(pruned.reason.empty());
+      }
+      enumerated += kept;
+      if (!supports(gpu, InstructionPath::wgmma)) {
+        EXPECT_EQ(enumerated, 0u) << name;
+        continue;
+      }
+      EXPECT_EQ(enumerated, head_dim == 256 ? 6 * 3 * 2 * 2 + 70u : kWgmmaEnumeratedCount)
+          << name << " d" << head_dim;
+      EXPECT_GE(kept, 70u) << name << " d" << head_dim;  // the schedule knobs on a base tile
+      EXPECT_EQ(seen_block_ns, expected_block_ns) << name << " d" << head_dim;
+    }
+  }
+}
+
+// GQA, MQA and a bottom-right causal mask over a KV cache are the kernel's launch arguments: the
+// same wgmma variants as for multi-head attention, their head groups in whole K/V heads.
+TEST(AttentionSpace, WgmmaTakesGroupedHeadsAndEitherAlignment) {
+  AttentionProblem mha = {
+      .batch = 1, .heads = 32, .seq_q = 8192, .seq_kv = 8192, .head_dim = 128, .causal = true};
+  auto wgmma_keys = [](const AttentionSpace& space) {
+    std::set<std::string> keys;
+    for (const AttentionConfig& c : space.configs) {
+      if (c.is_wgmma() && c.swizzle != TileSwizzle::head_groups) keys.insert(c.key());
+    }
+    return keys;
+  };
+  const std::set<std::string> mha_keys = wgmma_keys(build_attention_space(mha, profile("h200")));
+  EXPECT_GE(mha_keys.size(), 70u);
+  for (int kv_heads : {8, 1}) {
+    AttentionProblem gqa = mha;
+    gqa.kv_heads = kv_heads;
+    const AttentionSpace space = build_attention_space(gqa, profile("h200"));
+    EXPECT_EQ(wgmma_keys(space), mha_keys) << kv_heads;
+    for (const AttentionConfig& c : space.configs) {
+      if (c.is_wgmma() && c.swizzle == TileSwizzle::head_groups) {
+        EXPECT_EQ(c.head_group % (32 / kv_heads), 0) << c.key();
+      }
+    }
+  }
+  AttentionProblem prefill = mha;
+  prefill.seq_q = 1000;
+  prefill.causal_align = CausalAlignment::bottom_right;
+  EXPECT_EQ(wgmma_keys(build_attention_space(prefill, profile("h100"))), mha_keys);
+}
+
+}  // namespace
+}  // namespace swr
