@@ -261,28 +261,76 @@ __device__ __forceinline__ void consume(unsigned char* tiles, SharedStorage<T>& 
         const TileHeads heads = tile_heads(coord, args);
         unsigned short* o_head = o + row_offset(args.o, heads.batch, heads.head, 0);
         rows.start(out);
-        if (kv_tiles == 0) {  // no row sees a key: O = 0, nothing was loaded
-          rows.store(out, o_head, args.o.seq, q_row0, args.seq_q);
-          return;
-        }
-        bars.q.consumer_wait(q_state);
+        // No row of the tile sees a key: nothing was loaded, O is written 0 (l = 0).
+        if (kv_tiles > 0) {
+          bars.q.consumer_wait(q_state);
 
-        if constexpr (!T::kIntraWgOverlap) {
-          for (int step = 0; step < kv_tiles; ++step) {
-            const int kv_col0 = kv_tile_at(T::kOrder, step, kv_tiles, round) * T::kBlockN;
-            bars.k.consumer_wait(k_state);
-            order_sync();
-            issue_s(k_state.index);
-            order_arrive();
-            swr::sm90::wgmma_wait<0>();
-            fence_floats<kS>(s);
-            release(&bars.k.empty[k_state.index]);
-            k_state.advance();
-            if (step == kv_tiles - 1) release(&bars.q.empty[0]);
-            rows.mask(s, q_row0, kv_col0, seq_kv, causal_shift);
-            float rescale[2];
-            if (rows.softmax(s, scale_log2, rescale)) Rows::rescale_output(out, rescale);
-            stage_p();
+          if constexpr (!T::kIntraWgOverlap) {
+            for (int step = 0; step < kv_tiles; ++step) {
+              const int kv_col0 = kv_tile_at(T::kOrder, step, kv_tiles, round) * T::kBlockN;
+              bars.k.consumer_wait(k_state);
+              order_sync();
+              issue_s(k_state.index);
+              order_arrive();
+              swr::sm90::wgmma_wait<0>();
+              fence_floats<kS>(s);
+              release(&bars.k.empty[k_state.index]);
+              k_state.advance();
+              if (step == kv_tiles - 1) release(&bars.q.empty[0]);
+              rows.mask(s, q_row0, kv_col0, seq_kv, causal_shift);
+              float rescale[2];
+              if (rows.softmax(s, scale_log2, rescale)) Rows::rescale_output(out, rescale);
+              stage_p();
+              bars.v.consumer_wait(v_state);
+              issue_pv(v_state.index);
+              swr::sm90::wgmma_wait<0>();
+              fence_floats<kO>(out);
+              release(&bars.v.empty[v_state.index]);
+              v_state.advance();
+            }
+          } else {
+            // Step 0: S(0) alone.
+            {
+              const int kv_col0 = kv_tile_at(T::kOrder, 0, kv_tiles, round) * T::kBlockN;
+              bars.k.consumer_wait(k_state);
+              order_sync();
+              issue_s(k_state.index);
+              order_arrive();
+              swr::sm90::wgmma_wait<0>();
+              fence_floats<kS>(s);
+              release(&bars.k.empty[k_state.index]);
+              k_state.advance();
+              if (kv_tiles == 1) release(&bars.q.empty[0]);
+              rows.mask(s, q_row0, kv_col0, seq_kv, causal_shift);
+              float rescale[2];
+              rows.softmax(s, scale_log2, rescale);  // O is still 0: nothing to rescale
+              stage_p();
+            }
+            // Step j: issue S(j) and PV(j-1); softmax(j) runs while PV(j-1) is in flight.
+            for (int step = 1; step < kv_tiles; ++step) {
+              const int kv_col0 = kv_tile_at(T::kOrder, step, kv_tiles, round) * T::kBlockN;
+              bars.k.consumer_wait(k_state);
+              order_sync();
+              issue_s(k_state.index);
+              bars.v.consumer_wait(v_state);
+              issue_pv(v_state.index);
+              order_arrive();
+              swr::sm90::wgmma_wait<1>();
+              fence_floats<kS>(s);
+              release(&bars.k.empty[k_state.index]);
+              k_state.advance();
+              if (step == kv_tiles - 1) release(&bars.q.empty[0]);
+              rows.mask(s, q_row0, kv_col0, seq_kv, causal_shift);
+              float rescale[2];
+              const bool moved = rows.softmax(s, scale_log2, rescale);
+              swr::sm90::wgmma_wait<0>();
+              fence_floats<kO>(out);
+              if constexpr (!T::kPInSharedMemory) fence_words<kP>(p);
+              release(&bars.v.empty[v_state.index]);
+              v_state.advance();
+              if (moved) Rows::rescale_output(out, rescale);
+              stage_p();
+            }
             bars.v.consumer_wait(v_state);
             issue_pv(v_state.index);
             swr::sm90::wgmma_wait<0>();
@@ -290,57 +338,8 @@ __device__ __forceinline__ void consume(unsigned char* tiles, SharedStorage<T>& 
             release(&bars.v.empty[v_state.index]);
             v_state.advance();
           }
-        } else {
-          // Step 0: S(0) alone.
-          {
-            const int kv_col0 = kv_tile_at(T::kOrder, 0, kv_tiles, round) * T::kBlockN;
-            bars.k.consumer_wait(k_state);
-            order_sync();
-            issue_s(k_state.index);
-            order_arrive();
-            swr::sm90::wgmma_wait<0>();
-            fence_floats<kS>(s);
-            release(&bars.k.empty[k_state.index]);
-            k_state.advance();
-            if (kv_tiles == 1) release(&bars.q.empty[0]);
-            rows.mask(s, q_row0, kv_col0, seq_kv, causal_shift);
-            float rescale[2];
-            rows.softmax(s, scale_log2, rescale);  // O is still 0: nothing to rescale
-            stage_p();
-          }
-          // Step j: issue S(j) and PV(j-1); softmax(j) runs while PV(j-1) is in flight.
-          for (int step = 1; step < kv_tiles; ++step) {
-            const int kv_col0 = kv_tile_at(T::kOrder, step, kv_tiles, round) * T::kBlockN;
-            bars.k.consumer_wait(k_state);
-            order_sync();
-            issue_s(k_state.index);
-            bars.v.consumer_wait(v_state);
-            issue_pv(v_state.index);
-            order_arrive();
-            swr::sm90::wgmma_wait<1>();
-            fence_floats<kS>(s);
-            release(&bars.k.empty[k_state.index]);
-            k_state.advance();
-            if (step == kv_tiles - 1) release(&bars.q.empty[0]);
-            rows.mask(s, q_row0, kv_col0, seq_kv, causal_shift);
-            float rescale[2];
-            const bool moved = rows.softmax(s, scale_log2, rescale);
-            swr::sm90::wgmma_wait<0>();
-            fence_floats<kO>(out);
-            if constexpr (!T::kPInSharedMemory) fence_words<kP>(p);
-            release(&bars.v.empty[v_state.index]);
-            v_state.advance();
-            if (moved) Rows::rescale_output(out, rescale);
-            stage_p();
-          }
-          bars.v.consumer_wait(v_state);
-          issue_pv(v_state.index);
-          swr::sm90::wgmma_wait<0>();
-          fence_floats<kO>(out);
-          release(&bars.v.empty[v_state.index]);
-          v_state.advance();
+          q_state.advance();
         }
-        q_state.advance();
         rows.store(out, o_head, args.o.seq, q_row0, args.seq_q);
       });
 }
