@@ -116,7 +116,7 @@ TEST_P(WgmmaCompile, CompilesForSm90aWithoutSpills) {
   static const NvrtcCompiler compiler;
   const CompiledKernel kernel = compiler.compile(source, gpu.arch);
   ASSERT_TRUE(kernel.ok) << source.name << "\n" << kernel.log;
-  EXPECT_EQ(kernel.entry, "swr_attention_forward");
+  EXPECT_EQ(kernel.entry, kAttentionEntryName);
   EXPECT_EQ(kernel.spill_bytes, 0) << kernel.log;
   EXPECT_EQ(kernel.log.find("C7508"), std::string::npos) << kernel.log;
   // The entry cap ptxas reports: the register file over 384 or 512 threads.
