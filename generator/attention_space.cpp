@@ -40,15 +40,39 @@ struct ConsumerMode {
 };
 constexpr ConsumerMode kConsumerModes[] = {{2, false, false}, {2, true, false},  {2, true, true},
                                            {2, false, true},  {3, false, false}, {3, true, false}};
-constexpr int kWgmmaBlockNs[] = {128, 160, 176, 192};
 constexpr int kWgmmaStages[] = {2, 3};
 constexpr KvCacheHint kKvCacheHints[] = {KvCacheHint::none, KvCacheHint::evict_last};
-// The schedule knobs (order, persistence, swizzle, L2 hint) are crossed with these tiles only,
+
+// K/V rows per step by head dim, around FA3's choice for it (hopper/tile_size.h: 192x192 and
+// 192x128 up to D=64, 192x144 up to 96, 128x176 and 128x128 at 128, 128x112/128x128 up to 192,
+// 128x80 at 256): the O accumulator (D/2 registers per consumer thread) and the K/V ring (4 x
+// block_n x D x 2 bytes at 2 stages) leave room for less at larger D. The resource model prunes
+// what a head dim cannot hold (3 warpgroups above D=96 mostly, 3 stages above D=128). The
+// schedule knobs (order, persistence, swizzle, L2 hint) are crossed with two base tiles only,
 // not with every tile: the full product is ~1000 variants, and the schedule acts on the order of
-// tiles, which these two consumer modes (2 warpgroups overlapped and pingponged; 3 plain) share
-// with the others.
-constexpr ConsumerMode kScheduleBaseModes[] = {{2, true, true}, {3, false, false}};
-constexpr int kScheduleBaseBlockN = 128;
+// tiles, which the base tiles share with the others. The bases are FA3's consumer modes: 2
+// warpgroups overlapped and pingponged, and 3 plain where 3 fit (D <= 128) or 2 overlapped
+// without pingpong (FA3's D=256 mode) where they do not.
+struct HeadDimTiles {
+  int max_head_dim;
+  std::vector<int> block_ns;
+  int base_block_n;
+  ConsumerMode second_base_mode;
+};
+const HeadDimTiles& wgmma_tiles_for(int head_dim) {
+  static const HeadDimTiles kTiles[] = {
+      {64, {128, 160, 176, 192}, 128, {3, false, false}},
+      {96, {112, 128, 144, 160}, 128, {3, false, false}},
+      {128, {128, 160, 176, 192}, 128, {3, false, false}},
+      {192, {64, 96, 112, 128}, 112, {2, true, false}},
+      {256, {48, 64, 80}, 80, {2, true, false}},
+  };
+  for (const HeadDimTiles& tiles : kTiles) {
+    if (head_dim <= tiles.max_head_dim) return tiles;
+  }
+  return kTiles[std::size(kTiles) - 1];
+}
+constexpr ConsumerMode kScheduleBaseMode = {2, true, true};
 constexpr int kScheduleBaseStages = 2;
 
 constexpr int kTileRowGranularity = 64;
@@ -70,28 +94,30 @@ AttentionConfig wgmma_config(const ConsumerMode& mode, int block_n, int stages,
 // Every consumer mode x block_n x stages x P form (registers, shared memory) on the default
 // schedule, then the schedule knobs on the base tiles. P in shared memory costs 8 KiB per 64 keys
 // per consumer warpgroup; the resource model prunes the tiles it no longer fits.
-void append_wgmma_configs(int group, std::vector<AttentionConfig>& configs) {
+void append_wgmma_configs(int head_dim, int group, std::vector<AttentionConfig>& configs) {
+  const HeadDimTiles& tiles = wgmma_tiles_for(head_dim);
   for (bool p_in_smem : {false, true}) {
     for (const ConsumerMode& mode : kConsumerModes) {
-      for (int block_n : kWgmmaBlockNs) {
+      for (int block_n : tiles.block_ns) {
         for (int stages : kWgmmaStages) {
           configs.push_back(wgmma_config(mode, block_n, stages, p_in_smem));
         }
       }
     }
   }
-  for (const ConsumerMode& mode : kScheduleBaseModes) {
+  for (const ConsumerMode& mode : {kScheduleBaseMode, tiles.second_base_mode}) {
+    const AttentionConfig base = wgmma_config(mode, tiles.base_block_n, kScheduleBaseStages);
     for (KvOrder order : kOrders) {
       for (Persistence persistence : kPersistences) {
         for (TileSwizzle swizzle : kSwizzles) {
           for (KvCacheHint hint : kKvCacheHints) {
-            AttentionConfig config = wgmma_config(mode, kScheduleBaseBlockN, kScheduleBaseStages);
+            AttentionConfig config = base;
             config.order = order;
             config.persistence = persistence;
             config.swizzle = swizzle;
             config.head_group = swizzle == TileSwizzle::head_groups ? group : 1;
             config.kv_cache_hint = hint;
-            if (config == wgmma_config(mode, kScheduleBaseBlockN, kScheduleBaseStages)) continue;
+            if (config == base) continue;
             configs.push_back(config);
           }
         }
@@ -176,7 +202,7 @@ std::vector<AttentionConfig> enumerate_attention_configs(const AttentionProblem&
       }
     }
   }
-  if (supports(gpu, InstructionPath::wgmma)) append_wgmma_configs(group, configs);
+  if (supports(gpu, InstructionPath::wgmma)) append_wgmma_configs(problem.head_dim, group, configs);
   return configs;
 }
 

@@ -119,6 +119,10 @@ std::string render_wgmma_text(const AttentionProblem& problem, const AttentionCo
   text += "static_assert(Traits::kDynamicSharedBytes == " +
           std::to_string(attention_dynamic_shared_bytes(problem, config)) +
           ", \"resource model and template disagree on shared memory\");\n";
+  // The tensor maps' boxes (runtime/attention_tensor_maps.cpp) are the template's chunks.
+  text += "static_assert(Traits::kChunkColumns == " +
+          std::to_string(wgmma_attention_chunk_columns(problem.head_dim)) +
+          ", \"tensor map boxes and template disagree on the chunk width\");\n";
   text += "extern \"C\" __global__ void __launch_bounds__(Traits::kThreads, 1) ";
   text += std::string(kAttentionEntryName) + "(\n";
   text += "    const __grid_constant__ swr::sm90::TmaDescriptor q_map,\n";
@@ -130,15 +134,7 @@ std::string render_wgmma_text(const AttentionProblem& problem, const AttentionCo
     text +=
         "  if (threadIdx.x == 0) *reinterpret_cast<volatile int*>(static_cast<size_t>(8)) = 1;\n";
   }
-  // Contiguous multi-head top-left problems only so far (the resource model and the launcher
-  // refuse the others for wgmma variants): the block's strides and K/V heads are not read.
-  text +=
-      "  swr::attention::sm90::forward<Traits>(&q_map, &k_map, &v_map, o, args.batch * "
-      "args.heads,\n";
-  text +=
-      "                                        args.seq_q, args.seq_kv, args.scale_log2, "
-      "args.tile_counter,\n";
-  text += "                                        args.wave_size);\n";
+  text += "  swr::attention::sm90::forward<Traits>(&q_map, &k_map, &v_map, o, args);\n";
   text += "}\n";
   return text;
 }

@@ -70,9 +70,11 @@ namespace {
 
 // Addresses, loop counters, the running max and sum of the online softmax.
 constexpr int kAttentionBookkeepingRegisters = 40;
-// The wgmma kernel's: row max/sum, masks, pipeline phases. Calibrated on the compiled matrix
-// (bench/results/hopper-attention-h200): d64 m192 n192 fits 160, d128 m128 n176 fits 240.
-constexpr int kWgmmaConsumerBookkeepingRegisters = 24;
+// The wgmma kernel's: row max/sum, masks, pipeline phases, tile coordinates. Calibrated on the
+// compiled matrix (every head dim 32..256, 3 consumer warpgroups at 160 registers, f16 and bf16,
+// causal, every persistence): O + S (+ P while it waits for the overlapped PV in registers) of
+// 128 compiles without spills, 136 spills (d80 m192n192: 1120 B; d128 m192n128-ov: 544 B).
+constexpr int kWgmmaConsumerBookkeepingRegisters = 32;
 // The tiles start on a 1024-byte swizzle atom; the mbarriers of the Q, K and V rings and the tile
 // queue of dynamic persistence follow (templates/attention/sm90/traits.cuh kBarrierBytes).
 constexpr int kWgmmaSharedAlignmentBytes = 1024;
@@ -103,30 +105,12 @@ std::string tile_shape_problem(const AttentionConfig& config) {
   return {};
 }
 
-// What the wgmma kernel does not take yet (issue 16's wgmma half lifts these): a problem it would
-// compute wrongly is pruned with this reason and refused at launch, never run.
-std::string wgmma_pending_problem(const AttentionProblem& problem) {
-  if (problem.head_dim != 64 && problem.head_dim != 128) {
-    return "the wgmma kernel takes head dims 64 and 128 (not yet " +
-           std::to_string(problem.head_dim) + ")";
-  }
-  if (problem.kv_head_count() != problem.heads) {
-    return "the wgmma kernel does not take grouped K/V heads yet (kv_heads " +
-           std::to_string(problem.kv_head_count()) + " of " + std::to_string(problem.heads) + ")";
-  }
-  if (problem.causal_shift() != 0) {
-    return "the wgmma kernel does not take a bottom-right causal mask with seq_q != seq_kv yet";
-  }
-  return {};
-}
-
 // Shape rules of the sm_90a warp-specialized kernel (the static_asserts of
 // templates/attention/sm90/traits.cuh, and what it does not implement), then the consumer
 // warpgroups' registers after setmaxnreg.
 std::string wgmma_tile_problem(const AttentionProblem& problem, const AttentionConfig& config,
                                const GpuProfile& gpu) {
   if (std::string why = instruction_path_problem(gpu, config.path); !why.empty()) return why;
-  if (std::string why = wgmma_pending_problem(problem); !why.empty()) return why;
   if (config.block_m != 128 && config.block_m != 192) {
     return "block_m " + std::to_string(config.block_m) +
            " must be 128 or 192 (2 or 3 consumer warpgroups of 64 rows)";
@@ -170,11 +154,6 @@ ResourceUse resource_use(const AttentionProblem& problem, const AttentionConfig&
 
 }  // namespace
 
-std::string attention_problem_refusal(const AttentionProblem& problem,
-                                      const AttentionConfig& config) {
-  return config.is_wgmma() ? wgmma_pending_problem(problem) : std::string();
-}
-
 int mma_sync_tile_row_bytes(int head_dim) {
   // templates/common/swizzled_tile.cuh: 16-byte chunks, rows of a head dim that is not a multiple
   // of 64 padded by one chunk.
@@ -187,6 +166,10 @@ int attention_dynamic_shared_bytes(const AttentionProblem& problem, const Attent
   if (!config.is_wgmma()) return rows * mma_sync_tile_row_bytes(problem.head_dim);
   const int tiles = rows * problem.head_dim * static_cast<int>(element_bytes(problem.dtype));
   return tiles + wgmma_p_shared_bytes(config) + kWgmmaSharedAlignmentBytes + kWgmmaBarrierBytes;
+}
+
+int wgmma_attention_chunk_columns(int head_dim) {
+  return head_dim % 64 == 0 ? 64 : head_dim % 32 == 0 ? 32 : 16;
 }
 
 int wgmma_p_shared_bytes(const AttentionConfig& config) {
@@ -202,10 +185,13 @@ int wgmma_consumer_registers(const AttentionConfig& config) {
 int estimate_wgmma_consumer_registers(const AttentionProblem& problem,
                                       const AttentionConfig& config) {
   // fp32 accumulators of one warpgroup's 64 rows over its 128 threads: O (64 x head_dim) and S
-  // (64 x block_n); P reuses S's registers once packed.
+  // (64 x block_n). P (16-bit pairs, half of S) takes S's registers once packed, except with
+  // overlap in registers: P(j-1) waits for its PV wgmma while S(j) accumulates.
   constexpr int kWarpgroupThreads = 128;
-  return 64 * problem.head_dim / kWarpgroupThreads + 64 * config.block_n / kWarpgroupThreads +
-         kWgmmaConsumerBookkeepingRegisters;
+  const int output = 64 * problem.head_dim / kWarpgroupThreads;
+  const int scores = 64 * config.block_n / kWarpgroupThreads;
+  const int p_waiting = config.overlap && !config.p_in_smem ? scores / 2 : 0;
+  return output + scores + p_waiting + kWgmmaConsumerBookkeepingRegisters;
 }
 
 int estimate_attention_registers(const AttentionProblem& problem, const AttentionConfig& config) {

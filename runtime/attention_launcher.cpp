@@ -33,20 +33,29 @@ int AttentionKernelModule::grid_size(const AttentionProblem& problem) const {
 
 namespace {
 
-// A stride of a dimension longer than 1 that is not a multiple of 8 elements (16 bytes), or empty.
+// A stride of a dimension longer than 1 that is not a multiple of `elements` (what accesses of
+// 2 * `elements` bytes need), or empty.
 std::string unaligned_stride(const char* tensor, const attention::TensorStrides& strides, int batch,
-                             int heads, int seq) {
+                             int heads, int seq, int elements, const char* accesses) {
   const std::pair<const char*, std::pair<long long, int>> dims[] = {
       {"batch", {strides.batch, batch}},
       {"head", {strides.head, heads}},
       {"seq", {strides.seq, seq}}};
   for (const auto& [name, dim] : dims) {
-    if (dim.second > 1 && dim.first % 8 != 0) {
+    if (dim.second > 1 && dim.first % elements != 0) {
       return std::string(tensor) + "'s " + name + " stride " + std::to_string(dim.first) +
-             " elements is not a multiple of 8 (16 bytes), which its 16-byte copies need";
+             " elements is not a multiple of " + std::to_string(elements) + " (" +
+             std::to_string(2 * elements) + " bytes), which its " + accesses + " need";
     }
   }
   return {};
+}
+
+std::string unaligned_pointer(const char* tensor, CUdeviceptr pointer, int bytes,
+                              const char* accesses) {
+  if (pointer % bytes == 0) return {};
+  return std::string(tensor) + " at " + std::to_string(pointer) + " is not " +
+         std::to_string(bytes) + "-byte aligned, which the kernel's " + accesses + " need";
 }
 
 }  // namespace
@@ -55,26 +64,26 @@ std::string attention_layout_refusal(const AttentionProblem& problem, const Atte
                                      const AttentionLayout& layout,
                                      const AttentionBuffers& buffers) {
   if (config.is_wgmma()) {
-    if (!is_contiguous(problem, layout)) {
-      return "the wgmma variant " + config.key() +
-             " takes contiguous [B, H, S, D] tensors only (strided ones: an mma_sync variant)";
-    }
-    return {};
+    // Q, K and V arrive by TMA (attention_tensor_map_problem names what it cannot describe); O
+    // is written from registers in 4-byte pairs.
+    if (std::string why = unaligned_pointer("o", buffers.o, 4, "4-byte stores"); !why.empty())
+      return why;
+    return unaligned_stride("o", layout.o, problem.batch, problem.heads, problem.seq_q, 2,
+                            "4-byte stores");
   }
   const std::pair<const char*, CUdeviceptr> pointers[] = {
       {"q", buffers.q}, {"k", buffers.k}, {"v", buffers.v}, {"o", buffers.o}};
   for (const auto& [name, pointer] : pointers) {
-    if (pointer % 16 != 0) {
-      return std::string(name) + " at " + std::to_string(pointer) +
-             " is not 16-byte aligned, which the kernel's 16-byte copies need";
-    }
+    if (std::string why = unaligned_pointer(name, pointer, 16, "16-byte copies"); !why.empty())
+      return why;
   }
   const int kv_heads = problem.kv_head_count();
+  constexpr const char* kCopies = "16-byte copies";
   for (const std::string& why :
-       {unaligned_stride("q", layout.q, problem.batch, problem.heads, problem.seq_q),
-        unaligned_stride("k", layout.k, problem.batch, kv_heads, problem.seq_kv),
-        unaligned_stride("v", layout.v, problem.batch, kv_heads, problem.seq_kv),
-        unaligned_stride("o", layout.o, problem.batch, problem.heads, problem.seq_q)}) {
+       {unaligned_stride("q", layout.q, problem.batch, problem.heads, problem.seq_q, 8, kCopies),
+        unaligned_stride("k", layout.k, problem.batch, kv_heads, problem.seq_kv, 8, kCopies),
+        unaligned_stride("v", layout.v, problem.batch, kv_heads, problem.seq_kv, 8, kCopies),
+        unaligned_stride("o", layout.o, problem.batch, problem.heads, problem.seq_q, 8, kCopies)}) {
     if (!why.empty()) return why;
   }
   return {};
@@ -88,12 +97,10 @@ void AttentionKernelModule::launch(const AttentionProblem& problem, const Attent
   if (std::string why = attention_layout_refusal(problem, config_, layout, buffers); !why.empty()) {
     throw KernelRefused("cannot run " + config_.key() + " on " + problem.key() + ": " + why);
   }
-  if (std::string why = attention_problem_refusal(problem, config_); !why.empty()) {
-    throw KernelRefused("cannot run " + config_.key() + " on " + problem.key() + ": " + why);
-  }
   AttentionTensorMapCache::Maps maps{};
   if (config_.is_wgmma()) {
-    maps = tensor_maps_.maps_for(driver_, problem, config_, {buffers.q, buffers.k, buffers.v});
+    maps =
+        tensor_maps_.maps_for(driver_, problem, config_, layout, {buffers.q, buffers.k, buffers.v});
   }
   int grid = grid_size(problem);
   if (persistent_ctas > 0 && config_.persistence != Persistence::grid)

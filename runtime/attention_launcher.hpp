@@ -27,7 +27,8 @@ struct AttentionBuffers {
 
 // Why `config` cannot run on these buffers laid out so (empty when it can): the mma.sync kernels
 // copy 16-byte chunks (pointers 16-byte aligned, strides of dimensions longer than 1 multiples of
-// 8 elements); the wgmma kernel takes contiguous tensors only for now.
+// 8 elements); the wgmma kernel writes O in 4-byte pairs (O 4-byte aligned, its strides even),
+// and what TMA cannot describe of Q, K and V is refused by the tensor maps.
 std::string attention_layout_refusal(const AttentionProblem& problem, const AttentionConfig& config,
                                      const AttentionLayout& layout,
                                      const AttentionBuffers& buffers);
