@@ -8,6 +8,10 @@ Candidate statuses: ok; missing (this PyTorch has no such backend); unavailable 
 refuses this shape or dtype, its first error line is the note); unsupported (swr has no kernel for
 this head dim); untuned (nothing in the catalog serves this point); skipped (the math path would
 not fit in memory); wrong (relative error above the dtype's bound); failed (launch error).
+
+Grouped-query points (K and V with fewer heads than Q) call SDPA with enable_gqa=True; a backend
+that refuses it is run on K and V repeated to every query head instead (repeated once, outside
+the timing: what a user of that backend does), and its result says so (kv_repeated).
 """
 import warnings
 
@@ -66,19 +70,32 @@ class AttentionBench:
         self.flush, self.timing = flush, timing
         self.backends = {name: getattr(SDPBackend, member, None) for name, member in peers}
 
-    def sdpa(self, backend, q, k, v, causal):
+    @staticmethod
+    def inputs(torch, point):
+        """Random Q [B, H, S, D] and K, V [B, H_kv, S, D] of the point's dtype, on the GPU."""
+        dtype = torch.float16 if point.dtype == "f16" else torch.bfloat16
+        q = torch.randn(point.batch, point.heads, point.seq, point.head_dim, device="cuda",
+                        dtype=dtype)
+        kv_shape = (point.batch, point.kv_head_count(), point.seq, point.head_dim)
+        k = torch.randn(*kv_shape, device="cuda", dtype=dtype)
+        v = torch.randn(*kv_shape, device="cuda", dtype=dtype)
+        return q, k, v
+
+    def sdpa(self, backend, q, k, v, causal, grouped=False):
         with self.sdpa_kernel(backend):
+            if grouped:
+                return self.F.scaled_dot_product_attention(q, k, v, is_causal=causal,
+                                                           enable_gqa=True)
             return self.F.scaled_dot_product_attention(q, k, v, is_causal=causal)
 
     def run(self, point, swr):
         """swr: {"call": (q, k, v) -> a call of swr.torch.attention}, or {"status", "note"}
         when swr does not run this point. Returns {candidate: result}."""
         torch = self.torch
-        dtype = torch.float16 if point.dtype == "f16" else torch.bfloat16
-        q = torch.randn(point.batch, point.heads, point.seq, point.head_dim, device="cuda",
-                        dtype=dtype)
-        k, v = torch.randn_like(q), torch.randn_like(q)
-        results, calls, outputs = {}, {}, {}
+        q, k, v = self.inputs(torch, point)
+        grouped = point.grouped()
+        repeated = None  # K and V over every query head, made once for backends refusing GQA
+        results, calls, outputs, notes = {}, {}, {}, {}
 
         for name, backend in self.backends.items():
             if backend is None:
@@ -88,7 +105,7 @@ class AttentionBench:
                 results[name] = {"status": "skipped", "note": (
                     f"would need ~{math_path_bytes(point) / 1e9:.0f} GB for the S x S matrices")}
                 continue
-            call = lambda backend=backend: self.sdpa(backend, q, k, v, point.causal)
+            call = lambda backend=backend: self.sdpa(backend, q, k, v, point.causal, grouped)
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 try:
@@ -97,6 +114,21 @@ class AttentionBench:
                 except RuntimeError as error:  # includes torch.cuda.OutOfMemoryError
                     torch.cuda.empty_cache()
                     results[name] = {"status": "unavailable", "note": why_refused(error, caught)}
+            if name in results and grouped:
+                if repeated is None:
+                    group = point.heads // point.kv_head_count()
+                    repeated = (k.repeat_interleave(group, dim=1),
+                                v.repeat_interleave(group, dim=1))
+                call = lambda backend=backend: self.sdpa(backend, q, *repeated, point.causal)
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    try:
+                        outputs[name] = call()
+                        calls[name] = call
+                        notes[name] = ("K/V repeated to every query head (enable_gqa refused: "
+                                       + results.pop(name)["note"] + ")")
+                    except RuntimeError:
+                        torch.cuda.empty_cache()
 
         reference_name = next((n for n in FUSED_REFERENCES if n in outputs), None)
         reference = outputs.get(reference_name)
@@ -105,6 +137,8 @@ class AttentionBench:
                 results[name] = {"relative_error": relative_error(torch, outputs[name], reference)}
             else:
                 results[name] = {"relative_error": 0.0 if name == reference_name else None}
+            if name in notes:
+                results[name].update(kv_repeated=True, note=notes[name])
         outputs.clear()
 
         if swr.get("call") is not None:
@@ -141,6 +175,6 @@ class AttentionBench:
             results[name]["tflops"] = point.flops() / summary["median_ms"] / 1e9
             results[name]["tokens_per_s"] = point.tokens() / summary["median_ms"] * 1e3
         results["swr"].setdefault("reference", reference_name)
-        del q, k, v, calls
+        del q, k, v, calls, repeated
         torch.cuda.empty_cache()
         return results

@@ -14,8 +14,10 @@ Run on a GPU machine from the repository root, after building:
     python3 bench/attention_vs_pytorch.py --gpu h200 --catalog kernels-h200/ \\
         --out bench/results/attention-h200
 
---points BxHxSxD-causal|-noncausal ... names each point with its own B*H instead (e.g. enough
-work for every peer's run to last >= 1 ms, as bench/tuned_attention_device_run.sh does).
+--points BxHxSxD[-kvN]-causal|-noncausal ... names each point with its own B*H instead (e.g.
+enough work for every peer's run to last >= 1 ms, as bench/tuned_attention_device_run.sh does);
+"-kvN" makes K and V N heads (grouped-query: swr.torch and SDPA with enable_gqa=True), e.g.
+1x32x8192x128-kv8-causal for Llama-3's attention.
 
 bench/peer_grid.py is the wider comparison (a grid of shapes, every SDPA backend, cuBLAS).
 """
@@ -50,18 +52,26 @@ def parse_shape(text):
 
 
 def parse_point(text, dtype):
-    """"BxHxSxD-causal" or "BxHxSxD-noncausal" -> an AttentionPoint; bad text exits 2 naming it.
+    """"BxHxSxD[-kvN]-causal" or "...-noncausal" -> an AttentionPoint; bad text exits 2 naming it.
     One point per text, so that each point can have its own B*H (e.g. enough work for >= 1 ms)."""
     try:
-        dims, mask = text.split("-")
+        parts = text.split("-")
+        dims, mask = parts[0], parts[-1]
+        kv_heads = 0
+        if len(parts) == 3 and parts[1].startswith("kv"):
+            kv_heads = int(parts[1][2:])
+        elif len(parts) != 2:
+            raise ValueError(text)
         b, h, s, d = (int(x) for x in dims.split("x"))
-        if mask not in ("causal", "noncausal") or min(b, h, s, d) < 1:
+        if (mask not in ("causal", "noncausal") or min(b, h, s, d) < 1 or kv_heads < 0
+                or (kv_heads and h % kv_heads)):
             raise ValueError(text)
     except ValueError:
-        print(f"attention_vs_pytorch: bad point '{text}': allowed BxHxSxD-causal or "
-              f"BxHxSxD-noncausal, e.g. 1x1x131072x128-causal", file=sys.stderr)
+        print(f"attention_vs_pytorch: bad point '{text}': allowed BxHxSxD-causal, "
+              f"BxHxSxD-noncausal or BxHxSxD-kvN-(non)causal with N dividing H, e.g. "
+              f"1x1x131072x128-causal or 1x32x8192x128-kv8-causal", file=sys.stderr)
         sys.exit(2)
-    return grid_points.AttentionPoint(REGIME, b, h, s, d, dtype, mask == "causal")
+    return grid_points.AttentionPoint(REGIME, b, h, s, d, dtype, mask == "causal", kv_heads)
 
 
 def shape_points(shapes, head_dims, dtype):
@@ -84,7 +94,7 @@ def main(argv=None):
     parser.add_argument("--shapes", nargs="+", default=DEFAULT_SHAPES, help="BxHxS, S_q = S_kv")
     parser.add_argument("--head-dims", nargs="+", type=int, default=[64, 128])
     parser.add_argument("--points", nargs="+",
-                        help="BxHxSxD-causal|-noncausal, each its own point (instead of "
+                        help="BxHxSxD[-kvN]-causal|-noncausal, each its own point (instead of "
                              "--shapes x --head-dims x both masks)")
     parser.add_argument("--dtype", default="f16", choices=["f16", "bf16"])
     parser.add_argument("--min-rounds", type=int, default=3)
@@ -114,7 +124,8 @@ def main(argv=None):
         entry = dict(point.as_json(), describe=point.describe())
         if not point.swr_supported():
             entry.update(swr_config=None, swr_config_source="unsupported",
-                         swr_note="swr has attention kernels for head dim 64 and 128 only")
+                         swr_note="swr has attention kernels for head dims "
+                                  + ", ".join(map(str, grid_points.SWR_HEAD_DIMS)) + " only")
             swr = {"status": "unsupported", "note": entry["swr_note"]}
         else:
             entry.update(swr_runtime.attention_choice(catalog, args.gpu, point))

@@ -1,12 +1,14 @@
 """The shapes the peer grid measures, grouped in regimes.
 
-Two attention regimes:
+Three attention regimes:
   short: the TiledAttention paper's study grid (S 512..8192, D 64/96/128/160, fp16/bf16, causal and
          not). Its B=1, H=8 leaves an H200 mostly idle at S=512 (32 CTAs of 128 rows), so here every
          point has the same number of tokens, B*S = 16384, with H = 16: the short points all fill
          the GPU and each costs about the same time.
   long:  the Sawtooth paper's long-sequence regime (S 16K..256K, B=8, H=1, fp16), where K/V of one
          head outgrows the L2 and the K/V order matters; the shapes of bench/l2_sweep.sh.
+  models: what models run: a Llama-3-like grouped-query shape (H=32 over H_kv=8 K/V heads, D=128)
+         and head dim 256 (H=16), S 4K..64K with B*S = 65536, fp16, causal and not.
 and one GEMM regime (square sizes, cuBLAS against swr's GEMM kernels when there are any).
 Pure Python: no torch, so that the plan can be printed and tested anywhere.
 """
@@ -23,12 +25,18 @@ LONG_HEADS = 1
 DTYPES = ("f16", "bf16")
 GEMM_SIZES = (1024, 2048, 4096, 8192)
 
+MODEL_SEQS = (4096, 16384, 65536)
+MODEL_TOKENS = 65536  # B*S of every model point
+# (heads, K/V heads, head dim): Llama-3 8B/70B's attention, and the largest head dim.
+MODEL_SHAPES = ((32, 8, 128), (16, 16, 256))
+
 # What swr's attention template instantiates (include/swr/attention_problem.hpp).
-SWR_HEAD_DIMS = (64, 128)
+SWR_HEAD_DIMS = (32, 64, 80, 96, 128, 160, 192, 256)
 
 REGIME_TITLES = {
     "short": "TiledAttention grid: S 512-8192, B*S=16384, H=16",
     "long": "Sawtooth long sequences: S 16K-256K, B=8, H=1",
+    "models": "Model shapes: GQA H=32/H_kv=8 D=128 and D=256 H=16, S 4K-64K, B*S=65536",
     "gemm": "GEMM: square M=N=K",
 }
 
@@ -42,13 +50,22 @@ class AttentionPoint:
     head_dim: int
     dtype: str  # "f16" or "bf16"
     causal: bool
+    kv_heads: int = 0  # K/V heads; 0: heads (multi-head)
 
     family = "attention"
+
+    def kv_head_count(self):
+        return self.kv_heads or self.heads
+
+    def grouped(self):
+        """K/V heads fewer than the query heads (GQA/MQA: SDPA's enable_gqa)."""
+        return self.kv_head_count() != self.heads
 
     def key(self):
         """swr's problem key (AttentionProblem::key), so that database rows match by text."""
         mask = "causal" if self.causal else "noncausal"
-        return (f"b{self.batch}_h{self.heads}_sq{self.seq}_skv{self.seq}_d{self.head_dim}_"
+        kv = f"_kv{self.kv_head_count()}" if self.grouped() else ""
+        return (f"b{self.batch}_h{self.heads}{kv}_sq{self.seq}_skv{self.seq}_d{self.head_dim}_"
                 f"{self.dtype}_{mask}")
 
     def flops(self):
@@ -68,14 +85,15 @@ class AttentionPoint:
         return (self.head_dim, self.dtype, self.causal)
 
     def describe(self):
-        return (f"B{self.batch} H{self.heads} S{self.seq} D{self.head_dim} {self.dtype}"
+        heads = f"H{self.heads}/{self.kv_head_count()}" if self.grouped() else f"H{self.heads}"
+        return (f"B{self.batch} {heads} S{self.seq} D{self.head_dim} {self.dtype}"
                 f"{' causal' if self.causal else ''}")
 
     def as_json(self):
         return {"family": self.family, "regime": self.regime, "key": self.key(),
-                "batch": self.batch, "heads": self.heads, "seq": self.seq,
-                "head_dim": self.head_dim, "dtype": self.dtype, "causal": self.causal,
-                "flops": self.flops(), "tokens": self.tokens()}
+                "batch": self.batch, "heads": self.heads, "kv_heads": self.kv_head_count(),
+                "seq": self.seq, "head_dim": self.head_dim, "dtype": self.dtype,
+                "causal": self.causal, "flops": self.flops(), "tokens": self.tokens()}
 
 
 @dataclass(frozen=True)
@@ -119,11 +137,17 @@ def long_grid(seqs=LONG_SEQS, head_dims=LONG_HEAD_DIMS):
             for causal in (False, True) for head_dim in head_dims for seq in seqs]
 
 
+def model_grid(seqs=MODEL_SEQS, shapes=MODEL_SHAPES):
+    return [AttentionPoint("models", max(1, MODEL_TOKENS // seq), heads, seq, head_dim, "f16",
+                           causal, kv_heads)
+            for heads, kv_heads, head_dim in shapes for causal in (False, True) for seq in seqs]
+
+
 def gemm_grid(sizes=GEMM_SIZES, dtypes=("f16",)):
     return [GemmPoint(size, size, size, dtype) for dtype in dtypes for size in sizes]
 
 
-def full_grid(regimes=("short", "long", "gemm"), quick=False):
+def full_grid(regimes=("short", "long", "models", "gemm"), quick=False):
     """Every point of the named regimes; `quick` keeps a few of each, for a smoke run."""
     points = []
     if "short" in regimes:
@@ -131,6 +155,8 @@ def full_grid(regimes=("short", "long", "gemm"), quick=False):
                    if quick else short_grid())
     if "long" in regimes:
         points += long_grid(seqs=(16384, 65536)) if quick else long_grid()
+    if "models" in regimes:
+        points += model_grid(seqs=(4096,)) if quick else model_grid()
     if "gemm" in regimes:
         points += gemm_grid(sizes=(2048,)) if quick else gemm_grid()
     return points

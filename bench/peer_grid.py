@@ -41,7 +41,8 @@ import swr_runtime
 from device_timing import METHOD
 
 REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-UNSUPPORTED_NOTE = "swr has attention kernels for head dim 64 and 128 only"
+UNSUPPORTED_NOTE = ("swr has attention kernels for head dims "
+                    + ", ".join(map(str, grid_points.SWR_HEAD_DIMS)) + " only")
 
 
 def parse_arguments(argv):
@@ -53,8 +54,8 @@ def parse_arguments(argv):
                         help="results database or export directory the runtime chooses from")
     parser.add_argument("--swr-tune", default="build/swr-tune",
                         help="path to swr-tune (its version goes into the record)")
-    parser.add_argument("--regimes", nargs="+", default=["short", "long", "gemm"],
-                        choices=["short", "long", "gemm"])
+    parser.add_argument("--regimes", nargs="+", default=["short", "long", "models", "gemm"],
+                        choices=["short", "long", "models", "gemm"])
     parser.add_argument("--quick", action="store_true", help="a few points of each regime")
     parser.add_argument("--out", help="directory for results.json, results.csv, table.txt")
     parser.add_argument("--target-seconds", type=float, default=0.3,
@@ -236,17 +237,15 @@ def ncu_child(spec_path):
         spec = json.load(f)
     fields = {k: spec["point"][k] for k in ("regime", "batch", "heads", "seq", "head_dim",
                                             "dtype", "causal")}
-    point = grid_points.AttentionPoint(**fields)
-    dtype = torch.float16 if point.dtype == "f16" else torch.bfloat16
-    q = torch.randn(point.batch, point.heads, point.seq, point.head_dim, device="cuda", dtype=dtype)
-    k, v = torch.randn_like(q), torch.randn_like(q)
+    point = grid_points.AttentionPoint(**fields, kv_heads=spec["point"].get("kv_heads", 0))
+    q, k, v = AttentionBench.inputs(torch, point)
     if spec["candidate"] == "swr":
         catalog = swr_runtime.open_catalog(spec["catalog"])
         call = swr_runtime.attention_call(catalog, spec["gpu"], point)(q, k, v)
     else:
         bench = AttentionBench(torch, flush=None, timing=None)
         backend = bench.backends[spec["candidate"]]
-        call = lambda: bench.sdpa(backend, q, k, v, point.causal)
+        call = lambda: bench.sdpa(backend, q, k, v, point.causal, point.grouped())
     call()  # warm-up, not profiled
     torch.cuda.synchronize()
     torch.cuda.profiler.start()

@@ -58,7 +58,8 @@ def choice_fields(choice):
 
 def attention_choice(catalog, gpu, point):
     return choice_fields(catalog.best_attention(gpu, point.batch, point.heads, point.seq,
-                                                point.head_dim, point.dtype, point.causal))
+                                                point.head_dim, point.dtype, point.causal,
+                                                kv_heads=point.kv_head_count()))
 
 
 def gemm_choice(catalog, gpu, point):
@@ -86,10 +87,11 @@ def attention_call(catalog, gpu, point):
     entry = torch_entry()
 
     def bind(q, k, v):
+        grouped = point.grouped()  # K/V over fewer heads: SDPA's enable_gqa
         _checked_against_the_plan(entry.explain(q, k, v, is_causal=point.causal,
-                                                catalog=catalog), gpu)
-        return lambda: entry.attention(q, k, v, is_causal=point.causal, fallback="error",
-                                       catalog=catalog)
+                                                enable_gqa=grouped, catalog=catalog), gpu)
+        return lambda: entry.attention(q, k, v, is_causal=point.causal, enable_gqa=grouped,
+                                       fallback="error", catalog=catalog)
     return bind
 
 

@@ -89,6 +89,7 @@ struct ShowOptions {
   std::string head_dim;
   std::string dtype;
   bool causal = false;
+  AttentionHeadOptions head_options;  // --kv-heads, --causal-align
   std::string database;
   bool database_given = false;
   bool json = false;
@@ -112,6 +113,7 @@ struct QueryOptions {
   std::string head_dim = "64";
   std::string dtype = "f16";
   bool causal = false;
+  AttentionHeadOptions head_options;                 // --kv-heads, --causal-align
   GemmOptions gemm;                                  // --family, --m, --n, --k, --size
   std::vector<std::string> attention_options_given;  // to refuse them with --family gemm
   std::string database;

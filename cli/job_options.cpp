@@ -79,6 +79,23 @@ void add_tuning_options(CLI::App& command, TuningOptions& options) {
   command.add_flag("--both", options.both, "Tune the causal and the non-causal shape");
   command.add_flag("--retune", options.retune, "Measure again the variants already measured");
   command
+      .add_option("--devices", options.devices,
+                  "Measure on these devices of the --gpu kind, one worker each (all, or indexes "
+                  "such as 0,2,5; default: $SWR_DEVICE, else 0)")
+      ->type_name("all|LIST");
+  command.add_flag("--no-wait", options.no_wait,
+                   "Fail instead of waiting when another tuner is measuring on a device");
+  command
+      .add_option("--plan", options.plan,
+                  "Tune the problems of both families a plan file (JSON) lists, instead of one "
+                  "shape")
+      ->type_name("FILE");
+  command
+      .add_option("--shard", options.shard,
+                  "Tune shard I of N of the work (0 <= I < N), e.g. "
+                  "$SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT; merge with `import`")
+      ->type_name("I/N");
+  command
       .add_option("--model-top", options.model_top,
                   "Measure only the K variants the model predicts fastest, plus 3 spread-out "
                   "ones as a check (on the named GPU; without it, the ranking is printed anyway)")

@@ -1,6 +1,6 @@
 // The options of the commands that compile (compile, tune: parallelism, cache, output, limit) and
-// those tuning adds (--db, --time-budget, --both, --retune), and what they become: the tuner's
-// compile settings and tuning request.
+// those tuning adds (--db, --time-budget, --both, --retune, --devices, --no-wait, --plan,
+// --shard), and what they become: the tuner's compile settings and tuning request.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -36,6 +36,10 @@ struct TuningOptions {
   bool both = false;        // causal and non-causal
   bool retune = false;
   bool plant_fault = false;  // hidden, for tests: add a variant that faults on purpose
+  std::string devices;       // --devices all|0,2,5
+  bool no_wait = false;      // --no-wait: fail instead of waiting for a device another tuner holds
+  std::string plan;          // --plan FILE
+  std::string shard;         // --shard I/N
   std::string model_top;     // --model-top K: measure only the model's K best (and checks)
 };
 

@@ -11,12 +11,6 @@ namespace swr::cli {
 
 namespace {
 
-std::string supported_head_dims() {
-  std::string text;
-  for (int dim : kSupportedHeadDims) text += (text.empty() ? "" : ", ") + std::to_string(dim);
-  return text;
-}
-
 void require(const std::string& value, const std::string& option_name, const std::string& allowed) {
   if (value.empty()) throw UsageError("missing " + option_name + ": allowed " + allowed);
 }
@@ -32,19 +26,59 @@ void add_problem_options(CLI::App& command, ProblemOptions& options) {
   command.add_option("--heads", options.heads, "Attention heads")
       ->type_name("H")
       ->capture_default_str();
-  command.add_option("--head-dim", options.head_dim, "Head dimension: " + supported_head_dims())
+  command
+      .add_option("--head-dim", options.head_dim, "Head dimension: " + supported_head_dims_text())
       ->type_name("D")
       ->capture_default_str();
   command.add_option("--dtype", options.dtype, "Element type: f16, bf16")
       ->type_name("TYPE")
       ->capture_default_str();
-  command.add_flag("--causal", options.causal, "Causal mask (query row i sees keys j <= i)");
+  command.add_flag("--causal", options.causal,
+                   "Causal mask (query row i sees keys j <= i; see --causal-align)");
+  add_attention_head_options(command, options.head_options);
   command
       .add_option("--config", options.config_keys,
                   "Only these variants (config keys as `swr-tune space` lists them, of either "
                   "family); repeatable")
       ->type_name("KEY");
   add_gemm_shape_options(command, options.gemm);
+}
+
+void add_attention_head_options(CLI::App& command, AttentionHeadOptions& options) {
+  command
+      .add_option("--kv-heads", options.kv_heads,
+                  "K/V heads, a divisor of --heads (default: --heads; fewer: grouped-query "
+                  "attention, 1: multi-query)")
+      ->type_name("H_KV");
+  command
+      .add_option(
+          "--causal-align", options.causal_align,
+          "Where the causal diagonal lies when --seq-kv differs from --seq: top_left (query "
+          "i sees keys j <= i, the default) or bottom_right (j <= i + seq_kv - seq)")
+      ->type_name("ALIGN");
+}
+
+void apply_attention_head_options(const AttentionHeadOptions& options, AttentionProblem& problem) {
+  if (!options.kv_heads.empty()) {
+    const int kv_heads = parse_positive(options.kv_heads, "--kv-heads");
+    if (problem.heads % kv_heads != 0) {
+      throw UsageError("bad --kv-heads '" + options.kv_heads + "': allowed a divisor of --heads " +
+                       std::to_string(problem.heads) + " (" + kv_head_counts_text(problem.heads) +
+                       ")");
+    }
+    problem.kv_heads = kv_heads;
+  }
+  if (!options.causal_align.empty()) {
+    const std::optional<CausalAlignment> align = parse_causal_alignment(options.causal_align);
+    if (!align) {
+      throw UsageError("bad --causal-align '" + options.causal_align +
+                       "': allowed top_left, bottom_right");
+    }
+    if (*align == CausalAlignment::bottom_right && !problem.causal) {
+      throw UsageError("--causal-align bottom_right needs --causal: allowed top_left without it");
+    }
+    problem.causal_align = *align;
+  }
 }
 
 int parse_positive(const std::string& text, const std::string& option_name) {
@@ -72,10 +106,11 @@ Target resolve_target(const ProblemOptions& options) {
   if (std::find(std::begin(kSupportedHeadDims), std::end(kSupportedHeadDims), problem.head_dim) ==
       std::end(kSupportedHeadDims)) {
     throw UsageError("unsupported head dim '" + options.head_dim + "': allowed " +
-                     supported_head_dims());
+                     supported_head_dims_text());
   }
   problem.dtype = parse_dtype_option(options.dtype);
   problem.causal = options.causal;
+  apply_attention_head_options(options.head_options, problem);
   problem.validate();  // whatever else the problem itself refuses (e.g. tensors too large)
 
   for (const std::string& key : options.config_keys) {
@@ -145,7 +180,7 @@ GemmProblem single_gemm_problem(const GemmOptions& options, DataType dtype) {
   return problem;
 }
 
-void reject_attention_options(const ProblemOptions& options, const std::string& allowed) {
+std::vector<std::string> given_attention_options(const ProblemOptions& options) {
   const ProblemOptions defaults;
   const std::pair<bool, const char*> attention_only[] = {
       {!options.seq.empty(), "--seq"},
@@ -154,13 +189,21 @@ void reject_attention_options(const ProblemOptions& options, const std::string& 
       {options.heads != defaults.heads, "--heads"},
       {options.head_dim != defaults.head_dim, "--head-dim"},
       {options.causal, "--causal"},
+      {!options.head_options.kv_heads.empty(), "--kv-heads"},
+      {!options.head_options.causal_align.empty(), "--causal-align"},
   };
-  for (const auto& [given, option] : attention_only) {
-    if (given) {
-      throw UsageError(std::string(option) +
-                       " belongs to the attention family: allowed with --family gemm are " +
-                       allowed);
-    }
+  std::vector<std::string> given;
+  for (const auto& [is_given, option] : attention_only) {
+    if (is_given) given.push_back(option);
+  }
+  return given;
+}
+
+void reject_attention_options(const ProblemOptions& options, const std::string& allowed) {
+  const std::vector<std::string> given = given_attention_options(options);
+  if (!given.empty()) {
+    throw UsageError(given.front() +
+                     " belongs to the attention family: allowed with --family gemm are " + allowed);
   }
 }
 

@@ -22,6 +22,20 @@ struct GemmOptions {
   std::string sweep_out;             // --sweep-out DIR (default bench/results/gemm-sweep-<gpu>)
 };
 
+// --kv-heads H_kv and --causal-align top_left|bottom_right: what every command that names an
+// attention shape takes beside --heads and --causal (empty: multi-head, top-left).
+struct AttentionHeadOptions {
+  std::string kv_heads;
+  std::string causal_align;
+  bool given() const { return !kv_heads.empty() || !causal_align.empty(); }
+};
+
+void add_attention_head_options(CLI::App& command, AttentionHeadOptions& options);
+// Sets problem.kv_heads and problem.causal_align from the options (after heads and causal are
+// set): UsageError naming the option for a K/V head count that does not divide --heads, an
+// unknown alignment, or bottom_right without --causal.
+void apply_attention_head_options(const AttentionHeadOptions& options, AttentionProblem& problem);
+
 struct ProblemOptions {
   std::string gpu;
   std::string seq;
@@ -31,6 +45,7 @@ struct ProblemOptions {
   std::string head_dim = "64";
   std::string dtype = "f16";
   bool causal = false;
+  AttentionHeadOptions head_options;     // --kv-heads, --causal-align
   std::vector<std::string> config_keys;  // --config: restrict to these variants
   GemmOptions gemm;                      // --family, --m, --n, --k, --size
 };
@@ -53,6 +68,10 @@ bool is_gemm_family(const GemmOptions& options);
 // Checks every value (UsageError on the first bad one) before resolving the GPU, so that bad
 // input never touches the driver or the disk. "auto" without a device throws NoDeviceError.
 Target resolve_target(const ProblemOptions& options);
+
+// The attention shape options given (--seq ... --causal, those not at their default), in that
+// order: what --family gemm and --plan refuse.
+std::vector<std::string> given_attention_options(const ProblemOptions& options);
 
 // With --family gemm the attention options have no meaning: UsageError naming the first one given
 // ("--seq belongs to the attention family: allowed with --family gemm are <allowed>").

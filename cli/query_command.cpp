@@ -31,13 +31,18 @@ AttentionProblem asked_attention_problem(const QueryOptions& options) {
   problem.head_dim = parse_positive(options.head_dim, "--head-dim");
   problem.dtype = asked_dtype(options);
   problem.causal = options.causal;
+  apply_attention_head_options(options.head_options, problem);
   problem.validate();
   return problem;
 }
 
 GemmProblem asked_gemm_problem(const QueryOptions& options) {
-  if (!options.attention_options_given.empty()) {
-    throw UsageError(options.attention_options_given.front() +
+  std::string given =
+      options.attention_options_given.empty() ? "" : options.attention_options_given.front();
+  if (given.empty() && !options.head_options.kv_heads.empty()) given = "--kv-heads";
+  if (given.empty() && !options.head_options.causal_align.empty()) given = "--causal-align";
+  if (!given.empty()) {
+    throw UsageError(given +
                      " belongs to the attention family: allowed with --family gemm are --gpu, "
                      "--m, --n, --k, --size, --dtype, --db, --export and --json");
   }
@@ -134,6 +139,7 @@ CLI::App* add_query_command(CLI::App& app, QueryOptions& options) {
       ->capture_default_str();
   command->add_flag("--causal", options.causal, "Attention: causal mask")
       ->each(attention_option("--causal"));
+  add_attention_head_options(*command, options.head_options);
   add_gemm_shape_options(*command, options.gemm);
   CLI::Option* database =
       command
@@ -150,8 +156,9 @@ CLI::App* add_query_command(CLI::App& app, QueryOptions& options) {
       "  swr-tune query --gpu h200 --seq 65536 --head-dim 128 --causal\n"
       "  swr-tune query --family gemm --gpu h200 --m 8192 --n 4096 --k 1024 --dtype bf16\n"
       "  swr-tune query --family gemm --gpu h200 --size 4096 --export kernels-h200/\n"
-      "Nearest attention shape: same head dim, dtype and causal mode, then the closest K/V "
-      "working set over L2 and Q tiles over SMs. Nearest GEMM shape: same dtype, then the "
+      "Nearest attention shape: same head dim, dtype, causal mode, GQA ratio and causal "
+      "alignment, then the closest K/V working set over L2 and Q tiles over SMs. Nearest GEMM "
+      "shape: same dtype, then the "
       "closest (log2 m, log2 n, log2 k). See README, \"Runtime\".");
   return command;
 }

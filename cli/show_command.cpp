@@ -44,6 +44,7 @@ AttentionProblem shape_of(const ShowOptions& options) {
     problem.dtype = *dtype;
   }
   problem.causal = options.causal;
+  apply_attention_head_options(options.head_options, problem);
   problem.validate();
   return problem;
 }
@@ -56,7 +57,7 @@ bool matches_filters(const db::StoredProblem& stored, const ShowOptions& options
   if (!stored.attention) {
     const bool attention_filter = options.causal || !options.seq_kv.empty() ||
                                   !options.batch.empty() || !options.heads.empty() ||
-                                  !options.head_dim.empty();
+                                  !options.head_dim.empty() || options.head_options.given();
     return stored.family == "gemm" && !attention_filter &&
            (options.dtype.empty() || stored.json.value("dtype", std::string()) == options.dtype);
   }
@@ -66,7 +67,12 @@ bool matches_filters(const db::StoredProblem& stored, const ShowOptions& options
   };
   if (!options.dtype.empty() && options.dtype != to_string(problem.dtype)) return false;
   if (options.causal && !problem.causal) return false;
-  return matches(options.seq_kv, problem.seq_kv, "--seq-kv") &&
+  if (!options.head_options.causal_align.empty() &&
+      options.head_options.causal_align != to_string(problem.effective_causal_align())) {
+    return false;
+  }
+  return matches(options.head_options.kv_heads, problem.kv_head_count(), "--kv-heads") &&
+         matches(options.seq_kv, problem.seq_kv, "--seq-kv") &&
          matches(options.batch, problem.batch, "--batch") &&
          matches(options.heads, problem.heads, "--heads") &&
          matches(options.head_dim, problem.head_dim, "--head-dim");
@@ -218,6 +224,7 @@ CLI::App* add_show_command(CLI::App& app, ShowOptions& options) {
   command->add_option("--dtype", options.dtype, "f16 or bf16 (with --seq: default f16)")
       ->type_name("TYPE");
   command->add_flag("--causal", options.causal, "The causal shape (without --seq: causal only)");
+  add_attention_head_options(*command, options.head_options);
   command
       ->add_option("--db", options.database,
                    std::string("Results database (") + db::kDatabaseDefaultHelp + ")")
@@ -239,11 +246,12 @@ int run_show_command(const ShowOptions& options) {
   if (is_gemm_family(options.gemm)) {
     const bool attention_option = !options.seq.empty() || !options.seq_kv.empty() ||
                                   !options.batch.empty() || !options.heads.empty() ||
-                                  !options.head_dim.empty() || options.causal;
+                                  !options.head_dim.empty() || options.causal ||
+                                  options.head_options.given();
     if (attention_option) {
       throw UsageError(
-          "--seq, --seq-kv, --batch, --heads, --head-dim and --causal are attention options: "
-          "allowed without --family gemm");
+          "--seq, --seq-kv, --batch, --heads, --kv-heads, --head-dim, --causal and "
+          "--causal-align are attention options: allowed without --family gemm");
     }
     const GemmOptions& gemm = options.gemm;
     if (!gemm.m.empty() || !gemm.n.empty() || !gemm.k.empty() || !gemm.size.empty()) {
@@ -258,6 +266,13 @@ int run_show_command(const ShowOptions& options) {
     }
   } else if (!options.seq.empty()) {
     shape_of(options);
+  } else {
+    const AttentionHeadOptions& heads = options.head_options;
+    if (!heads.kv_heads.empty()) parse_positive(heads.kv_heads, "--kv-heads");
+    if (!heads.causal_align.empty() && !parse_causal_alignment(heads.causal_align)) {
+      throw UsageError("bad --causal-align '" + heads.causal_align +
+                       "': allowed top_left, bottom_right");
+    }
   }
   const db::DatabaseLocation location = db::locate_database(
       options.database_given ? std::optional<std::string>(options.database) : std::nullopt);

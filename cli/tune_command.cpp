@@ -1,3 +1,4 @@
+#include <iostream>
 #include <optional>
 
 #include "cli/commands.hpp"
@@ -6,13 +7,36 @@
 #include "tuner/attention_tuning_job.hpp"
 #include "tuner/gemm_tuning_job.hpp"
 #include "tuner/gpu_detection.hpp"
+#include "tuner/plan_file.hpp"
+#include "tuner/tuning_job.hpp"
+#include "tuner/variant_compilation.hpp"
 
 namespace swr::cli {
 namespace {
 
+// The options every tune takes, whatever it tunes; checked before the problem is resolved.
+TuningJob common_job(const TuneOptions& options) {
+  const TuningOptions& tuning = options.tuning;
+  if (!options.compile.limit.empty() && !tuning.time_budget.empty()) {
+    throw UsageError(
+        "--limit and --time-budget exclude each other: allowed one of them (at most N new "
+        "variants, or no new variant after SEC seconds)");
+  }
+  TuningJob job;
+  job.tuning.time_budget_seconds = parse_time_budget(tuning);
+  job.compile = parse_compile_options(options.compile);
+  if (!tuning.devices.empty()) job.devices = parse_device_spec(tuning.devices);
+  job.wait_for_devices = !tuning.no_wait;
+  if (!tuning.shard.empty()) job.shard = parse_shard(tuning.shard);
+  job.tuning.retune = tuning.retune;
+  job.tuning.model_top = parse_model_top(tuning);
+  job.plant_fault = tuning.plant_fault;
+  return job;
+}
+
 // `swr-tune [tune] --gpu G --seq S ...`: every value and the database path are checked before the
 // tuner touches the device, the compiler or the database.
-int run_attention_job(const TuneOptions& options) {
+TuningJob attention_job(const TuneOptions& options) {
   const ProblemOptions& problem = options.problem;
   const TuningOptions& tuning = options.tuning;
   if (tuning.both && problem.causal) {
@@ -20,27 +44,19 @@ int run_attention_job(const TuneOptions& options) {
         "--both and --causal exclude each other: allowed one of them (--both tunes the causal "
         "and the non-causal shape)");
   }
-  if (!options.compile.limit.empty() && !tuning.time_budget.empty()) {
-    throw UsageError(
-        "--limit and --time-budget exclude each other: allowed one of them (at most N new "
-        "variants, or no new variant after SEC seconds)");
+  TuningJob job = common_job(options);
+  const Target target = resolve_target(problem);
+  job.gpu = target.gpu;
+  for (const AttentionProblem& shape : attention_problems_to_tune(target.problem, tuning.both)) {
+    // A --config the target cannot run is bad input now, before the database is located.
+    if (!problem.config_keys.empty()) select_space({shape, target.gpu}, problem.config_keys);
+    job.attention.push_back({shape, problem.config_keys});
   }
-  AttentionTuningJob job;
-  job.tuning.time_budget_seconds = parse_time_budget(tuning);
-  job.compile = parse_compile_options(options.compile);
-  job.target = resolve_target(problem);
-  job.problems = attention_problems_to_tune(job.target.problem, tuning.both);
-  job.config_keys = problem.config_keys;
-  selected_device_ordinal();  // a bad $SWR_DEVICE is bad input too
-  job.tuning.database = writable_database(tuning);
-  job.tuning.retune = tuning.retune;
-  job.tuning.model_top = parse_model_top(tuning);
-  job.plant_fault = tuning.plant_fault;
-  return run_attention_tuning_job(job);
+  return job;
 }
 
 // `swr-tune --family gemm --gpu G (--m M --n N --k K | --size S | --sweep)`.
-int run_gemm_job(const TuneOptions& options) {
+TuningJob gemm_job(const TuneOptions& options) {
   const ProblemOptions& problem = options.problem;
   const TuningOptions& tuning = options.tuning;
   const GemmOptions& gemm = problem.gemm;
@@ -62,12 +78,7 @@ int run_gemm_job(const TuneOptions& options) {
   }
   check_gpu_option(problem.gpu);
   const DataType dtype = parse_dtype_option(problem.dtype);
-  if (!options.compile.limit.empty() && !tuning.time_budget.empty()) {
-    throw UsageError("--limit and --time-budget exclude each other: allowed one of them");
-  }
-  GemmTuningJob job;
-  job.tuning.time_budget_seconds = parse_time_budget(tuning);
-  job.compile = parse_compile_options(options.compile);
+  TuningJob job = common_job(options);
   std::vector<GemmProblem> problems;
   if (gemm.sweep) {
     if (!gemm.m.empty() || !gemm.n.empty() || !gemm.k.empty() || !gemm.size.empty()) {
@@ -83,14 +94,58 @@ int run_gemm_job(const TuneOptions& options) {
     problems = {single_gemm_problem(gemm, dtype)};
   }
   const std::vector<GemmConfig> wanted = parse_gemm_config_keys(problem.config_keys);
-  selected_device_ordinal();
   job.gpu = resolve_gpu(problem.gpu);
-  job.shapes = gemm_tuning_shapes(problems, job.gpu, wanted, gemm.sweep);
-  job.tuning.database = writable_database(tuning);
-  job.tuning.retune = tuning.retune;
-  job.sweep = gemm.sweep;
+  for (const GemmProblem& shape : problems) job.gemm.push_back({shape, wanted});
+  job.gemm_sweep = gemm.sweep;
   job.sweep_out = gemm.sweep_out;
-  return run_gemm_tuning_job(job);
+  return job;
+}
+
+// `swr-tune [tune] --gpu G --plan FILE`: the plan names the problems, of both families.
+TuningJob plan_job(const TuneOptions& options) {
+  const ProblemOptions& problem = options.problem;
+  const ProblemOptions defaults;
+  std::vector<std::string> given = given_attention_options(problem);
+  const std::pair<bool, const char*> other_options[] = {
+      {problem.dtype != defaults.dtype, "--dtype"},
+      {!problem.config_keys.empty(), "--config"},
+      {options.tuning.both, "--both"},
+      {problem.gemm.family != defaults.gemm.family, "--family"},
+      {!problem.gemm.m.empty(), "--m"},
+      {!problem.gemm.n.empty(), "--n"},
+      {!problem.gemm.k.empty(), "--k"},
+      {!problem.gemm.size.empty(), "--size"},
+      {problem.gemm.sweep, "--sweep"},
+      {!problem.gemm.sweep_out.empty(), "--sweep-out"},
+  };
+  for (const auto& [is_given, option] : other_options) {
+    if (is_given) given.push_back(option);
+  }
+  if (!given.empty()) {
+    throw UsageError(given.front() +
+                     " and --plan exclude each other: the plan names the problems (allowed "
+                     "with --plan: --gpu, --devices, --no-wait, --shard, --model-top and the "
+                     "options of the run such as --db, --limit, --time-budget, --retune, --jobs)");
+  }
+  check_gpu_option(problem.gpu);
+  TuningJob job = common_job(options);
+  const TuningPlanFile plan = read_plan_file(options.tuning.plan);
+  if (job.tuning.model_top && !plan.gemm.empty()) {
+    throw UsageError("--model-top ranks attention variants and " + options.tuning.plan + " lists " +
+                     std::to_string(plan.gemm.size()) +
+                     " GEMM problems: allowed with --model-top are plans of attention problems "
+                     "only (swr-tune model --family gemm prints the GEMM ranking)");
+  }
+  job.attention = plan.attention;
+  job.gemm = plan.gemm;
+  job.gpu = resolve_gpu(problem.gpu);
+  std::cout << "plan " << options.tuning.plan << ": " << plan.attention.size() << " attention and "
+            << plan.gemm.size() << " GEMM problems"
+            << (plan.repeated > 0
+                    ? " (" + std::to_string(plan.repeated) + " named more than once, tuned once)"
+                    : std::string())
+            << "\n";
+  return job;
 }
 
 }  // namespace
@@ -112,14 +167,21 @@ CLI::App* add_tune_command(CLI::App& app, TuneOptions& options) {
       "Examples:\n"
       "  swr-tune tune --gpu gb10 --seq 131072 --head-dim 128 --causal\n"
       "  swr-tune tune --family gemm --gpu h200 --m 8192 --n 4096 --k 1024 --dtype bf16\n"
-      "  swr-tune tune --family gemm --gpu h200 --sweep");
+      "  swr-tune tune --family gemm --gpu h200 --sweep\n"
+      "  swr-tune tune --gpu h200 --plan plan.json --devices all\n"
+      "  swr-tune tune --gpu h200 --plan plan.json --shard $SLURM_ARRAY_TASK_ID/"
+      "$SLURM_ARRAY_TASK_COUNT --db shard-$SLURM_ARRAY_TASK_ID.db");
   return command;
 }
 
 // Measures on the named GPU when it is present, compiles only (and says why) when it is not.
 int run_tune_command(const TuneOptions& options) {
-  if (is_gemm_family(options.problem.gemm)) return run_gemm_job(options);
-  return run_attention_job(options);
+  TuningJob job = !options.tuning.plan.empty()           ? plan_job(options)
+                  : is_gemm_family(options.problem.gemm) ? gemm_job(options)
+                                                         : attention_job(options);
+  selected_device_ordinal();  // a bad $SWR_DEVICE is bad input too
+  job.tuning.database = writable_database(options.tuning);
+  return run_tuning_job(job);
 }
 
 }  // namespace swr::cli

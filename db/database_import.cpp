@@ -120,11 +120,14 @@ DataType dtype_named(const std::string& dtype, const std::filesystem::path& path
 
 // The GPU, then the attention shape columns, then the GEMM ones, after the measurement row's:
 // one of the two shapes is NULL.
-constexpr const char* kPortableColumns =
-    ", g.name, g.arch, g.sm_count, g.l2_bytes, g.device_name, g.driver_version, g.cuda_version,"
-    " a.problem_id, a.batch, a.heads, a.seq_q, a.seq_kv, a.head_dim, a.dtype, a.causal,"
-    " gp.problem_id, gp.m, gp.n, gp.k, gp.dtype";
-constexpr int kPortableColumnCount = 7 + 8 + 5;
+std::string portable_columns(int schema_version) {
+  return ", g.name, g.arch, g.sm_count, g.l2_bytes, g.device_name, g.driver_version, "
+         "g.cuda_version, a.problem_id, " +
+         attention_shape_columns("a", schema_version) +
+         ", gp.problem_id, gp.m, gp.n, gp.k, gp.dtype";
+}
+constexpr int kAttentionShapeColumnCount = 1 + 9;  // problem id + attention_shape_columns
+constexpr int kPortableColumnCount = 7 + kAttentionShapeColumnCount + 5;
 
 // Measurements whose problem has a shape row of a family this build reads.
 constexpr const char* kPortableJoins =
@@ -153,13 +156,14 @@ std::vector<PortableMeasurement> ResultsDatabase::portable_measurements(
     *other_families = static_cast<std::size_t>(lease.statement().getColumn(0).getInt64());
   }
   StatementLease lease = statements_->lease(
-      std::string("SELECT ") + kMeasurementRowColumns + kPortableColumns + kPortableJoins +
+      std::string("SELECT ") + kMeasurementRowColumns + portable_columns(schema_version_) +
+      kPortableJoins +
       " WHERE a.problem_id IS NOT NULL OR gp.problem_id IS NOT NULL ORDER BY m.id");
   SQLite::Statement& query = lease.statement();
   // Where the GPU, the attention shape and the GEMM shape columns start.
   const int gpu_columns = query.getColumnCount() - kPortableColumnCount;
   const int attention_columns = gpu_columns + 7;
-  const int gemm_columns = attention_columns + 8;
+  const int gemm_columns = attention_columns + kAttentionShapeColumnCount;
   std::vector<PortableMeasurement> measurements;
   while (query.executeStep()) {
     PortableMeasurement portable;
@@ -176,15 +180,9 @@ std::vector<PortableMeasurement> ResultsDatabase::portable_measurements(
     portable.gpu.driver_version = text();
     portable.gpu.cuda_version = text();
     if (!query.getColumn(attention_columns).isNull()) {
-      column = attention_columns + 1;  // past the problem id
-      AttentionProblem problem;
-      problem.batch = static_cast<int>(integer());
-      problem.heads = static_cast<int>(integer());
-      problem.seq_q = static_cast<int>(integer());
-      problem.seq_kv = static_cast<int>(integer());
-      problem.head_dim = static_cast<int>(integer());
-      problem.dtype = dtype_named(text(), path_);
-      problem.causal = integer() != 0;
+      ColumnReader shape(query, attention_columns + 1);  // past the problem id
+      const AttentionProblem problem =
+          read_attention_shape(shape, "a problem in " + path_.string());
       portable.problem = problem;
       portable.config = AttentionConfig::from_json(stored.config_json);
     } else {

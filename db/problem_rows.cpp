@@ -2,6 +2,8 @@
 
 #include <SQLiteCpp/Statement.h>
 
+#include <stdexcept>
+
 #include "db/sqlite_access.hpp"
 
 namespace swr::db {
@@ -19,7 +21,7 @@ void insert_shape_row(StatementCache& statements, std::int64_t id,
                       const AttentionProblem& problem) {
   StatementLease lease = statements.lease(
       "INSERT INTO attention_problems (problem_id, batch, heads, seq_q, seq_kv,"
-      " head_dim, dtype, causal) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+      " head_dim, dtype, causal, kv_heads, causal_align) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   ParameterBinder(lease.statement())
       .add(id)
       .add(problem.batch)
@@ -28,7 +30,9 @@ void insert_shape_row(StatementCache& statements, std::int64_t id,
       .add(problem.seq_kv)
       .add(problem.head_dim)
       .add(std::string(to_string(problem.dtype)))
-      .add(problem.causal);
+      .add(problem.causal)
+      .add(problem.kv_head_count())
+      .add(std::string(to_string(problem.effective_causal_align())));
   lease.statement().exec();
 }
 
@@ -44,7 +48,43 @@ void insert_shape_row(StatementCache& statements, std::int64_t id, const GemmPro
   lease.statement().exec();
 }
 
+// The first version with attention_problems.kv_heads and causal_align.
+constexpr int kGqaColumnsVersion = 4;
+
 }  // namespace
+
+std::string attention_shape_columns(const std::string& alias, int schema_version) {
+  const std::string a = alias + ".";
+  std::string columns = a + "batch, " + a + "heads, " + a + "seq_q, " + a + "seq_kv, " + a +
+                        "head_dim, " + a + "dtype, " + a + "causal, ";
+  if (schema_version >= kGqaColumnsVersion) {
+    columns += a + "kv_heads, " + a + "causal_align";
+  } else {
+    columns += a + "heads, 'top_left'";
+  }
+  return columns;
+}
+
+AttentionProblem read_attention_shape(ColumnReader& columns, const std::string& where) {
+  AttentionProblem problem;
+  problem.batch = columns.integer();
+  problem.heads = columns.integer();
+  problem.seq_q = columns.integer();
+  problem.seq_kv = columns.integer();
+  problem.head_dim = columns.integer();
+  const std::string dtype = columns.text();
+  const std::optional<DataType> type = parse_data_type(dtype);
+  if (!type) throw std::runtime_error(where + " has an unknown dtype '" + dtype + "'");
+  problem.dtype = *type;
+  problem.causal = columns.boolean();
+  problem.kv_heads = columns.integer();
+  const std::string align = columns.text();
+  const std::optional<CausalAlignment> alignment = parse_causal_alignment(align);
+  if (!alignment)
+    throw std::runtime_error(where + " has an unknown causal alignment '" + align + "'");
+  problem.causal_align = *alignment;
+  return problem;
+}
 
 std::optional<ProblemId> find_problem_row(StatementCache& statements, const char* family,
                                           const std::string& key) {

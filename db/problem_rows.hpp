@@ -18,6 +18,7 @@
 namespace swr::db {
 
 class StatementCache;
+class ColumnReader;
 
 inline constexpr const char* kAttentionFamily = "attention";
 inline constexpr const char* kGemmFamily = "gemm";
@@ -35,6 +36,15 @@ inline const char* family_of(const AttentionConfig&) {
 inline const char* family_of(const GemmConfig&) {
   return kGemmFamily;
 }
+
+// The attention_problems columns of a shape as a SELECT lists them, `alias` naming the table:
+// batch, heads, seq_q, seq_kv, head_dim, dtype, causal, kv_heads, causal_align. Files of a schema
+// before kv_heads and causal_align existed (read-only: versions 2 and 3) hold multi-head, top-left
+// shapes only, and are read as such.
+std::string attention_shape_columns(const std::string& alias, int schema_version);
+// Reads those columns in that order; `where` names the file in the error for an unknown dtype or
+// alignment.
+AttentionProblem read_attention_shape(ColumnReader& columns, const std::string& where);
 
 std::optional<ProblemId> find_problem_row(StatementCache& statements, const char* family,
                                           const std::string& key);

@@ -98,7 +98,8 @@ ResultsDatabase::ResultsDatabase(const std::filesystem::path& path, OpenMode mod
     : path_(path),
       mode_(mode),
       database_(mode == OpenMode::read_write ? open_for_writing(path) : open_for_reading(path)),
-      statements_(std::make_unique<StatementCache>(*database_)) {}
+      statements_(std::make_unique<StatementCache>(*database_)),
+      schema_version_(read_schema_version(*database_)) {}
 
 ResultsDatabase::~ResultsDatabase() = default;
 ResultsDatabase::ResultsDatabase(ResultsDatabase&&) noexcept = default;
@@ -109,6 +110,7 @@ ResultsDatabase& ResultsDatabase::operator=(ResultsDatabase&& other) noexcept {
     statements_ = std::move(other.statements_);
     path_ = std::move(other.path_);
     mode_ = other.mode_;
+    schema_version_ = other.schema_version_;
   }
   return *this;
 }
@@ -223,11 +225,11 @@ StoredGpu ResultsDatabase::gpu(GpuId id) const {
 }
 
 StoredProblem ResultsDatabase::problem(ProblemId id) const {
-  StatementLease query_lease = statements_->lease(
-      "SELECT p.family, p.key, p.json, a.problem_id, a.batch, a.heads,"
-      " a.seq_q, a.seq_kv, a.head_dim, a.dtype, a.causal"
-      " FROM problems AS p LEFT JOIN attention_problems AS a"
-      " ON a.problem_id = p.id WHERE p.id = ?");
+  StatementLease query_lease =
+      statements_->lease("SELECT p.family, p.key, p.json, a.problem_id, " +
+                         attention_shape_columns("a", schema_version_) +
+                         " FROM problems AS p LEFT JOIN attention_problems AS a"
+                         " ON a.problem_id = p.id WHERE p.id = ?");
   SQLite::Statement& query = query_lease.statement();
   ParameterBinder(query).add(raw(id));
   if (!query.executeStep()) {
@@ -241,21 +243,8 @@ StoredProblem ResultsDatabase::problem(ProblemId id) const {
   stored.key = columns.text();
   stored.json = nlohmann::json::parse(columns.text());
   if (columns.optional_integer()) {  // an attention_problems row exists
-    AttentionProblem attention;
-    attention.batch = columns.integer();
-    attention.heads = columns.integer();
-    attention.seq_q = columns.integer();
-    attention.seq_kv = columns.integer();
-    attention.head_dim = columns.integer();
-    const std::string dtype = columns.text();
-    const std::optional<DataType> type = parse_data_type(dtype);
-    if (!type) {
-      throw std::runtime_error("problem " + stored.key + " in " + path_.string() +
-                               " has an unknown dtype '" + dtype + "'");
-    }
-    attention.dtype = *type;
-    attention.causal = columns.boolean();
-    stored.attention = attention;
+    stored.attention =
+        read_attention_shape(columns, "problem " + stored.key + " in " + path_.string());
   }
   return stored;
 }

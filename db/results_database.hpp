@@ -136,6 +136,8 @@ class ResultsDatabase {
   OpenMode mode_ = OpenMode::read_write;
   std::unique_ptr<SQLite::Database> database_;
   std::unique_ptr<StatementCache> statements_;  // after database_: finalized before it closes
+  // As opened: read-only files may be of an older readable version (attention_shape_columns).
+  int schema_version_ = 0;
 };
 
 }  // namespace swr::db

@@ -281,6 +281,18 @@ Migration drop_best_view() {
           {"DROP VIEW IF EXISTS best_measurements"}};
 }
 
+// Version 4: the attention shape gains its K/V heads (GQA/MQA; every older row is multi-head, so
+// kv_heads = heads) and where its causal diagonal lies (every older row is top-left). Keys and
+// JSON forms of the rows already there stay as they are: they mean the same problem.
+Migration gqa_shape_columns() {
+  return {4,
+          "attention_problems.kv_heads and causal_align",
+          {"ALTER TABLE attention_problems ADD COLUMN kv_heads INTEGER NOT NULL DEFAULT 0",
+           "UPDATE attention_problems SET kv_heads = heads",
+           "ALTER TABLE attention_problems ADD COLUMN causal_align TEXT NOT NULL DEFAULT "
+           "'top_left' CHECK (causal_align IN ('top_left', 'bottom_right'))"}};
+}
+
 #undef SWR_UTC_TIME_GLOB
 
 }  // namespace
@@ -316,7 +328,7 @@ void apply_migrations(SQLite::Database& database, std::span<const Migration> mig
 
 std::span<const Migration> schema_migrations() {
   static const std::vector<Migration> migrations = {initial_schema(), gemm_problems(),
-                                                    drop_best_view()};
+                                                    drop_best_view(), gqa_shape_columns()};
   return migrations;
 }
 

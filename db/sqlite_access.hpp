@@ -72,7 +72,8 @@ class ParameterBinder {
 // Reads columns 0, 1, 2, ... in the order they are taken.
 class ColumnReader {
  public:
-  explicit ColumnReader(SQLite::Statement& statement) : statement_(statement) {}
+  explicit ColumnReader(SQLite::Statement& statement, int first_column = 0)
+      : statement_(statement), next_index_(first_column) {}
 
   std::int64_t int64();
   int integer();

@@ -6,37 +6,24 @@
 #include <stdexcept>
 
 #include "db/measurement_rows.hpp"
+#include "db/problem_rows.hpp"
 #include "db/results_database.hpp"
 #include "db/sqlite_access.hpp"
 
 namespace swr::db {
 namespace {
 
-DataType read_dtype(const std::string& dtype, ProblemId id, const std::filesystem::path& path) {
-  const std::optional<DataType> type = parse_data_type(dtype);
-  if (!type) {
-    throw std::runtime_error("problem " + std::to_string(raw(id)) + " in " + path.string() +
-                             " has an unknown dtype '" + dtype + "'");
-  }
-  return *type;
+// An attention_problems row: its problem id, then its shape (attention_shape_columns).
+std::string shape_columns(int schema_version) {
+  return "a.problem_id, " + attention_shape_columns("a", schema_version);
 }
-
-// An attention_problems row, as selected by kShapeColumns.
-constexpr const char* kShapeColumns =
-    "a.problem_id, a.batch, a.heads, a.seq_q, a.seq_kv, a.head_dim, a.dtype, a.causal";
 
 TunedShape read_shape(SQLite::Statement& query, const std::filesystem::path& path) {
   ColumnReader columns(query);
   TunedShape shape;
   shape.id = ProblemId{columns.int64()};
-  AttentionProblem& problem = shape.problem;
-  problem.batch = columns.integer();
-  problem.heads = columns.integer();
-  problem.seq_q = columns.integer();
-  problem.seq_kv = columns.integer();
-  problem.head_dim = columns.integer();
-  problem.dtype = read_dtype(columns.text(), shape.id, path);
-  problem.causal = columns.boolean();
+  shape.problem = read_attention_shape(
+      columns, "problem " + std::to_string(raw(shape.id)) + " in " + path.string());
   return shape;
 }
 
@@ -50,7 +37,13 @@ TunedGemmShape read_gemm_shape(SQLite::Statement& query, const std::filesystem::
   shape.problem.m = columns.integer();
   shape.problem.n = columns.integer();
   shape.problem.k = columns.integer();
-  shape.problem.dtype = read_dtype(columns.text(), shape.id, path);
+  const std::string dtype = columns.text();
+  const std::optional<DataType> type = parse_data_type(dtype);
+  if (!type) {
+    throw std::runtime_error("problem " + std::to_string(raw(shape.id)) + " in " + path.string() +
+                             " has an unknown dtype '" + dtype + "'");
+  }
+  shape.problem.dtype = *type;
   return shape;
 }
 
@@ -72,7 +65,7 @@ std::vector<std::string> ResultsDatabase::gpu_names() const {
 }
 
 std::vector<TunedShape> ResultsDatabase::tuned_attention_shapes(GpuId gpu) const {
-  StatementLease lease = statements_->lease(std::string("SELECT ") + kShapeColumns +
+  StatementLease lease = statements_->lease("SELECT " + shape_columns(schema_version_) +
                                             " FROM attention_problems AS a WHERE" +
                                             has_valid_variant("a") + " ORDER BY a.problem_id");
   SQLite::Statement& query = lease.statement();
@@ -86,7 +79,7 @@ std::vector<TunedShape> ResultsDatabase::tuned_attention_shapes_like(
     GpuId gpu, const AttentionProblem& like) const {
   // attention_problems_by_shape leads with (head_dim, dtype, causal): one index range.
   StatementLease lease = statements_->lease(
-      std::string("SELECT ") + kShapeColumns +
+      "SELECT " + shape_columns(schema_version_) +
       " FROM attention_problems AS a WHERE a.head_dim = ?2 AND a.dtype = ?3 AND a.causal = ?4"
       " AND" +
       has_valid_variant("a") + " ORDER BY a.problem_id");

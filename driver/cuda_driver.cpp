@@ -85,6 +85,7 @@ class DriverLoader {
     SWR_FETCH(cuDeviceGetName);
     SWR_FETCH(cuDeviceGetAttribute);
     SWR_FETCH(cuDeviceTotalMem);
+    SWR_FETCH(cuDeviceGetUuid);
     SWR_FETCH(cuDevicePrimaryCtxRetain);
     SWR_FETCH(cuDevicePrimaryCtxRelease);
     SWR_FETCH(cuCtxSetCurrent);
@@ -111,6 +112,7 @@ class DriverLoader {
     SWR_FETCH(cuStreamCreate);
     SWR_FETCH(cuStreamDestroy);
     SWR_FETCH(cuStreamSynchronize);
+    SWR_FETCH(cuStreamIsCapturing);
     SWR_FETCH(cuEventCreate);
     SWR_FETCH(cuEventDestroy);
     SWR_FETCH(cuEventRecord);

@@ -40,6 +40,7 @@ struct CudaDriver {
   PFN_cuDeviceGetName_v2000 cuDeviceGetName = nullptr;
   PFN_cuDeviceGetAttribute_v2000 cuDeviceGetAttribute = nullptr;
   PFN_cuDeviceTotalMem_v3020 cuDeviceTotalMem = nullptr;
+  PFN_cuDeviceGetUuid_v11040 cuDeviceGetUuid = nullptr;  // the UUID nvidia-smi shows
   PFN_cuDevicePrimaryCtxRetain_v7000 cuDevicePrimaryCtxRetain = nullptr;
   PFN_cuDevicePrimaryCtxRelease_v11000 cuDevicePrimaryCtxRelease = nullptr;
   PFN_cuCtxSetCurrent_v4000 cuCtxSetCurrent = nullptr;
@@ -67,6 +68,7 @@ struct CudaDriver {
   PFN_cuStreamCreate_v2000 cuStreamCreate = nullptr;
   PFN_cuStreamDestroy_v4000 cuStreamDestroy = nullptr;
   PFN_cuStreamSynchronize_v2000 cuStreamSynchronize = nullptr;
+  PFN_cuStreamIsCapturing_v10000 cuStreamIsCapturing = nullptr;
   PFN_cuEventCreate_v2000 cuEventCreate = nullptr;
   PFN_cuEventDestroy_v4000 cuEventDestroy = nullptr;
   PFN_cuEventRecord_v2000 cuEventRecord = nullptr;

@@ -33,6 +33,21 @@ std::string DeviceIdentity::description() const {
          std::to_string(compute_minor) + ", " + std::to_string(sm_count) + " SMs)";
 }
 
+std::string device_uuid(CUdevice device) {
+  const CudaDriver& driver = CudaDriver::get();
+  CUuuid uuid{};
+  SWR_CU(driver, cuDeviceGetUuid(&uuid, device));
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string text = "GPU-";
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) text += '-';
+    const auto byte = static_cast<unsigned char>(uuid.bytes[i]);
+    text += kHex[byte >> 4];
+    text += kHex[byte & 15];
+  }
+  return text;
+}
+
 DeviceIdentity identify_device(CUdevice device) {
   const CudaDriver& driver = CudaDriver::get();
   auto attribute = [&](CUdevice_attribute which) {

@@ -29,6 +29,10 @@ struct DeviceIdentity {
 // its name in lower case with runs of other characters as '-'.
 std::string gpu_name_for_device(const std::string& device_name, int major, int minor);
 
+// The device's UUID in nvidia-smi's form, "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (DriverError
+// on failure): what tells two devices apart whatever CUDA_VISIBLE_DEVICES numbers them.
+std::string device_uuid(CUdevice device);
+
 // Reads the device's attributes through the driver (NoDeviceError / DriverError on failure).
 DeviceIdentity identify_device(CUdevice device);
 

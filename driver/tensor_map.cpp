@@ -7,7 +7,12 @@ namespace swr {
 namespace {
 
 constexpr std::uint64_t kElementBytes = 2;
-constexpr std::uint64_t kSwizzleSpanBytes = 128;
+
+CUtensorMapSwizzle swizzle_of(int swizzle_bytes) {
+  return swizzle_bytes == 32   ? CU_TENSOR_MAP_SWIZZLE_32B
+         : swizzle_bytes == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
+                               : CU_TENSOR_MAP_SWIZZLE_128B;
+}
 
 std::string hex(std::uint64_t value) {
   std::ostringstream out;
@@ -54,12 +59,16 @@ std::string tensor_map_problem(const TensorMapDescription& d, std::uint64_t addr
       return who + dim + ": box of " + std::to_string(d.box[i]) + " elements; allowed 1..256";
     }
   }
-  const std::uint64_t inner_box_bytes = std::uint64_t{d.box[0]} * kElementBytes;
-  if (inner_box_bytes % 16 != 0 || inner_box_bytes > kSwizzleSpanBytes) {
-    return who + "inner box of " + std::to_string(inner_box_bytes) +
-           " bytes; the 128-byte swizzle needs a multiple of 16 up to 128";
+  if (d.swizzle_bytes != 128 && d.swizzle_bytes != 64 && d.swizzle_bytes != 32) {
+    return who + "swizzle of " + std::to_string(d.swizzle_bytes) + " bytes; allowed 32, 64, 128";
   }
-  std::uint64_t extent = d.dims[0] * kElementBytes;  // bytes the previous dimension spans
+  const std::uint64_t inner_box_bytes = std::uint64_t{d.box[0]} * kElementBytes;
+  if (inner_box_bytes % 16 != 0 || inner_box_bytes > static_cast<std::uint64_t>(d.swizzle_bytes)) {
+    return who + "inner box of " + std::to_string(inner_box_bytes) + " bytes; the " +
+           std::to_string(d.swizzle_bytes) + "-byte swizzle needs a multiple of 16 up to " +
+           std::to_string(d.swizzle_bytes);
+  }
+  const std::uint64_t row_bytes = d.dims[0] * kElementBytes;
   for (int i = 1; i < d.rank; ++i) {
     const std::uint64_t stride = d.strides[i - 1];
     const std::string what = i == 1 ? "row stride" : "stride of dimension " + std::to_string(i);
@@ -71,11 +80,13 @@ std::string tensor_map_problem(const TensorMapDescription& d, std::uint64_t addr
     if (stride >= (std::uint64_t{1} << 40)) {
       return who + what + " of " + std::to_string(stride) + " bytes is not below 2^40";
     }
-    if (stride < extent) {
+    // Rows must not overlap. The outer dimensions may come in any order of strides (a [B, S, H,
+    // D] tensor seen as [B, H, S, D] has a head stride of one row, below the row stride), as
+    // TMA allows; whether they overlap is the caller's check.
+    if (i == 1 && stride < row_bytes) {
       return who + what + " of " + std::to_string(stride) + " bytes is smaller than the " +
-             std::to_string(extent) + " bytes the inner dimensions span";
+             std::to_string(row_bytes) + " bytes the inner dimensions span";
     }
-    extent = stride * d.dims[i];
   }
   return {};
 }
@@ -99,7 +110,7 @@ TensorMap encode_tensor_map(const CudaDriver& driver, const TensorMapDescription
   SWR_CU(driver, cuTensorMapEncodeTiled(
                      &encoded.map, d.element, static_cast<cuuint32_t>(d.rank),
                      reinterpret_cast<void*>(address), dims, strides, box, element_strides,
-                     CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                     CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle_of(d.swizzle_bytes),
                      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
   return encoded;
 }

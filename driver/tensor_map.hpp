@@ -13,15 +13,17 @@
 namespace swr {
 
 // A dense tensor of 16-bit elements, innermost dimension first (a row-major [rows][cols] matrix is
-// dims {cols, rows}); the box is the tile one TMA copy moves. Every map swr encodes uses a 128-byte
-// swizzle, 256-byte L2 promotion and no out-of-bounds fill (out-of-range elements read as zero and
-// are not written).
+// dims {cols, rows}); the box is the tile one TMA copy moves, swizzled in shared memory over rows
+// of `swizzle_bytes` (128, 64 or 32; the box's inner extent must fit in one). Every map swr
+// encodes uses 256-byte L2 promotion and no out-of-bounds fill (out-of-range elements read as zero
+// and are not written).
 struct TensorMapDescription {
   CUtensorMapDataType element = CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
   int rank = 2;                            // 1..5
   std::array<std::uint64_t, 5> dims{};     // elements per dimension
   std::array<std::uint64_t, 4> strides{};  // bytes between consecutive indices of dims[1..rank-1]
   std::array<std::uint32_t, 5> box{};      // elements per dimension of one copy
+  int swizzle_bytes = 128;                 // 128, 64 or 32
   std::string name = "tensor";             // names the operand in errors ("A", "K", ...)
 
   // A row-major [rows][cols] matrix of 16-bit elements with rows `row_stride_elements` apart.

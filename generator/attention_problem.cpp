@@ -17,15 +17,6 @@ void require_positive(const char* name, int value) {
   }
 }
 
-std::string supported_head_dims_text() {
-  std::string text;
-  for (int dim : kSupportedHeadDims) {
-    if (!text.empty()) text += ", ";
-    text += std::to_string(dim);
-  }
-  return text;
-}
-
 // The kernel indexes rows of [B, H, S, D] with 64-bit offsets, but tile and row counters
 // (batch * heads * tiles, batch * heads * seq) are 32-bit ints: keep them below 2^31.
 void require_rows_fit_int(const char* seq_name, int seq, int batch, int heads) {
@@ -39,13 +30,71 @@ void require_rows_fit_int(const char* seq_name, int seq, int batch, int heads) {
   }
 }
 
+constexpr const char* kBottomRightKeySuffix = "_br";
+
 }  // namespace
+
+std::string supported_head_dims_text() {
+  std::string text;
+  for (int dim : kSupportedHeadDims) {
+    if (!text.empty()) text += ", ";
+    text += std::to_string(dim);
+  }
+  return text;
+}
+
+std::string kv_head_counts_text(int heads) {
+  std::string text;
+  for (int divisor = 1; divisor <= heads && text.size() < 200; ++divisor) {
+    if (heads % divisor != 0) continue;
+    if (!text.empty()) text += ", ";
+    text += std::to_string(divisor);
+  }
+  return text;
+}
+
+std::string_view to_string(CausalAlignment alignment) {
+  return alignment == CausalAlignment::bottom_right ? "bottom_right" : "top_left";
+}
+
+std::optional<CausalAlignment> parse_causal_alignment(std::string_view text) {
+  if (text == "top_left") return CausalAlignment::top_left;
+  if (text == "bottom_right") return CausalAlignment::bottom_right;
+  return std::nullopt;
+}
+
+int AttentionProblem::query_heads_per_kv_head() const {
+  const int kv = kv_head_count();
+  return kv > 0 && heads % kv == 0 ? heads / kv : 1;
+}
+
+CausalAlignment AttentionProblem::effective_causal_align() const {
+  return causal && causal_align == CausalAlignment::bottom_right && seq_q != seq_kv
+             ? CausalAlignment::bottom_right
+             : CausalAlignment::top_left;
+}
+
+int AttentionProblem::causal_shift() const {
+  return effective_causal_align() == CausalAlignment::bottom_right ? seq_kv - seq_q : 0;
+}
 
 void AttentionProblem::validate() const {
   require_positive("batch", batch);
   require_positive("heads", heads);
   require_positive("seq_q", seq_q);
   require_positive("seq_kv", seq_kv);
+  if (kv_heads < 0 || (kv_heads > 0 && heads % kv_heads != 0)) {
+    throw UsageError("kv_heads " + std::to_string(kv_heads) + " does not divide heads " +
+                     std::to_string(heads) + " (allowed: " + kv_head_counts_text(heads) +
+                     ", or 0 for the same as heads)");
+  }
+  if (causal_align != CausalAlignment::top_left && causal_align != CausalAlignment::bottom_right) {
+    throw UsageError("unknown causal alignment (allowed: top_left, bottom_right)");
+  }
+  if (!causal && causal_align == CausalAlignment::bottom_right) {
+    throw UsageError(
+        "causal alignment bottom_right without a causal mask (allowed: top_left, or causal)");
+  }
   bool supported = false;
   for (int dim : kSupportedHeadDims) supported = supported || dim == head_dim;
   if (!supported) {
@@ -77,19 +126,29 @@ std::string AttentionProblem::key() const {
   std::string key = "b";
   key += std::to_string(batch);
   key += "_h" + std::to_string(heads);
+  if (kv_head_count() != heads) key += "_kv" + std::to_string(kv_head_count());
   key += "_sq" + std::to_string(seq_q);
   key += "_skv" + std::to_string(seq_kv);
   key += "_d" + std::to_string(head_dim);
   key += "_";
   key += to_string(dtype);
   key += causal ? "_causal" : "_noncausal";
+  if (effective_causal_align() == CausalAlignment::bottom_right) key += kBottomRightKeySuffix;
   return key;
 }
 
 nlohmann::json AttentionProblem::to_json() const {
-  return {{"batch", batch},   {"heads", heads},       {"seq_q", seq_q},
-          {"seq_kv", seq_kv}, {"head_dim", head_dim}, {"dtype", std::string(to_string(dtype))},
-          {"causal", causal}};
+  nlohmann::json json = {{"batch", batch},       {"heads", heads},
+                         {"seq_q", seq_q},       {"seq_kv", seq_kv},
+                         {"head_dim", head_dim}, {"dtype", std::string(to_string(dtype))},
+                         {"causal", causal}};
+  // Only where they differ from what a problem without them meant: the form of every multi-head,
+  // top-left problem stays the one stored before they existed.
+  if (kv_head_count() != heads) json["kv_heads"] = kv_head_count();
+  if (effective_causal_align() == CausalAlignment::bottom_right) {
+    json["causal_align"] = std::string(to_string(CausalAlignment::bottom_right));
+  }
+  return json;
 }
 
 namespace {
@@ -125,6 +184,18 @@ AttentionProblem AttentionProblem::from_json(const nlohmann::json& json) {
   if (!parsed) throw std::invalid_argument("unknown dtype '" + type + "' in a problem");
   problem.dtype = *parsed;
   problem.causal = json.at("causal").get<bool>();
+  if (json.contains("kv_heads")) problem.kv_heads = int_field(json, "kv_heads");
+  if (const auto align = json.find("causal_align"); align != json.end()) {
+    const std::optional<CausalAlignment> parsed =
+        align->is_string() ? parse_causal_alignment(align->get<std::string>()) : std::nullopt;
+    if (!parsed) {
+      throw std::invalid_argument(
+          "problem field \"causal_align\" must be top_left or "
+          "bottom_right (got " +
+          align->dump() + ")");
+    }
+    problem.causal_align = *parsed;
+  }
   return problem;
 }
 

@@ -27,7 +27,9 @@ std::vector<AttentionConfig> enumerate_attention_configs(const AttentionProblem&
 
 AttentionSpace build_attention_space(const AttentionProblem& problem, const GpuProfile& gpu);
 
-// Head-group size whose K/V fits in the part of the L2 that shared data can use.
+// Head-group size (in (batch, query head) pairs) whose K/V fits in the part of the L2 that shared
+// data can use: the K/V heads that fit (at least one) times the query heads per K/V head, so a
+// GQA group always holds whole K/V heads' query heads.
 int head_group_fitting_l2(const AttentionProblem& problem, const GpuProfile& gpu);
 
 }  // namespace swr

@@ -27,10 +27,12 @@ constexpr GemmPersistence kPersistences[] = {GemmPersistence::grid, GemmPersiste
 
 // The wgmma kernel's tiles that compiled and passed on the H200 (bench/results/hopper-gemm-h200),
 // each with the ring depth that fits next to its C staging, under static or dynamic persistence
-// and, static only, the 2x1 cluster that multicasts B and the 1x2 one that multicasts A; and
-// stream-K (cooperative tiles only: the resource model prunes pingpong), alone and in a 2x1
-// cluster, for shapes whose tiles leave a partial last wave (on the H200 it beat static for
-// 128x256 at 3072^3 but lost to a smaller tile there: bench/results/gemm-wgmma-ragged-h200).
+// and, static only, the 2x1 cluster that multicasts B, the 1x2 one that multicasts A and the 2x2
+// one that multicasts both (for row pitches that are not multiples of 128 bytes, where every box
+// row costs two L2 lines: bench/results/gemm-wgmma-ragged-h200); and stream-K (cooperative tiles
+// only: the resource model prunes pingpong), alone and in 2x1 and 2x2 clusters, for shapes whose
+// tiles leave a partial last wave (on the H200 it beat static for 128x256 at 3072^3 but lost to a
+// smaller tile there).
 struct WgmmaTile {
   int block_m;
   int block_n;
@@ -49,26 +51,40 @@ struct WgmmaSchedule {
 constexpr WgmmaSchedule kWgmmaSchedules[] = {
     {GemmPersistence::static_loop, 1, 1}, {GemmPersistence::dynamic_loop, 1, 1},
     {GemmPersistence::static_loop, 2, 1}, {GemmPersistence::static_loop, 1, 2},
-    {GemmPersistence::stream_k, 1, 1},    {GemmPersistence::stream_k, 2, 1}};
+    {GemmPersistence::stream_k, 1, 1},    {GemmPersistence::stream_k, 2, 1},
+    {GemmPersistence::static_loop, 2, 2}, {GemmPersistence::stream_k, 2, 2}};
+
+// Widths that are not multiples of 64 (B's last 64-column chunk part-used), for ragged N, in 2x2
+// clusters only. 2x2 recovers the L2 requests of misaligned rows, but the H200 holds only 30 2x2
+// clusters at once, so a shape runs well when its cluster tiles come near a multiple of 30:
+// 3000x7000 has 228 cluster tiles of 128x192 and 168 of 128x256 (7.6 and 5.6 waves, run as 8 and
+// 6), but 240 of 128x176 (8 whole waves): 8% less time per CTA. The tuner picks the width.
+constexpr WgmmaTile kWgmmaRaggedTiles[] = {
+    {128, 144, 4, GemmConsumerMode::cooperative}, {128, 160, 4, GemmConsumerMode::cooperative},
+    {128, 176, 4, GemmConsumerMode::cooperative}, {128, 208, 3, GemmConsumerMode::cooperative},
+    {128, 224, 3, GemmConsumerMode::cooperative}, {128, 240, 3, GemmConsumerMode::cooperative}};
+constexpr WgmmaSchedule kWgmmaRaggedSchedules[] = {{GemmPersistence::static_loop, 2, 2}};
 
 // Every wgmma binary, in plain order.
 std::vector<GemmConfig> wgmma_binaries() {
   std::vector<GemmConfig> configs;
-  for (const WgmmaTile& tile : kWgmmaTiles) {
-    for (const WgmmaSchedule& schedule : kWgmmaSchedules) {
-      GemmConfig config;
-      config.path = InstructionPath::wgmma;
-      config.block_m = tile.block_m;
-      config.block_n = tile.block_n;
-      config.block_k = 64;
-      config.stages = tile.stages;
-      config.consumer_mode = tile.mode;
-      config.persistence = schedule.persistence;
-      config.cluster_m = schedule.cluster_m;
-      config.cluster_n = schedule.cluster_n;
-      configs.push_back(config);
-    }
-  }
+  const auto add = [&](const WgmmaTile& tile, const WgmmaSchedule& schedule) {
+    GemmConfig config;
+    config.path = InstructionPath::wgmma;
+    config.block_m = tile.block_m;
+    config.block_n = tile.block_n;
+    config.block_k = 64;
+    config.stages = tile.stages;
+    config.consumer_mode = tile.mode;
+    config.persistence = schedule.persistence;
+    config.cluster_m = schedule.cluster_m;
+    config.cluster_n = schedule.cluster_n;
+    configs.push_back(config);
+  };
+  for (const WgmmaTile& tile : kWgmmaTiles)
+    for (const WgmmaSchedule& schedule : kWgmmaSchedules) add(tile, schedule);
+  for (const WgmmaTile& tile : kWgmmaRaggedTiles)
+    for (const WgmmaSchedule& schedule : kWgmmaRaggedSchedules) add(tile, schedule);
   return configs;
 }
 

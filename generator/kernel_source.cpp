@@ -73,16 +73,15 @@ std::string render_mma_sync_text(const AttentionProblem& problem, const Attentio
   text += "    " + std::string(template_swizzle(config.swizzle)) + ",\n";
   text += "    /*head_group*/ " + std::to_string(head_group) + ", /*planted_fault*/ " +
           boolean(config.planted_fault) + ">;\n";
+  // The launch asks for the resource model's bytes: compiling proves the template agrees.
+  text += "static_assert(swr::attention::ForwardTile<Traits>::kSharedBytes == " +
+          std::to_string(attention_dynamic_shared_bytes(problem, config)) +
+          ", \"resource model and template disagree on shared memory\");\n";
   text += "extern \"C\" __global__ void __launch_bounds__(Traits::kThreads) ";
-  text += std::string(kAttentionEntryName) + "(\n";
-  text +=
-      "    const void* q, const void* k, const void* v, void* o, int batch, int heads, "
-      "int seq_q,\n";
-  text += "    int seq_kv, float scale_log2, int* tile_counter, int wave_size) {\n";
-  text +=
-      "  swr::attention::forward<Traits>(q, k, v, o, batch, heads, seq_q, seq_kv, "
-      "scale_log2,\n";
-  text += "                                  tile_counter, wave_size);\n";
+  text += std::string(kAttentionEntryName) +
+          "(const void* q, const void* k, const void* v, void* o,\n"
+          "    const swr::attention::AttentionArgs args) {\n";
+  text += "  swr::attention::forward<Traits>(q, k, v, o, args);\n";
   text += "}\n";
   return text;
 }
@@ -95,6 +94,7 @@ std::string render_wgmma_text(const AttentionProblem& problem, const AttentionCo
   std::string text;
   text += "// swr attention forward (sm_90a wgmma), config " + config.key() + ", problem " +
           compiled_problem_part(problem) + "\n";
+  text += "#include \"attention/attention_args.cuh\"\n";
   text += "#include \"attention/sm90/forward_kernel_ws.cuh\"\n";
   text += "using Traits = swr::attention::sm90::Traits<\n";
   text += "    /*head_dim*/ " + std::to_string(problem.head_dim) + ", /*consumer_warpgroups*/ " +
@@ -119,21 +119,22 @@ std::string render_wgmma_text(const AttentionProblem& problem, const AttentionCo
   text += "static_assert(Traits::kDynamicSharedBytes == " +
           std::to_string(attention_dynamic_shared_bytes(problem, config)) +
           ", \"resource model and template disagree on shared memory\");\n";
+  // The tensor maps' boxes (runtime/attention_tensor_maps.cpp) are the template's chunks.
+  text += "static_assert(Traits::kChunkColumns == " +
+          std::to_string(wgmma_attention_chunk_columns(problem.head_dim)) +
+          ", \"tensor map boxes and template disagree on the chunk width\");\n";
   text += "extern \"C\" __global__ void __launch_bounds__(Traits::kThreads, 1) ";
   text += std::string(kAttentionEntryName) + "(\n";
   text += "    const __grid_constant__ swr::sm90::TmaDescriptor q_map,\n";
   text += "    const __grid_constant__ swr::sm90::TmaDescriptor k_map,\n";
-  text += "    const __grid_constant__ swr::sm90::TmaDescriptor v_map, void* o, int batch_heads,\n";
-  text += "    int seq_q, int seq_kv, float scale_log2, int* tile_counter, int wave_size) {\n";
+  text += "    const __grid_constant__ swr::sm90::TmaDescriptor v_map, void* o,\n";
+  text += "    const swr::attention::AttentionArgs args) {\n";
   if (config.planted_fault) {
     // Test-only, as in the mma_sync template: prove fault isolation.
     text +=
         "  if (threadIdx.x == 0) *reinterpret_cast<volatile int*>(static_cast<size_t>(8)) = 1;\n";
   }
-  text +=
-      "  swr::attention::sm90::forward<Traits>(&q_map, &k_map, &v_map, o, batch_heads, seq_q, "
-      "seq_kv,\n";
-  text += "                                        scale_log2, tile_counter, wave_size);\n";
+  text += "  swr::attention::sm90::forward<Traits>(&q_map, &k_map, &v_map, o, args);\n";
   text += "}\n";
   return text;
 }

@@ -9,8 +9,12 @@
 
 namespace swr {
 
-// The one entry point every rendered attention kernel defines (extern "C").
-inline constexpr const char* kAttentionEntryName = "swr_attention_forward";
+// The one entry point every rendered attention kernel defines (extern "C"). Its name states the
+// launch ABI: "_v2" takes Q, K, V (pointers or tensor maps), O and the AttentionArgs block
+// (templates/attention/attention_args.cuh) by value. Cubins of the entry before it
+// (kLegacyAttentionEntryName: sizes and pointers one by one) are never launched.
+inline constexpr const char* kAttentionEntryName = "swr_attention_forward_v2";
+inline constexpr const char* kLegacyAttentionEntryName = "swr_attention_forward";
 
 struct HeaderFile {
   std::string include_name;  // as written in #include, e.g. "attention/forward_kernel.cuh"

@@ -70,9 +70,11 @@ namespace {
 
 // Addresses, loop counters, the running max and sum of the online softmax.
 constexpr int kAttentionBookkeepingRegisters = 40;
-// The wgmma kernel's: row max/sum, masks, pipeline phases. Calibrated on the compiled matrix
-// (bench/results/hopper-attention-h200): d64 m192 n192 fits 160, d128 m128 n176 fits 240.
-constexpr int kWgmmaConsumerBookkeepingRegisters = 24;
+// The wgmma kernel's: row max/sum, masks, pipeline phases, tile coordinates. Calibrated on the
+// compiled matrix (every head dim 32..256, 3 consumer warpgroups at 160 registers, f16 and bf16,
+// causal, every persistence): O + S (+ P while it waits for the overlapped PV in registers) of
+// 128 compiles without spills, 136 spills (d80 m192n192: 1120 B; d128 m192n128-ov: 544 B).
+constexpr int kWgmmaConsumerBookkeepingRegisters = 32;
 // The tiles start on a 1024-byte swizzle atom; the mbarriers of the Q, K and V rings and the tile
 // queue of dynamic persistence follow (templates/attention/sm90/traits.cuh kBarrierBytes).
 constexpr int kWgmmaSharedAlignmentBytes = 1024;
@@ -152,11 +154,22 @@ ResourceUse resource_use(const AttentionProblem& problem, const AttentionConfig&
 
 }  // namespace
 
+int mma_sync_tile_row_bytes(int head_dim) {
+  // templates/common/swizzled_tile.cuh: 16-byte chunks, rows of a head dim that is not a multiple
+  // of 64 padded by one chunk.
+  const int chunks = head_dim / 8;
+  return (head_dim % 64 == 0 ? chunks : chunks + 1) * 16;
+}
+
 int attention_dynamic_shared_bytes(const AttentionProblem& problem, const AttentionConfig& config) {
   const int rows = config.block_m + 2 * config.stages * config.block_n;
+  if (!config.is_wgmma()) return rows * mma_sync_tile_row_bytes(problem.head_dim);
   const int tiles = rows * problem.head_dim * static_cast<int>(element_bytes(problem.dtype));
-  if (!config.is_wgmma()) return tiles;
   return tiles + wgmma_p_shared_bytes(config) + kWgmmaSharedAlignmentBytes + kWgmmaBarrierBytes;
+}
+
+int wgmma_attention_chunk_columns(int head_dim) {
+  return head_dim % 64 == 0 ? 64 : head_dim % 32 == 0 ? 32 : 16;
 }
 
 int wgmma_p_shared_bytes(const AttentionConfig& config) {
@@ -172,10 +185,13 @@ int wgmma_consumer_registers(const AttentionConfig& config) {
 int estimate_wgmma_consumer_registers(const AttentionProblem& problem,
                                       const AttentionConfig& config) {
   // fp32 accumulators of one warpgroup's 64 rows over its 128 threads: O (64 x head_dim) and S
-  // (64 x block_n); P reuses S's registers once packed.
+  // (64 x block_n). P (16-bit pairs, half of S) takes S's registers once packed, except with
+  // overlap in registers: P(j-1) waits for its PV wgmma while S(j) accumulates.
   constexpr int kWarpgroupThreads = 128;
-  return 64 * problem.head_dim / kWarpgroupThreads + 64 * config.block_n / kWarpgroupThreads +
-         kWgmmaConsumerBookkeepingRegisters;
+  const int output = 64 * problem.head_dim / kWarpgroupThreads;
+  const int scores = 64 * config.block_n / kWarpgroupThreads;
+  const int p_waiting = config.overlap && !config.p_in_smem ? scores / 2 : 0;
+  return output + scores + p_waiting + kWgmmaConsumerBookkeepingRegisters;
 }
 
 int estimate_attention_registers(const AttentionProblem& problem, const AttentionConfig& config) {
@@ -243,8 +259,8 @@ std::string wgmma_shape_problem(const GemmConfig& config) {
   if (config.stages < 2 || config.stages > 8) {
     return "stages " + std::to_string(config.stages) + " must be 2..8 for wgmma variants";
   }
-  if (config.block_n % 64 != 0 || config.block_n > 256) {
-    return "block_n " + std::to_string(config.block_n) + " must be 64..256 in steps of 64";
+  if (config.block_n % 16 != 0 || config.block_n < 64 || config.block_n > 256) {
+    return "block_n " + std::to_string(config.block_n) + " must be 64..256 in steps of 16";
   }
   if (config.block_m > 256) return "block_m " + std::to_string(config.block_m) + " exceeds 256";
   const int rows = wgmma_rows_per_warpgroup(config);
@@ -261,11 +277,13 @@ std::string wgmma_shape_problem(const GemmConfig& config) {
   }
   const std::string cluster =
       std::to_string(config.cluster_m) + "x" + std::to_string(config.cluster_n);
-  if (config.cluster_size() > 2) {
-    return "cluster " + cluster + " must be 1x1, 2x1 or 1x2";
+  if (config.cluster_m < 1 || config.cluster_m > 2 || config.cluster_n < 1 ||
+      config.cluster_n > 2) {
+    return "cluster " + cluster + " must be 1x1, 2x1, 1x2 or 2x2";
   }
   if (config.cluster_size() > 1 && config.persistence == GemmPersistence::dynamic_loop) {
-    return "a " + cluster + " cluster needs static persistence (one tile order for both CTAs)";
+    return "a " + cluster +
+           " cluster needs static or stream-K persistence (one tile order for all its CTAs)";
   }
   if (config.persistence == GemmPersistence::stream_k &&
       config.consumer_mode != GemmConsumerMode::cooperative) {
@@ -291,9 +309,11 @@ std::string wgmma_shape_problem(const GemmConfig& config) {
 
 int gemm_dynamic_shared_bytes(const GemmConfig& config) {
   if (config.path == InstructionPath::wgmma) {
-    // 1024 (aligning the base) + the ring + C staging per consumer + barriers and tile queue.
-    return 1024 + config.stages * (config.block_m * 64 + 64 * config.block_n) * 2 +
-           2 * wgmma_rows_per_warpgroup(config) * config.block_n * 2 + 8 * (2 * config.stages + 4) +
+    // 1024 (aligning the base) + the ring + C staging per consumer + barriers and tile queue; B
+    // and C in whole 64-column chunks (a block_n of 176 takes three).
+    const int chunk_columns = (config.block_n + 63) / 64 * 64;
+    return 1024 + config.stages * (config.block_m * 64 + 64 * chunk_columns) * 2 +
+           2 * wgmma_rows_per_warpgroup(config) * chunk_columns * 2 + 8 * (2 * config.stages + 4) +
            8;
   }
   return config.stages * (config.block_m * config.block_k + config.block_k * config.block_n) * 2;

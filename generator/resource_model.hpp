@@ -43,16 +43,24 @@ ResourceUse cta_resource_use(const CtaDemand& demand, const GpuProfile& gpu);
 ResourceUse attention_resource_use(const AttentionProblem& problem, const AttentionConfig& config,
                                    const GpuProfile& gpu);
 
-// (block_m + 2 * stages * block_n) * head_dim * element bytes: the Q tile and `stages` K and V
-// tiles (wgmma: + the P tiles of p_in_smem + 1024 for the swizzle alignment + 256 for the
-// mbarriers and the tile queue).
+// (block_m + 2 * stages * block_n) rows: the Q tile and `stages` K and V tiles. mma_sync: rows of
+// mma_sync_tile_row_bytes; wgmma: head_dim * element bytes + the P tiles of p_in_smem + 1024 for
+// the swizzle alignment + 256 for the mbarriers and the tile queue.
 int attention_dynamic_shared_bytes(const AttentionProblem& problem, const AttentionConfig& config);
+// wgmma: the width in 16-bit columns of the shared-memory chunks Q, K and V are stored in (and of
+// the TMA boxes that load them), each swizzled over its row of 2 * width bytes: the widest of 64,
+// 32, 16 that divides the head dim (templates/attention/sm90/traits.cuh kChunkColumns).
+int wgmma_attention_chunk_columns(int head_dim);
+// A row of an mma_sync shared-memory tile: head_dim * 2 bytes, plus one 16-byte chunk of padding
+// when head_dim is not a multiple of 64 (templates/common/swizzled_tile.cuh).
+int mma_sync_tile_row_bytes(int head_dim);
 // wgmma with p_in_smem: each consumer warpgroup's P, 64 rows x block_n rounded up to 64 keys, in
 // 16-bit elements (0 otherwise): consumer_warpgroups * ceil(block_n / 64) * 8192 bytes.
 int wgmma_p_shared_bytes(const AttentionConfig& config);
 
 // wgmma variants: the registers setmaxnreg gives a consumer thread (240 with 2 consumer
-// warpgroups, 160 with 3), and what one needs by estimate (O and S accumulators + bookkeeping).
+// warpgroups, 160 with 3), and what one needs by estimate (O and S accumulators, P when the
+// overlap keeps it in registers next to S, + bookkeeping).
 int wgmma_consumer_registers(const AttentionConfig& config);
 int estimate_wgmma_consumer_registers(const AttentionProblem& problem,
                                       const AttentionConfig& config);

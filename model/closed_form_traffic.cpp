@@ -45,8 +45,10 @@ std::int64_t sectors_spanned(std::int64_t first_byte, std::int64_t length_bytes,
   return ceil_div(first_byte + length_bytes, sector_bytes) - first_byte / sector_bytes;
 }
 
-int kv_tiles_of_q_tile(int q_tile, int seq_q, int seq_kv, TileShape tile, bool causal) {
-  return attention::kv_tiles_of_q_tile(causal, q_tile, tile.block_m, tile.block_n, seq_q, seq_kv);
+int kv_tiles_of_q_tile(int q_tile, int seq_q, int seq_kv, TileShape tile, bool causal,
+                       int causal_shift) {
+  return attention::kv_tiles_of_q_tile(causal, q_tile, tile.block_m, tile.block_n, seq_q, seq_kv,
+                                       causal_shift);
 }
 
 ClosedFormTraffic closed_form_traffic(const AttentionProblem& problem, TileShape tile,
@@ -55,6 +57,7 @@ ClosedFormTraffic closed_form_traffic(const AttentionProblem& problem, TileShape
   validate_tile(tile);
   const std::int64_t per_row = sectors_per_row(problem, sector_bytes);
   const std::int64_t pairs = static_cast<std::int64_t>(problem.batch) * problem.heads;
+  const std::int64_t kv_pairs = static_cast<std::int64_t>(problem.batch) * problem.kv_head_count();
   const int q_tiles = static_cast<int>(ceil_div(problem.seq_q, tile.block_m));
 
   // K/V rows one (batch, head) reads: every Q tile reads rows [0, min(n_i * BN, S_kv)).
@@ -65,8 +68,8 @@ ClosedFormTraffic closed_form_traffic(const AttentionProblem& problem, TileShape
   } else {
     kv_rows_touched = 0;
     for (int q_tile = 0; q_tile < q_tiles; ++q_tile) {
-      const int kv_tiles =
-          kv_tiles_of_q_tile(q_tile, problem.seq_q, problem.seq_kv, tile, problem.causal);
+      const int kv_tiles = kv_tiles_of_q_tile(q_tile, problem.seq_q, problem.seq_kv, tile,
+                                              problem.causal, problem.causal_shift());
       const std::int64_t rows = std::min<std::int64_t>(
           static_cast<std::int64_t>(kv_tiles) * tile.block_n, problem.seq_kv);
       kv_rows_read += rows;
@@ -82,7 +85,8 @@ ClosedFormTraffic closed_form_traffic(const AttentionProblem& problem, TileShape
   traffic.requested.v = traffic.requested.k;
   traffic.compulsory.q = pairs * problem.seq_q * per_row;
   traffic.compulsory.o = traffic.compulsory.q;
-  traffic.compulsory.k = pairs * kv_rows_touched * per_row;
+  // The query heads of one K/V head read the same rows: each once.
+  traffic.compulsory.k = kv_pairs * kv_rows_touched * per_row;
   traffic.compulsory.v = traffic.compulsory.k;
   return traffic;
 }
@@ -122,11 +126,16 @@ int heads_in_flight(const OnsetInputs& inputs, std::int64_t seq) {
   return static_cast<int>(std::clamp<std::int64_t>(heads, 1, pairs));
 }
 
+int kv_heads_in_flight(const OnsetInputs& inputs, std::int64_t seq) {
+  const int group = std::max(1, inputs.shape.query_heads_per_kv_head());
+  return static_cast<int>(ceil_div(heads_in_flight(inputs, seq), group));
+}
+
 std::int64_t bytes_in_flight(const OnsetInputs& inputs, std::int64_t seq) {
   const std::int64_t row_bytes =
       static_cast<std::int64_t>(inputs.shape.head_dim) * element_bytes(inputs.shape.dtype);
   const std::int64_t pairs = static_cast<std::int64_t>(inputs.shape.batch) * inputs.shape.heads;
-  const std::int64_t kv = heads_in_flight(inputs, seq) * 2 * seq * row_bytes;
+  const std::int64_t kv = kv_heads_in_flight(inputs, seq) * 2 * seq * row_bytes;
   // Q and O tiles of the wave, at most all of Q and O.
   const std::int64_t tiles_in_wave =
       std::min<std::int64_t>(inputs.wave_size, pairs * ceil_div(seq, inputs.block_m));

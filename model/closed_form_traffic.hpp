@@ -2,20 +2,23 @@
 // cache: the paper's §3.2-3.3 model, generalised to B, H, S_q != S_kv, D, element size, tile
 // sizes, causal masking and trailing partial tiles.
 //
-// Notation: P = B*H (batch, head) pairs, R = D*E bytes per row, C = sector bytes,
-// BM x BN = tile, q_tiles = ceil(S_q/BM), kv_tiles = ceil(S_kv/BN).
+// Notation: P = B*H (batch, head) pairs, P_kv = B*H_kv (batch, K/V head) pairs (P_kv = P but for
+// GQA/MQA), R = D*E bytes per row, C = sector bytes, BM x BN = tile, q_tiles = ceil(S_q/BM),
+// kv_tiles = ceil(S_kv/BN).
 // The kernel (templates/attention/forward_tile.cuh) reads each Q tile once, then for each step the
 // K tile and the V tile of that step, and writes the O tile once. Rows past the end of a sequence
 // are zero-filled in shared memory, not read, so a partial tile costs only its valid rows.
 //
 //   Q = O = P * sum_i span(rows of Q tile i)                       = P * S_q*R/C  (R % C == 0)
-//   K = V = P * sum_i sum_{j < n_i} span(rows of K tile j)
+//   K = V = P * sum_i sum_{j < n_i} span(rows of K tile j)   (every query head reads its K/V head)
 //     non-causal: n_i = kv_tiles                                    -> P * q_tiles * S_kv*R/C
-//     causal (top-left aligned, keys up to the tile's last row):
-//       n_i = min(kv_tiles, ceil(min((i+1)*BM, S_q) / BN))          -> ~ P * S_q*S_kv*R/(2*BM*C)
+//     causal (keys up to the one the tile's last row sees, shift s = 0 top-left, S_kv - S_q
+//     bottom-right):
+//       n_i = min(kv_tiles, max(0, ceil((min((i+1)*BM, S_q) + s) / BN)))
+//                                                                   -> ~ P * S_q*S_kv*R/(2*BM*C)
 //   compulsory (cold) misses = every byte of Q, K, V, O the kernel touches, once
-//                            = P*(2*S_q + 2*S_kv)*R/C (causal with S_kv > S_q: only the keys
-//                              some query sees, min(S_kv, max_i n_i * BN) rows of K and V)
+//                            = (2*P*S_q + 2*P_kv*S_kv)*R/C (causal: only the keys some query
+//                              sees, min(S_kv, max_i n_i * BN) rows of each K and V head)
 //
 // For the paper's case (B = H = 1, D = 64, fp16, C = 32 so R/C = 4, S_q = S_kv = S, BM = BN = T,
 // S a multiple of T): non-causal M = 8S + 8S^2/T = 8S(1 + S/T); causal K+V = 8*T*n(n+1)/2 with
@@ -53,8 +56,10 @@ struct ClosedFormTraffic {
 // Sectors that bytes [first_byte, first_byte + length_bytes) of a sector-aligned buffer touch.
 std::int64_t sectors_spanned(std::int64_t first_byte, std::int64_t length_bytes, int sector_bytes);
 
-// K/V tiles a Q tile reads: all of them, or for causal the ones up to its last valid row.
-int kv_tiles_of_q_tile(int q_tile, int seq_q, int seq_kv, TileShape tile, bool causal);
+// K/V tiles a Q tile reads: all of them, or for causal the ones up to the last key its last valid
+// row sees (row i sees keys j <= i + causal_shift).
+int kv_tiles_of_q_tile(int q_tile, int seq_q, int seq_kv, TileShape tile, bool causal,
+                       int causal_shift);
 
 // Exact counts. Throws UsageError for a non-positive tile or sector size or an invalid problem.
 ClosedFormTraffic closed_form_traffic(const AttentionProblem& problem, TileShape tile,
@@ -70,13 +75,14 @@ double paper_sector_estimate(double seq, int head_dim, int element_bytes, int se
 // When non-compulsory misses must appear. The heads in flight are those the CTAs resident at once
 // (a wave of `wave_size` consecutive tiles in swizzle order) read together: one head when a wave
 // covers less than one head's q tiles (head_major), up to `wave_size` heads (heads_interleaved),
-// the heads of a group (head_groups). A K/V tile is reused one Q tile later (cyclic order), after
-// the K/V of every head in flight and the wave's Q and O tiles went through the L2:
-//   bytes_in_flight(S) = heads_in_flight(S) * 2*S*R + wave_size * 2*BM*R
+// the heads of a group (head_groups). Consecutive query heads share a K/V head (GQA), so they read
+// ceil(heads_in_flight / group) K/V heads. A K/V tile is reused one Q tile later (cyclic order),
+// after the K/V of every K/V head in flight and the wave's Q and O tiles went through the L2:
+//   bytes_in_flight(S) = kv_heads_in_flight(S) * 2*S*R + wave_size * 2*BM*R
 // and misses beyond the compulsory ones appear once that exceeds the usable L2 (fully associative
 // LRU; a real L2's hashing and replacement start to miss somewhat earlier).
 struct OnsetInputs {
-  AttentionProblem shape;  // batch, heads, head_dim, dtype; the sequence lengths are ignored
+  AttentionProblem shape;  // batch, heads, kv_heads, head_dim, dtype; sequence lengths ignored
   int block_m = 128;
   TileSwizzle swizzle = TileSwizzle::head_major;
   int head_group = 1;
@@ -85,6 +91,7 @@ struct OnsetInputs {
 };
 
 int heads_in_flight(const OnsetInputs& inputs, std::int64_t seq);
+int kv_heads_in_flight(const OnsetInputs& inputs, std::int64_t seq);
 std::int64_t bytes_in_flight(const OnsetInputs& inputs, std::int64_t seq);
 
 // Smallest S = S_q = S_kv whose bytes in flight exceed the usable L2; nullopt when no S the

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "swr/usage_error.hpp"
+#include "templates/attention/attention_args.cuh"
 #include "templates/attention/attention_schedule.cuh"
 
 namespace swr::model {
@@ -35,6 +36,10 @@ ScheduleShape ScheduleShape::of(const AttentionProblem& problem, TileShape tile)
   }
   ScheduleShape shape;
   shape.batch_heads = problem.batch * problem.heads;
+  shape.heads = problem.heads;
+  shape.kv_heads = problem.kv_head_count();
+  shape.kv_batch_heads = problem.batch * shape.kv_heads;
+  shape.causal_shift = problem.causal_shift();
   shape.seq_q = problem.seq_q;
   shape.seq_kv = problem.seq_kv;
   shape.tile = tile;
@@ -58,8 +63,15 @@ TileCoordinate tile_coordinate(std::int64_t linear_tile, const ScheduleShape& sh
   return {coord.batch_head, coord.q_tile};
 }
 
+int kv_batch_head_of(const ScheduleShape& shape, int batch_head) {
+  const int batch = batch_head / shape.heads;
+  const int head = batch_head - batch * shape.heads;
+  return batch * shape.kv_heads + attention::kv_head_of(head, shape.heads, shape.kv_heads);
+}
+
 int kv_steps_of(const ScheduleShape& shape, int q_tile) {
-  return kv_tiles_of_q_tile(q_tile, shape.seq_q, shape.seq_kv, shape.tile, shape.causal);
+  return kv_tiles_of_q_tile(q_tile, shape.seq_q, shape.seq_kv, shape.tile, shape.causal,
+                            shape.causal_shift);
 }
 
 int kv_tile_at(KvOrder order, int step, int kv_steps, int round) {
@@ -150,6 +162,7 @@ WavefrontInterleaving::WavefrontInterleaving(const ScheduleShape& shape,
 bool WavefrontInterleaving::next_tick(std::vector<TileAccess>& accesses) {
   accesses.clear();
   if (unfinished_slots_ == 0) return false;
+  finishing_.clear();
 
   // Free slots take their next tile in slot order (the order their claims reach the counter).
   if (idle_slots_ > 0) {
@@ -166,28 +179,34 @@ bool WavefrontInterleaving::next_tick(std::vector<TileAccess>& accesses) {
       const TileCoordinate coordinate =
           tile_coordinate(assignment->linear_tile, shape_, swizzle_, head_group_);
       slot.batch_head = coordinate.batch_head;
+      slot.kv_batch_head = kv_batch_head_of(shape_, coordinate.batch_head);
       slot.q_tile = coordinate.q_tile;
       slot.steps = kv_steps_of(shape_, coordinate.q_tile);
       slot.step = 0;
       slot.round = assignment->round;
       slot.running = true;
       accesses.push_back({TensorKind::q, index, slot.batch_head, slot.q_tile, 1});
+      if (slot.steps == 0) {  // every row sees no key (bottom-right, S_q > S_kv): O is 0 at once
+        slot.running = false;
+        ++idle_slots_;
+        finishing_.push_back(index);
+      }
     }
   }
 
   // One K/V step of every running CTA; consecutive slots on the same tile form one run.
   const std::size_t first_k = accesses.size();
-  finishing_.clear();
   for (int index = 0; index < static_cast<int>(slots_.size()); ++index) {
     Slot& slot = slots_[index];
     if (!slot.running) continue;
     const int tile = kv_tile_at(order_, slot.step, slot.steps, slot.round);
     TileAccess* last = accesses.size() > first_k ? &accesses.back() : nullptr;
-    if (last && last->tile == tile && last->batch_head == slot.batch_head &&
+    // Query heads of one K/V head read the same K/V tiles: consecutive slots on one merge.
+    if (last && last->tile == tile && last->batch_head == slot.kv_batch_head &&
         last->slot + last->count == index) {
       ++last->count;
     } else {
-      accesses.push_back({TensorKind::k, index, slot.batch_head, tile, 1});
+      accesses.push_back({TensorKind::k, index, slot.kv_batch_head, tile, 1});
     }
     ++kv_steps_done_;
     if (++slot.step == slot.steps) {
@@ -217,15 +236,15 @@ TileAddressMap::TileAddressMap(const ScheduleShape& shape, std::int64_t row_byte
   for (TensorKind kind : {TensorKind::q, TensorKind::k, TensorKind::v, TensorKind::o}) {
     Tensor& tensor = tensors_[static_cast<int>(kind)];
     const bool kv = kind == TensorKind::k || kind == TensorKind::v;
+    const int heads = kv ? shape.kv_batch_heads : shape.batch_heads;
     tensor.seq = kv ? shape.seq_kv : shape.seq_q;
     tensor.rows_per_tile = kv ? shape.tile.block_n : shape.tile.block_m;
     tensor.tiles_per_head = kv ? shape.kv_tiles : shape.q_tiles;
     tensor.last_tile_rows = tensor.seq - (tensor.tiles_per_head - 1) * tensor.rows_per_tile;
     tensor.first_number = tile_count_;
-    tile_count_ += tensor.tiles_per_head * shape.batch_heads;
+    tile_count_ += tensor.tiles_per_head * heads;
     tensor.base_byte = next_base;
-    const std::uint64_t bytes =
-        static_cast<std::uint64_t>(shape.batch_heads) * tensor.seq * row_bytes;
+    const std::uint64_t bytes = static_cast<std::uint64_t>(heads) * tensor.seq * row_bytes;
     next_base = (next_base + bytes + kAlignment - 1) / kAlignment * kAlignment;
   }
 }

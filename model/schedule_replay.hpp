@@ -18,17 +18,25 @@ namespace swr::model {
 
 // The tile grid of one problem.
 struct ScheduleShape {
-  int batch_heads = 0;
+  int batch_heads = 0;     // (batch, query head) pairs
+  int heads = 1;           // query heads per batch
+  int kv_heads = 1;        // K/V heads per batch (heads for multi-head attention)
+  int kv_batch_heads = 0;  // (batch, K/V head) pairs
   int seq_q = 0;
   int seq_kv = 0;
   TileShape tile;
   int q_tiles = 0;   // per (batch, head)
   int kv_tiles = 0;  // per (batch, head), all of them
   bool causal = false;
+  int causal_shift = 0;          // query row i sees keys j <= i + causal_shift
   std::int64_t total_tiles = 0;  // q_tiles * batch_heads
 
   static ScheduleShape of(const AttentionProblem& problem, TileShape tile);
 };
+
+// The (batch, K/V head) pair whose K and V the (batch, query head) pair `batch_head` reads
+// (attention::kv_head_of, the kernels' rule).
+int kv_batch_head_of(const ScheduleShape& shape, int batch_head);
 
 struct TileCoordinate {
   int batch_head = 0;
@@ -113,10 +121,10 @@ enum class TensorKind : std::uint8_t { q, k, v, o };
 // replay: a wave of CTAs on one head reads each K/V tile as one run.
 struct TileAccess {
   TensorKind tensor = TensorKind::q;
-  int slot = 0;  // the first CTA slot (which SM, hence which L2 partition, it runs on)
-  int batch_head = 0;
-  int tile = 0;   // q tile for Q and O, kv tile for K and V
-  int count = 1;  // consecutive slots reading it
+  int slot = 0;        // the first CTA slot (which SM, hence which L2 partition, it runs on)
+  int batch_head = 0;  // Q and O: (batch, query head); K and V: (batch, K/V head)
+  int tile = 0;        // q tile for Q and O, kv tile for K and V
+  int count = 1;       // consecutive slots reading it
 };
 
 struct ProgressModel {
@@ -140,6 +148,7 @@ class WavefrontInterleaving {
   struct Slot {
     std::int64_t start_tick = 0;
     int batch_head = 0;
+    int kv_batch_head = 0;
     int q_tile = 0;
     int steps = 0;  // K/V steps of the current tile
     int step = 0;
@@ -163,7 +172,8 @@ class WavefrontInterleaving {
 
 // Where each tile of Q, K, V and O lives: a dense number for the tile caches, its weight in
 // sectors (valid rows only), and its byte range for the sector-level replay. Tensors are
-// [B, H, S, D] contiguous, laid out one after another in a virtual address space.
+// [B, H, S, D] contiguous (K and V: [B, H_kv, S_kv, D]), laid out one after another in a virtual
+// address space.
 class TileAddressMap {
  public:
   TileAddressMap(const ScheduleShape& shape, std::int64_t row_bytes, int sector_bytes);

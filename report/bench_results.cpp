@@ -45,6 +45,7 @@ BenchPoint parse_point(const nlohmann::json& json) {
   if (point.family == "attention") {
     point.batch = json.at("batch").get<int>();
     point.heads = json.at("heads").get<int>();
+    point.kv_heads = json.contains("kv_heads") ? json.at("kv_heads").get<int>() : point.heads;
     point.seq = json.at("seq").get<int>();
     point.head_dim = json.at("head_dim").get<int>();
     point.causal = json.at("causal").get<bool>();

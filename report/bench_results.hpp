@@ -32,8 +32,8 @@ struct BenchPoint {
   std::string regime;  // "short", "long", "gemm"
   std::string key;
   std::string description;
-  // Attention shape (zero for GEMM points).
-  int batch = 0, heads = 0, seq = 0, head_dim = 0;
+  // Attention shape (zero for GEMM points); kv_heads is heads unless the point is GQA/MQA.
+  int batch = 0, heads = 0, kv_heads = 0, seq = 0, head_dim = 0;
   bool causal = false;
   // GEMM shape (zero for attention points).
   long long m = 0, n = 0, k = 0;

@@ -62,12 +62,18 @@ std::string short_count(long long value) {
 std::string describe_problem(const db::StoredProblem& problem) {
   if (problem.attention) {
     const AttentionProblem& shape = *problem.attention;
-    std::string text = "B" + std::to_string(shape.batch) + " H" + std::to_string(shape.heads) +
-                       " S" + short_count(shape.seq_q);
+    std::string text = "B" + std::to_string(shape.batch) + " H" + std::to_string(shape.heads);
+    if (shape.kv_head_count() != shape.heads) {
+      text.append("/").append(std::to_string(shape.kv_head_count())).append(" K/V");
+    }
+    text.append(" S").append(short_count(shape.seq_q));
     if (shape.seq_kv != shape.seq_q) text.append("/").append(short_count(shape.seq_kv));
     text.append(" D").append(std::to_string(shape.head_dim)).append(" ");
     text.append(to_string(shape.dtype));
-    return shape.causal ? text + " causal" : text;
+    if (!shape.causal) return text;
+    return shape.effective_causal_align() == CausalAlignment::bottom_right
+               ? text + " causal bottom-right"
+               : text + " causal";
   }
   const nlohmann::json& json = problem.json;
   if (problem.family == "gemm" && json.contains("m") && json.contains("n") && json.contains("k")) {

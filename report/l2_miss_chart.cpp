@@ -13,23 +13,30 @@ namespace {
 
 constexpr std::size_t kTwinPairsDrawn = 2;
 
-// Everything of a shape but its sequence length.
-using ShapeFamily = std::tuple<int, int, int, std::string, bool>;  // B, H, D, dtype, causal
+// Everything of a shape but its sequence length (equal S_q and S_kv: the alignment is moot).
+using ShapeFamily =
+    std::tuple<int, int, int, int, std::string, bool>;  // B, H, H_kv, D, dtype, causal
 
 ShapeFamily family_of(const AttentionProblem& problem) {
-  return {problem.batch, problem.heads, problem.head_dim, std::string(to_string(problem.dtype)),
+  return {problem.batch,
+          problem.heads,
+          problem.kv_head_count(),
+          problem.head_dim,
+          std::string(to_string(problem.dtype)),
           problem.causal};
 }
 
 std::string shape_text(const ShapeFamily& family) {
-  const auto& [batch, heads, head_dim, dtype, causal] = family;
-  return "B" + std::to_string(batch) + " H" + std::to_string(heads) + " D" +
+  const auto& [batch, heads, kv_heads, head_dim, dtype, causal] = family;
+  return "B" + std::to_string(batch) + " H" + std::to_string(heads) +
+         (kv_heads != heads ? "/" + std::to_string(kv_heads) + " K/V" : std::string()) + " D" +
          std::to_string(head_dim) + " " + dtype + (causal ? " causal" : " non-causal");
 }
 
 std::string stem_of(const ShapeFamily& family) {
-  const auto& [batch, heads, head_dim, dtype, causal] = family;
-  return "l2_misses_b" + std::to_string(batch) + "_h" + std::to_string(heads) + "_d" +
+  const auto& [batch, heads, kv_heads, head_dim, dtype, causal] = family;
+  return "l2_misses_b" + std::to_string(batch) + "_h" + std::to_string(heads) +
+         (kv_heads != heads ? "_kv" + std::to_string(kv_heads) : std::string()) + "_d" +
          std::to_string(head_dim) + "_" + dtype + (causal ? "_causal" : "_noncausal");
 }
 
@@ -109,10 +116,11 @@ std::vector<L2MissSeries> fastest_per_order(const MissesBySeq& by_seq) {
 }
 
 AttentionProblem problem_at(const ShapeFamily& family, int seq) {
-  const auto& [batch, heads, head_dim, dtype, causal] = family;
+  const auto& [batch, heads, kv_heads, head_dim, dtype, causal] = family;
   AttentionProblem problem;
   problem.batch = batch;
   problem.heads = heads;
+  problem.kv_heads = kv_heads;
   problem.seq_q = problem.seq_kv = seq;
   problem.head_dim = head_dim;
   problem.dtype = parse_data_type(dtype).value_or(DataType::f16);

@@ -46,7 +46,8 @@ std::string batch_and_heads(const std::vector<const BenchPoint*>& points) {
 std::vector<RegimeSpan> regime_spans(const BenchResults& bench, const PanelKey& key) {
   std::map<std::string, std::vector<const BenchPoint*>> by_regime;
   for (const BenchPoint& point : bench.points) {
-    if (point.family == "attention" && PanelKey{point.dtype, point.causal} == key) {
+    if (point.family == "attention" && point.kv_heads == point.heads &&
+        PanelKey{point.dtype, point.causal} == key) {
       by_regime[point.regime].push_back(&point);
     }
   }
@@ -73,7 +74,8 @@ std::vector<ThroughputPanel> throughput_panels(const BenchResults& bench) {
   std::map<PanelKey, std::map<int, std::map<std::string, std::vector<SeriesPoint>>>> grouped;
   std::map<PanelKey, std::map<int, std::string>> swr_notes;
   for (const BenchPoint& point : bench.points) {
-    if (point.family != "attention") continue;
+    // One line per candidate over S: GQA points (another K/V traffic) stay in the tables only.
+    if (point.family != "attention" || point.kv_heads != point.heads) continue;
     const PanelKey key{point.dtype, point.causal};
     auto& by_candidate = grouped[key][point.head_dim];
     for (const auto& [name, candidate] : point.candidates) {
@@ -105,7 +107,8 @@ std::vector<ThroughputPanel> throughput_panels(const BenchResults& bench) {
 }
 
 std::vector<ThroughputPanel> throughput_panels(const GpuResults& results) {
-  std::map<PanelKey, std::map<int, std::map<std::pair<int, int>, std::vector<SeriesPoint>>>>
+  // Per panel and head dim, one series per (batch, heads, K/V heads).
+  std::map<PanelKey, std::map<int, std::map<std::tuple<int, int, int>, std::vector<SeriesPoint>>>>
       grouped;
   for (const ProblemResults* problem : results.of_family("attention")) {
     const db::StoredMeasurement* best = problem->best();
@@ -113,7 +116,7 @@ std::vector<ThroughputPanel> throughput_panels(const GpuResults& results) {
     const AttentionProblem& shape = *problem->problem.attention;
     if (shape.seq_q != shape.seq_kv) continue;
     const PanelKey key{std::string(to_string(shape.dtype)), shape.causal};
-    grouped[key][shape.head_dim][{shape.batch, shape.heads}].push_back(
+    grouped[key][shape.head_dim][{shape.batch, shape.heads, shape.kv_head_count()}].push_back(
         {static_cast<double>(shape.seq_q), *best->record.tflops});
   }
   std::vector<ThroughputPanel> panels;
@@ -121,10 +124,12 @@ std::vector<ThroughputPanel> throughput_panels(const GpuResults& results) {
     ThroughputPanel panel{stem_of(key), shape_of(key), {}, {}};
     for (const auto& [head_dim, by_batch] : by_head_dim) {
       ThroughputPlot plot{head_dim, {}, ""};  // the panel's subtitle says it is swr alone
-      for (const auto& [batch_heads, points] : by_batch) {
-        plot.series.push_back({"swr tuned best, B" + std::to_string(batch_heads.first) + " H" +
-                                   std::to_string(batch_heads.second),
-                               true, points});
+      for (const auto& [heads, points] : by_batch) {
+        const auto& [batch, query_heads, kv_heads] = heads;
+        std::string label =
+            "swr tuned best, B" + std::to_string(batch) + " H" + std::to_string(query_heads);
+        if (kv_heads != query_heads) label += "/" + std::to_string(kv_heads) + " K/V";
+        plot.series.push_back({label, true, points});
       }
       sort_points(plot.series);
       panel.plots.push_back(std::move(plot));

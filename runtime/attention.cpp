@@ -49,11 +49,20 @@ void launch_decided(const AttentionDecision& decision, StreamWorkspaces& workspa
   buffers.k = tensors.k;
   buffers.v = tensors.v;
   buffers.o = tensors.o;
+  buffers.q_strides = tensors.q_strides;
+  buffers.k_strides = tensors.k_strides;
+  buffers.v_strides = tensors.v_strides;
+  buffers.o_strides = tensors.o_strides;
   if (decision.choice.kernel->config.persistence == Persistence::dynamic) {
-    buffers.tile_counter = tensors.workspace != 0
-                               ? tensors.workspace
-                               : workspaces.tile_counter(decision.context, cu_stream);
-    buffers.tile_counter_zeroed = workspace_zeroed && tensors.workspace != 0;
+    if (tensors.workspace != 0) {
+      buffers.tile_counter = tensors.workspace;
+      buffers.tile_counter_zeroed = workspace_zeroed;
+    } else {
+      const StreamWorkspaces::TileCounter pooled =
+          workspaces.tile_counter(decision.context, cu_stream);
+      buffers.tile_counter = pooled.pointer;
+      buffers.tile_counter_zeroed = pooled.zeroed;
+    }
   }
   decision.loaded->module->launch(problem, buffers, cu_stream);
 }
@@ -72,6 +81,10 @@ void Attention::run(const AttentionProblem& problem, const AttentionTensors& ten
   if (std::string why = tensor_mismatch(tensors); !why.empty()) {
     throw AttentionRefused("cannot run " + problem.key() + ": " + why);
   }
+  // Bad input before any device is looked for (the launch checks the strides again).
+  problem.validate();
+  resolve_attention_layout(problem, tensors.q_strides, tensors.k_strides, tensors.v_strides,
+                           tensors.o_strides);
   launch_decided(state_->decide(problem), state_->workspaces, problem, tensors, stream);
 }
 

@@ -1,10 +1,11 @@
 #include "runtime/attention_launcher.hpp"
 
 #include <algorithm>
-#include <cmath>
-#include <numbers>
+#include <utility>
 
 #include "generator/kernel_source.hpp"
+#include "generator/resource_model.hpp"
+#include "swr/runtime_options.hpp"
 
 namespace swr {
 
@@ -30,12 +31,76 @@ int AttentionKernelModule::grid_size(const AttentionProblem& problem) const {
   return static_cast<int>(std::min<long long>(tiles, wave_size()));
 }
 
+namespace {
+
+// A stride of a dimension longer than 1 that is not a multiple of `elements` (what accesses of
+// 2 * `elements` bytes need), or empty.
+std::string unaligned_stride(const char* tensor, const attention::TensorStrides& strides, int batch,
+                             int heads, int seq, int elements, const char* accesses) {
+  const std::pair<const char*, std::pair<long long, int>> dims[] = {
+      {"batch", {strides.batch, batch}},
+      {"head", {strides.head, heads}},
+      {"seq", {strides.seq, seq}}};
+  for (const auto& [name, dim] : dims) {
+    if (dim.second > 1 && dim.first % elements != 0) {
+      return std::string(tensor) + "'s " + name + " stride " + std::to_string(dim.first) +
+             " elements is not a multiple of " + std::to_string(elements) + " (" +
+             std::to_string(2 * elements) + " bytes), which its " + accesses + " need";
+    }
+  }
+  return {};
+}
+
+std::string unaligned_pointer(const char* tensor, CUdeviceptr pointer, int bytes,
+                              const char* accesses) {
+  if (pointer % bytes == 0) return {};
+  return std::string(tensor) + " at " + std::to_string(pointer) + " is not " +
+         std::to_string(bytes) + "-byte aligned, which the kernel's " + accesses + " need";
+}
+
+}  // namespace
+
+std::string attention_layout_refusal(const AttentionProblem& problem, const AttentionConfig& config,
+                                     const AttentionLayout& layout,
+                                     const AttentionBuffers& buffers) {
+  if (config.is_wgmma()) {
+    // Q, K and V arrive by TMA (attention_tensor_map_problem names what it cannot describe); O
+    // is written from registers in 4-byte pairs.
+    if (std::string why = unaligned_pointer("o", buffers.o, 4, "4-byte stores"); !why.empty())
+      return why;
+    return unaligned_stride("o", layout.o, problem.batch, problem.heads, problem.seq_q, 2,
+                            "4-byte stores");
+  }
+  const std::pair<const char*, CUdeviceptr> pointers[] = {
+      {"q", buffers.q}, {"k", buffers.k}, {"v", buffers.v}, {"o", buffers.o}};
+  for (const auto& [name, pointer] : pointers) {
+    if (std::string why = unaligned_pointer(name, pointer, 16, "16-byte copies"); !why.empty())
+      return why;
+  }
+  const int kv_heads = problem.kv_head_count();
+  constexpr const char* kCopies = "16-byte copies";
+  for (const std::string& why :
+       {unaligned_stride("q", layout.q, problem.batch, problem.heads, problem.seq_q, 8, kCopies),
+        unaligned_stride("k", layout.k, problem.batch, kv_heads, problem.seq_kv, 8, kCopies),
+        unaligned_stride("v", layout.v, problem.batch, kv_heads, problem.seq_kv, 8, kCopies),
+        unaligned_stride("o", layout.o, problem.batch, problem.heads, problem.seq_q, 8, kCopies)}) {
+    if (!why.empty()) return why;
+  }
+  return {};
+}
+
 void AttentionKernelModule::launch(const AttentionProblem& problem, const AttentionBuffers& buffers,
                                    CUstream stream, int persistent_ctas) const {
-  // First, so that tensors TMA cannot describe are refused before anything is enqueued.
+  // First, so that what the kernel cannot take is refused before anything is enqueued.
+  const AttentionLayout layout = resolve_attention_layout(
+      problem, buffers.q_strides, buffers.k_strides, buffers.v_strides, buffers.o_strides);
+  if (std::string why = attention_layout_refusal(problem, config_, layout, buffers); !why.empty()) {
+    throw KernelRefused("cannot run " + config_.key() + " on " + problem.key() + ": " + why);
+  }
   AttentionTensorMapCache::Maps maps{};
   if (config_.is_wgmma()) {
-    maps = tensor_maps_.maps_for(driver_, problem, config_, {buffers.q, buffers.k, buffers.v});
+    maps =
+        tensor_maps_.maps_for(driver_, problem, config_, layout, {buffers.q, buffers.k, buffers.v});
   }
   int grid = grid_size(problem);
   if (persistent_ctas > 0 && config_.persistence != Persistence::grid)
@@ -47,18 +112,12 @@ void AttentionKernelModule::launch(const AttentionProblem& problem, const Attent
   const void* k = reinterpret_cast<const void*>(buffers.k);
   const void* v = reinterpret_cast<const void*>(buffers.v);
   void* o = reinterpret_cast<void*>(buffers.o);
-  int batch = problem.batch, heads = problem.heads, batch_heads = batch * heads;
-  int seq_q = problem.seq_q, seq_kv = problem.seq_kv;
-  float scale_log2 =
-      static_cast<float>(std::numbers::log2e / std::sqrt(static_cast<double>(problem.head_dim)));
-  int* tile_counter = reinterpret_cast<int*>(buffers.tile_counter);
-  int wave = wave_size();
-  // The argument lists of the rendered kernels (generator/kernel_source.cpp): pointers for
-  // mma_sync, the tensor maps by value for wgmma.
-  void* mma_sync_arguments[] = {
-      &q, &k, &v, &o, &batch, &heads, &seq_q, &seq_kv, &scale_log2, &tile_counter, &wave};
-  void* wgmma_arguments[] = {&maps.q.map, &maps.k.map, &maps.v.map,   &o,   &batch_heads, &seq_q,
-                             &seq_kv,     &scale_log2, &tile_counter, &wave};
+  attention::AttentionArgs args =
+      attention_launch_args(problem, layout, buffers.tile_counter, wave_size());
+  // The argument lists of the rendered kernels (generator/kernel_source.cpp): the tensors as
+  // pointers (mma_sync) or Q, K, V as tensor maps by value (wgmma), then O and the block.
+  void* mma_sync_arguments[] = {&q, &k, &v, &o, &args};
+  void* wgmma_arguments[] = {&maps.q.map, &maps.k.map, &maps.v.map, &o, &args};
   SWR_CU(
       driver_,
       cuLaunchKernel(kernel_.function(), grid, 1, 1, config_.threads(), 1, 1, dynamic_shared_bytes_,

@@ -3,10 +3,12 @@
 // tensor maps, kept per module and retargeted, never encoded per launch.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "driver/cuda_driver.hpp"
 #include "driver/device_resources.hpp"
+#include "runtime/attention_layout.hpp"
 #include "runtime/attention_tensor_maps.hpp"
 #include "swr/attention_config.hpp"
 #include "swr/attention_problem.hpp"
@@ -14,12 +16,22 @@
 namespace swr {
 
 struct AttentionBuffers {
-  CUdeviceptr q = 0, k = 0, v = 0, o = 0;  // [B, H, S, D], 16-bit elements
+  CUdeviceptr q = 0, k = 0, v = 0, o = 0;  // [B, H, S, D] (K, V: H_kv heads), 16-bit elements
   CUdeviceptr tile_counter = 0;            // one int; needed by dynamic persistence only
   // The caller's tile counter is 0 already (taken from a pool it clears), so launch() enqueues no
   // clear of it before the kernel. The kernel leaves it nonzero.
   bool tile_counter_zeroed = false;
+  // As swr::AttentionTensors takes them: all 0 is contiguous [B, H, S, D].
+  ElementStrides q_strides{}, k_strides{}, v_strides{}, o_strides{};
 };
+
+// Why `config` cannot run on these buffers laid out so (empty when it can): the mma.sync kernels
+// copy 16-byte chunks (pointers 16-byte aligned, strides of dimensions longer than 1 multiples of
+// 8 elements); the wgmma kernel writes O in 4-byte pairs (O 4-byte aligned, its strides even),
+// and what TMA cannot describe of Q, K and V is refused by the tensor maps.
+std::string attention_layout_refusal(const AttentionProblem& problem, const AttentionConfig& config,
+                                     const AttentionLayout& layout,
+                                     const AttentionBuffers& buffers);
 
 class AttentionKernelModule {
  public:
@@ -38,8 +50,9 @@ class AttentionKernelModule {
   int tensor_map_encodings() const { return tensor_maps_.encodings(); }
 
   // Softmax scale 1/sqrt(D). `persistent_ctas` > 0 caps the persistent grid (tests use it to make
-  // each CTA take several tiles). Throws KernelRefused, before launching, when a wgmma variant's
-  // tensors cannot be described by TMA (misaligned base, stride not a multiple of 16 bytes).
+  // each CTA take several tiles). Before launching: UsageError for strides that are not a layout
+  // (resolve_attention_layout), KernelRefused for a layout the variant cannot read
+  // (attention_layout_refusal) and when a wgmma variant's tensors cannot be described by TMA.
   void launch(const AttentionProblem& problem, const AttentionBuffers& buffers, CUstream stream,
               int persistent_ctas = 0) const;
 

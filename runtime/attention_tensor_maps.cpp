@@ -1,40 +1,63 @@
 #include "runtime/attention_tensor_maps.hpp"
 
+#include <utility>
+
+#include "generator/resource_model.hpp"
 #include "swr/runtime_options.hpp"
 
 namespace swr {
 namespace {
 
-constexpr std::uint32_t kBoxColumns = 64;  // one 128-byte swizzle span of 16-bit elements
+constexpr std::uint64_t kElementBytes = 2;
 
-TensorMapDescription head_major_description(std::string name, const AttentionProblem& problem,
-                                            int seq, int box_rows) {
-  const std::uint64_t row_bytes = static_cast<std::uint64_t>(problem.head_dim) * 2;
+TensorMapDescription strided_description(std::string name, const AttentionProblem& problem,
+                                         const attention::TensorStrides& strides, int heads,
+                                         int seq, int box_rows) {
   TensorMapDescription description;
   description.name = std::move(name);
   description.element = problem.dtype == DataType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
                                                         : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-  description.rank = 3;
+  description.rank = 4;
   description.dims = {static_cast<std::uint64_t>(problem.head_dim), static_cast<std::uint64_t>(seq),
-                      static_cast<std::uint64_t>(problem.batch) * problem.heads, 0, 0};
-  description.strides = {row_bytes, row_bytes * static_cast<std::uint64_t>(seq), 0, 0};
-  description.box = {kBoxColumns, static_cast<std::uint32_t>(box_rows), 1, 0, 0};
+                      static_cast<std::uint64_t>(heads), static_cast<std::uint64_t>(problem.batch),
+                      0};
+  // Innermost first; a dimension of extent 1 keeps whatever stride the caller gave (often 0),
+  // which TMA never steps but still checks: describe it as the span of the ones inside.
+  const std::pair<long long, int> outer[] = {
+      {strides.seq, seq}, {strides.head, heads}, {strides.batch, problem.batch}};
+  std::uint64_t span = static_cast<std::uint64_t>(problem.head_dim) * kElementBytes;
+  for (int i = 0; i < 3; ++i) {
+    const auto [stride, extent] = outer[i];
+    const std::uint64_t bytes =
+        extent > 1 ? static_cast<std::uint64_t>(stride) * kElementBytes : span;
+    description.strides[i] = bytes;
+    span = std::max(span, bytes * static_cast<std::uint64_t>(extent));
+  }
+  // One box per shared-memory chunk of the kernel's tile layout, swizzled over its row width.
+  const int chunk_columns = wgmma_attention_chunk_columns(problem.head_dim);
+  description.box = {static_cast<std::uint32_t>(chunk_columns),
+                     static_cast<std::uint32_t>(box_rows), 1, 1, 0};
+  description.swizzle_bytes = chunk_columns * 2;
   return description;
 }
 
 }  // namespace
 
 AttentionTensorMapDescriptions attention_tensor_map_descriptions(const AttentionProblem& problem,
-                                                                 const AttentionConfig& config) {
-  return {head_major_description("Q", problem, problem.seq_q, config.block_m),
-          head_major_description("K", problem, problem.seq_kv, config.block_n),
-          head_major_description("V", problem, problem.seq_kv, config.block_n)};
+                                                                 const AttentionConfig& config,
+                                                                 const AttentionLayout& layout) {
+  const int kv_heads = problem.kv_head_count();
+  return {strided_description("Q", problem, layout.q, problem.heads, problem.seq_q, config.block_m),
+          strided_description("K", problem, layout.k, kv_heads, problem.seq_kv, config.block_n),
+          strided_description("V", problem, layout.v, kv_heads, problem.seq_kv, config.block_n)};
 }
 
 std::string attention_tensor_map_problem(const AttentionProblem& problem,
                                          const AttentionConfig& config,
+                                         const AttentionLayout& layout,
                                          const AttentionPointers& pointers) {
-  const AttentionTensorMapDescriptions maps = attention_tensor_map_descriptions(problem, config);
+  const AttentionTensorMapDescriptions maps =
+      attention_tensor_map_descriptions(problem, config, layout);
   for (const auto& [description, address] :
        {std::pair{&maps.q, pointers.q}, std::pair{&maps.k, pointers.k},
         std::pair{&maps.v, pointers.v}}) {
@@ -43,22 +66,32 @@ std::string attention_tensor_map_problem(const AttentionProblem& problem,
   return {};
 }
 
+AttentionTensorMapCache::Shape AttentionTensorMapCache::shape_of(const AttentionProblem& problem,
+                                                                 const AttentionLayout& layout) {
+  return {problem.key(),
+          {layout.q.batch, layout.q.head, layout.q.seq, layout.k.batch, layout.k.head, layout.k.seq,
+           layout.v.batch, layout.v.head, layout.v.seq}};
+}
+
 AttentionTensorMapCache::Maps AttentionTensorMapCache::maps_for(const CudaDriver& driver,
                                                                 const AttentionProblem& problem,
                                                                 const AttentionConfig& config,
+                                                                const AttentionLayout& layout,
                                                                 const AttentionPointers& pointers) {
   std::lock_guard lock(mutex_);
-  const std::string shape = problem.key();
+  const Shape shape = shape_of(problem, layout);
   if (shape_ == shape && pointers_ == pointers) return maps_;
-  if (std::string why = attention_tensor_map_problem(problem, config, pointers); !why.empty()) {
-    throw KernelRefused("cannot run " + config.key() + " on " + shape + ": " + why);
+  if (std::string why = attention_tensor_map_problem(problem, config, layout, pointers);
+      !why.empty()) {
+    throw KernelRefused("cannot run " + config.key() + " on " + problem.key() + ": " + why);
   }
   if (shape_ == shape) {
     if (pointers.q != pointers_.q) retarget_tensor_map(driver, maps_.q, "Q", pointers.q);
     if (pointers.k != pointers_.k) retarget_tensor_map(driver, maps_.k, "K", pointers.k);
     if (pointers.v != pointers_.v) retarget_tensor_map(driver, maps_.v, "V", pointers.v);
   } else {
-    const AttentionTensorMapDescriptions maps = attention_tensor_map_descriptions(problem, config);
+    const AttentionTensorMapDescriptions maps =
+        attention_tensor_map_descriptions(problem, config, layout);
     shape_.reset();  // stays unset if an encoding throws
     maps_.q = encode_tensor_map(driver, maps.q, pointers.q);
     maps_.k = encode_tensor_map(driver, maps.k, pointers.k);

@@ -1,6 +1,6 @@
 // The TMA tensor maps a wgmma attention variant takes as kernel parameters (Q, K, V), and a cache
-// of encoded maps so that a launch re-encodes nothing for the pointers and shape it saw last and
-// only retargets the base addresses when the shape is the same.
+// of encoded maps so that a launch re-encodes nothing for the pointers, shape and strides it saw
+// last and only retargets the base addresses when the shape and strides are the same.
 #pragma once
 
 #include <array>
@@ -9,33 +9,40 @@
 #include <string>
 
 #include "driver/tensor_map.hpp"
+#include "runtime/attention_layout.hpp"
 #include "swr/attention_config.hpp"
 #include "swr/attention_problem.hpp"
 
 namespace swr {
 
-// [B, H, S, D] contiguous, seen as rank 3: dims {D, S, B*H}, strides {D*2, S*D*2} bytes, box
-// {64, rows, 1} (rows = block_m for Q, block_n for K and V; D=128 is loaded as two 64-column
-// boxes, and a box never reaches into the next head's rows).
+// Each tensor as its [B, H, S, D] view at its own element strides, rank 4 innermost first: dims
+// {D, S, H, B} (H: heads for Q, kv_heads for K and V), byte strides {seq, head, batch} * 2, box
+// {W, rows, 1, 1} with W = wgmma_attention_chunk_columns(D) and a swizzle of 2W bytes (rows =
+// block_m for Q, block_n for K and V; D=128 is loaded as two 64-column boxes, D=80 as five of 16).
+// A box never reaches into another head's rows, whatever the strides (BHSD, or BSHD whose head
+// stride is one row). A dimension of extent 1 is never stepped: its stride is described as the
+// span of the dimensions inside it, which TMA's rules always accept.
 struct AttentionTensorMapDescriptions {
   TensorMapDescription q, k, v;
 };
 AttentionTensorMapDescriptions attention_tensor_map_descriptions(const AttentionProblem& problem,
-                                                                 const AttentionConfig& config);
+                                                                 const AttentionConfig& config,
+                                                                 const AttentionLayout& layout);
 
 struct AttentionPointers {
   CUdeviceptr q = 0, k = 0, v = 0;
   bool operator==(const AttentionPointers&) const = default;
 };
 
-// Empty when TMA can describe all three tensors at these addresses, else the first problem in one
-// line naming the tensor and the value (tensor_map_problem()).
+// Empty when TMA can describe all three tensors at these addresses and strides, else the first
+// problem in one line naming the tensor and the value (tensor_map_problem()).
 std::string attention_tensor_map_problem(const AttentionProblem& problem,
                                          const AttentionConfig& config,
+                                         const AttentionLayout& layout,
                                          const AttentionPointers& pointers);
 
-// Thread-safe. Same shape and pointers: the stored maps; same shape, other pointers: the stored
-// maps retargeted; another shape: encoded again.
+// Thread-safe. Same shape, strides and pointers: the stored maps; same shape and strides, other
+// pointers: the stored maps retargeted; another shape or other strides: encoded again.
 class AttentionTensorMapCache {
  public:
   struct Maps {
@@ -43,12 +50,21 @@ class AttentionTensorMapCache {
   };
   // Throws KernelRefused (swr/runtime_options.hpp) naming the value TMA cannot take.
   Maps maps_for(const CudaDriver& driver, const AttentionProblem& problem,
-                const AttentionConfig& config, const AttentionPointers& pointers);
+                const AttentionConfig& config, const AttentionLayout& layout,
+                const AttentionPointers& pointers);
   int encodings() const;  // how many times maps were encoded (tests: never per launch)
 
  private:
+  // What the stored maps describe besides their base addresses.
+  struct Shape {
+    std::string problem_key;
+    std::array<long long, 9> strides{};  // Q, K, V: batch, head, seq
+    bool operator==(const Shape&) const = default;
+  };
+  static Shape shape_of(const AttentionProblem& problem, const AttentionLayout& layout);
+
   mutable std::mutex mutex_;
-  std::optional<std::string> shape_;  // problem key of the stored maps
+  std::optional<Shape> shape_;
   AttentionPointers pointers_;
   Maps maps_{};
   int encodings_ = 0;

@@ -3,6 +3,7 @@
 // that no exception crosses into C (or ctypes).
 #include "swr/swr.h"
 
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -91,18 +92,68 @@ swr::DataType dtype_named(const char* text) {
   return *dtype;
 }
 
-swr::AttentionProblem attention_problem(const swr_attention_problem* given) {
+swr::AttentionProblem attention_problem(const swr_attention_problem_v2* given) {
   require(given, "problem");
+  // Callers built against this header pass at least its fields; later headers append.
+  constexpr std::size_t known = offsetof(swr_attention_problem_v2, causal_align) + sizeof(int);
+  if (given->size < known) {
+    throw swr::UsageError("swr_attention_problem_v2.size " + std::to_string(given->size) +
+                          ": allowed at least " + std::to_string(known) +
+                          " (sizeof(swr_attention_problem_v2))");
+  }
   swr::AttentionProblem problem;
   problem.batch = given->batch;
   problem.heads = given->heads;
+  problem.kv_heads = given->kv_heads;
   problem.seq_q = given->seq_q;
   problem.seq_kv = given->seq_kv;
   problem.head_dim = given->head_dim;
   problem.dtype = dtype_named(given->dtype);
   problem.causal = given->causal != 0;
+  if (given->causal_align != SWR_CAUSAL_TOP_LEFT &&
+      given->causal_align != SWR_CAUSAL_BOTTOM_RIGHT) {
+    throw swr::UsageError("causal_align " + std::to_string(given->causal_align) +
+                          ": allowed SWR_CAUSAL_TOP_LEFT (0), SWR_CAUSAL_BOTTOM_RIGHT (1)");
+  }
+  problem.causal_align = given->causal_align == SWR_CAUSAL_BOTTOM_RIGHT
+                             ? swr::CausalAlignment::bottom_right
+                             : swr::CausalAlignment::top_left;
   problem.validate();
   return problem;
+}
+
+// The first form: multi-head, top-left.
+swr::AttentionProblem attention_problem(const swr_attention_problem* given) {
+  require(given, "problem");
+  const swr_attention_problem_v2 widened{sizeof(swr_attention_problem_v2),
+                                         given->batch,
+                                         given->heads,
+                                         0,
+                                         given->seq_q,
+                                         given->seq_kv,
+                                         given->head_dim,
+                                         given->dtype,
+                                         given->causal,
+                                         SWR_CAUSAL_TOP_LEFT};
+  return attention_problem(&widened);
+}
+
+swr::ElementStrides element_strides(const int64_t (&given)[4]) {
+  return {given[0], given[1], given[2], given[3]};
+}
+
+// Tensors with the strides given (null: contiguous).
+swr::AttentionTensors attention_tensors(std::uint64_t q, std::uint64_t k, std::uint64_t v,
+                                        std::uint64_t o, std::uint64_t workspace,
+                                        const swr_attention_strides* strides) {
+  swr::AttentionTensors tensors{q, k, v, o, workspace};
+  if (strides != nullptr) {
+    tensors.q_strides = element_strides(strides->q);
+    tensors.k_strides = element_strides(strides->k);
+    tensors.v_strides = element_strides(strides->v);
+    tensors.o_strides = element_strides(strides->o);
+  }
+  return tensors;
 }
 
 swr::GemmProblem gemm_problem(const swr_gemm_problem* given) {
@@ -169,6 +220,37 @@ void require_family(const swr_prepared* prepared, bool attention) {
                           " launch: allowed one of swr_prepare_" +
                           (attention ? "attention" : "gemm"));
   }
+}
+
+void run_attention(swr_catalog* catalog, const char* gpu, const swr::AttentionProblem& problem,
+                   const swr_attention_tensors& tensors, const swr_attention_strides* strides,
+                   uintptr_t stream) {
+  launcher_for(catalog, catalog->attention, gpu_name(gpu))
+      .run(
+          problem,
+          attention_tensors(tensors.q, tensors.k, tensors.v, tensors.o, tensors.workspace, strides),
+          reinterpret_cast<swr::StreamHandle>(stream));
+}
+
+swr_prepared* prepare_attention(swr_catalog* catalog, const char* gpu,
+                                const swr::AttentionProblem& problem) {
+  auto made = std::make_unique<swr_prepared>();
+  made->attention = launcher_for(catalog, catalog->attention, gpu_name(gpu)).prepare(problem);
+  made->is_attention = true;
+  const unsigned long long context = made->attention.context_id();
+  return kept_prepared(catalog, "attention " + gpu_name(gpu), problem.key(), context,
+                       std::move(made));
+}
+
+void launch_prepared_attention(const swr_prepared* prepared, const swr::AttentionTensors& tensors,
+                               uint32_t flags, uintptr_t stream) {
+  require_family(prepared, true);
+  if ((flags & ~SWR_WORKSPACE_ZEROED) != 0) {
+    throw swr::UsageError("flags " + std::to_string(flags) +
+                          ": allowed 0 or SWR_WORKSPACE_ZEROED (1)");
+  }
+  prepared->attention.run(tensors, reinterpret_cast<swr::StreamHandle>(stream),
+                          (flags & SWR_WORKSPACE_ZEROED) != 0);
 }
 
 }  // namespace
@@ -251,17 +333,34 @@ swr_status swr_best_gemm(const swr_catalog* catalog, const char* gpu,
   });
 }
 
+swr_status swr_best_attention_v2(const swr_catalog* catalog, const char* gpu,
+                                 const swr_attention_problem_v2* problem, char** json) {
+  return guarded([&] {
+    require(catalog, "catalog");
+    require(json, "json");
+    *json = nullptr;
+    write_choice(catalog, gpu, attention_problem(problem), json);
+  });
+}
+
 swr_status swr_run_attention(swr_catalog* catalog, const char* gpu,
                              const swr_attention_problem* problem,
                              const swr_attention_tensors* tensors, uintptr_t stream) {
   return guarded([&] {
     require(catalog, "catalog");
     require(tensors, "tensors");
-    const swr::AttentionProblem asked = attention_problem(problem);
-    const swr::AttentionTensors device{tensors->q, tensors->k, tensors->v, tensors->o,
-                                       tensors->workspace};
-    launcher_for(catalog, catalog->attention, gpu_name(gpu))
-        .run(asked, device, reinterpret_cast<swr::StreamHandle>(stream));
+    run_attention(catalog, gpu, attention_problem(problem), *tensors, nullptr, stream);
+  });
+}
+
+swr_status swr_run_attention_v2(swr_catalog* catalog, const char* gpu,
+                                const swr_attention_problem_v2* problem,
+                                const swr_attention_tensors* tensors,
+                                const swr_attention_strides* strides, uintptr_t stream) {
+  return guarded([&] {
+    require(catalog, "catalog");
+    require(tensors, "tensors");
+    run_attention(catalog, gpu, attention_problem(problem), *tensors, strides, stream);
   });
 }
 
@@ -283,13 +382,18 @@ swr_status swr_prepare_attention(swr_catalog* catalog, const char* gpu,
     require(catalog, "catalog");
     require(prepared, "prepared");
     *prepared = nullptr;
-    const swr::AttentionProblem asked = attention_problem(problem);
-    auto made = std::make_unique<swr_prepared>();
-    made->attention = launcher_for(catalog, catalog->attention, gpu_name(gpu)).prepare(asked);
-    made->is_attention = true;
-    const unsigned long long context = made->attention.context_id();
-    *prepared =
-        kept_prepared(catalog, "attention " + gpu_name(gpu), asked.key(), context, std::move(made));
+    *prepared = prepare_attention(catalog, gpu, attention_problem(problem));
+  });
+}
+
+swr_status swr_prepare_attention_v2(swr_catalog* catalog, const char* gpu,
+                                    const swr_attention_problem_v2* problem,
+                                    swr_prepared** prepared) {
+  return guarded([&] {
+    require(catalog, "catalog");
+    require(prepared, "prepared");
+    *prepared = nullptr;
+    *prepared = prepare_attention(catalog, gpu, attention_problem(problem));
   });
 }
 
@@ -311,14 +415,17 @@ swr_status swr_prepare_gemm(swr_catalog* catalog, const char* gpu, const swr_gem
 swr_status swr_launch_attention(const swr_prepared* prepared, uint64_t q, uint64_t k, uint64_t v,
                                 uint64_t o, uint64_t workspace, uint32_t flags, uintptr_t stream) {
   return guarded([&] {
-    require_family(prepared, true);
-    if ((flags & ~SWR_WORKSPACE_ZEROED) != 0) {
-      throw swr::UsageError("flags " + std::to_string(flags) +
-                            ": allowed 0 or SWR_WORKSPACE_ZEROED (1)");
-    }
-    prepared->attention.run(swr::AttentionTensors{q, k, v, o, workspace},
-                            reinterpret_cast<swr::StreamHandle>(stream),
-                            (flags & SWR_WORKSPACE_ZEROED) != 0);
+    launch_prepared_attention(prepared, attention_tensors(q, k, v, o, workspace, nullptr), flags,
+                              stream);
+  });
+}
+
+swr_status swr_launch_attention_v2(const swr_prepared* prepared, uint64_t q, uint64_t k, uint64_t v,
+                                   uint64_t o, const swr_attention_strides* strides,
+                                   uint64_t workspace, uint32_t flags, uintptr_t stream) {
+  return guarded([&] {
+    launch_prepared_attention(prepared, attention_tensors(q, k, v, o, workspace, strides), flags,
+                              stream);
   });
 }
 

@@ -58,24 +58,34 @@ StreamWorkspaces::~StreamWorkspaces() {
   for (auto& [key, workspace] : workspaces_) {
     try {
       const ScopedContext scope(workspace.context);
-      driver->cuMemFree(workspace.counter);
+      driver->cuMemFree(workspace.counters);
     } catch (...) {
       // The context is gone, and its memory with it.
     }
   }
 }
 
-CUdeviceptr StreamWorkspaces::tile_counter(const CurrentContext& context, CUstream stream) {
+StreamWorkspaces::TileCounter StreamWorkspaces::tile_counter(const CurrentContext& context,
+                                                             CUstream stream) {
+  const CudaDriver& driver = CudaDriver::get();
+  CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+  SWR_CU(driver, cuStreamIsCapturing(stream, &capture));
   const std::thread::id thread =
       stream == CU_STREAM_PER_THREAD ? std::this_thread::get_id() : std::thread::id();
   std::lock_guard lock(mutex_);
   Workspace& workspace = workspaces_[{context.id, stream, thread}];
-  if (workspace.counter == 0) {
-    const CudaDriver& driver = CudaDriver::get();
-    SWR_CU(driver, cuMemAlloc(&workspace.counter, sizeof(int)));
+  if (workspace.counters == 0) {
+    SWR_CU(driver, cuMemAlloc(&workspace.counters, (kPooledCounters + 1) * sizeof(int)));
     workspace.context = context.context;
   }
-  return workspace.counter;
+  if (capture != CU_STREAM_CAPTURE_STATUS_NONE) {
+    return {workspace.counters + kPooledCounters * sizeof(int), false};
+  }
+  if (workspace.taken == kPooledCounters) {
+    SWR_CU(driver, cuMemsetD32Async(workspace.counters, 0, kPooledCounters, stream));
+    workspace.taken = 0;
+  }
+  return {workspace.counters + workspace.taken++ * sizeof(int), true};
 }
 
 }  // namespace swr

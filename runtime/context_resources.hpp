@@ -65,24 +65,39 @@ class GemmKernelModule;
 extern template class LoadedKernels<AttentionKernelModule>;
 extern template class LoadedKernels<GemmKernelModule>;
 
-// The tile counters of dynamic-persistence launches whose caller gave no workspace: one int per
-// (context, stream), so that launches on different streams, which may run at the same time, never
-// share one. The per-thread default stream is a different stream in each thread, and is told
-// apart by thread. Freed in their context with the registry.
+// The tile counters of dynamic-persistence launches whose caller gave no workspace, per (context,
+// stream), so that launches on different streams, which may run at the same time, never share one.
+// The per-thread default stream is a different stream in each thread, and is told apart by thread.
+// Each stream has a pool of counters zeroed together: a launch takes the next one, zeroed already,
+// so no clear is enqueued per launch; when all are taken, one clear of the whole pool is enqueued
+// on the stream, after every kernel that used them. While the stream is being captured into a CUDA
+// graph the pool is left alone (a replay would reuse a counter the pool hands out again): the
+// launch gets the stream's capture counter, which it clears itself, inside the graph. Freed in
+// their context with the registry.
 class StreamWorkspaces {
  public:
+  // Counters per stream cleared at once: one clear of 4 KiB per this many launches.
+  static constexpr int kPooledCounters = 1024;
+
+  struct TileCounter {
+    CUdeviceptr pointer = 0;
+    bool zeroed = false;  // 0 already in stream order: the launch enqueues no clear
+  };
+
   StreamWorkspaces() = default;
   ~StreamWorkspaces();
   StreamWorkspaces(const StreamWorkspaces&) = delete;
   StreamWorkspaces& operator=(const StreamWorkspaces&) = delete;
 
-  // The counter of `stream` in `context` (current on this thread), allocated on first use.
-  CUdeviceptr tile_counter(const CurrentContext& context, CUstream stream);
+  // A counter for one launch on `stream` in `context` (current on this thread); the pool is
+  // allocated on first use.
+  TileCounter tile_counter(const CurrentContext& context, CUstream stream);
 
  private:
   struct Workspace {
     CUcontext context = nullptr;
-    CUdeviceptr counter = 0;
+    CUdeviceptr counters = 0;     // kPooledCounters pooled, then the capture counter
+    int taken = kPooledCounters;  // all taken: the first launch clears the pool
   };
 
   std::mutex mutex_;

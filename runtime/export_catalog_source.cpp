@@ -2,10 +2,13 @@
 // opens, and everything is answered from memory afterwards; no database, no NVRTC.
 #include <algorithm>
 #include <map>
+#include <type_traits>
 
+#include "generator/kernel_source.hpp"
 #include "runtime/catalog_source.hpp"
 #include "runtime/export_directory.hpp"
 #include "runtime/tuned_kernel_forms.hpp"
+#include "swr/runtime_options.hpp"
 
 namespace swr {
 namespace {
@@ -14,6 +17,7 @@ namespace {
 bool shares_compiled_part(const AttentionProblem& a, const AttentionProblem& b) {
   return a.head_dim == b.head_dim && a.dtype == b.dtype && a.causal == b.causal;
 }
+// (The GQA ratio and the causal alignment are launch arguments: shape_distance keeps them apart.)
 
 bool shares_compiled_part(const GemmProblem& a, const GemmProblem& b) {
   return a.dtype == b.dtype;
@@ -118,6 +122,14 @@ class ExportCatalogSource : public CatalogSource {
 
   std::shared_ptr<const std::vector<char>> exported_cubin(
       const TunedKernelBase& kernel) const override {
+    if (const auto legacy = legacy_entries_.find(&kernel); legacy != legacy_entries_.end()) {
+      throw KernelRefused("cannot launch " + kernel.config_key + " from " + description() +
+                          ": it was exported by a build whose attention kernels take another "
+                          "argument list (entry \"" +
+                          legacy->second + "\", manifest version " +
+                          std::to_string(export_.manifest.schema_version) + "; this build's is \"" +
+                          kAttentionEntryName + "\"): export it again with this build");
+    }
     const auto found = cubins_.find(&kernel);
     return found == cubins_.end() ? nullptr : found->second;
   }
@@ -127,11 +139,15 @@ class ExportCatalogSource : public CatalogSource {
     return gpu_scale(exported.gpu.name, exported.gpu.sm_count, exported.gpu.l2_bytes);
   }
 
-  // The kernel, shared, with its cubin remembered under its address.
+  // The kernel, shared, with its cubin remembered under its address (and its entry, when that is
+  // not the launch ABI of this build's kernels of the family).
   template <class Kernel>
   std::shared_ptr<const Kernel> keep(Kernel kernel, const ExportedKernelBase& exported) {
     auto shared = std::make_shared<const Kernel>(std::move(kernel));
     cubins_[shared.get()] = export_.cubins.at(exported.cubin_file);
+    if constexpr (std::is_same_v<Kernel, TunedKernel>) {
+      if (exported.entry != kAttentionEntryName) legacy_entries_[shared.get()] = exported.entry;
+    }
     return shared;
   }
 
@@ -140,6 +156,7 @@ class ExportCatalogSource : public CatalogSource {
   ExportedFamily<TunedGemmKernel> gemm_;
   // By the kernels this source hands out (they live as long as it does).
   std::map<const TunedKernelBase*, std::shared_ptr<const std::vector<char>>> cubins_;
+  std::map<const TunedKernelBase*, std::string> legacy_entries_;
 };
 
 }  // namespace

@@ -18,7 +18,10 @@ constexpr std::size_t kMaxManifestBytes = std::size_t{64} << 20;
 }  // namespace
 
 int required_schema_version(const ExportManifest& manifest) {
-  return manifest.gemm_kernels.empty() ? 1 : kManifestGemmVersion;
+  // Attention kernels of this build take the launch-argument block: an older reader must refuse
+  // them rather than launch them with its own argument list.
+  if (!manifest.kernels.empty()) return kManifestLaunchArgsVersion;
+  return kManifestGemmVersion;
 }
 
 nlohmann::json manifest_to_json(const ExportManifest& manifest) {
@@ -60,7 +63,8 @@ ExportManifest manifest_from_json(const nlohmann::json& json, const std::string&
   manifest.gpu = root.text("gpu");
   const std::size_t count = root.array_size("kernels");
   for (std::size_t index = 0; index < count; ++index) {
-    manifest.kernels.push_back(read_attention_kernel(root.element("kernels", index)));
+    manifest.kernels.push_back(
+        read_attention_kernel(root.element("kernels", index), manifest.schema_version));
   }
   // Version 1 has no GEMM list; from version 2 on it is required (empty when there is none).
   std::size_t gemm_count = 0;

@@ -5,9 +5,10 @@
 // Reading is strict: a missing field, a wrong type, an unknown arch or family, or fields that
 // contradict each other (a key that is not its shape) fail with the field's path.
 //
-// Versions: 1 lists attention kernels only; 2 adds "gemm_kernels". An export is written with the
-// lowest version that holds it (1 without GEMM kernels), so that builds that read only version 1
-// still read an export of attention kernels; every version up to kManifestSchemaVersion reads.
+// Versions: 1 lists attention kernels only; 2 adds "gemm_kernels"; 3 changes the attention
+// kernels' launch ABI (kManifestLaunchArgsVersion). An export is written with the lowest version
+// that holds it (3 with attention kernels, 2 with GEMM kernels alone); every version up to
+// kManifestSchemaVersion reads, and a build that reads only older ones refuses a newer export.
 #pragma once
 
 #include <cstdint>
@@ -28,9 +29,19 @@ namespace swr {
 inline constexpr const char* kManifestFileName = "manifest.json";
 inline constexpr const char* kManifestFormat = "swr-kernel-export";
 // Raised when a field changes meaning or a required one is added; readers refuse newer versions.
-inline constexpr int kManifestSchemaVersion = 2;
+inline constexpr int kManifestSchemaVersion = 3;
 // The first version with "gemm_kernels".
 inline constexpr int kManifestGemmVersion = 2;
+// The first version whose attention kernels take the launch-argument block (entry
+// kAttentionEntryName, "arguments" kAttentionArguments) and whose problems may carry kv_heads and
+// causal_align. Older attention entries are read, for their measurements, and never launched.
+inline constexpr int kManifestLaunchArgsVersion = 3;
+// How an attention entry is called, for a program that launches its cubin without swr.
+inline constexpr const char* kAttentionArguments =
+    "q, k, v (pointers; wgmma: tensor maps, see tensor_maps), o, then one AttentionArgs struct by "
+    "value (templates/attention/attention_args.cuh: batch, heads, kv_heads, seq_q, seq_kv, "
+    "causal_shift, scale_log2 = log2(e) / sqrt(head_dim), tile_counter, wave_size = blocks_per_sm "
+    "* sm_count, then element strides {batch, head, seq} of q, k, v and o)";
 
 // What every exported kernel has, whichever its family: the GPU, how to launch the cubin, the
 // cubin itself and the measurement that made it the best.

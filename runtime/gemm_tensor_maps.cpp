@@ -34,7 +34,8 @@ std::array<TensorMapDescription, 3> gemm_tensor_map_descriptions(const GemmProbl
   const auto m = static_cast<std::uint64_t>(problem.m);
   const auto n = static_cast<std::uint64_t>(problem.n);
   const auto k = static_cast<std::uint64_t>(problem.k);
-  // A 1x2 cluster's CTAs each load (and multicast) block_m / cluster_n rows of the shared A tile.
+  // The CTAs of a cluster row (1x2, 2x2) each load (and multicast) block_m / cluster_n rows of the
+  // shared A tile.
   const auto a_box_rows = static_cast<std::uint32_t>(config.block_m / config.cluster_n);
   return {TensorMapDescription::matrix("A", element, m, k, k, a_box_rows, kBoxColumns),
           TensorMapDescription::matrix("B", element, k, n, n,

@@ -39,6 +39,10 @@ const nlohmann::json& JsonFieldReader::value(const char* name) const {
   return *it;
 }
 
+bool JsonFieldReader::has(const char* name) const {
+  return value_.contains(name);
+}
+
 JsonFieldReader JsonFieldReader::object(const char* name) const {
   const nlohmann::json& field = value(name);
   if (!field.is_object()) fail(name, "must be a JSON object (got " + shown(field) + ")");

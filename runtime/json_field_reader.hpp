@@ -22,6 +22,9 @@ class JsonFieldReader {
   std::size_t array_size(const char* name) const;
   JsonFieldReader element(const char* array_name, std::size_t index) const;
   const nlohmann::json& value(const char* name) const;  // any type
+  // Whether the field is present at all: for the few fields written only where they mean
+  // something (then read strictly like the others).
+  bool has(const char* name) const;
 
   std::string text(const char* name) const;  // a non-empty string
   std::int64_t integer(const char* name, std::int64_t minimum, std::int64_t maximum) const;

@@ -6,6 +6,8 @@
 
 #include "driver/device_identity.hpp"
 #include "generator/cubin_cache.hpp"
+#include "generator/gemm_kernel_source.hpp"
+#include "generator/kernel_source.hpp"
 #include "swr/usage_error.hpp"
 
 namespace swr {
@@ -115,12 +117,15 @@ void KernelRuntime::require_runnable(const TunedKernelBase& kernel,
   }
 }
 
-std::optional<KernelRuntime::Cubin> KernelRuntime::stored_cubin(
-    const TunedKernelBase& kernel) const {
+std::optional<KernelRuntime::Cubin> KernelRuntime::stored_cubin(const TunedKernelBase& kernel,
+                                                                const std::string& entry) const {
   if (auto exported = source_.exported_cubin(kernel)) return Cubin{*exported, "export"};
   try {
+    // A cubin of an older launch ABI (another entry name) is never launched: compiled anew below.
     if (std::optional<CompiledKernel> cached = CubinCache(cache_dir_).load(kernel.source_hash)) {
-      if (cached->ok && cached->arch == kernel.arch) return Cubin{cached->cubin, "cubin cache"};
+      if (cached->ok && cached->arch == kernel.arch && cached->entry == entry) {
+        return Cubin{cached->cubin, "cubin cache"};
+      }
     }
   } catch (const std::exception&) {
     // Not a cache key (a hand-made database): fall through to compiling.
@@ -149,12 +154,16 @@ KernelRuntime::Cubin KernelRuntime::compiled_cubin(const Kernel& kernel) {
 }
 
 KernelRuntime::Cubin KernelRuntime::cubin_for(const TunedKernel& kernel) {
-  if (std::optional<Cubin> stored = stored_cubin(kernel)) return *std::move(stored);
+  if (std::optional<Cubin> stored = stored_cubin(kernel, kAttentionEntryName)) {
+    return *std::move(stored);
+  }
   return compiled_cubin(kernel);
 }
 
 KernelRuntime::Cubin KernelRuntime::cubin_for(const TunedGemmKernel& kernel) {
-  if (std::optional<Cubin> stored = stored_cubin(kernel)) return *std::move(stored);
+  if (std::optional<Cubin> stored = stored_cubin(kernel, gemm_entry_name(kernel.config))) {
+    return *std::move(stored);
+  }
   return compiled_cubin(kernel);
 }
 

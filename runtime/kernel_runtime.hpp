@@ -125,8 +125,9 @@ class KernelRuntime {
   // allowed; KernelRefused when there is none.
   Cubin cubin_for(const TunedKernel& kernel);
   Cubin cubin_for(const TunedGemmKernel& kernel);
-  // The export's file or the cubin cache's; nullopt when neither has it.
-  std::optional<Cubin> stored_cubin(const TunedKernelBase& kernel) const;
+  // The export's file or the cubin cache's with `entry` (the family's current launch ABI);
+  // nullopt when neither has it.
+  std::optional<Cubin> stored_cubin(const TunedKernelBase& kernel, const std::string& entry) const;
   // Compiles with NVRTC when allowed, else KernelRefused.
   template <class Kernel>
   Cubin compiled_cubin(const Kernel& kernel);

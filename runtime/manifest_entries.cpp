@@ -38,6 +38,17 @@ AttentionProblem read_attention_problem(const JsonFieldReader& problem) {
   shape.head_dim = problem.positive_int("head_dim");
   shape.dtype = read_dtype(problem);
   shape.causal = problem.boolean("causal");
+  // Written only for GQA/MQA and an effective bottom-right mask (AttentionProblem::to_json).
+  if (problem.has("kv_heads")) {
+    shape.kv_heads = problem.positive_int("kv_heads");
+  }
+  if (problem.has("causal_align")) {
+    const std::string align = problem.text("causal_align");
+    const std::optional<CausalAlignment> parsed = parse_causal_alignment(align);
+    if (!parsed)
+      problem.fail("causal_align", "is \"" + align + "\" (allowed top_left, bottom_right)");
+    shape.causal_align = *parsed;
+  }
   return checked_shape(problem, shape, "head_dim");
 }
 
@@ -113,9 +124,8 @@ nlohmann::json grid_rule_json(Persistence persistence) {
 // that launches the cubin without swr.
 nlohmann::json tensor_maps_json(const AttentionConfig& config) {
   return {{"arguments",
-           "q_map, k_map, v_map (CUtensorMap by value, __grid_constant__), o, batch * heads, "
-           "seq_q, seq_kv, scale_log2 = log2(e) / sqrt(head_dim), tile_counter (see grid), "
-           "wave_size = blocks_per_sm * sm_count"},
+           "q_map, k_map, v_map (CUtensorMap by value, __grid_constant__), o, then the "
+           "AttentionArgs block by value (see \"arguments\" of the entry)"},
           {"encode", "cuTensorMapEncodeTiled"},
           {"data_type", "FLOAT16 or BFLOAT16, the problem's dtype"},
           {"rank", 3},
@@ -134,6 +144,7 @@ nlohmann::json tensor_maps_json(const AttentionConfig& config) {
 
 nlohmann::json kernel_json(const ExportedKernel& kernel) {
   nlohmann::json json = entry_json(kernel);
+  json["arguments"] = kAttentionArguments;
   json["grid"] = grid_rule_json(kernel.config.persistence);
   if (kernel.config.is_wgmma()) json["tensor_maps"] = tensor_maps_json(kernel.config);
   return json;
@@ -149,12 +160,21 @@ void require_attention_launch_fields(const JsonFieldReader& kernel,
                 "the problem's head dim and the config's tiles and stages need");
 }
 
-ExportedKernel read_attention_kernel(const JsonFieldReader& kernel) {
+ExportedKernel read_attention_kernel(const JsonFieldReader& kernel, int schema_version) {
   ExportedKernel exported;
   exported.problem = read_attention_problem(kernel.object("problem"));
   exported.config = read_attention_config(kernel);
-  read_kernel_base(kernel, kAttentionEntryName, exported.config.threads(), exported);
+  // Each version's kernels have one launch ABI, named by the entry: an older export's is read (its
+  // measurements import) but never launched (the export catalog refuses it).
+  read_kernel_base(kernel,
+                   schema_version >= kManifestLaunchArgsVersion ? kAttentionEntryName
+                                                                : kLegacyAttentionEntryName,
+                   exported.config.threads(), exported);
   require_attention_launch_fields(kernel, exported);
+  if (schema_version >= kManifestLaunchArgsVersion) {
+    require_equal(kernel, "arguments", kernel.text("arguments"), kAttentionArguments,
+                  "this build's attention entry takes");
+  }
   const JsonFieldReader grid = kernel.object("grid");
   require_equal(grid, "rule", grid.text("rule"), grid_rule_name(exported.config.persistence),
                 "the config's persistence makes it");

@@ -35,7 +35,9 @@ DataType read_dtype(const JsonFieldReader& problem);
 // One entry of "kernels" (attention) or "gemm_kernels".
 nlohmann::json kernel_json(const ExportedKernel& kernel);
 nlohmann::json kernel_json(const ExportedGemmKernel& kernel);
-ExportedKernel read_attention_kernel(const JsonFieldReader& kernel);
+// An attention entry of a manifest of `schema_version`: its "entry" must be the one that version's
+// builds wrote (kLegacyAttentionEntryName before kManifestLaunchArgsVersion).
+ExportedKernel read_attention_kernel(const JsonFieldReader& kernel, int schema_version);
 ExportedGemmKernel read_gemm_kernel(const JsonFieldReader& kernel);
 
 }  // namespace swr

@@ -26,9 +26,12 @@ ShapeFeatures shape_features(const AttentionProblem& problem, const GpuScale& gp
   const double tiles_per_head = std::ceil(static_cast<double>(problem.seq_q) / kDistanceTileRows);
   ShapeFeatures features;
   features.q_tiles = tiles_per_head * pairs;
-  // A wave of sm_count consecutive tiles (head-major order) covers this many heads' K/V.
+  // A wave of sm_count consecutive tiles (head-major order) covers this many heads' K/V; the query
+  // heads of one K/V head share it.
   features.heads_per_wave = std::clamp(std::ceil(gpu.sm_count / tiles_per_head), 1.0, pairs);
-  features.kv_working_set_bytes = problem.kv_bytes_per_head() * features.heads_per_wave;
+  features.kv_working_set_bytes =
+      problem.kv_bytes_per_head() *
+      std::ceil(features.heads_per_wave / problem.query_heads_per_kv_head());
   const double shared_l2 = static_cast<double>(gpu.l2_bytes) / gpu.l2_partitions;
   features.l2_fraction = features.kv_working_set_bytes / shared_l2;
   features.waves = features.q_tiles / gpu.sm_count;
@@ -39,7 +42,9 @@ ShapeFeatures shape_features(const AttentionProblem& problem, const GpuScale& gp
 std::optional<double> shape_distance(const AttentionProblem& wanted, const AttentionProblem& tuned,
                                      const GpuScale& gpu) {
   if (wanted.head_dim != tuned.head_dim || wanted.dtype != tuned.dtype ||
-      wanted.causal != tuned.causal) {
+      wanted.causal != tuned.causal ||
+      wanted.query_heads_per_kv_head() != tuned.query_heads_per_kv_head() ||
+      wanted.effective_causal_align() != tuned.effective_causal_align()) {
     return std::nullopt;
   }
   const ShapeFeatures a = shape_features(wanted, gpu);

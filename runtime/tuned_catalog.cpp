@@ -11,8 +11,14 @@ namespace {
 
 // What is compiled into a kernel, so that no shape without it can stand in.
 std::string compiled_part_text(const AttentionProblem& problem) {
-  return "head dim " + std::to_string(problem.head_dim) + ", " +
-         std::string(to_string(problem.dtype)) + ", " + (problem.causal ? "causal" : "non-causal");
+  std::string text = "head dim " + std::to_string(problem.head_dim) + ", " +
+                     std::string(to_string(problem.dtype)) + ", " +
+                     (problem.causal ? "causal" : "non-causal");
+  if (problem.effective_causal_align() == CausalAlignment::bottom_right) text += " bottom-right";
+  if (problem.query_heads_per_kv_head() != 1) {
+    text += ", " + std::to_string(problem.query_heads_per_kv_head()) + " query heads per K/V head";
+  }
+  return text;
 }
 
 std::string compiled_part_text(const GemmProblem& problem) {
@@ -110,7 +116,9 @@ std::string_view to_string(MatchKind kind) {
 
 bool same_shape(const AttentionProblem& a, const AttentionProblem& b) {
   return a.batch == b.batch && a.heads == b.heads && a.seq_q == b.seq_q && a.seq_kv == b.seq_kv &&
-         a.head_dim == b.head_dim && a.dtype == b.dtype && a.causal == b.causal;
+         a.head_dim == b.head_dim && a.dtype == b.dtype && a.causal == b.causal &&
+         a.kv_head_count() == b.kv_head_count() &&
+         a.effective_causal_align() == b.effective_causal_align();
 }
 
 bool same_shape(const GemmProblem& a, const GemmProblem& b) {
@@ -119,8 +127,9 @@ bool same_shape(const GemmProblem& a, const GemmProblem& b) {
 
 std::size_t shape_hash(const AttentionProblem& p) {
   std::size_t seed = 0;
-  for (int value : {p.batch, p.heads, p.seq_q, p.seq_kv, p.head_dim, static_cast<int>(p.dtype),
-                    p.causal ? 1 : 0}) {
+  for (int value :
+       {p.batch, p.heads, p.seq_q, p.seq_kv, p.head_dim, static_cast<int>(p.dtype),
+        p.causal ? 1 : 0, p.kv_head_count(), static_cast<int>(p.effective_causal_align())}) {
     combine(seed, std::hash<int>()(value));
   }
   return seed;

@@ -15,6 +15,7 @@ packages=(
   gnuplot-nox                # swr-tune report's PNGs (without it: data and scripts only)
   pkg-config                 # tests/install: a C program built with `pkg-config swr` alone
   python3                    # the Python binding's and the benchmarks' tests
+  python3-venv python3-dev   # the package installed into a venv, its C hot path built (headers)
   clang-14 libclang-rt-14-dev  # the fuzz targets (scripts/fuzz.sh): libFuzzer, ASan, UBSan
 )
 

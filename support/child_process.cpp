@@ -42,6 +42,26 @@ void make_pipe(int ends[2]) {
   }
 }
 
+// This process's environment with `overrides` added or replacing, as posix_spawn takes it: the
+// strings, and the pointers into them (null-terminated) once `text` stays put.
+struct SpawnEnvironment {
+  std::vector<std::string> text;
+  std::vector<char*> pointers;
+
+  explicit SpawnEnvironment(const std::map<std::string, std::string>& overrides) {
+    std::map<std::string, std::string> merged;
+    for (char** entry = environ; *entry != nullptr; ++entry) {
+      const std::string line = *entry;
+      const auto equals = line.find('=');
+      if (equals != std::string::npos) merged[line.substr(0, equals)] = line.substr(equals + 1);
+    }
+    for (const auto& [name, value] : overrides) merged[name] = value;
+    for (const auto& [name, value] : merged) text.push_back(name + "=" + value);
+    for (std::string& entry : text) pointers.push_back(entry.data());
+    pointers.push_back(nullptr);
+  }
+};
+
 }  // namespace
 
 std::string ChildExit::describe() const {
@@ -58,7 +78,8 @@ static ChildExit exit_of(int status) {
   return {false, WIFEXITED(status) ? WEXITSTATUS(status) : 0};
 }
 
-ChildProcess::ChildProcess(const std::vector<std::string>& arguments) {
+ChildProcess::ChildProcess(const std::vector<std::string>& arguments,
+                           const std::map<std::string, std::string>& environment) {
   if (arguments.empty()) throw std::invalid_argument("a child process needs a program");
   int input[2], output[2], error[2];
   make_pipe(input);
@@ -89,7 +110,9 @@ ChildProcess::ChildProcess(const std::vector<std::string>& arguments) {
   std::vector<char*> argv;
   for (std::string& argument : argument_text) argv.push_back(argument.data());
   argv.push_back(nullptr);
-  const int spawn_error = posix_spawn(&pid_, argv[0], &actions, &attributes, argv.data(), environ);
+  SpawnEnvironment spawn_environment(environment);
+  const int spawn_error = posix_spawn(&pid_, argv[0], &actions, &attributes, argv.data(),
+                                      spawn_environment.pointers.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attributes);
   close(input[0]);
@@ -276,21 +299,10 @@ ChildExit run_program(const std::vector<std::string>& arguments, const ProgramFi
   for (std::string& argument : argument_text) argv.push_back(argument.data());
   argv.push_back(nullptr);
 
-  std::map<std::string, std::string> merged;
-  for (char** entry = environ; *entry != nullptr; ++entry) {
-    const std::string text = *entry;
-    const auto equals = text.find('=');
-    if (equals != std::string::npos) merged[text.substr(0, equals)] = text.substr(equals + 1);
-  }
-  for (const auto& [name, value] : files.environment) merged[name] = value;
-  std::vector<std::string> environment_text;
-  for (const auto& [name, value] : merged) environment_text.push_back(name + "=" + value);
-  std::vector<char*> envp;
-  for (std::string& entry : environment_text) envp.push_back(entry.data());
-  envp.push_back(nullptr);
-
+  SpawnEnvironment environment(files.environment);
   pid_t child = 0;
-  const int spawn_error = posix_spawn(&child, argv[0], &actions, nullptr, argv.data(), envp.data());
+  const int spawn_error =
+      posix_spawn(&child, argv[0], &actions, nullptr, argv.data(), environment.pointers.data());
   posix_spawn_file_actions_destroy(&actions);
   if (spawn_error != 0) {
     throw std::runtime_error("cannot start " + arguments[0] + ": " + std::strerror(spawn_error));

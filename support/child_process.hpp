@@ -34,8 +34,10 @@ class ChildProcess {
  public:
   using Clock = std::chrono::steady_clock;
 
-  // Starts arguments[0] (a path) with `arguments`. Throws std::runtime_error when it cannot start.
-  explicit ChildProcess(const std::vector<std::string>& arguments);
+  // Starts arguments[0] (a path) with `arguments`, in this process's environment with
+  // `environment` added (or replacing). Throws std::runtime_error when it cannot start.
+  explicit ChildProcess(const std::vector<std::string>& arguments,
+                        const std::map<std::string, std::string>& environment = {});
   // Kills (SIGKILL) and reaps the child if it is still running.
   ~ChildProcess();
   ChildProcess(const ChildProcess&) = delete;

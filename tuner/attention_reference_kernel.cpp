@@ -56,26 +56,40 @@ __device__ double swr_block_sum(double value, double* scratch) {
   return value;
 }
 
+// Element strides {batch, head, seq} of one [B, H, S, D] tensor (D's stride is 1).
+struct SwrStrides {
+  long long batch, head, seq;
+};
+
 extern "C" __global__ void __launch_bounds__(SWR_THREADS) swr_reference_rows(
     const unsigned short* q, const unsigned short* k, const unsigned short* v,
     const long long* rows, int seq_q, int seq_kv, int head_dim, int causal, int bf16,
-    float scale_log2, double* out) {
+    float scale_log2, double* out, int heads, int kv_heads, int causal_shift, SwrStrides q_strides,
+    SwrStrides k_strides, SwrStrides v_strides) {
   __shared__ float q_row[SWR_MAX_HEAD_DIM];
   __shared__ float weights[SWR_THREADS];
   __shared__ float max_scratch[SWR_THREADS / 32];
   __shared__ double sum_scratch[SWR_THREADS / 32];
   const float negative_infinity = __int_as_float(0xff800000);
 
+  // rows[] holds (batch * heads + head) * seq_q + query; query head h reads K/V head
+  // h / (heads / kv_heads) of its batch.
   const long long row = rows[blockIdx.x];
-  const long long head = row / seq_q;
-  const int query = (int)(row - head * seq_q);
-  const unsigned short* keys = k + head * seq_kv * (long long)head_dim;
-  const unsigned short* values = v + head * seq_kv * (long long)head_dim;
+  const long long batch_head = row / seq_q;
+  const int query = (int)(row - batch_head * seq_q);
+  const long long batch = batch_head / heads;
+  const int head = (int)(batch_head - batch * heads);
+  const int kv_head = head / (heads / kv_heads);
+  const unsigned short* q_source =
+      q + batch * q_strides.batch + head * q_strides.head + query * q_strides.seq;
+  const unsigned short* keys = k + batch * k_strides.batch + kv_head * k_strides.head;
+  const unsigned short* values = v + batch * v_strides.batch + kv_head * v_strides.head;
   for (int c = threadIdx.x; c < head_dim; c += SWR_THREADS)
-    q_row[c] = swr_to_float(q[row * head_dim + c], bf16) * scale_log2;
+    q_row[c] = swr_to_float(q_source[c], bf16) * scale_log2;
   __syncthreads();
 
-  const int visible = causal ? min(seq_kv, query + 1) : seq_kv;
+  // Query row i sees keys j <= i + causal_shift; a row that sees none gives 0.
+  const int visible = causal ? max(0, min(seq_kv, query + 1 + causal_shift)) : seq_kv;
   const int dim_low = threadIdx.x;
   const int dim_high = threadIdx.x + SWR_THREADS;
   float running_max = negative_infinity;
@@ -84,7 +98,7 @@ extern "C" __global__ void __launch_bounds__(SWR_THREADS) swr_reference_rows(
     const int key = start + threadIdx.x;
     float score = negative_infinity;
     if (key < visible) {
-      const uint4* key_words = (const uint4*)(keys + (long long)key * head_dim);
+      const uint4* key_words = (const uint4*)(keys + (long long)key * k_strides.seq);
       float dot = 0;
       for (int word = 0; word < head_dim / 8; ++word) {
         const uint4 packed = key_words[word];
@@ -104,9 +118,9 @@ extern "C" __global__ void __launch_bounds__(SWR_THREADS) swr_reference_rows(
     acc_low *= rescale;
     acc_high *= rescale;
     const int count = min(SWR_THREADS, visible - start);
-    for (int t = 0; t < count; ++t) {
+    const unsigned short* value_row = values + (long long)start * v_strides.seq;
+    for (int t = 0; t < count; ++t, value_row += v_strides.seq) {
       const double w = weights[t];
-      const unsigned short* value_row = values + (long long)(start + t) * head_dim;
       if (dim_low < head_dim) acc_low += w * swr_to_float(value_row[dim_low], bf16);
       if (dim_high < head_dim) acc_high += w * swr_to_float(value_row[dim_high], bf16);
     }
@@ -114,15 +128,22 @@ extern "C" __global__ void __launch_bounds__(SWR_THREADS) swr_reference_rows(
     __syncthreads();
   }
   double* out_row = out + (long long)blockIdx.x * head_dim;
-  if (dim_low < head_dim) out_row[dim_low] = acc_low / running_sum;
-  if (dim_high < head_dim) out_row[dim_high] = acc_high / running_sum;
+  const double inverse = visible > 0 ? 1.0 / running_sum : 0.0;
+  if (dim_low < head_dim) out_row[dim_low] = acc_low * inverse;
+  if (dim_high < head_dim) out_row[dim_high] = acc_high * inverse;
 }
 
 extern "C" __global__ void swr_gather_rows(const unsigned short* o, const long long* rows,
-                                           int head_dim, unsigned short* out) {
+                                           int head_dim, int seq_q, int heads,
+                                           SwrStrides o_strides, unsigned short* out) {
   const long long row = rows[blockIdx.x];
+  const long long batch_head = row / seq_q;
+  const long long batch = batch_head / heads;
+  const long long head = batch_head - batch * heads;
+  const unsigned short* source = o + batch * o_strides.batch + head * o_strides.head +
+                                 (row - batch_head * seq_q) * o_strides.seq;
   for (int c = threadIdx.x; c < head_dim; c += blockDim.x)
-    out[(long long)blockIdx.x * head_dim + c] = o[row * head_dim + c];
+    out[(long long)blockIdx.x * head_dim + c] = source[c];
 }
 
 // 16-bit values whose exponent bits are all ones (NaN or infinity in f16 and in bf16).
@@ -150,6 +171,12 @@ extern "C" __global__ void swr_count_non_finite(const unsigned short* data,
   if (threadIdx.x % 32 == 0 && found != 0) atomicAdd(result, found);
 }
 )";
+
+// The strides of the buffers (UsageError for ones that are not a layout), as the kernel sees them.
+AttentionLayout buffer_layout(const AttentionProblem& problem, const AttentionBuffers& buffers) {
+  return resolve_attention_layout(problem, buffers.q_strides, buffers.k_strides, buffers.v_strides,
+                                  buffers.o_strides);
+}
 
 void check_reference_shape(const AttentionProblem& problem) {
   if (problem.head_dim % 8 != 0 || problem.head_dim > kMaxHeadDim || problem.head_dim <= 0) {
@@ -234,8 +261,8 @@ std::vector<double> AttentionReferenceKernel::reference_rows(const AttentionProb
                                                              const std::vector<std::int64_t>& rows,
                                                              CUstream stream) const {
   check_reference_shape(problem);
-  for (CUdeviceptr input : {buffers.q, buffers.k, buffers.v}) {
-    if (input % 16 != 0) throw std::invalid_argument("GPU attention reference: unaligned input");
+  for (CUdeviceptr input : {buffers.k, buffers.v}) {
+    if (input % 16 != 0) throw std::invalid_argument("GPU attention reference: unaligned K or V");
   }
   std::vector<double> result(rows.size() * problem.head_dim);
   if (rows.empty()) return result;
@@ -250,9 +277,12 @@ std::vector<double> AttentionReferenceKernel::reference_rows(const AttentionProb
   void* out = reinterpret_cast<void*>(device_out.pointer());
   const float scale_log2 =
       static_cast<float>(std::numbers::log2e / std::sqrt(static_cast<double>(problem.head_dim)));
+  const AttentionLayout layout = buffer_layout(problem, buffers);
   module_->launch(reference_, static_cast<unsigned>(rows.size()), kReferenceThreads, stream, q, k,
                   v, row_list, problem.seq_q, problem.seq_kv, problem.head_dim,
-                  problem.causal ? 1 : 0, problem.dtype == DataType::bf16 ? 1 : 0, scale_log2, out);
+                  problem.causal ? 1 : 0, problem.dtype == DataType::bf16 ? 1 : 0, scale_log2, out,
+                  problem.heads, problem.kv_head_count(), problem.causal_shift(), layout.q,
+                  layout.k, layout.v);
   SWR_CU(driver_, cuStreamSynchronize(stream));
   SWR_CU(driver_,
          cuMemcpyDtoH(result.data(), device_out.pointer(), result.size() * sizeof(double)));
@@ -271,8 +301,9 @@ std::vector<std::uint16_t> AttentionReferenceKernel::gather_rows(
   const void* o = reinterpret_cast<const void*>(buffers.o);
   const void* row_list = reinterpret_cast<const void*>(device_rows.pointer());
   void* out = reinterpret_cast<void*>(device_out.pointer());
+  const AttentionLayout layout = buffer_layout(problem, buffers);
   module_->launch(gather_, static_cast<unsigned>(rows.size()), kReferenceThreads, stream, o,
-                  row_list, problem.head_dim, out);
+                  row_list, problem.head_dim, problem.seq_q, problem.heads, layout.o, out);
   SWR_CU(driver_, cuStreamSynchronize(stream));
   SWR_CU(driver_,
          cuMemcpyDtoH(result.data(), device_out.pointer(), result.size() * sizeof(std::uint16_t)));

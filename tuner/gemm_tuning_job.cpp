@@ -14,34 +14,17 @@
 #include "support/interrupt_notice.hpp"
 #include "swr/usage_error.hpp"
 #include "tuner/gemm_compilation.hpp"
-#include "tuner/gpu_detection.hpp"
 #include "tuner/model_ranking.hpp"
 #include "tuner/tuning/gemm_sweep_report.hpp"
 #include "tuner/tuning/gemm_tuning_session.hpp"
-#include "tuner/tuning/interrupt_flag.hpp"
-#include "tuner/tuning/worker_client.hpp"
+#include "tuner/tuning_request.hpp"
 
 namespace swr {
-namespace {
 
-// The GEMM worker behind the session's measurer interface.
-class GemmWorkerMeasurer : public GemmVariantMeasurer {
- public:
-  explicit GemmWorkerMeasurer(const InterruptFlag& interrupt)
-      : worker_(measurement_worker_command(kMeasureGemmWorkerSubcommand), WorkerTimeouts{},
-                &interrupt) {}
-  VariantOutcome measure(const GemmVariantJob& job) override {
-    return worker_.measure_message(gemm_measure_request(job),
-                                   gemm_measurement_timeout_seconds(job.problem, job.gpu));
-  }
-
- private:
-  WorkerClient worker_;
-};
-
-int compile_only(const std::vector<GemmTuningShape>& shapes, const GpuProfile& gpu,
-                 const CompileSettings& settings, const std::filesystem::path& database,
-                 const std::optional<GpuProfile>& present) {
+int compile_gemm_binaries_only(const std::vector<GemmTuningShape>& shapes, const GpuProfile& gpu,
+                               const CompileSettings& settings,
+                               const std::filesystem::path& database,
+                               const std::optional<GpuProfile>& present) {
   // Cubins are renamed into the cache as they finish and nothing else is written: Ctrl-C may stop
   // at once.
   const InterruptNotice interrupt_notice(
@@ -87,8 +70,9 @@ int compile_only(const std::vector<GemmTuningShape>& shapes, const GpuProfile& g
   return failed > 0 ? 1 : 0;
 }
 
-void write_sweep(const GemmTuningPlan& plan, const GemmTuningSummary& summary,
-                 const std::filesystem::path& out_dir) {
+void write_gemm_sweep(const GemmTuningPlan& plan, const GemmTuningSummary& summary,
+                      std::filesystem::path out_dir) {
+  if (out_dir.empty()) out_dir = "bench/results/gemm-sweep-" + plan.gpu.name;
   db::ResultsDatabase database(plan.database, db::OpenMode::read_only);
   db::GpuRecord gpu_record = db::GpuRecord::from_profile(plan.gpu);
   const std::optional<db::GpuId> gpu_id = database.find_gpu(gpu_record);
@@ -135,6 +119,8 @@ void write_sweep(const GemmTuningPlan& plan, const GemmTuningSummary& summary,
   std::cout << "\n" << markdown << "\nsweep tables written to " << out_dir.string() << "\n";
 }
 
+namespace {
+
 std::vector<GemmConfig> configs_for(const GemmProblem& problem, const GpuProfile& gpu,
                                     const std::vector<GemmConfig>& wanted, bool sweep) {
   if (sweep) {
@@ -159,35 +145,13 @@ std::vector<GemmProblem> gemm_sweep_problems(DataType dtype) {
   return problems;
 }
 
-std::vector<GemmTuningShape> gemm_tuning_shapes(const std::vector<GemmProblem>& problems,
-                                                const GpuProfile& gpu,
-                                                const std::vector<GemmConfig>& wanted, bool sweep) {
+std::vector<GemmTuningShape> gemm_tuning_shapes(const std::vector<PlannedGemm>& planned,
+                                                const GpuProfile& gpu, bool sweep) {
   std::vector<GemmTuningShape> shapes;
-  for (const GemmProblem& problem : problems)
-    shapes.push_back({problem, configs_for(problem, gpu, wanted, sweep)});
+  for (const PlannedGemm& item : planned) {
+    shapes.push_back({item.problem, configs_for(item.problem, gpu, item.configs, sweep)});
+  }
   return shapes;
-}
-
-int run_gemm_tuning_job(const GemmTuningJob& job) {
-  const std::optional<GpuProfile> present = detect_present_gpu();
-  if (!present || !is_same_gpu(*present, job.gpu)) {
-    return compile_only(job.shapes, job.gpu, job.compile, job.tuning.database, present);
-  }
-
-  const GemmTuningPlan plan{tuning_settings(*present, job.tuning, job.compile), job.shapes};
-
-  InterruptFlag interrupt;
-  const ScopedInterruptHandler handler(interrupt);
-  GemmWorkerMeasurer measurer(interrupt);
-  GemmTuningSession session(plan, measurer, interrupt);
-  const GemmTuningSummary summary = session.run();
-  if (job.sweep) {
-    const std::filesystem::path out_dir =
-        job.sweep_out.empty() ? std::filesystem::path("bench/results/gemm-sweep-" + plan.gpu.name)
-                              : job.sweep_out;
-    write_sweep(plan, summary, out_dir);
-  }
-  return summary.exit_code();
 }
 
 }  // namespace swr

@@ -6,6 +6,7 @@
 
 #include "driver/cuda_driver.hpp"
 #include "driver/device_context.hpp"
+#include "driver/device_identity.hpp"
 #include "swr/usage_error.hpp"
 
 namespace swr {
@@ -102,6 +103,27 @@ std::optional<GpuProfile> detect_present_gpu() {
   const int ordinal = selected_device_ordinal();
   if (ordinal >= cuda_device_count()) return std::nullopt;
   return read_device(*driver, ordinal);
+}
+
+std::vector<PresentDevice> present_devices() {
+  std::vector<PresentDevice> devices;
+  const CudaDriver* driver = CudaDriver::try_get();
+  if (driver == nullptr) return devices;
+  for (int ordinal = 0; ordinal < cuda_device_count(); ++ordinal) {
+    PresentDevice present;
+    present.ordinal = ordinal;
+    present.profile = read_device(*driver, ordinal);
+    CUdevice device = 0;
+    SWR_CU(*driver, cuDeviceGet(&device, ordinal));
+    present.uuid = device_uuid(device);
+    // 0 where a driver no longer reports it: then only the rest tells devices apart.
+    if (driver->cuDeviceGetAttribute(&present.clock_khz, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, device) !=
+        CUDA_SUCCESS) {
+      present.clock_khz = 0;
+    }
+    devices.push_back(std::move(present));
+  }
+  return devices;
 }
 
 std::string no_present_gpu_reason() {

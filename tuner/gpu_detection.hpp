@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "swr/gpu_profile.hpp"
 
@@ -14,6 +15,17 @@ namespace swr {
 // name, arch, bandwidth and peak, with the device's own counts (SMs, L2, shared memory, ...);
 // any other device gets a profile named after it.
 std::optional<GpuProfile> detect_present_gpu();
+
+// One CUDA device of this machine, as a tuning run chooses among them (device_selection.hpp).
+struct PresentDevice {
+  int ordinal = 0;   // CUDA's, as this process numbers them (after CUDA_VISIBLE_DEVICES)
+  std::string uuid;  // "GPU-5c3b...", as nvidia-smi -L shows it: what the per-GPU lock is keyed by
+  GpuProfile profile;
+  int clock_khz = 0;  // the SM clock the driver reports: with the profile, what makes two alike
+};
+
+// Every device of this machine (empty when there is no driver or no device).
+std::vector<PresentDevice> present_devices();
 
 // Why detect_present_gpu() found nothing, e.g. "cannot load libcuda.so.1 (...)"; empty when a
 // device is present.

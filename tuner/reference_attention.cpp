@@ -20,9 +20,14 @@ void attention_of_one_head(const AttentionProblem& p, const double* q, const dou
                            const double* v, double* out) {
   const int d = p.head_dim;
   const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+  const int shift = p.causal_shift();
   std::vector<double> weights(p.seq_kv);
   for (int i = 0; i < p.seq_q; ++i) {
-    const int visible = p.causal ? std::min(p.seq_kv, i + 1) : p.seq_kv;
+    // Row i sees keys j <= i + shift; a row that sees none gives 0 (FlashAttention's rule).
+    const int visible = p.causal ? std::clamp(i + 1 + shift, 0, p.seq_kv) : p.seq_kv;
+    double* row = out + static_cast<std::size_t>(i) * d;
+    std::fill(row, row + d, 0.0);
+    if (visible == 0) continue;
     double max_score = -std::numeric_limits<double>::infinity();
     for (int j = 0; j < visible; ++j) {
       double dot = 0;
@@ -36,8 +41,6 @@ void attention_of_one_head(const AttentionProblem& p, const double* q, const dou
       weights[j] = std::exp(weights[j] - max_score);
       sum += weights[j];
     }
-    double* row = out + static_cast<std::size_t>(i) * d;
-    std::fill(row, row + d, 0.0);
     for (int j = 0; j < visible; ++j) {
       const double w = weights[j] / sum;
       for (int c = 0; c < d; ++c) row[c] += w * v[static_cast<std::size_t>(j) * d + c];
@@ -57,11 +60,15 @@ std::vector<double> reference_attention(const AttentionProblem& problem,
   const std::size_t q_head = static_cast<std::size_t>(problem.seq_q) * problem.head_dim;
   const std::size_t kv_head = static_cast<std::size_t>(problem.seq_kv) * problem.head_dim;
   const int heads = problem.batch * problem.heads;
+  const int group = problem.query_heads_per_kv_head();
   std::vector<double> out(q_head * heads);
 
   parallel_for(heads, 0, [&](std::size_t h) {
-    attention_of_one_head(problem, qd.data() + h * q_head, kd.data() + h * kv_head,
-                          vd.data() + h * kv_head, out.data() + h * q_head);
+    // Query head h of batch b reads K/V head (h mod heads) / group of the same batch.
+    const std::size_t batch = h / problem.heads;
+    const std::size_t kv = batch * problem.kv_head_count() + (h % problem.heads) / group;
+    attention_of_one_head(problem, qd.data() + h * q_head, kd.data() + kv * kv_head,
+                          vd.data() + kv * kv_head, out.data() + h * q_head);
   });
   return out;
 }

@@ -8,8 +8,9 @@
 
 namespace swr {
 
-// Inputs are the kernel's 16-bit elements, [B, H, S, D]; the result is [B, H, S_q, D] in double.
-// Runs on all hardware threads.
+// Inputs are the kernel's 16-bit elements, contiguous: Q [B, H, S_q, D], K and V [B, H_kv, S_kv,
+// D]; the result is [B, H, S_q, D] in double. GQA/MQA and the causal alignment as the problem
+// says; a row that sees no key (bottom-right with S_q > S_kv) is 0. Runs on all hardware threads.
 std::vector<double> reference_attention(const AttentionProblem& problem,
                                         const std::vector<std::uint16_t>& q,
                                         const std::vector<std::uint16_t>& k,

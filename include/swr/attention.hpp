@@ -6,6 +6,7 @@
 // (swr/runtime_options.hpp).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -16,17 +17,37 @@
 
 namespace swr {
 
-// Row-major [batch, heads, seq, head_dim] tensors of the problem's dtype (2-byte elements), on the
-// device of the context that runs them. Q and O have seq_q rows per head, K and V seq_kv.
+// Element strides of one tensor indexed as [batch, heads, seq, head_dim] (what PyTorch's
+// tensor.stride() gives for that view). All four 0, the default: contiguous [B, H, S, D]. Any
+// other value needs dim = 1 and rows that do not overlap (a UsageError otherwise); a [B, S, H, D]
+// projection viewed as [B, H, S, D] is {S*H*D, D, H*D, 1}.
+struct ElementStrides {
+  std::int64_t batch = 0;
+  std::int64_t head = 0;
+  std::int64_t seq = 0;
+  std::int64_t dim = 0;
+  bool is_default() const { return batch == 0 && head == 0 && seq == 0 && dim == 0; }
+};
+
+// [batch, heads, seq, head_dim] tensors of the problem's dtype (2-byte elements), on the device
+// of the context that runs them. Q and O have `heads` heads of seq_q rows, K and V kv_heads heads
+// of seq_kv rows. Row-major unless their strides say otherwise.
 struct AttentionTensors {
   DevicePointer q = 0;
   DevicePointer k = 0;
   DevicePointer v = 0;
   DevicePointer o = 0;
   // 4 bytes the dynamic-persistence variants use as their tile counter. Optional: when 0, swr
-  // keeps one counter per (context, stream) itself. Launches that may run at the same time must
-  // not share one workspace.
+  // takes one from a pool of zeroed counters it keeps per (context, stream), cleared together once
+  // per 1024 launches, so no clear is enqueued per launch (while the stream is being captured
+  // into a CUDA graph: the stream's capture counter, cleared before the kernel; they are allocated
+  // at the stream's first launch, so launch once on a stream before capturing it). Launches that
+  // may run at the same time must not share one workspace.
   DevicePointer workspace = 0;
+  // Default: contiguous. The mma.sync kernels take any row-disjoint layout whose rows start on 16
+  // bytes (strides multiples of 8 elements, 16-byte aligned pointers); a layout a kernel cannot
+  // read is refused (KernelRefused) before anything is launched.
+  ElementStrides q_strides{}, k_strides{}, v_strides{}, o_strides{};
 };
 
 // The options swr::Gemm takes too.

@@ -43,7 +43,8 @@ struct SWR_API GemmConfig {
   int warps_m = 2;
   int warps_n = 4;
   int stages = 3;  // pipeline depth: cp.async 2..4, TMA ring 2..8
-  // wgmma only: consumer mode and cluster shape (CTAs along M x along N; 2x1 multicasts B, 1x2 A).
+  // wgmma only: consumer mode and cluster shape (CTAs along M x along N; 2x1 multicasts B, 1x2 A,
+  // 2x2 both).
   GemmConsumerMode consumer_mode = GemmConsumerMode::cooperative;
   int cluster_m = 1;
   int cluster_n = 1;

@@ -1,6 +1,8 @@
 // How far a tuned shape is from a wanted one, for the nearest-shape lookup of TunedCatalog (the
 // GEMM family's distance is at the end). Attention: a kernel's head dim, dtype and causal mode are
-// compiled in, so only shapes that share them can stand in for each other. Among those, what
+// compiled in, so only shapes that share them can stand in for each other; nor does a shape stand
+// in for one of another GQA ratio (query heads per K/V head: how often each K/V byte is re-read)
+// or another effective causal alignment (which keys each tile reads). Among those, what
 // decides which variant wins is not the raw sequence length but two ratios:
 //   - the K/V working set over the L2 the shapes share: once the K/V that one wave of CTAs re-reads
 //     stops fitting, the KV order (cyclic vs sawtooth), the persistence and the head swizzle that
@@ -46,8 +48,8 @@ inline constexpr double kL2CrossingPenalty = 4.0;
 struct ShapeFeatures {
   // Q tiles of kDistanceTileRows rows over all (batch, head) pairs.
   double q_tiles = 0;
-  // The (batch, head) pairs one wave of sm_count consecutive tiles spans, and their K and V bytes:
-  // what the CTAs of a wave re-read while it runs.
+  // The (batch, head) pairs one wave of sm_count consecutive tiles spans, and the K and V bytes of
+  // their K/V heads: what the CTAs of a wave re-read while it runs.
   double heads_per_wave = 0;
   double kv_working_set_bytes = 0;
   double l2_fraction = 0;  // kv_working_set_bytes / (l2_bytes / l2_partitions)
@@ -58,8 +60,9 @@ struct ShapeFeatures {
 // Throws std::invalid_argument for a GPU scale without SMs or L2.
 SWR_API ShapeFeatures shape_features(const AttentionProblem& problem, const GpuScale& gpu);
 
-// nullopt when `tuned` cannot serve `wanted` (head dim, dtype or causal mode differ); otherwise the
-// distance above, measured on the GPU the shape was tuned on.
+// nullopt when `tuned` cannot serve `wanted` (head dim, dtype, causal mode, GQA ratio or effective
+// causal alignment differ); otherwise the distance above, measured on the GPU the shape was tuned
+// on.
 SWR_API std::optional<double> shape_distance(const AttentionProblem& wanted,
                                              const AttentionProblem& tuned, const GpuScale& gpu);
 

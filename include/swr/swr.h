@@ -42,12 +42,14 @@ typedef struct swr_attention_problem {
   int seq_q;  /* query rows per (batch, head) */
   int seq_kv; /* key/value rows per (batch, head) */
   int head_dim;
-  const char* dtype; /* "f16" or "bf16" */
-  int causal;        /* nonzero: top-left aligned causal mask (PyTorch's is_causal) */
-} swr_attention_problem;
+  const char* dtype;     /* "f16" or "bf16" */
+  int causal;            /* nonzero: top-left aligned causal mask (PyTorch's is_causal) */
+} swr_attention_problem; /* multi-head; swr_attention_problem_v2 below has K/V heads */
 
-/* Row-major [batch, heads, seq, head_dim] tensors as CUdeviceptr values. workspace: 4 bytes for
-   the dynamic-persistence variants' tile counter, or 0 to let swr keep one per stream. */
+/* [batch, heads, seq, head_dim] tensors as CUdeviceptr values (K and V: kv_heads heads), row-major
+   unless swr_attention_strides says otherwise. workspace: 4 bytes for the dynamic-persistence
+   variants' tile counter, or 0 to let swr take one from the zeroed pool it keeps per stream (no
+   clear enqueued per launch; swr::AttentionTensors says more). */
 typedef struct swr_attention_tensors {
   uint64_t q;
   uint64_t k;
@@ -55,6 +57,40 @@ typedef struct swr_attention_tensors {
   uint64_t o;
   uint64_t workspace;
 } swr_attention_tensors;
+
+/* An attention problem with what swr_attention_problem lacks: K/V heads (grouped-query and
+   multi-query attention) and where the causal diagonal lies. Set `size` to
+   sizeof(swr_attention_problem_v2) as your header defines it: later versions append fields, and a
+   caller built against this one keeps working. */
+typedef struct swr_attention_problem_v2 {
+  uint32_t size;
+  int batch;
+  int heads;    /* query heads */
+  int kv_heads; /* K/V heads, a divisor of heads; 0: heads (multi-head) */
+  int seq_q;
+  int seq_kv;
+  int head_dim;
+  const char* dtype; /* "f16" or "bf16" */
+  int causal;
+  /* With causal: SWR_CAUSAL_TOP_LEFT (query row i sees keys j <= i, PyTorch's is_causal) or
+     SWR_CAUSAL_BOTTOM_RIGHT (j <= i + seq_kv - seq_q: prefill over a KV cache; rows that see no
+     key give 0). */
+  int causal_align;
+} swr_attention_problem_v2;
+
+#define SWR_CAUSAL_TOP_LEFT 0
+#define SWR_CAUSAL_BOTTOM_RIGHT 1
+
+/* Element strides of Q, K, V and O, each seen as [batch, heads, seq, head_dim]: {batch, head,
+   seq, dim} per tensor (what torch.Tensor.stride() gives). A tensor's four 0s: contiguous. dim
+   must be 1 and rows must not overlap (SWR_ERROR_INVALID_ARGUMENT); a layout a kernel cannot read
+   (a row not 16-byte aligned) is SWR_ERROR_KERNEL_REFUSED. */
+typedef struct swr_attention_strides {
+  int64_t q[4];
+  int64_t k[4];
+  int64_t v[4];
+  int64_t o[4];
+} swr_attention_strides;
 
 /* C = A · B, all row-major: A [m x k], B [k x n], C [m x n]. */
 typedef struct swr_gemm_problem {
@@ -98,6 +134,9 @@ SWR_API swr_status swr_best_attention(const swr_catalog* catalog, const char* gp
                                       const swr_attention_problem* problem, char** json);
 SWR_API swr_status swr_best_gemm(const swr_catalog* catalog, const char* gpu,
                                  const swr_gemm_problem* problem, char** json);
+/* swr_best_attention for a swr_attention_problem_v2. */
+SWR_API swr_status swr_best_attention_v2(const swr_catalog* catalog, const char* gpu,
+                                         const swr_attention_problem_v2* problem, char** json);
 
 /* Enqueues the best kernel (swr::Attention / swr::Gemm) on `stream` (a CUstream as an integer;
    0 is the legacy default stream) in the calling thread's current CUDA context. `gpu` is the
@@ -108,6 +147,12 @@ SWR_API swr_status swr_run_attention(swr_catalog* catalog, const char* gpu,
 SWR_API swr_status swr_run_gemm(swr_catalog* catalog, const char* gpu,
                                 const swr_gemm_problem* problem, const swr_gemm_tensors* tensors,
                                 uintptr_t stream);
+/* swr_run_attention for a swr_attention_problem_v2, with the tensors' strides (null: all
+   contiguous). */
+SWR_API swr_status swr_run_attention_v2(swr_catalog* catalog, const char* gpu,
+                                        const swr_attention_problem_v2* problem,
+                                        const swr_attention_tensors* tensors,
+                                        const swr_attention_strides* strides, uintptr_t stream);
 
 /* A problem's launch decided once, for bindings that call the same shape many times: the
    catalog's choice and the kernel loaded into the calling thread's current CUDA context, so that
@@ -123,10 +168,14 @@ SWR_API swr_status swr_prepare_attention(swr_catalog* catalog, const char* gpu,
                                          swr_prepared** prepared);
 SWR_API swr_status swr_prepare_gemm(swr_catalog* catalog, const char* gpu,
                                     const swr_gemm_problem* problem, swr_prepared** prepared);
+SWR_API swr_status swr_prepare_attention_v2(swr_catalog* catalog, const char* gpu,
+                                            const swr_attention_problem_v2* problem,
+                                            swr_prepared** prepared);
 
 /* swr_launch_attention's flags: the workspace is 0 already (a counter the caller takes once from
    a pool it clears in stream order), so swr enqueues no clear of it before the kernel, which
-   leaves it nonzero. Without it swr clears the workspace first, as swr_run_attention does. */
+   leaves it nonzero. Without it swr clears the caller's workspace first, as swr_run_attention
+   does. (A workspace of 0 is one of swr's pooled counters, which it clears itself.) */
 #define SWR_WORKSPACE_ZEROED 1u
 
 /* Enqueues a prepared launch on `stream` with the device pointers of swr_attention_tensors /
@@ -139,6 +188,12 @@ SWR_API swr_status swr_launch_attention(const swr_prepared* prepared, uint64_t q
                                         uintptr_t stream);
 SWR_API swr_status swr_launch_gemm(const swr_prepared* prepared, uint64_t a, uint64_t b, uint64_t c,
                                    uintptr_t stream);
+/* swr_launch_attention with the tensors' strides (null: all contiguous), checked at each launch
+   as swr_run_attention_v2 checks them. */
+SWR_API swr_status swr_launch_attention_v2(const swr_prepared* prepared, uint64_t q, uint64_t k,
+                                           uint64_t v, uint64_t o,
+                                           const swr_attention_strides* strides, uint64_t workspace,
+                                           uint32_t flags, uintptr_t stream);
 
 /* The name the catalog knows CUDA device `ordinal` by ("h200", as swr_run_* look it up when `gpu`
    is null), as a string to free with swr_string_free: what a caller passes to swr_best_* to

@@ -36,8 +36,9 @@ def check_devices(devices):
         raise ValueError(f"tensors on different devices ({described}): allowed one device")
 
 
-def attention_shape(q_shape, k_shape, v_shape):
-    """(batch, heads, seq_q, seq_kv, head_dim) of [B, H, S, D] query, key and value."""
+def attention_shape(q_shape, k_shape, v_shape, enable_gqa=False):
+    """(batch, heads, seq_q, seq_kv, head_dim, kv_heads) of [B, H, S, D] query, key and value. K
+    and V may have fewer heads than Q only with enable_gqa (SDPA's rule), a divisor of them."""
     for role, shape in (("q", q_shape), ("k", k_shape), ("v", v_shape)):
         if len(shape) != 4:
             raise ValueError(f"{role} has shape {tuple(shape)}: allowed [batch, heads, seq, "
@@ -45,14 +46,38 @@ def attention_shape(q_shape, k_shape, v_shape):
     if tuple(k_shape) != tuple(v_shape):
         raise ValueError(f"k shape {tuple(k_shape)} and v shape {tuple(v_shape)} differ: "
                          "allowed the same shape")
-    batch, heads, seq_q, head_dim = q_shape
-    if (k_shape[0], k_shape[1], k_shape[3]) != (batch, heads, head_dim):
-        raise ValueError(f"q shape {tuple(q_shape)} and k shape {tuple(k_shape)}: allowed the "
-                         "same batch, heads and head_dim (no grouped heads)")
     if min(q_shape) <= 0 or min(k_shape) <= 0:
         raise ValueError(f"empty tensors (q {tuple(q_shape)}, k {tuple(k_shape)}): allowed "
                          "sizes of 1 or more")
-    return batch, heads, seq_q, k_shape[2], head_dim
+    batch, heads, seq_q, head_dim = q_shape
+    kv_heads = k_shape[1]
+    if (k_shape[0], k_shape[3]) != (batch, head_dim):
+        raise ValueError(f"q shape {tuple(q_shape)} and k shape {tuple(k_shape)}: allowed the "
+                         "same batch and head_dim")
+    if kv_heads != heads and not enable_gqa:
+        raise ValueError(f"q has {heads} heads and k {kv_heads}: allowed the same heads, or "
+                         "enable_gqa=True with k's heads a divisor of q's")
+    if heads % kv_heads != 0:
+        raise ValueError(f"q has {heads} heads and k {kv_heads}: allowed k heads that divide "
+                         "q's (grouped-query attention)")
+    return batch, heads, seq_q, k_shape[2], head_dim, kv_heads
+
+
+def kernel_strides(shape, strides, pointer):
+    """The element strides (batch, head, seq, dim) of a [B, H, S, D] tensor when the kernels read
+    it as it lies (rows of whole 16-byte chunks: D stride 1, the other strides of dimensions
+    longer than 1 multiples of 8 elements, a 16-byte aligned start, rows that do not overlap:
+    the runtime's rule, runtime/attention_layout.cpp), else None: the tensor is copied first."""
+    if strides[3] != 1 or pointer % 16:
+        return None
+    span = shape[3]
+    for extent, stride in sorted(zip(shape[:3], strides[:3]), key=lambda pair: pair[1]):
+        if extent == 1:
+            continue
+        if stride % 8 or stride < span:
+            return None
+        span += stride * (extent - 1)
+    return tuple(strides)
 
 
 def gemm_shape(a_shape, b_shape):
@@ -77,7 +102,9 @@ def scale_refusal(scale, head_dim):
             "(allowed: None or that value)")
 
 
-def shape_text(batch, heads, seq_q, seq_kv, head_dim, dtype, causal):
-    """"B=16 H=8 Sq=777 Skv=777 D=64 f16 causal": how a warning names an attention shape."""
-    return (f"B={batch} H={heads} Sq={seq_q} Skv={seq_kv} D={head_dim} {dtype}"
+def shape_text(batch, heads, seq_q, seq_kv, head_dim, kv_heads, dtype, causal):
+    """"B=16 H=8 Sq=777 Skv=777 D=64 f16 causal" ("H=32/8" for 8 K/V heads): how a warning names
+    an attention shape."""
+    heads_text = f"{heads}/{kv_heads}" if kv_heads != heads else f"{heads}"
+    return (f"B={batch} H={heads_text} Sq={seq_q} Skv={seq_kv} D={head_dim} {dtype}"
             + (" causal" if causal else ""))

@@ -85,6 +85,22 @@ class AttentionProblem(ctypes.Structure):
                 ("causal", ctypes.c_int)]
 
 
+class AttentionProblemV2(ctypes.Structure):
+    """swr_attention_problem_v2: with K/V heads (0: heads) and the causal alignment."""
+    _fields_ = [("size", ctypes.c_uint32), ("batch", ctypes.c_int), ("heads", ctypes.c_int),
+                ("kv_heads", ctypes.c_int), ("seq_q", ctypes.c_int), ("seq_kv", ctypes.c_int),
+                ("head_dim", ctypes.c_int), ("dtype", ctypes.c_char_p), ("causal", ctypes.c_int),
+                ("causal_align", ctypes.c_int)]
+
+
+CAUSAL_ALIGNMENTS = {"top_left": 0, "bottom_right": 1}  # SWR_CAUSAL_TOP_LEFT, ..._BOTTOM_RIGHT
+
+
+class AttentionStrides(ctypes.Structure):
+    """swr_attention_strides: {batch, head, seq, dim} element strides of q, k, v and o."""
+    _fields_ = [(name, ctypes.c_int64 * 4) for name in ("q", "k", "v", "o")]
+
+
 class AttentionTensors(ctypes.Structure):
     _fields_ = [("q", ctypes.c_uint64), ("k", ctypes.c_uint64), ("v", ctypes.c_uint64),
                 ("o", ctypes.c_uint64), ("workspace", ctypes.c_uint64)]
@@ -107,6 +123,7 @@ class Native:
         handle = ctypes.c_void_p
         string_out = ctypes.POINTER(ctypes.c_void_p)  # char**, freed with swr_string_free
         status = ctypes.c_int
+        device_word = ctypes.c_void_p  # uint64_t / uintptr_t: a CUdeviceptr or a CUstream
         signatures = {
             "swr_version": (ctypes.c_char_p, []),
             "swr_status_name": (ctypes.c_char_p, [ctypes.c_int]),
@@ -128,10 +145,25 @@ class Native:
                                                ctypes.POINTER(handle)]),
             "swr_prepare_gemm": (status, [handle, ctypes.c_char_p, ctypes.POINTER(GemmProblem),
                                           ctypes.POINTER(handle)]),
-            # Pointers and stream one by one: a call converts integers and builds no structure.
-            "swr_launch_attention": (status, [handle] + [ctypes.c_uint64] * 5
-                                     + [ctypes.c_uint32, ctypes.c_size_t]),
-            "swr_launch_gemm": (status, [handle] + [ctypes.c_uint64] * 3 + [ctypes.c_size_t]),
+            # The hot path's calls: pointers and stream one by one, declared c_void_p, which
+            # ctypes converts from an int in half the time of c_uint64 or c_size_t (the same
+            # 64-bit integer argument in the calling convention of every 64-bit platform).
+            "swr_launch_attention": (status, [handle] + [device_word] * 5
+                                     + [ctypes.c_uint32, device_word]),
+            "swr_launch_gemm": (status, [handle] + [device_word] * 4),
+            # The second problem form: K/V heads, causal alignment and strides.
+            "swr_best_attention_v2": (status, [handle, ctypes.c_char_p,
+                                               ctypes.POINTER(AttentionProblemV2), string_out]),
+            "swr_run_attention_v2": (status, [handle, ctypes.c_char_p,
+                                              ctypes.POINTER(AttentionProblemV2),
+                                              ctypes.POINTER(AttentionTensors),
+                                              ctypes.POINTER(AttentionStrides), ctypes.c_size_t]),
+            "swr_prepare_attention_v2": (status, [handle, ctypes.c_char_p,
+                                                  ctypes.POINTER(AttentionProblemV2),
+                                                  ctypes.POINTER(handle)]),
+            "swr_launch_attention_v2": (status, [handle] + [device_word] * 4
+                                        + [ctypes.POINTER(AttentionStrides), device_word,
+                                           ctypes.c_uint32, device_word]),
             "swr_default_catalog_path": (status, [string_out]),
             "swr_device_gpu_name": (status, [ctypes.c_int, string_out]),
             "swr_string_free": (None, [ctypes.c_void_p]),

@@ -14,9 +14,27 @@ def _dtype(dtype):
     return str(dtype).encode()
 
 
-def _attention_problem(batch, heads, seq_q, seq_kv, head_dim, dtype, causal):
-    return _native.AttentionProblem(batch, heads, seq_q, seq_q if seq_kv is None else seq_kv,
-                                    head_dim, _dtype(dtype), 1 if causal else 0)
+def _attention_problem(batch, heads, seq_q, seq_kv, head_dim, dtype, causal, kv_heads=0,
+                       causal_align="top_left"):
+    """The C API's second problem form (swr_attention_problem_v2): kv_heads 0 or None means
+    heads; causal_align "top_left" or "bottom_right" (the library checks both)."""
+    if causal_align not in _native.CAUSAL_ALIGNMENTS:
+        raise _native.InvalidArgument(f"causal_align={causal_align!r}: allowed "
+                                      + ", ".join(map(repr, _native.CAUSAL_ALIGNMENTS)))
+    return _native.AttentionProblemV2(ctypes.sizeof(_native.AttentionProblemV2), batch, heads,
+                                      kv_heads or 0, seq_q, seq_q if seq_kv is None else seq_kv,
+                                      head_dim, _dtype(dtype), 1 if causal else 0,
+                                      _native.CAUSAL_ALIGNMENTS[causal_align])
+
+
+def attention_strides(q, k, v, o):
+    """swr_attention_strides from four (batch, head, seq, dim) element-stride tuples (None: the
+    tensor is contiguous)."""
+    strides = _native.AttentionStrides()
+    for name, given in (("q", q), ("k", k), ("v", v), ("o", o)):
+        if given is not None:
+            getattr(strides, name)[:] = [int(x) for x in given]
+    return strides
 
 
 def _gpu(gpu):
@@ -54,14 +72,18 @@ class Launch:
     SWR_WORKSPACE_ZEROED = 1 for a workspace that is 0 already: swr/swr.h); GEMM: a, b, c) and the
     stream, with that context current. What a binding keeps per shape.
 
-    The hot path of a binding may call `function(handle, *pointers, stream)` itself and pass a
-    nonzero status to `fail`. Closing the catalog sets `handle` to None: the C call then refuses
-    it instead of touching freed memory."""
+    The hot path of a binding may call `function(handle, *pointers, stream)` itself (or the C
+    function at `address`, from compiled code) and pass a nonzero status to `fail`. Closing the
+    catalog sets `handle` to None: the C call then refuses it instead of touching freed memory."""
 
-    def __init__(self, catalog, function, handle):
+    def __init__(self, catalog, function, handle, strided_function=None):
         self._catalog = catalog  # kept alive as long as the launch
         self.function = function
+        self.address = ctypes.cast(function, ctypes.c_void_p).value
         self.handle = handle
+        # attention: function(handle, q, k, v, o, byref(AttentionStrides), workspace, flags,
+        # stream), for tensors that are not contiguous (swr_launch_attention_v2).
+        self.strided_function = strided_function
 
     def __call__(self, *pointers, stream=0):
         status = self.function(self.handle, *pointers, stream)
@@ -127,10 +149,13 @@ class Catalog:
                                         self._open_handle())
 
     def best_attention(self, gpu, batch, heads, seq_q, head_dim, dtype="f16", causal=False,
-                       seq_kv=None):
-        problem = _attention_problem(batch, heads, seq_q, seq_kv, head_dim, dtype, causal)
+                       seq_kv=None, kv_heads=0, causal_align="top_left"):
+        """kv_heads: K/V heads (grouped-query attention; 0: heads); causal_align: "top_left" or
+        "bottom_right" (query i sees keys j <= i + seq_kv - seq_q)."""
+        problem = _attention_problem(batch, heads, seq_q, seq_kv, head_dim, dtype, causal,
+                                     kv_heads, causal_align)
         return json.loads(self._native.take_string(
-            self._native.lib.swr_best_attention, self._open_handle(), _gpu(gpu),
+            self._native.lib.swr_best_attention_v2, self._open_handle(), _gpu(gpu),
             ctypes.byref(problem)))
 
     def best_gemm(self, gpu, m, n, k, dtype="f16"):
@@ -139,13 +164,17 @@ class Catalog:
             self._native.lib.swr_best_gemm, self._open_handle(), _gpu(gpu), ctypes.byref(problem)))
 
     def run_attention(self, q, k, v, o, batch, heads, seq_q, head_dim, dtype="f16", causal=False,
-                      seq_kv=None, stream=0, gpu=None, workspace=0):
-        """O = softmax(Q K^T / sqrt(D) [causal]) V on row-major [B, H, S, D] tensors. `gpu`: the
+                      seq_kv=None, stream=0, gpu=None, workspace=0, kv_heads=0,
+                      causal_align="top_left", strides=None):
+        """O = softmax(Q K^T / sqrt(D) [causal]) V on [B, H, S, D] tensors (K and V: kv_heads
+        heads), row-major unless `strides` (attention_strides(...)) says otherwise. `gpu`: the
         name to look up, None for the device that runs it."""
-        problem = _attention_problem(batch, heads, seq_q, seq_kv, head_dim, dtype, causal)
+        problem = _attention_problem(batch, heads, seq_q, seq_kv, head_dim, dtype, causal,
+                                     kv_heads, causal_align)
         tensors = _native.AttentionTensors(q, k, v, o, workspace)
-        self._native.check(self._native.lib.swr_run_attention(
-            self._open_handle(), _gpu(gpu), ctypes.byref(problem), ctypes.byref(tensors), stream))
+        self._native.check(self._native.lib.swr_run_attention_v2(
+            self._open_handle(), _gpu(gpu), ctypes.byref(problem), ctypes.byref(tensors),
+            None if strides is None else ctypes.byref(strides), stream))
 
     def run_gemm(self, a, b, c, m, n, k, dtype="f16", stream=0, gpu=None):
         """C = A · B, row-major A [m x k], B [k x n], C [m x n]."""
@@ -155,12 +184,15 @@ class Catalog:
             self._open_handle(), _gpu(gpu), ctypes.byref(problem), ctypes.byref(tensors), stream))
 
     def attention_launch(self, batch, heads, seq_q, head_dim, dtype="f16", causal=False,
-                         seq_kv=None, gpu=None):
+                         seq_kv=None, gpu=None, kv_heads=0, causal_align="top_left"):
         """run_attention prepared for one problem in the calling thread's current CUDA context
-        (which the launch's calls need current): launch(q, k, v, o, workspace, flags, stream=s)."""
-        problem = _attention_problem(batch, heads, seq_q, seq_kv, head_dim, dtype, causal)
-        return self._prepared(self._native.lib.swr_prepare_attention, ctypes.byref(problem), gpu,
-                              self._native.lib.swr_launch_attention)
+        (which the launch's calls need current): launch(q, k, v, o, workspace, flags, stream=s);
+        for tensors that are not contiguous its strided_function (swr_launch_attention_v2)."""
+        problem = _attention_problem(batch, heads, seq_q, seq_kv, head_dim, dtype, causal,
+                                     kv_heads, causal_align)
+        return self._prepared(self._native.lib.swr_prepare_attention_v2, ctypes.byref(problem),
+                              gpu, self._native.lib.swr_launch_attention,
+                              self._native.lib.swr_launch_attention_v2)
 
     def gemm_launch(self, m, n, k, dtype="f16", gpu=None):
         """run_gemm prepared for one problem (as attention_launch): launch(a, b, c, stream=s)."""
@@ -168,9 +200,9 @@ class Catalog:
         return self._prepared(self._native.lib.swr_prepare_gemm, ctypes.byref(problem), gpu,
                               self._native.lib.swr_launch_gemm)
 
-    def _prepared(self, prepare, problem, gpu, function):
+    def _prepared(self, prepare, problem, gpu, function, strided_function=None):
         handle = ctypes.c_void_p()
         self._native.check(prepare(self._open_handle(), _gpu(gpu), problem, ctypes.byref(handle)))
-        launch = Launch(self, function, handle.value)
+        launch = Launch(self, function, handle.value, strided_function)
         self._launches.add(launch)
         return launch

@@ -4,6 +4,7 @@ torch.compile(fullgraph=True) keeps them in the graph and CUDA graphs capture th
 
     import swr.torch
     out = swr.torch.attention(q, k, v, is_causal=True)      # q, k, v: [B, H, S, D] fp16/bf16
+    out = swr.torch.attention(q, k, v, enable_gqa=True)     # k, v: [B, H_kv, S, D], H_kv | H
     c = swr.torch.matmul(a, b)                               # a [m, k] @ b [k, n]
     swr.torch.explain(q, k, v, is_causal=True)               # what would run, and why
 
@@ -12,14 +13,22 @@ on the tensors' device, launched on that device's current stream. The first call
 it up and prepares its launch (swr_prepare_attention: the runtime loads the cubin into the
 device's context); later calls find it in a per-shape table and cost the output's allocation and
 one C call (swr_launch_attention, pointers and stream only): no database read, no compilation, no
-host-device synchronisation. Eagerly the ops' dispatcher is skipped; under torch.compile the
-calls go through the custom ops, which the graph keeps.
+host-device synchronisation. Eagerly the ops' dispatcher is skipped and the calls take the hot
+path (swr/_hotpath.py), compiled where `pip install` could build it (`hot_path` says which;
+SWR_HOT_PATH=python forces the Python one); under torch.compile they go through the custom ops,
+which the graph keeps.
 
-Layout: the kernels read row-major [B, H, S, D] (and [m, k], [k, n]); other strides are copied
-to that layout first. A shape nothing tuned serves, or a scale other than 1/sqrt(D), follows
+Layout: contiguous [B, H, S, D] tensors, and strided views whose rows the kernels read as they
+lie (D stride 1, the other strides multiples of 8 elements, 16-byte aligned, rows not overlapping:
+e.g. a [B, S, H, D] projection transposed to [B, H, S, D]), are passed without a copy; other
+strides are copied to row-major first (explain() says `copies_inputs`). GEMM reads row-major
+[m, k], [k, n]. A shape nothing tuned serves, or a scale other than 1/sqrt(D), follows
 `fallback`: "sdpa" (the default) runs PyTorch's own operator with a warning, once per shape;
 "error" raises swr.KernelRefused.
 """
+import ctypes
+import os
+import sys
 import threading
 import warnings
 from typing import Optional
@@ -30,9 +39,9 @@ if not hasattr(torch.library, "custom_op"):
     raise ImportError(f"swr.torch needs torch 2.4 or newer (torch.library.custom_op); this is "
                       f"torch {torch.__version__}")
 
-from . import _inputs  # noqa: E402
+from . import _hotpath, _inputs  # noqa: E402
 from ._native import KernelRefused  # noqa: E402
-from .catalog import Catalog, device_gpu_name, numbered_catalog
+from .catalog import Catalog, attention_strides, device_gpu_name, numbered_catalog
 
 _default_catalog = None
 _lock = threading.Lock()
@@ -45,6 +54,11 @@ def _catalog_number(catalog):
     if not isinstance(catalog, Catalog):
         raise TypeError(f"catalog={catalog!r}: allowed None (the default) or a swr.Catalog")
     return catalog.number
+
+
+def _numbered_catalog(number):
+    """The catalog an op's number names (None: the default)."""
+    return None if number == 0 else numbered_catalog(number)
 
 
 def _catalog(number):
@@ -65,14 +79,14 @@ def _device(tensor):
     return (tensor.device.type, tensor.device.index)
 
 
-def _attention_problem(q, k, v, is_causal, scale, fallback):
-    """(batch, heads, seq_q, seq_kv, head_dim, dtype, causal), or an exception naming what is
-    wrong: the same checks eagerly, in the fake implementation and when tracing."""
+def _attention_problem(q, k, v, is_causal, scale, fallback, enable_gqa=False):
+    """(batch, heads, seq_q, seq_kv, head_dim, kv_heads, dtype, causal), or an exception naming
+    what is wrong: the same checks eagerly, in the fake implementation and when tracing."""
     _inputs.check_fallback(fallback)
     for role, tensor in (("q", q), ("k", k), ("v", v)):
         if not isinstance(tensor, torch.Tensor):
             raise TypeError(f"{role} is a {type(tensor).__name__}: allowed a torch.Tensor")
-    shape = _inputs.attention_shape(tuple(q.shape), tuple(k.shape), tuple(v.shape))
+    shape = _inputs.attention_shape(tuple(q.shape), tuple(k.shape), tuple(v.shape), enable_gqa)
     dtype = _inputs.catalog_dtype({"q": _dtype_name(q.dtype), "k": _dtype_name(k.dtype),
                                    "v": _dtype_name(v.dtype)})
     _inputs.check_devices({"q": _device(q), "k": _device(k), "v": _device(v)})
@@ -107,8 +121,9 @@ def _decide(catalog, device_index, family, problem, refusal):
     prepared in the device's context (the runtime loads the kernel there now)."""
     gpu = device_gpu_name(device_index)
     if family == "attention":
-        batch, heads, seq_q, seq_kv, head_dim, dtype, causal = problem
-        choice = catalog.best_attention(gpu, batch, heads, seq_q, head_dim, dtype, causal, seq_kv)
+        batch, heads, seq_q, seq_kv, head_dim, kv_heads, dtype, causal = problem
+        choice = catalog.best_attention(gpu, batch, heads, seq_q, head_dim, dtype, causal, seq_kv,
+                                        kv_heads)
         described = _inputs.shape_text(*problem)
     else:
         m, n, k, dtype = problem
@@ -124,7 +139,7 @@ def _decide(catalog, device_index, family, problem, refusal):
         with torch.cuda.device(device_index):
             if family == "attention":
                 launch = catalog.attention_launch(batch, heads, seq_q, head_dim, dtype, causal,
-                                                  seq_kv, gpu)
+                                                  seq_kv, gpu, kv_heads)
             else:
                 launch = catalog.gemm_launch(m, n, k, dtype, gpu)
     except KernelRefused as error:  # chosen, but cannot load here (no cubin, another arch)
@@ -157,46 +172,55 @@ def _plan(catalog_number, device_index, family, problem, scale, fallback):
             _warned.add(key)
             peer = "scaled_dot_product_attention" if family == "attention" else "matmul"
             warnings.warn(f"swr: {plan.refusal}; running torch {peer} instead (warned once per "
-                          "shape)", RuntimeWarning, stacklevel=5)
+                          "shape)", RuntimeWarning, stacklevel=_caller_outside_stacklevel())
     return plan
 
 
-# The hot path: a call's plan found by what its tensors are (shape, dtype, device) and its
-# arguments, without re-checking them. A call whose checks or lookup raise is not remembered, so
-# it raises again. The cost of a call after the first of its shape is this lookup, the output's
-# allocation, the tensors' pointers, the current stream, and one C call (swr_launch_*).
-_calls = {}
+_PACKAGE_DIRECTORY = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
-def _attention_plan(q, k, v, is_causal, scale, fallback, catalog):
-    try:
-        key = (q.shape, k.shape, v.shape, q.dtype, k.dtype, v.dtype, q.device, k.device,
-               v.device, is_causal, scale, fallback, catalog)
-        return _calls[key]
-    except (AttributeError, TypeError):  # not a tensor, or an unhashable scale: checks say so
-        key = None
-    except KeyError:
-        pass
-    problem = _attention_problem(q, k, v, is_causal, scale, fallback)
-    plan = _plan(catalog, q.device.index, "attention", problem, scale, fallback)
-    if key is not None:
-        _calls[key] = plan
-    return plan
+def _caller_outside_stacklevel():
+    """The stacklevel that makes a warning of its caller name the nearest frame outside this
+    package: the user's call, however many of swr's frames lie in between (the Python hot path
+    has one more than the compiled one)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIRECTORY):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
-def _gemm_plan(a, b, fallback, catalog):
-    try:
-        key = (a.shape, b.shape, a.dtype, b.dtype, a.device, b.device, fallback, catalog)
-        return _calls[key]
-    except (AttributeError, TypeError):
-        key = None
-    except KeyError:
-        pass
+def _first_attention(hot, key, q, k, v, is_causal, scale, fallback, catalog, enable_gqa):
+    """What runs calls like this one (swr's prepared launch through `hot`, or PyTorch's
+    operator), once the checks pass (they raise otherwise), remembered under `key` for the calls
+    that follow. A call whose checks raise (bad input, or a refusal under fallback="error") is not
+    remembered, so it raises again; nor is one without a key or with a tensor as is_causal (whose
+    key would never match). Strides join the key when the kernels take them."""
+    number = _catalog_number(catalog)
+    problem = _attention_problem(q, k, v, is_causal, scale, fallback, enable_gqa)
+    plan = _plan(number, q.device.index, "attention", problem, scale, fallback)
+    if plan.launch is not None:
+        run = hot.attention_launch(plan.launch, plan.device_index, plan.dynamic_workspace)
+    else:
+        causal = problem[7]
+        gqa = {"enable_gqa": True} if enable_gqa else {}  # torch >= 2.5 has it
+        run = lambda q, k, v: torch.nn.functional.scaled_dot_product_attention(  # noqa: E731
+            q, k, v, is_causal=causal, scale=scale, **gqa)
+    if key is not None and isinstance(is_causal, bool) and isinstance(enable_gqa, bool):
+        hot.attention_runners[key] = run
+    return run
+
+
+def _first_matmul(hot, key, a, b, fallback, catalog):
+    number = _catalog_number(catalog)
     problem = _gemm_problem(a, b, fallback)
-    plan = _plan(catalog, a.device.index, "gemm", problem, None, fallback)
+    plan = _plan(number, a.device.index, "gemm", problem, None, fallback)
+    if plan.launch is not None:
+        run = hot.matmul_launch(plan.launch, plan.device_index, problem[:2])
+    else:
+        run = torch.matmul
     if key is not None:
-        _calls[key] = plan
-    return plan
+        hot.matmul_runners[key] = run
+    return run
 
 
 # Raw integers from PyTorch's C side, without the Python wrappers' checks (the tensors are on
@@ -216,136 +240,83 @@ except AttributeError:  # pragma: no cover - older PyTorch, or one built without
         return torch.cuda.is_current_stream_capturing()
 
 
-def _launch(launch, index, *pointers):
-    """One C call on the current stream of device `index`, made current if it is not."""
-    if _current_device() == index:
-        status = launch.function(launch.handle, *pointers, _raw_stream(index))
-    else:
-        with torch.cuda.device(index):
-            status = launch.function(launch.handle, *pointers, _raw_stream(index))
-    if status:
-        launch.fail(status)
+def _capture_workspace(q):
+    """A tile counter of a launch captured into a CUDA graph: the graph's memory."""
+    return torch.empty(1, dtype=torch.int32, device=q.device)
 
 
-ZEROED = 1  # SWR_WORKSPACE_ZEROED (swr/swr.h)
-
-
-class _CounterPool:
-    """Tile counters of the dynamic-persistence kernels for one stream, all zeroed at once: a call
-    takes the next unused one and launches with SWR_WORKSPACE_ZEROED, so no clear is enqueued per
-    call; when all are used, one clear of the whole pool is enqueued on the same stream, ordered
-    after every kernel that used them. The lock keeps take-and-enqueue in one order per stream."""
-
-    SIZE = 4096
-
-    def __init__(self, device):
-        self.counters = torch.zeros(self.SIZE, dtype=torch.int32, device=device)
-        self.base = self.counters.data_ptr()
-        self.used = 0
-        self.lock = threading.Lock()
-
-
-_pools = {}  # (device index, stream) -> _CounterPool
-
-
-def _launch_dynamic(launch, index, q, k, v, out):
-    """The launch of a dynamic-persistence kernel on the current stream of device `index`."""
-    stream = _raw_stream(index)
-    if _capturing():
-        # A captured graph gets a counter of its own, which swr clears in the graph, so that its
-        # replays, on whatever stream, share none with eager calls or other graphs.
-        workspace = torch.empty(1, dtype=torch.int32, device=q.device).data_ptr()
-        return _launch(launch, index, q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
-                       workspace, 0)
-    pool = _pools.get((index, stream))
-    if pool is None:
-        pool = _pools.setdefault((index, stream), _CounterPool(q.device))
-    with pool.lock:
-        if pool.used == pool.SIZE:
-            pool.counters.zero_()
-            pool.used = 0
-        workspace = pool.base + 4 * pool.used
-        pool.used += 1
-        status = launch.function(launch.handle, q.data_ptr(), k.data_ptr(), v.data_ptr(),
-                                 out.data_ptr(), workspace, ZEROED, stream)
-    if status:
-        launch.fail(status)
-
-
-def _attention_call(q, k, v, is_causal, scale, fallback, catalog):
-    try:  # the hot path: the plan of a call like this one, found by its tensors and arguments
-        plan = _calls[(q.shape, k.shape, v.shape, q.dtype, k.dtype, v.dtype, q.device, k.device,
-                       v.device, is_causal, scale, fallback, catalog)]
-    except (KeyError, AttributeError, TypeError):
-        plan = _attention_plan(q, k, v, is_causal, scale, fallback, catalog)
-    launch = plan.launch
-    if launch is None:
-        return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=is_causal,
-                                                                scale=scale)
-    if not (q.is_contiguous() and k.is_contiguous() and v.is_contiguous()):
-        q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
+def _strided_attention(runner, q, k, v):
+    """A launch whose tensors are not all contiguous: the ones the kernels read as they lie are
+    passed with their strides (swr_launch_attention_v2), the others copied to row-major first; the
+    output takes q's layout when it is dense (empty_like). Called by the hot path on the launch's
+    device."""
+    tensors, strides = [], []
+    for tensor in (q, k, v):
+        taken = _inputs.kernel_strides(tuple(tensor.shape), tensor.stride(), tensor.data_ptr())
+        if taken is None:
+            tensor = tensor.contiguous()
+            taken = tensor.stride()
+        tensors.append(tensor)
+        strides.append(taken)
+    q, k, v = tensors
     out = torch.empty_like(q)
-    index = plan.device_index
-    if _current_device() != index:
-        with torch.cuda.device(index):
-            _attention_launch(plan, launch, index, q, k, v, out)
-        return out
-    _attention_launch(plan, launch, index, q, k, v, out)
+    if _inputs.kernel_strides(tuple(out.shape), out.stride(), out.data_ptr()) is None:
+        out = torch.empty(q.shape, dtype=q.dtype, device=q.device)
+    layout = attention_strides(*strides, out.stride())
+    workspace = 0
+    if runner.dynamic:  # a counter of its own, cleared by swr on the stream
+        workspace = torch.empty(1, dtype=torch.int32, device=q.device).data_ptr()
+    launch = runner.launch
+    status = launch.strided_function(launch.handle, q.data_ptr(), k.data_ptr(), v.data_ptr(),
+                                     out.data_ptr(), ctypes.byref(layout), workspace, 0,
+                                     _raw_stream(runner.device_index))
+    if status:
+        launch.fail(status)
     return out
 
 
-def _attention_launch(plan, launch, index, q, k, v, out):
-    if plan.dynamic_workspace:
-        return _launch_dynamic(launch, index, q, k, v, out)
-    status = launch.function(launch.handle, q.data_ptr(), k.data_ptr(), v.data_ptr(),
-                             out.data_ptr(), 0, 0, _raw_stream(index))
-    if status:
-        launch.fail(status)
+def _on_device(index, run, *tensors):
+    with torch.cuda.device(index):
+        return run(*tensors)
 
 
-@torch.library.custom_op("swr::attention", mutates_args=())
-def _attention_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, is_causal: bool,
-                  scale: Optional[float], fallback: str, catalog: int) -> torch.Tensor:
-    return _attention_call(q, k, v, is_causal, scale, fallback, catalog)
+_hot_paths = {}  # HotPath class -> the one over PyTorch, made once (it keeps its runners)
 
 
-@_attention_op.register_fake
-def _attention_fake(q, k, v, is_causal, scale, fallback, catalog):
-    _attention_problem(q, k, v, is_causal, scale, fallback)
-    return q.new_empty(q.shape)
+def _use_hot_path(setting):
+    """Makes eager calls go through the hot path (swr/_hotpath.py) that `setting` names
+    ("compiled", "python", or None for what $SWR_HOT_PATH says; the benchmark alternates them in
+    one process) and returns it."""
+    global _hot, _eager_attention, _eager_matmul, hot_path
+    kind = _hotpath.choose(setting)
+    if kind not in _hot_paths:
+        _hot_paths[kind] = kind(
+            empty_like=torch.empty_like, current_device=_current_device, raw_stream=_raw_stream,
+            capturing=_capturing, capture_workspace=_capture_workspace, on_device=_on_device,
+            strided_attention=_strided_attention, first_attention=_first_attention,
+            first_matmul=_first_matmul)
+    _hot = _hot_paths[kind]
+    _eager_attention, _eager_matmul, hot_path = _hot.attention, _hot.matmul, _hot.kind
+    return _hot
 
 
-def _matmul_call(a, b, fallback, catalog):
-    plan = _gemm_plan(a, b, fallback, catalog)
-    launch = plan.launch
-    if launch is None:
-        return torch.matmul(a, b)
-    a, b = a.contiguous(), b.contiguous()
-    c = a.new_empty((a.shape[0], b.shape[1]))
-    _launch(launch, plan.device_index, a.data_ptr(), b.data_ptr(), c.data_ptr())
-    return c
+_hot = _eager_attention = _eager_matmul = None
+hot_path = None  # "compiled" (swr._hotpath_ext) or "python": what runs eager calls
+_use_hot_path(None)
 
 
-@torch.library.custom_op("swr::matmul", mutates_args=())
-def _matmul_op(a: torch.Tensor, b: torch.Tensor, fallback: str, catalog: int) -> torch.Tensor:
-    return _matmul_call(a, b, fallback, catalog)
-
-
-@_matmul_op.register_fake
-def _matmul_fake(a, b, fallback, catalog):
-    m, n, _, _ = _gemm_problem(a, b, fallback)
-    return a.new_empty((m, n))
-
-
-def attention(q, k, v, is_causal=False, scale=None, *, fallback="sdpa", catalog=None):
+def attention(q, k, v, is_causal=False, scale=None, enable_gqa=False, *, fallback="sdpa",
+              catalog=None):
     """softmax(Q K^T * scale [causal, top-left aligned]) V, as
-    torch.nn.functional.scaled_dot_product_attention, for [B, H, S, D] CUDA fp16/bf16 tensors.
-    `catalog`: a swr.Catalog, None for the default (swr.default_catalog_path())."""
+    torch.nn.functional.scaled_dot_product_attention, for [B, H, S, D] CUDA fp16/bf16 tensors;
+    enable_gqa=True, as SDPA's, lets K and V have fewer heads (a divisor of Q's: grouped-query
+    attention, each K/V head serving consecutive query heads). `catalog`: a swr.Catalog, None for
+    the default (swr.default_catalog_path())."""
     if torch.compiler.is_compiling():  # the op, which the graph keeps
         return torch.ops.swr.attention(q, k, v, bool(is_causal), scale, fallback,
-                                       _catalog_number(catalog))
-    # Eagerly the same code without the dispatcher's cost.
-    return _attention_call(q, k, v, bool(is_causal), scale, fallback, _catalog_number(catalog))
+                                       _catalog_number(catalog), bool(enable_gqa))
+    # Eagerly (and as the op's implementation): the hot path.
+    return _eager_attention(q, k, v, is_causal, scale, fallback, catalog, enable_gqa)
 
 
 def matmul(a, b, *, fallback="sdpa", catalog=None):
@@ -353,7 +324,32 @@ def matmul(a, b, *, fallback="sdpa", catalog=None):
     for every op: PyTorch's own operator, here torch.matmul) or "error"."""
     if torch.compiler.is_compiling():
         return torch.ops.swr.matmul(a, b, fallback, _catalog_number(catalog))
-    return _matmul_call(a, b, fallback, _catalog_number(catalog))
+    return _eager_matmul(a, b, fallback, catalog)
+
+
+@torch.library.custom_op("swr::attention", mutates_args=())
+def _attention_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, is_causal: bool,
+                  scale: Optional[float], fallback: str, catalog: int,
+                  enable_gqa: bool) -> torch.Tensor:
+    return attention(q, k, v, is_causal, scale, enable_gqa, fallback=fallback,
+                     catalog=_numbered_catalog(catalog))
+
+
+@_attention_op.register_fake
+def _attention_fake(q, k, v, is_causal, scale, fallback, catalog, enable_gqa):
+    _attention_problem(q, k, v, is_causal, scale, fallback, enable_gqa)
+    return q.new_empty(q.shape)
+
+
+@torch.library.custom_op("swr::matmul", mutates_args=())
+def _matmul_op(a: torch.Tensor, b: torch.Tensor, fallback: str, catalog: int) -> torch.Tensor:
+    return matmul(a, b, fallback=fallback, catalog=_numbered_catalog(catalog))
+
+
+@_matmul_op.register_fake
+def _matmul_fake(a, b, fallback, catalog):
+    m, n, _, _ = _gemm_problem(a, b, fallback)
+    return a.new_empty((m, n))
 
 
 def _explained(plan, copies):
@@ -369,13 +365,16 @@ def _explained(plan, copies):
     return answer
 
 
-def explain(q, k, v, is_causal=False, scale=None, *, catalog=None):
+def explain(q, k, v, is_causal=False, scale=None, enable_gqa=False, *, catalog=None):
     """What attention(q, k, v, ...) runs, without running it: {"runs": "swr" | "fallback",
     "match": exact | nearest | none, "variant", "distance", "tuned_shape", "measured" (the
-    tuner's figures), "why_not_swr", "copies_inputs"}."""
-    problem = _attention_problem(q, k, v, is_causal, scale, "sdpa")
+    tuner's figures), "why_not_swr", "copies_inputs" (a tensor the kernels cannot read as it
+    lies is copied first)}."""
+    problem = _attention_problem(q, k, v, is_causal, scale, "sdpa", bool(enable_gqa))
     plan = _plan(_catalog_number(catalog), q.device.index, "attention", problem, scale, "explain")
-    copies = not all(t.is_contiguous() for t in (q, k, v))
+    copies = not all(t.is_contiguous() or _inputs.kernel_strides(tuple(t.shape), t.stride(),
+                                                                 t.data_ptr()) is not None
+                     for t in (q, k, v))
     return _explained(plan, copies)
 
 

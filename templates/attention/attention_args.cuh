@@ -42,6 +42,10 @@ struct AttentionArgs {
   int wave_size;      // CTAs resident at once (what grid-mode sawtooth flips on)
   TensorStrides q, k, v, o;
 };
+// The host compiler and NVRTC must lay the block out alike (natural alignment, 8-byte pointers
+// and long longs): asserted on both sides.
+static_assert(sizeof(TensorStrides) == 24 && sizeof(AttentionArgs) == 144,
+              "the launch-argument block has one layout on host and device");
 
 // The K/V head query head `head` reads: consecutive query heads share one K/V head.
 SWR_ARGS_HOST_DEVICE int kv_head_of(int head, int heads, int kv_heads) {

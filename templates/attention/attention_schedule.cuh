@@ -55,14 +55,19 @@ SWR_ATTENTION_HOST_DEVICE TileCoord tile_coord(TileSwizzle swizzle, int head_gro
   return coord;
 }
 
-// K/V tiles Q tile `q_tile` reads: all of them, or for causal those up to its last valid row.
+// K/V tiles Q tile `q_tile` reads: all of them, or for causal those up to the last key its last
+// valid row sees (row i sees keys j <= i + causal_shift; 0 for none when every row of the tile
+// sees no key, as the first rows of a bottom-right mask with seq_q > seq_kv do). Never more for a
+// later tile, whatever the shift: the causal reversal of tile_coord keeps the longest tiles first.
 SWR_ATTENTION_HOST_DEVICE int kv_tiles_of_q_tile(bool causal, int q_tile, int block_m, int block_n,
-                                                 int seq_q, int seq_kv) {
+                                                 int seq_q, int seq_kv, int causal_shift = 0) {
   const int all_kv_tiles = (seq_kv + block_n - 1) / block_n;
   if (!causal) return all_kv_tiles;
   const int rows_end_unclipped = (q_tile + 1) * block_m;
   const int rows_end = rows_end_unclipped < seq_q ? rows_end_unclipped : seq_q;
-  const int seen = (rows_end + block_n - 1) / block_n;  // keys up to the last row are seen
+  const int keys_seen = rows_end + causal_shift;  // keys [0, rows_end - 1 + shift] are seen
+  if (keys_seen <= 0) return 0;
+  const int seen = (keys_seen + block_n - 1) / block_n;
   return seen < all_kv_tiles ? seen : all_kv_tiles;
 }
 

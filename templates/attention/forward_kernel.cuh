@@ -1,8 +1,9 @@
-// Attention forward kernel: the schedule (attention_schedule.cuh) drives the math of one
-// tile (forward_tile.cuh). A second instruction path (wgmma/TMA on sm_90a) would replace
-// ForwardTile and leave this file and the schedule as they are.
+// Attention forward kernel (mma.sync): the schedule (attention_schedule.cuh) drives the math of
+// one tile (forward_tile.cuh); the launch-argument block (attention_args.cuh) says where each
+// (batch, head)'s rows lie and which K/V head it reads.
 #pragma once
 
+#include "attention/attention_args.cuh"
 #include "attention/attention_schedule.cuh"
 #include "attention/forward_tile.cuh"
 #include "common/element.cuh"
@@ -28,18 +29,16 @@ struct Traits {
   static constexpr TileSwizzle kSwizzle = Swizzle;
   static constexpr int kHeadGroup = HeadGroup;
   static constexpr bool kPlantedFault = PlantedFault;
-  // Q tile + Stages x (K tile + V tile), 16-bit elements. The host's resource model says the same.
-  static constexpr int kDynamicSharedBytes = (BlockM + 2 * Stages * BlockN) * HeadDim * 2;
   static_assert(Stages >= 1 && Stages <= 3, "K/V pipeline depth 1..3");
   static_assert(HeadGroup >= 1, "head groups hold at least one head");
 };
 
-// q, o: [batch, heads, seq_q, HeadDim]; k, v: [batch, heads, seq_kv, HeadDim]. scale_log2 is
-// softmax_scale * log2(e). tile_counter (dynamic persistence only) must be 0 at launch.
-// wave_size: CTAs resident at once (grid persistence: what the sawtooth order flips on).
+// q, o: [batch, heads, seq_q, HeadDim]; k, v: [batch, kv_heads, seq_kv, HeadDim], each laid out
+// by its strides in `args`; query head h reads K/V head kv_head_of(h). args.tile_counter (dynamic
+// persistence only) must be 0 at launch.
 template <class T>
-__device__ void forward(const void* q, const void* k, const void* v, void* o, int batch, int heads,
-                        int seq_q, int seq_kv, float scale_log2, int* tile_counter, int wave_size) {
+__device__ void forward(const void* q, const void* k, const void* v, void* o,
+                        const AttentionArgs& args) {
   if constexpr (T::kPlantedFault) {
     // Test-only variant: an illegal address, so the tuner's fault isolation can be proved.
     if (threadIdx.x == 0) *reinterpret_cast<volatile int*>(static_cast<size_t>(8)) = 1;
@@ -47,19 +46,20 @@ __device__ void forward(const void* q, const void* k, const void* v, void* o, in
   extern __shared__ __align__(128) unsigned char shared_memory[];
   ForwardTile<T> tile(reinterpret_cast<unsigned short*>(shared_memory));
 
-  const int q_tiles = (seq_q + T::kBlockM - 1) / T::kBlockM;
-  const int batch_heads = batch * heads;
+  const int q_tiles = (args.seq_q + T::kBlockM - 1) / T::kBlockM;
+  const int batch_heads = args.batch * args.heads;
   for_each_tile<T::kPersistence>(
-      q_tiles * batch_heads, tile_counter, wave_size, [&](int linear_tile, int round) {
+      q_tiles * batch_heads, args.tile_counter, args.wave_size, [&](int linear_tile, int round) {
         const TileCoord coord =
             tile_coord(T::kSwizzle, T::kHeadGroup, T::kCausal, linear_tile, q_tiles, batch_heads);
-        const long long q_offset = static_cast<long long>(coord.batch_head) * seq_q * T::kHeadDim;
-        const long long kv_offset = static_cast<long long>(coord.batch_head) * seq_kv * T::kHeadDim;
-        tile.compute(static_cast<const unsigned short*>(q) + q_offset,
-                     static_cast<const unsigned short*>(k) + kv_offset,
-                     static_cast<const unsigned short*>(v) + kv_offset,
-                     static_cast<unsigned short*>(o) + q_offset, coord.q_tile * T::kBlockM, seq_q,
-                     seq_kv, scale_log2, [round](int step, int kv_tiles) {
+        const int batch = coord.batch_head / args.heads;
+        const int head = coord.batch_head - batch * args.heads;
+        const int kv_head = kv_head_of(head, args.heads, args.kv_heads);
+        tile.compute(static_cast<const unsigned short*>(q) + row_offset(args.q, batch, head, 0),
+                     static_cast<const unsigned short*>(k) + row_offset(args.k, batch, kv_head, 0),
+                     static_cast<const unsigned short*>(v) + row_offset(args.v, batch, kv_head, 0),
+                     static_cast<unsigned short*>(o) + row_offset(args.o, batch, head, 0),
+                     coord.q_tile * T::kBlockM, args, [round](int step, int kv_tiles) {
                        return kv_tile_at(T::kOrder, step, kv_tiles, round);
                      });
       });

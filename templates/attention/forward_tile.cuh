@@ -4,6 +4,7 @@
 // which is what keeps the schedule (attention_schedule.cuh) apart from this file.
 #pragma once
 
+#include "attention/attention_args.cuh"
 #include "attention/attention_schedule.cuh"
 #include "attention/tile_copy.cuh"
 #include "attention/warp_rows.cuh"
@@ -22,7 +23,9 @@ struct ForwardTile {
   using QTile = SwizzledTile<kBlockM, kHeadDim>;
   using KvTile = SwizzledTile<kBlockN, kHeadDim>;
 
-  // Shared memory: the Q tile, then kStages K tiles, then kStages V tiles.
+  // Shared memory: the Q tile, then kStages K tiles, then kStages V tiles (the resource model's
+  // attention_dynamic_shared_bytes).
+  static constexpr int kSharedBytes = (QTile::kElements + 2 * kStages * KvTile::kElements) * 2;
   unsigned short* shared;
 
   __device__ explicit ForwardTile(unsigned short* shared_memory) : shared(shared_memory) {}
@@ -37,32 +40,36 @@ struct ForwardTile {
     return KvTile{shared + QTile::kElements + (kStages + slot) * KvTile::kElements};
   }
 
-  // Computes rows [q_row0, q_row0 + kBlockM) of one (batch, head). kv_tile_of(step, kv_tiles)
-  // names the K/V tile read at each step 0..kv_tiles-1.
+  // Computes rows [q_row0, q_row0 + kBlockM) of one (batch, head): q and o point at its row 0,
+  // k and v at row 0 of its K/V head; rows are args' seq strides apart. kv_tile_of(step,
+  // kv_tiles) names the K/V tile read at each step 0..kv_tiles-1.
   template <class KvTileOf>
   __device__ void compute(const unsigned short* q, const unsigned short* k, const unsigned short* v,
-                          unsigned short* o, int q_row0, int seq_q, int seq_kv, float scale_log2,
+                          unsigned short* o, int q_row0, const AttentionArgs& args,
                           KvTileOf kv_tile_of) {
     WarpRows<T> rows;
     rows.lane = threadIdx.x % 32;
     rows.first_row = (threadIdx.x / 32) * WarpRows<T>::kRowsPerWarp;
+    const int seq_q = args.seq_q;
+    const int seq_kv = args.seq_kv;
 
-    const int kv_tiles =
-        kv_tiles_of_q_tile(T::kCausal, q_row0 / kBlockM, kBlockM, kBlockN, seq_q, seq_kv);
+    const int kv_tiles = kv_tiles_of_q_tile(T::kCausal, q_row0 / kBlockM, kBlockM, kBlockN, seq_q,
+                                            seq_kv, args.causal_shift);
 
     // Shared memory may still be read by the previous tile's output store.
     __syncthreads();
-    load_tile_async<kThreads>(q_tile(), q, q_row0, seq_q);
+    const TileRows<kThreads, kBlockM, kHeadDim> q_rows;
+    q_rows.load_async(q_tile(), q, q_row0, seq_q, args.q.seq);
     cp_async_commit();
 
     // Each step commits two groups (K, then V) so that Q·K^T can start while V is in flight.
-    const KvTileCopy<kThreads, kBlockN, kHeadDim> copy_kv;
+    const TileRows<kThreads, kBlockN, kHeadDim> kv_rows;
     auto issue_kv = [&](int step) {
       if (step < kv_tiles) {
         const int kv_row0 = kv_tile_of(step, kv_tiles) * kBlockN;
-        copy_kv(k_tile(step % kStages), k, kv_row0, seq_kv);
+        kv_rows.load_async(k_tile(step % kStages), k, kv_row0, seq_kv, args.k.seq);
         cp_async_commit();
-        copy_kv(v_tile(step % kStages), v, kv_row0, seq_kv);
+        kv_rows.load_async(v_tile(step % kStages), v, kv_row0, seq_kv, args.v.seq);
         cp_async_commit();
       } else {
         cp_async_commit();  // empty groups keep the wait counts below uniform
@@ -90,8 +97,8 @@ struct ForwardTile {
 
       typename WarpRows<T>::Scores scores;
       rows.scores(q_tile(), k_tile(slot), scores);
-      rows.mask(scores, q_row0, kv_tile_of(step, kv_tiles) * kBlockN, seq_kv);
-      rows.softmax(scores, scale_log2);
+      rows.mask(scores, q_row0, kv_tile_of(step, kv_tiles) * kBlockN, seq_kv, args.causal_shift);
+      rows.softmax(scores, args.scale_log2);
 
       if constexpr (kStages == 1) {
         cp_async_wait<0>();
@@ -107,7 +114,7 @@ struct ForwardTile {
     // read of Q: those happen before the "V(step) visible" barrier of the last step.
     rows.store_normalised(q_tile());
     __syncthreads();
-    store_tile<kThreads>(q_tile(), o, q_row0, seq_q);
+    q_rows.store(q_tile(), o, q_row0, seq_q, args.o.seq);
   }
 };
 

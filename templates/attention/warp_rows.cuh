@@ -113,10 +113,12 @@ struct WarpRows {
     }
   }
 
-  // -inf for keys at or past seq_kv and, for causal, keys after the row (top-left aligned).
-  __device__ __forceinline__ void mask(Scores& s, int q_row0, int kv_col0, int seq_kv) const {
+  // -inf for keys at or past seq_kv and, for causal, keys past the row's diagonal: row i sees
+  // keys j <= i + causal_shift (0: top-left aligned; seq_kv - seq_q: bottom-right).
+  __device__ __forceinline__ void mask(Scores& s, int q_row0, int kv_col0, int seq_kv,
+                                       int causal_shift) const {
     const bool tail = kv_col0 + kBlockN > seq_kv;
-    const bool diagonal = T::kCausal && kv_col0 + kBlockN - 1 > q_row0 + first_row;
+    const bool diagonal = T::kCausal && kv_col0 + kBlockN - 1 > q_row0 + first_row + causal_shift;
     if (!tail && !diagonal) return;
 #pragma unroll
     for (int m = 0; m < kRowAtoms; ++m)
@@ -126,7 +128,8 @@ struct WarpRows {
         for (int e = 0; e < 4; ++e) {
           const int row = q_row0 + first_row + m * 16 + group() + (e / 2) * 8;
           const int col = kv_col0 + n * 8 + 2 * quad() + (e % 2);
-          if (col >= seq_kv || (T::kCausal && col > row)) s[m][n][e] = negative_infinity();
+          if (col >= seq_kv || (T::kCausal && col > row + causal_shift))
+            s[m][n][e] = negative_infinity();
         }
   }
 

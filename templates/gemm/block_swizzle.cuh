@@ -60,16 +60,29 @@ SWR_GEMM_HOST_DEVICE TileCoord tile_at(int linear, int tiles_m, int tiles_n, int
   return coord;
 }
 
-// A cluster of cluster_m x cluster_n CTAs (the wgmma kernel: 1x1, 2x1 or 1x2) walks the raster
-// of cluster tiles (tiles_m' = ceil(tiles_m / cluster_m), tiles_n' = ceil(tiles_n / cluster_n));
-// CTA `rank` of the cluster computes output tile (cluster_m * tile_m' + rank % cluster_m,
-// cluster_n * tile_n' + rank / cluster_m). Past the last row or column of tiles it stores nothing.
+// A cluster of cluster_m x cluster_n CTAs (the wgmma kernel: 1x1, 2x1, 1x2 or 2x2) walks the
+// raster of cluster tiles (tiles_m' = ceil(tiles_m / cluster_m), tiles_n' = ceil(tiles_n /
+// cluster_n)); CTA `rank` of the cluster computes output tile (cluster_m * tile_m' + rank %
+// cluster_m, cluster_n * tile_n' + rank / cluster_m). Past the last row or column of tiles it
+// stores nothing.
 SWR_GEMM_HOST_DEVICE TileCoord cluster_member_tile(TileCoord cluster_tile, int cluster_m,
                                                    int cluster_n, int rank) {
   TileCoord coord;
   coord.tile_m = cluster_tile.tile_m * cluster_m + rank % cluster_m;
   coord.tile_n = cluster_tile.tile_n * cluster_n + rank / cluster_m;
   return coord;
+}
+
+// Multicast masks over the ranks of that cluster (bit r = CTA r). Cluster row `row` (rank %
+// cluster_m) holds the CTAs of one tile_m: they share its A tile, each loading 1 / cluster_n of it.
+// Cluster column `column` (rank / cluster_m) holds those of one tile_n: they share its B tile.
+SWR_GEMM_HOST_DEVICE unsigned cluster_row_mask(int cluster_m, int cluster_n, int row) {
+  unsigned mask = 0;
+  for (int column = 0; column < cluster_n; ++column) mask |= 1u << (row + cluster_m * column);
+  return mask;
+}
+SWR_GEMM_HOST_DEVICE unsigned cluster_column_mask(int cluster_m, int column) {
+  return ((1u << cluster_m) - 1u) << (column * cluster_m);
 }
 
 // Persistence: which output tiles a CTA computes (the loop below visits them in swizzled order).

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "driver/cuda_driver.hpp"
+#include "generator/kernel_source.hpp"
 #include "run_swr_tune.hpp"
 
 namespace swr::test {
@@ -29,7 +30,9 @@ class CompileCommand : public ::testing::Test {
  protected:
   TemporaryDirectory scratch_;
   std::filesystem::path cache_ = scratch_.path() / "cache";
-  std::map<std::string, std::string> environment_ = {{"SWR_CACHE_DIR", cache_.string()}};
+  // A scratch database too: the main job never touches the user's, and needs no HOME.
+  std::map<std::string, std::string> environment_ = {
+      {"SWR_CACHE_DIR", cache_.string()}, {"SWR_DB", (scratch_.path() / "results.db").string()}};
 };
 
 TEST_F(CompileCommand, WritesCubinsAndManifestThenHitsTheCache) {
@@ -51,7 +54,7 @@ TEST_F(CompileCommand, WritesCubinsAndManifestThenHitsTheCache) {
   const nlohmann::json manifest = nlohmann::json::parse(read_file(out / "kernels.json"));
   EXPECT_EQ(manifest.at("gpu"), "gb10");
   EXPECT_EQ(manifest.at("arch"), "sm_121");
-  EXPECT_EQ(manifest.at("entry"), "swr_attention_forward");
+  EXPECT_EQ(manifest.at("entry"), kAttentionEntryName);
   EXPECT_EQ(manifest.at("problem").at("seq_q"), 1000);
   EXPECT_EQ(manifest.at("problem").at("causal"), true);
   ASSERT_EQ(manifest.at("kernels").size(), 2u);

@@ -207,6 +207,57 @@ TEST(SchemaMigrations, AVersionTwoFileReadsWithoutMigrating) {
   EXPECT_EQ(best->id, 1);
 }
 
+// Version 4 gives every attention shape its K/V heads and causal alignment: rows stored before
+// are multi-head and top-left, and keep their keys and JSON. A version 3 file still reads
+// read-only as such; a GQA bottom-right shape is stored and read back with both.
+TEST(SchemaMigrations, AVersionThreeFileReadsAndMigratesAsMultiHeadTopLeft) {
+  TemporaryDirectory directory;
+  const auto path = directory.path() / "results.db";
+  {
+    SQLite::Database raw(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    apply_migrations(raw, schema_migrations().first(3));
+    raw.exec(
+        "INSERT INTO problems VALUES (1, 'attention', 'b8_h4_sq1024_skv1024_d128_f16_causal',"
+        " '{\"batch\":8,\"causal\":true,\"dtype\":\"f16\",\"head_dim\":128,\"heads\":4,"
+        "\"seq_kv\":1024,\"seq_q\":1024}')");
+    raw.exec("INSERT INTO attention_problems VALUES (1, 8, 4, 1024, 1024, 128, 'f16', 1)");
+  }
+  {
+    const ResultsDatabase read_only(path, OpenMode::read_only);
+    EXPECT_EQ(read_only.schema_version(), 3);
+    const StoredProblem stored = read_only.problem(ProblemId{1});
+    ASSERT_TRUE(stored.attention);
+    EXPECT_EQ(stored.attention->kv_head_count(), 4);
+    EXPECT_EQ(stored.attention->causal_align, CausalAlignment::top_left);
+    EXPECT_EQ(stored.attention->key(), stored.key);
+  }
+  ResultsDatabase database(path);
+  EXPECT_EQ(database.schema_version(), latest_schema_version());
+  const StoredProblem migrated = database.problem(ProblemId{1});
+  ASSERT_TRUE(migrated.attention);
+  EXPECT_EQ(migrated.key, "b8_h4_sq1024_skv1024_d128_f16_causal");
+  EXPECT_EQ(migrated.attention->kv_heads, 4);
+  EXPECT_EQ(migrated.attention->key(), migrated.key);
+  EXPECT_EQ(database.find_problem(*migrated.attention), ProblemId{1});
+
+  AttentionProblem prefill{1, 32, 512, 2048, 128, DataType::bf16, true};
+  prefill.kv_heads = 8;
+  prefill.causal_align = CausalAlignment::bottom_right;
+  const ProblemId id = database.upsert_problem(prefill);
+  EXPECT_NE(id, ProblemId{1});
+  const StoredProblem stored = database.problem(id);
+  ASSERT_TRUE(stored.attention);
+  EXPECT_EQ(stored.key, "b1_h32_kv8_sq512_skv2048_d128_bf16_causal_br");
+  EXPECT_EQ(stored.attention->kv_heads, 8);
+  EXPECT_EQ(stored.attention->causal_align, CausalAlignment::bottom_right);
+  EXPECT_EQ(stored.json.at("kv_heads"), 8);
+  SQLite::Database raw(path, SQLite::OPEN_READONLY);
+  EXPECT_EQ(raw.execAndGet("SELECT kv_heads || ' ' || causal_align FROM attention_problems"
+                           " WHERE problem_id = 1")
+                .getString(),
+            "4 top_left");
+}
+
 TEST(MigrationRunner, FailingMigrationIsRolledBackWhole) {
   TemporaryDirectory directory;
   const auto path = directory.path() / "results.db";

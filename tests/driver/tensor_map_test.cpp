@@ -65,6 +65,25 @@ TEST(TensorMapRules, RefusesBoxesTheHardwareCannotCopy) {
   EXPECT_NE(tensor_map_problem(d, kAligned).find("inner box of 8 bytes"), std::string::npos);
 }
 
+TEST(TensorMapRules, NarrowerSwizzlesTakeBoxesUpToTheirSpan) {
+  // 64- and 32-byte swizzles (head dims 96 and 80 of the attention maps): 32 and 16 columns.
+  TensorMapDescription d = a_operand(4096, 4096);
+  d.swizzle_bytes = 64;
+  d.box[0] = 32;
+  EXPECT_EQ(tensor_map_problem(d, kAligned), "");
+  d.box[0] = 64;
+  EXPECT_EQ(tensor_map_problem(d, kAligned),
+            "A: inner box of 128 bytes; the 64-byte swizzle needs a multiple of 16 up to 64");
+  d.swizzle_bytes = 32;
+  d.box[0] = 16;
+  EXPECT_EQ(tensor_map_problem(d, kAligned), "");
+  d.box[0] = 32;
+  EXPECT_EQ(tensor_map_problem(d, kAligned),
+            "A: inner box of 64 bytes; the 32-byte swizzle needs a multiple of 16 up to 32");
+  d.swizzle_bytes = 256;
+  EXPECT_EQ(tensor_map_problem(d, kAligned), "A: swizzle of 256 bytes; allowed 32, 64, 128");
+}
+
 TEST(TensorMapRules, ChecksEveryDimensionOfAThreeDimensionalMap) {
   // [B*H][S][D] attention operand, D innermost: strides D*2 and S*D*2 bytes.
   TensorMapDescription d;
@@ -78,8 +97,25 @@ TEST(TensorMapRules, ChecksEveryDimensionOfAThreeDimensionalMap) {
   EXPECT_NE(tensor_map_problem(d, kAligned).find("K: dimension 2 has 0 elements"),
             std::string::npos);
   d.dims[2] = 16;
-  d.strides[1] = 256 * 4096;  // heads overlap
-  EXPECT_NE(tensor_map_problem(d, kAligned).find("stride of dimension 2"), std::string::npos);
+  d.strides[1] = 256 * 4097 + 8;
+  EXPECT_EQ(tensor_map_problem(d, kAligned),
+            "K: stride of dimension 2 of 1048840 bytes is not a multiple of 16 (TMA needs it; for "
+            "a row-major 16-bit matrix the row length must be a multiple of 8 elements)");
+}
+
+TEST(TensorMapRules, OuterStridesMayComeInAnyOrderButRowsMayNotOverlap) {
+  // [B, S, H, D] storage seen as {D, S, H, B}: the head stride (one row, 256 bytes) is below the
+  // row stride (16 heads' rows), as FA3's maps of such tensors have it; TMA takes that.
+  TensorMapDescription d;
+  d.name = "Q";
+  d.rank = 4;
+  d.dims = {128, 4097, 16, 2, 0};
+  d.strides = {256 * 16, 256, 256 * 16 * 4097, 0};
+  d.box = {64, 128, 1, 1, 0};
+  EXPECT_EQ(tensor_map_problem(d, kAligned), "");
+  d.strides[0] = 128;  // rows of 256 bytes, 128 apart
+  EXPECT_EQ(tensor_map_problem(d, kAligned),
+            "Q: row stride of 128 bytes is smaller than the 256 bytes the inner dimensions span");
 }
 
 TEST(TensorMapRules, RefusesOtherElementTypes) {

@@ -103,9 +103,12 @@ GemmConfig make_wgmma(int block_m, int block_n, int stages, GemmConsumerMode mod
   return config;
 }
 
-// Every wgmma tile of the space, both consumer modes, both persistences, every cluster shape and
-// both dtypes, in nine binaries (CI has two cores; each wgmma compile takes a while). The 1x2
-// cluster twice: the widest A share (128 rows of 256) and the narrowest (32 rows of 64).
+// Every wgmma tile of the space, both consumer modes, every persistence, every cluster shape and
+// both dtypes, in nineteen binaries (CI has two cores; each wgmma compile takes a while). The 1x2
+// cluster twice: the widest A share (128 rows of 256) and the narrowest (32 rows of 64); 2x2 with
+// the 128x192 tile (B split 2 + 1 chunks down a cluster column), with the narrowest A share, and
+// under stream-K. The widths that are not multiples of 64 (a part chunk) in bf16 and f16; 176
+// also under stream-K, outside the space, whose fixup adds 22 quads in groups of 8, 8 and 6.
 std::vector<GemmVariant> representative_wgmma_variants() {
   using M = GemmConsumerMode;
   using P = GemmPersistence;
@@ -119,6 +122,16 @@ std::vector<GemmVariant> representative_wgmma_variants() {
       {make_wgmma(256, 128, 3, M::cooperative, P::static_loop, 1, 2), DataType::f16},
       {make_wgmma(64, 256, 4, M::pingpong, P::static_loop, 1, 2), DataType::bf16},
       {make_wgmma(128, 256, 3, M::cooperative, P::stream_k, 2), DataType::f16},
+      {make_wgmma(128, 192, 4, M::cooperative, P::static_loop, 2, 2), DataType::f16},
+      {make_wgmma(64, 256, 4, M::pingpong, P::static_loop, 2, 2), DataType::bf16},
+      {make_wgmma(128, 256, 3, M::cooperative, P::stream_k, 2, 2), DataType::bf16},
+      {make_wgmma(128, 144, 4, M::cooperative, P::static_loop, 2, 2), DataType::bf16},
+      {make_wgmma(128, 160, 4, M::cooperative, P::static_loop, 2, 2), DataType::f16},
+      {make_wgmma(128, 176, 4, M::cooperative, P::static_loop, 2, 2), DataType::bf16},
+      {make_wgmma(128, 208, 3, M::cooperative, P::static_loop, 2, 2), DataType::f16},
+      {make_wgmma(128, 224, 3, M::cooperative, P::static_loop, 2, 2), DataType::bf16},
+      {make_wgmma(128, 240, 3, M::cooperative, P::static_loop, 2, 2), DataType::bf16},
+      {make_wgmma(128, 176, 4, M::cooperative, P::stream_k, 2, 2), DataType::f16},
   };
 }
 
@@ -145,8 +158,9 @@ TEST(GemmNvrtc, WgmmaRepresentativeSetCoversEveryKnobValueOfTheSpace) {
     seen.insert("c" + std::to_string(c.cluster_m) + "x" + std::to_string(c.cluster_n));
     seen.insert(std::string(to_string(variant.dtype)));
   }
-  EXPECT_EQ(in_space.size(), 6u + 3u + 3u)
-      << "six tile/mode pairs, three persistences, three cluster shapes";
+  EXPECT_EQ(in_space.size(), 12u + 3u + 4u)
+      << "twelve tile/mode pairs (six of them widths that are not multiples of 64), three "
+         "persistences, four cluster shapes";
   for (const std::string& value : in_space) EXPECT_TRUE(seen.count(value)) << value;
   for (const char* value : {"f16", "bf16"}) EXPECT_TRUE(seen.count(value)) << value;
 }
@@ -189,7 +203,8 @@ TEST(GemmNvrtc, EveryWgmmaBinaryOfTheSpaceCompilesWithoutSpills) {
     EXPECT_EQ(kernel.log.find("C7508"), std::string::npos) << source.name << "\n" << kernel.log;
     EXPECT_EQ(kernel.spill_bytes, 0) << source.name << "\n" << kernel.log;
   }
-  EXPECT_EQ(binaries.size(), 32u) << "6 tile/mode pairs x 4 schedules + 4 cooperative x 2 stream-K";
+  EXPECT_EQ(binaries.size(), 48u)
+      << "6 tile/mode pairs x 5 schedules + 4 cooperative x 3 stream-K + 6 widths in 2x2";
 }
 
 TEST(GemmNvrtc, WgmmaRenderingFollowsTheTemplateContract) {
@@ -206,6 +221,13 @@ TEST(GemmNvrtc, WgmmaRenderingFollowsTheTemplateContract) {
       render_gemm_kernel({4096, 4096, 4096, DataType::bf16}, along_n).text;
   EXPECT_NE(along_n_text.find("/*cluster_m*/ 1, /*cluster_n*/ 2,"), std::string::npos);
   EXPECT_NE(along_n_text.find("__cluster_dims__(Traits::kClusterSize, 1, 1)"), std::string::npos);
+  GemmConfig both = cluster;
+  both.cluster_n = 2;
+  const KernelSource both_source = render_gemm_kernel({4096, 4096, 4096, DataType::bf16}, both);
+  EXPECT_NE(both_source.text.find("/*cluster_m*/ 2, /*cluster_n*/ 2,"), std::string::npos);
+  EXPECT_NE(both_source.text.find("__cluster_dims__(Traits::kClusterSize, 1, 1)"),
+            std::string::npos);
+  EXPECT_EQ(both_source.dynamic_shared_bytes, 214104) << "a cluster shares, it adds no memory";
   EXPECT_NE(source.text.find("swr::Element::bf16"), std::string::npos);
   EXPECT_EQ(source.dynamic_shared_bytes, 214104) << "the README's figure for 128x256 s3";
   GemmConfig single = cluster;

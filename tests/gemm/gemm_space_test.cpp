@@ -119,9 +119,10 @@ TEST(GemmSpace, WgmmaVariantsOnlyWhereTheTargetIsSm90a) {
     std::set<std::string> binaries;
     for (const GemmConfig& config : build_gemm_space(problem, profile(gpu)).configs)
       if (config.path == InstructionPath::wgmma) binaries.insert(gemm_binary_name(problem, config));
-    // Six tile/mode pairs x (static, dynamic, static 2x1, static 1x2), and the four cooperative
-    // ones x (stream-K, stream-K 2x1): 4096^3 leaves a partial last wave for each of them.
-    EXPECT_EQ(binaries.size(), 32u) << gpu;
+    // Six tile/mode pairs x (static, dynamic, static 2x1, static 1x2, static 2x2), and the four
+    // cooperative ones x (stream-K, stream-K 2x1, stream-K 2x2): 4096^3 leaves a partial last
+    // wave for each of them; and the six widths that are not multiples of 64, static 2x2 only.
+    EXPECT_EQ(binaries.size(), 48u) << gpu;
   }
   const GemmSpace gb10 = build_gemm_space(problem, profile("gb10"));
   for (const GemmConfig& config : gb10.configs)
@@ -133,6 +134,30 @@ TEST(GemmSpace, WgmmaVariantsOnlyWhereTheTargetIsSm90a) {
   ASSERT_EQ(wgmma.path, InstructionPath::wgmma) << "wgmma binaries come last in each swizzle";
   EXPECT_NE(gemm_resource_use(wgmma, profile("gb10")).does_not_fit.find("sm_121"),
             std::string::npos);
+}
+
+TEST(GemmSpace, WidthsThatAreNotMultiplesOf64AreCooperative128RowTilesIn2x2Clusters) {
+  std::set<int> widths;
+  for (const GemmConfig& config : enumerate_gemm_configs()) {
+    if (config.path != InstructionPath::wgmma || config.block_n % 64 == 0) continue;
+    widths.insert(config.block_n);
+    EXPECT_EQ(config.block_m, 128) << config.key();
+    EXPECT_EQ(config.consumer_mode, GemmConsumerMode::cooperative) << config.key();
+    EXPECT_EQ(config.persistence, GemmPersistence::static_loop) << config.key();
+    EXPECT_EQ(config.cluster_size(), 4) << config.key();
+    EXPECT_TRUE(gemm_resource_use(config, profile("h200")).does_not_fit.empty()) << config.key();
+  }
+  EXPECT_EQ(widths, (std::set<int>{144, 160, 176, 208, 224, 240}));
+  // Why they are there: 3000x7000 in 2x2 clusters of 128x176 tiles is 12 x 20 = 240 cluster tiles,
+  // 8 whole waves of the H200's 30 co-resident clusters (128x192: 228, 7.6 waves).
+  GemmConfig config;
+  config.path = InstructionPath::wgmma;
+  config.cluster_m = 2;
+  config.cluster_n = 2;
+  config.block_n = 176;
+  EXPECT_EQ(gemm_raster_grid({3000, 7000, 5000, DataType::bf16}, config).tiles(), 8 * 30);
+  config.block_n = 192;
+  EXPECT_EQ(gemm_raster_grid({3000, 7000, 5000, DataType::bf16}, config).tiles(), 228);
 }
 
 TEST(GemmResourceModel, WgmmaSharedMemoryIsTheTemplatePlan) {
@@ -149,6 +174,17 @@ TEST(GemmResourceModel, WgmmaSharedMemoryIsTheTemplatePlan) {
   config.stages = 4;  // 279640 B: more than 227 KB
   EXPECT_NE(gemm_resource_use(config, profile("h200")).does_not_fit.find("shared memory"),
             std::string::npos);
+  // 176 columns take three 64-column chunks of B per stage and of C staging, as 192 do.
+  config.block_n = 176;
+  EXPECT_EQ(gemm_dynamic_shared_bytes(config), 214120);
+  config.block_n = 192;
+  EXPECT_EQ(gemm_dynamic_shared_bytes(config), 214120);
+  for (int width : {40, 200, 272}) {
+    config.block_n = width;
+    EXPECT_EQ(gemm_shape_problem(config),
+              "block_n " + std::to_string(width) + " must be 64..256 in steps of 16");
+  }
+  config.block_n = 256;
   config.stages = 3;
   config.consumer_mode = GemmConsumerMode::pingpong;  // 256 accumulators per thread
   EXPECT_NE(gemm_shape_problem(config).find("accumulators"), std::string::npos);
@@ -160,21 +196,43 @@ TEST(GemmResourceModel, WgmmaSharedMemoryIsTheTemplatePlan) {
   config.cluster_n = 2;
   EXPECT_TRUE(gemm_shape_problem(config).empty()) << "1x2: A multicast along N";
   config.cluster_m = 2;
-  EXPECT_NE(gemm_shape_problem(config).find("2x2 must be 1x1, 2x1 or 1x2"), std::string::npos);
-  config.cluster_m = 1;
+  EXPECT_TRUE(gemm_shape_problem(config).empty()) << "2x2: A along N and B along M";
+  config.persistence = GemmPersistence::stream_k;
+  EXPECT_TRUE(gemm_shape_problem(config).empty()) << "2x2 stream-K";
   config.persistence = GemmPersistence::dynamic_loop;
-  EXPECT_NE(gemm_shape_problem(config).find("a 1x2 cluster needs static persistence"),
+  EXPECT_NE(gemm_shape_problem(config).find("a 2x2 cluster needs static or stream-K persistence"),
+            std::string::npos);
+  config.persistence = GemmPersistence::static_loop;
+  for (const auto& [cluster_m, cluster_n] : {std::pair{4, 1}, {1, 4}, {2, 4}, {0, 1}, {1, 0}}) {
+    config.cluster_m = cluster_m;
+    config.cluster_n = cluster_n;
+    EXPECT_NE(gemm_shape_problem(config).find(std::to_string(cluster_m) + "x" +
+                                              std::to_string(cluster_n) +
+                                              " must be 1x1, 2x1, 1x2 or 2x2"),
+              std::string::npos)
+        << cluster_m << "x" << cluster_n;
+  }
+  config.cluster_m = 1;
+  config.cluster_n = 2;
+  config.persistence = GemmPersistence::dynamic_loop;
+  EXPECT_NE(gemm_shape_problem(config).find("a 1x2 cluster needs static or stream-K persistence"),
             std::string::npos);
   config.persistence = GemmPersistence::static_loop;
   config.block_m = 64;
   config.consumer_mode = GemmConsumerMode::pingpong;
   EXPECT_TRUE(gemm_shape_problem(config).empty()) << "32-row A shares: four swizzle atoms";
+  config.cluster_m = 2;
+  EXPECT_TRUE(gemm_shape_problem(config).empty()) << "the same shares in a 2x2 cluster";
+  config.persistence = GemmPersistence::stream_k;
+  EXPECT_NE(gemm_shape_problem(config).find("cooperative"), std::string::npos);
+  config.persistence = GemmPersistence::static_loop;
+  config.cluster_m = 1;
   config.block_m = 128;
   config.consumer_mode = GemmConsumerMode::cooperative;
   config.cluster_n = 1;
   config.cluster_m = 2;
   config.persistence = GemmPersistence::dynamic_loop;
-  EXPECT_NE(gemm_shape_problem(config).find("static persistence"), std::string::npos);
+  EXPECT_NE(gemm_shape_problem(config).find("static or stream-K persistence"), std::string::npos);
   config.persistence = GemmPersistence::grid;
   EXPECT_NE(gemm_shape_problem(config).find("persistent"), std::string::npos);
   EXPECT_EQ(estimate_gemm_registers(config), 168);

@@ -8,6 +8,8 @@
 #include <map>
 #include <vector>
 
+#include "templates/gemm/block_swizzle.cuh"
+
 namespace swr {
 namespace {
 
@@ -70,7 +72,7 @@ TEST(GemmSwizzle, EveryTileExactlyOnceOnThePaperSizes) {
 }
 
 // The wgmma kernel's persistent scheduler (templates/gemm/sm90/gemm_kernel_ws.cuh): work unit u of
-// `units` (a CTA, or a cluster of 2 CTAs) takes raster tiles u, u + units, ...; CTA r of the
+// `units` (a CTA, or a cluster of 2 or 4 CTAs) takes raster tiles u, u + units, ...; CTA r of the
 // cluster computes gemm_cluster_member_tile(raster tile, r) (the kernel's own function) and stores
 // nothing past the last row or column of tiles. Every output tile must be computed exactly once.
 void expect_persistent_schedule_covers(const GemmProblem& problem, const GemmConfig& config,
@@ -99,7 +101,7 @@ void expect_persistent_schedule_covers(const GemmProblem& problem, const GemmCon
 }
 
 TEST(GemmSwizzle, PersistentClusterRasterVisitsEveryTileOnceForEveryStrideClusterAndGrid) {
-  const std::pair<int, int> clusters[] = {{1, 1}, {2, 1}, {1, 2}};
+  const std::pair<int, int> clusters[] = {{1, 1}, {2, 1}, {1, 2}, {2, 2}};
   for (const auto& [cluster_m, cluster_n] : clusters)
     for (int tiles_m = 1; tiles_m <= 17; ++tiles_m)
       for (int tiles_n = 1; tiles_n <= 17; ++tiles_n)
@@ -113,9 +115,30 @@ TEST(GemmSwizzle, PersistentClusterRasterVisitsEveryTileOnceForEveryStrideCluste
             config.cluster_n = cluster_n;
             // Ragged: the last row and column of tiles are partial.
             const GemmProblem problem{tiles_m * 128 - 5, tiles_n * 256 - 8, 64, DataType::f16};
-            for (int units : {1, 3, 66, 132})
+            for (int units : {1, 3, 32, 33, 66, 132})
               expect_persistent_schedule_covers(problem, config, units);
           }
+}
+
+// The widths that are not multiples of 64 (2x2 clusters only) on issue 13's ragged shapes: a
+// stride becomes a band of stride / (2 * block_n) cluster columns, rounded down, for every width.
+TEST(GemmSwizzle, PersistentRasterOfWidthsThatAreNotMultiplesOf64OnRaggedShapes) {
+  const GemmProblem shapes[] = {{3000, 7000, 5000, DataType::bf16},
+                                {7000, 3000, 5000, DataType::bf16},
+                                {5000, 3000, 7000, DataType::f16},
+                                {6000, 5000, 4000, DataType::f16}};
+  for (const GemmProblem& problem : shapes)
+    for (int block_n : {144, 160, 176, 208, 224, 240})
+      for (SwizzleAxis axis : {SwizzleAxis::n, SwizzleAxis::m})
+        for (int stride : strides_to_check()) {
+          GemmConfig config = swizzled(stride, axis, 128, block_n);
+          config.path = InstructionPath::wgmma;
+          config.block_k = 64;
+          config.persistence = GemmPersistence::static_loop;
+          config.cluster_m = 2;
+          config.cluster_n = 2;
+          for (int units : {1, 7, 30}) expect_persistent_schedule_covers(problem, config, units);
+        }
 }
 
 TEST(GemmSwizzle, ClusterMembersAreConsecutiveTilesAlongTheClusterAxis) {
@@ -128,6 +151,50 @@ TEST(GemmSwizzle, ClusterMembersAreConsecutiveTilesAlongTheClusterAxis) {
   config.cluster_n = 2;
   EXPECT_EQ(gemm_cluster_member_tile({3, 5}, config, 0), (HostTileCoord{3, 10}));
   EXPECT_EQ(gemm_cluster_member_tile({3, 5}, config, 1), (HostTileCoord{3, 11}));
+  config.cluster_m = 2;  // 2x2: rank = row + 2 * column
+  EXPECT_EQ(gemm_cluster_member_tile({3, 5}, config, 0), (HostTileCoord{6, 10}));
+  EXPECT_EQ(gemm_cluster_member_tile({3, 5}, config, 1), (HostTileCoord{7, 10}));
+  EXPECT_EQ(gemm_cluster_member_tile({3, 5}, config, 2), (HostTileCoord{6, 11}));
+  EXPECT_EQ(gemm_cluster_member_tile({3, 5}, config, 3), (HostTileCoord{7, 11}));
+}
+
+// The kernel multicasts CTA r's share of its A tile to cluster_row_mask(r % cluster_m) and of its
+// B tile to cluster_column_mask(r / cluster_m), and releases a ring slot to the union (the CTAs
+// that write into it). Those must be exactly the CTAs whose tile has r's tile_m (A) or tile_n
+// (B), r among them, in every cluster shape; and writing into each other is symmetric, so every
+// CTA's empty barrier receives the (cluster_m + cluster_n - 1) releases it counts.
+TEST(GemmSwizzle, MulticastMasksAreTheCtasSharingEachOperand) {
+  const std::pair<int, int> clusters[] = {{1, 1}, {2, 1}, {1, 2}, {2, 2}};
+  for (const auto& [cluster_m, cluster_n] : clusters) {
+    GemmConfig config;
+    config.path = InstructionPath::wgmma;
+    config.cluster_m = cluster_m;
+    config.cluster_n = cluster_n;
+    const int size = cluster_m * cluster_n;
+    std::vector<unsigned> writers(size, 0);
+    for (int rank = 0; rank < size; ++rank) {
+      const HostTileCoord mine = gemm_cluster_member_tile({4, 7}, config, rank);
+      const unsigned rows = gemm::cluster_row_mask(cluster_m, cluster_n, rank % cluster_m);
+      const unsigned columns = gemm::cluster_column_mask(cluster_m, rank / cluster_m);
+      for (int other = 0; other < 16; ++other) {
+        const bool in_cluster = other < size;
+        const HostTileCoord theirs =
+            in_cluster ? gemm_cluster_member_tile({4, 7}, config, other) : HostTileCoord{-1, -1};
+        EXPECT_EQ((rows >> other & 1u) != 0, in_cluster && theirs.tile_m == mine.tile_m)
+            << cluster_m << "x" << cluster_n << " rank " << rank << " other " << other;
+        EXPECT_EQ((columns >> other & 1u) != 0, in_cluster && theirs.tile_n == mine.tile_n)
+            << cluster_m << "x" << cluster_n << " rank " << rank << " other " << other;
+      }
+      EXPECT_EQ(__builtin_popcount(rows), cluster_n);
+      EXPECT_EQ(__builtin_popcount(columns), cluster_m);
+      writers[rank] = rows | columns;
+    }
+    for (int rank = 0; rank < size; ++rank) {
+      EXPECT_EQ(__builtin_popcount(writers[rank]), cluster_m + cluster_n - 1);
+      for (int other = 0; other < size; ++other)
+        EXPECT_EQ(writers[rank] >> other & 1u, writers[other] >> rank & 1u) << "symmetric";
+    }
+  }
 }
 
 TEST(GemmSwizzle, ClusterBandsAlongNAreCountedInClusterTiles) {

@@ -1,10 +1,13 @@
 // The GEMM tuning session with a fake measurer in place of the GPU (real NVRTC, real SQLite):
-// cuBLAS measured once per shape before the variants, every variant committed with its cuBLAS
-// time, a second run resumes (measures nothing), "cuBLAS not found" leaves tuning going, and the
-// sweep tables compute best stride, sensitivity and ratio as the paper defines them.
+// cuBLAS measured once per shape (and device) before the variants, every variant committed with its
+// cuBLAS time, a second run resumes (measures nothing), "cuBLAS not found" leaves tuning going, and
+// the sweep tables compute best stride, sensitivity and ratio as the paper defines them.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "db/results_database.hpp"
@@ -20,8 +23,11 @@ class FakeGemmMeasurer : public GemmVariantMeasurer {
  public:
   std::vector<std::string> asked;  // "cublas" or config keys, in order
   bool cublas_missing = false;
+  double ms_per_cublas = 1.0;
+  std::chrono::milliseconds delay{0};
 
   VariantOutcome measure(const GemmVariantJob& job) override {
+    if (delay.count() > 0) std::this_thread::sleep_for(delay);
     VariantOutcome outcome;
     if (job.cublas) {
       asked.push_back("cublas");
@@ -30,7 +36,7 @@ class FakeGemmMeasurer : public GemmVariantMeasurer {
         outcome.error = "cuBLAS not found (libcublas.so.13 or .12)";
         return outcome;
       }
-      outcome.times_ms = {1.0, 1.0, 1.0};
+      outcome.times_ms = {ms_per_cublas, ms_per_cublas, ms_per_cublas};
       outcome.method = {{"baseline", "cuBLAS fake"}};
       return outcome;
     }
@@ -99,6 +105,45 @@ TEST(GemmTuningSession, MeasuresCublasFirstThenEveryVariantAndResumes) {
   EXPECT_TRUE(second.asked.empty());
 }
 
+TEST(GemmTuningSession, OnTwoDevicesEachMeasuresCublasBeforeItsFirstVariantOfAShape) {
+  test::TemporaryDirectory directory;
+  const auto database = directory.path() / "results.db";
+  FakeGemmMeasurer first, second;
+  first.ms_per_cublas = 1.0;
+  second.ms_per_cublas = 2.0;
+  first.delay = second.delay = std::chrono::milliseconds(30);
+  InterruptFlag interrupt;
+  GemmTuningPlan plan = plan_for(database, three_strides());
+  plan.device_names = {"device 0", "device 1"};
+  GemmTuningSession session(plan, std::vector<GemmVariantMeasurer*>{&first, &second}, interrupt);
+  const GemmTuningSummary summary = session.run();
+  EXPECT_EQ(summary.recorded, 3);
+  std::vector<std::string> variants;
+  for (const FakeGemmMeasurer* device : {&first, &second}) {
+    if (device->asked.empty()) continue;
+    EXPECT_EQ(device->asked.front(), "cublas");  // its own baseline, before its first variant
+    EXPECT_EQ(std::count(device->asked.begin(), device->asked.end(), "cublas"), 1);
+    variants.insert(variants.end(), device->asked.begin() + 1, device->asked.end());
+  }
+  std::sort(variants.begin(), variants.end());
+  EXPECT_EQ(variants, (std::vector<std::string>{"m128n128k32w2x4s3-grid-swz0",
+                                                "m128n128k32w2x4s3-grid-swzm512",
+                                                "m128n128k32w2x4s3-grid-swzn256"}));
+  // Each row carries the cuBLAS time of the device that measured it.
+  const db::ResultsDatabase results(database, db::OpenMode::read_only);
+  const auto problem = results.find_problem(GemmProblem{1000, 1000, 1000, DataType::f16});
+  const auto measurements =
+      results.measurements_for(results.gpus_named("h200").front().id, *problem);
+  ASSERT_EQ(measurements.size(), 3u);
+  for (const db::StoredMeasurement& m : measurements) {
+    const std::vector<std::string>& first_asked = first.asked;
+    const bool on_first =
+        std::find(first_asked.begin(), first_asked.end(), m.config_key) != first_asked.end();
+    EXPECT_DOUBLE_EQ(m.record.method.at("cublas_median_ms").get<double>(), on_first ? 1.0 : 2.0)
+        << m.config_key;
+  }
+}
+
 TEST(GemmTuningSession, MissingCublasLeavesTuningGoing) {
   test::TemporaryDirectory directory;
   FakeGemmMeasurer measurer;
@@ -155,11 +200,20 @@ TEST(GemmCommandLine, BadInputIsOneLineAndExitTwo) {
         "wgmma-m128n256k64s3-cooperative-c1x1-static-swz0"},
        "gb10 is sm_121"},
       {{"--family", "gemm", "--gpu", "h200", "--size", "512", "--config",
-        "wgmma-m128n256k64s3-cooperative-c2x2-static-swz0"},
-       "cluster 2x2 must be 1x1, 2x1 or 1x2"},
+        "wgmma-m128n256k64s3-cooperative-c4x1-static-swz0"},
+       "cluster 4x1 must be 1x1, 2x1, 1x2 or 2x2"},
       {{"--family", "gemm", "--gpu", "h200", "--size", "512", "--config",
         "wgmma-m128n256k64s3-cooperative-c1x2-dynamic-swz0"},
-       "a 1x2 cluster needs static persistence"},
+       "a 1x2 cluster needs static or stream-K persistence"},
+      {{"--family", "gemm", "--gpu", "h200", "--size", "512", "--config",
+        "wgmma-m128n256k64s3-cooperative-c2x2-dynamic-swz0"},
+       "a 2x2 cluster needs static or stream-K persistence"},
+      {{"--family", "gemm", "--gpu", "h200", "--size", "512", "--config",
+        "wgmma-m64n256k64s4-pingpong-c2x2-streamk-swz0"},
+       "stream-K persistence needs the cooperative consumer mode"},
+      {{"--family", "gemm", "--gpu", "h200", "--size", "512", "--config",
+        "wgmma-m128n200k64s4-cooperative-c2x2-static-swz0"},
+       "block_n 200 must be 64..256 in steps of 16"},
   };
   for (const auto& [arguments, fragment] : cases) {
     const test::ProcessResult result = test::run_swr_tune(arguments, environment);

@@ -142,6 +142,11 @@ TEST(GemmConfig, WgmmaKeySpelling) {
   EXPECT_EQ(config.key(), "wgmma-m128n256k64s3-cooperative-c1x2-streamk-swz0");
   EXPECT_EQ(GemmConfig::from_key(config.key()), config);
   EXPECT_EQ(GemmConfig::from_json(config.to_json()), config);
+  config.cluster_m = 2;
+  config.persistence = GemmPersistence::static_loop;
+  EXPECT_EQ(config.key(), "wgmma-m128n256k64s3-cooperative-c2x2-static-swz0");
+  EXPECT_EQ(GemmConfig::from_key(config.key()), config);
+  EXPECT_EQ(config.cluster_size(), 4);
   EXPECT_FALSE(GemmConfig::from_key("m128n256k32w2x4s4-streamk-swz0").has_value())
       << "mma_sync has no stream-K";
 }

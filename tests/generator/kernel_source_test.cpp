@@ -45,16 +45,15 @@ using Traits = swr::attention::Traits<
     swr::attention::Persistence::static_loop,
     swr::attention::TileSwizzle::head_groups,
     /*head_group*/ 4, /*planted_fault*/ false>;
-extern "C" __global__ void __launch_bounds__(Traits::kThreads) swr_attention_forward(
-    const void* q, const void* k, const void* v, void* o, int batch, int heads, int seq_q,
-    int seq_kv, float scale_log2, int* tile_counter, int wave_size) {
-  swr::attention::forward<Traits>(q, k, v, o, batch, heads, seq_q, seq_kv, scale_log2,
-                                  tile_counter, wave_size);
+static_assert(swr::attention::ForwardTile<Traits>::kSharedBytes == 98304, "resource model and template disagree on shared memory");
+extern "C" __global__ void __launch_bounds__(Traits::kThreads) swr_attention_forward_v2(const void* q, const void* k, const void* v, void* o,
+    const swr::attention::AttentionArgs args) {
+  swr::attention::forward<Traits>(q, k, v, o, args);
 }
 )";
   EXPECT_EQ(source.text, expected);
   EXPECT_EQ(source.name, "m128n64w8s2-sawtooth-static-groups4_d128_f16_causal.cu");
-  EXPECT_EQ(source.entry, "swr_attention_forward");
+  EXPECT_EQ(source.entry, "swr_attention_forward_v2");
   EXPECT_EQ(source.threads_per_block, 256);
   EXPECT_EQ(source.dynamic_shared_bytes, 98304);
 }

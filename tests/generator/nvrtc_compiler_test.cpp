@@ -89,11 +89,12 @@ TEST_P(RepresentativeCompile, ProducesACubinWithAResourceReport) {
   const CompiledKernel kernel = compiler().compile(source, gpu.arch);
   ASSERT_TRUE(kernel.ok) << source.name << "\n" << kernel.log;
   EXPECT_EQ(kernel.arch, gpu.arch);
-  EXPECT_EQ(kernel.entry, "swr_attention_forward");
+  EXPECT_EQ(kernel.entry, kAttentionEntryName);
   EXPECT_TRUE(is_elf(kernel.cubin));
-  EXPECT_TRUE(contains_bytes(kernel.cubin, "swr_attention_forward"));
+  EXPECT_TRUE(contains_bytes(kernel.cubin, kAttentionEntryName));
   // --ptxas-options=-v puts the report in the log; the parser found it.
-  EXPECT_NE(kernel.log.find("Compiling entry function 'swr_attention_forward' for '" + gpu.arch),
+  EXPECT_NE(kernel.log.find(std::string("Compiling entry function '") + kAttentionEntryName +
+                            "' for '" + gpu.arch),
             std::string::npos)
       << kernel.log;
   EXPECT_GT(kernel.registers, 0) << kernel.log;

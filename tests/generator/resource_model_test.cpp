@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <utility>
+
 namespace swr {
 namespace {
 
@@ -196,7 +198,7 @@ TEST(ResourceModel, WgmmaRules) {
   EXPECT_EQ(attention_resource_use(d128, wgmma_tile(2, 128, 2), gpu("gb10")).does_not_fit,
             "wgmma variants need sm_90a (H100/H200); gb10 is sm_121");
   EXPECT_EQ(attention_resource_use(d128, wgmma_tile(3, 160, 2), gpu("h200")).does_not_fit,
-            "a consumer thread needs an estimated 168 registers, setmaxnreg gives 160 with 3 "
+            "a consumer thread needs an estimated 176 registers, setmaxnreg gives 160 with 3 "
             "consumer warpgroups");
   AttentionConfig pingpong3 = wgmma_tile(3, 128, 2);
   pingpong3.pingpong = true;
@@ -217,6 +219,66 @@ TEST(ResourceModel, WgmmaRules) {
             "stages 5 must be 1 to 4");
   EXPECT_EQ(attention_resource_use(d128, wgmma_tile(2, 192, 3), gpu("h200")).does_not_fit,
             "needs 328960 B of shared memory per CTA, h200 allows 232448");
+}
+
+TEST(ResourceModel, WgmmaRegistersCountPWaitingForTheOverlappedPv) {
+  // O (D/2) + S (block_n/2) + 32, and P (block_n/4) next to S when overlapped in registers: the
+  // rule that separates the spilling variants of the compiled matrix from the others.
+  const AttentionProblem d128 = problem_with_head_dim(128);
+  AttentionConfig three = wgmma_tile(3, 128, 2);
+  EXPECT_EQ(estimate_wgmma_consumer_registers(d128, three), 64 + 64 + 32);
+  EXPECT_EQ(attention_resource_use(d128, three, gpu("h200")).does_not_fit, "");
+  three.overlap = true;  // ptxas: 544 bytes of spills
+  EXPECT_EQ(attention_resource_use(d128, three, gpu("h200")).does_not_fit,
+            "a consumer thread needs an estimated 192 registers, setmaxnreg gives 160 with 3 "
+            "consumer warpgroups");
+  three.p_in_smem = true;  // P goes to shared memory before S(j+1) is issued
+  EXPECT_EQ(estimate_wgmma_consumer_registers(d128, three), 160);
+  EXPECT_EQ(attention_resource_use(d128, three, gpu("h200")).does_not_fit, "");
+  // D=256 (O alone is 128): 2 warpgroups with block_n 80 overlapped, FA3's tile, fit 240 ...
+  const AttentionProblem d256 = problem_with_head_dim(256);
+  AttentionConfig two = wgmma_tile(2, 80, 2);
+  two.overlap = true;
+  EXPECT_EQ(estimate_wgmma_consumer_registers(d256, two), 128 + 40 + 20 + 32);
+  EXPECT_EQ(attention_resource_use(d256, two, gpu("h200")).does_not_fit, "");
+  // ... 3 warpgroups never do.
+  EXPECT_EQ(attention_resource_use(d256, wgmma_tile(3, 48, 2), gpu("h200")).does_not_fit,
+            "a consumer thread needs an estimated 184 registers, setmaxnreg gives 160 with 3 "
+            "consumer warpgroups");
+}
+
+TEST(ResourceModel, WgmmaHeadDimsStoreChunksOfTheWidestSwizzleThatDividesThem) {
+  const std::pair<int, int> chunk_columns[] = {{32, 32},  {64, 64},  {80, 16},  {96, 32},
+                                               {128, 64}, {160, 32}, {192, 64}, {256, 64}};
+  for (const auto& [head_dim, columns] : chunk_columns) {
+    EXPECT_EQ(wgmma_attention_chunk_columns(head_dim), columns) << head_dim;
+  }
+}
+
+TEST(ResourceModel, WgmmaSharedMemoryBoundsBlockNAtLargeHeadDims) {
+  // Q (128 x D) and 2 stages of K and V (4 x block_n x D), 2 bytes each, + 1280: FA3's 128x80 is
+  // the widest step that fits at D=256, and 128x112 at D=192.
+  const AttentionProblem d256 = problem_with_head_dim(256);
+  EXPECT_EQ(attention_dynamic_shared_bytes(d256, wgmma_tile(2, 80, 2)), 230656);
+  EXPECT_EQ(attention_resource_use(d256, wgmma_tile(2, 80, 2), gpu("h200")).does_not_fit, "");
+  EXPECT_EQ(attention_resource_use(d256, wgmma_tile(2, 96, 2), gpu("h200")).does_not_fit,
+            "needs 263424 B of shared memory per CTA, h200 allows 232448");
+  // 3 stages: block_n 48 at most.
+  EXPECT_EQ(attention_dynamic_shared_bytes(d256, wgmma_tile(2, 48, 3)), 214272);
+  EXPECT_EQ(attention_resource_use(d256, wgmma_tile(2, 64, 3), gpu("h200")).does_not_fit,
+            "needs 263424 B of shared memory per CTA, h200 allows 232448");
+  const AttentionProblem d192 = problem_with_head_dim(192);
+  EXPECT_EQ(attention_dynamic_shared_bytes(d192, wgmma_tile(2, 112, 2)), 222464);
+  EXPECT_EQ(attention_resource_use(d192, wgmma_tile(2, 128, 2), gpu("h200")).does_not_fit,
+            "needs 247040 B of shared memory per CTA, h200 allows 232448");
+  // D=80 and 96 (FA3: 192x144 with P through shared memory): 3 warpgroups and 3 chunks of P.
+  AttentionConfig fa3_d96 = wgmma_tile(3, 144, 2);
+  fa3_d96.overlap = true;
+  fa3_d96.p_in_smem = true;
+  EXPECT_EQ(attention_dynamic_shared_bytes(problem_with_head_dim(96), fa3_d96),
+            (192 + 4 * 144) * 96 * 2 + 3 * 3 * 8192 + 1280);
+  EXPECT_EQ(attention_resource_use(problem_with_head_dim(96), fa3_d96, gpu("h200")).does_not_fit,
+            "");
 }
 
 }  // namespace

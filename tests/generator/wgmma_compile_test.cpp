@@ -1,12 +1,14 @@
-// Every value of the wgmma path's knobs compiles for sm_90a with NVRTC: no spills, setmaxnreg
-// honoured (C7508 fails the build), and the variant fits the H200 by the resource model both
-// before and after compiling.
+// Every value of the wgmma path's knobs, and every head dim, compiles for sm_90a with NVRTC: no
+// spills, setmaxnreg honoured (C7508 fails the build), and the variant fits the H200 by the
+// resource model both before and after compiling.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <string>
 
+#include "generator/attention_space.hpp"
 #include "generator/kernel_source.hpp"
 #include "generator/nvrtc_compiler.hpp"
 #include "generator/resource_model.hpp"
@@ -39,7 +41,13 @@ TEST(WgmmaVariants, CoverEveryValueOfTheNewKnobs) {
   }
   const std::set<std::string> every_value = {"wg2",
                                              "wg3",
+                                             "n48",
+                                             "n64",
+                                             "n80",
+                                             "n96",
+                                             "n112",
                                              "n128",
+                                             "n144",
                                              "n160",
                                              "n176",
                                              "n192",
@@ -62,12 +70,37 @@ TEST(WgmmaVariants, CoverEveryValueOfTheNewKnobs) {
                                              "bf16",
                                              "causal",
                                              "noncausal",
+                                             "d32",
                                              "d64",
+                                             "d80",
+                                             "d96",
                                              "d128",
+                                             "d160",
+                                             "d192",
+                                             "d256",
                                              "head_major",
                                              "heads_interleaved",
                                              "head_groups"};
   EXPECT_EQ(seen, every_value);
+}
+
+TEST(WgmmaVariants, CoverEveryBlockNTheSpaceEnumeratesForEveryHeadDim) {
+  const GpuProfile gpu = find_gpu_profile("h200").value();
+  std::map<int, std::set<int>> covered, enumerated;  // head dim -> block_n
+  for (const Variant& variant : wgmma_variants()) {
+    covered[variant.problem.head_dim].insert(variant.config.block_n);
+  }
+  std::set<int> all_covered;
+  for (const auto& [head_dim, block_ns] : covered)
+    all_covered.insert(block_ns.begin(), block_ns.end());
+  for (int head_dim : {32, 64, 80, 96, 128, 160, 192, 256}) {
+    AttentionProblem problem = testing::make_problem(head_dim, DataType::f16, false);
+    for (const AttentionConfig& c : enumerate_attention_configs(problem, gpu)) {
+      if (!c.is_wgmma() || !attention_resource_use(problem, c, gpu).does_not_fit.empty()) continue;
+      EXPECT_TRUE(all_covered.count(c.block_n)) << c.key() << " at D=" << head_dim;
+    }
+    EXPECT_FALSE(covered[head_dim].empty()) << "no variant compiles head dim " << head_dim;
+  }
 }
 
 class WgmmaCompile : public ::testing::TestWithParam<int> {};
@@ -83,7 +116,7 @@ TEST_P(WgmmaCompile, CompilesForSm90aWithoutSpills) {
   static const NvrtcCompiler compiler;
   const CompiledKernel kernel = compiler.compile(source, gpu.arch);
   ASSERT_TRUE(kernel.ok) << source.name << "\n" << kernel.log;
-  EXPECT_EQ(kernel.entry, "swr_attention_forward");
+  EXPECT_EQ(kernel.entry, kAttentionEntryName);
   EXPECT_EQ(kernel.spill_bytes, 0) << kernel.log;
   EXPECT_EQ(kernel.log.find("C7508"), std::string::npos) << kernel.log;
   // The entry cap ptxas reports: the register file over 384 or 512 threads.

@@ -3,8 +3,10 @@
 // pingpong on and off, both K/V L2 hints, both orders, grid, static and dynamic persistence (the
 // latter with and without pingpong, 2 and 3 warpgroups), every swizzle, P in registers or in
 // shared memory (with and without overlap and pingpong, 2 and 3 warpgroups, block_n a multiple of
-// 64 or not), f16 and bf16, causal or not, head dims 64 and 128. Shared by the CPU compile test
-// and the GPU test, so the GPU checks what CI compiles.
+// 64 or not), f16 and bf16, causal or not, head dims 64 and 128; then every other head dim
+// (32, 80, 96, 160, 192, 256: each shared-memory chunk width, 16, 32 and 64 columns) on its
+// FA3-like tile and on other consumer modes, block_n 48..144, persistences and P forms. Shared by
+// the CPU compile test and the GPU test, so the GPU checks what CI compiles.
 #pragma once
 
 #include <vector>
@@ -30,6 +32,11 @@ inline AttentionConfig make_wgmma_config(int consumer_warpgroups, int block_n, i
 inline AttentionConfig with_p_in_smem(AttentionConfig config) {
   config.p_in_smem = true;
   return config;
+}
+
+// A wgmma variant by its key (as `swr-tune space` lists it).
+inline AttentionConfig wgmma_key(const char* key) {
+  return AttentionConfig::from_key(key).value();
 }
 
 inline std::vector<Variant> wgmma_variants() {
@@ -76,6 +83,36 @@ inline std::vector<Variant> wgmma_variants() {
       {make_problem(64, DataType::bf16, true),
        with_p_in_smem(
            make_wgmma_config(2, 160, 2, true, false, H::none, K::cyclic, P::grid, S::head_major))},
+      // The other head dims (index 14 on): chunks of 32 columns (64-byte swizzle) at D=32, 96,
+      // 160; of 16 (32-byte swizzle) at D=80; of 64 at D=192, 256.
+      {make_problem(32, DataType::bf16, true),
+       wgmma_key("wgmma-m192n192s2-cyclic-grid-head_major")},
+      {make_problem(32, DataType::f16, false),
+       wgmma_key("wgmma-m128n128s3-ov-pp-sawtooth-dynamic-heads_interleaved")},
+      {make_problem(80, DataType::f16, false),
+       wgmma_key("wgmma-m192n144s2-ov-psm-cyclic-grid-head_major")},
+      {make_problem(80, DataType::bf16, true),
+       wgmma_key("wgmma-m128n128s2-ov-pp-evl-sawtooth-static-head_major")},
+      {make_problem(96, DataType::bf16, true),
+       wgmma_key("wgmma-m192n144s2-ov-psm-cyclic-dynamic-head_major")},
+      {make_problem(96, DataType::f16, false),
+       wgmma_key("wgmma-m128n112s3-ov-cyclic-grid-head_major")},
+      {make_problem(160, DataType::f16, true),
+       wgmma_key("wgmma-m128n112s2-ov-pp-cyclic-static-groups2")},
+      {make_problem(160, DataType::bf16, false),
+       wgmma_key("wgmma-m192n96s2-cyclic-grid-head_major")},
+      {make_problem(192, DataType::bf16, false),
+       wgmma_key("wgmma-m128n112s2-ov-cyclic-grid-head_major")},
+      {make_problem(192, DataType::f16, true),
+       wgmma_key("wgmma-m128n64s3-ov-pp-psm-sawtooth-dynamic-head_major")},
+      {make_problem(256, DataType::f16, false),
+       wgmma_key("wgmma-m128n80s2-ov-pp-cyclic-grid-head_major")},
+      {make_problem(256, DataType::bf16, true),
+       wgmma_key("wgmma-m128n80s2-ov-evl-sawtooth-dynamic-head_major")},
+      {make_problem(256, DataType::f16, true),
+       wgmma_key("wgmma-m128n64s2-psm-cyclic-grid-head_major")},
+      {make_problem(256, DataType::bf16, false),
+       wgmma_key("wgmma-m128n48s3-pp-cyclic-grid-head_major")},
   };
 }
 

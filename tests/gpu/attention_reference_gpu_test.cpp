@@ -18,6 +18,7 @@
 #include "generator/nvrtc_compiler.hpp"
 #include "runtime/attention_launcher.hpp"
 #include "swr/sixteen_bit.hpp"
+#include "tests/gpu/attention_layouts.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
 #include "tuner/attention_reference_kernel.hpp"
 #include "tuner/device_random_fill.hpp"
@@ -48,7 +49,7 @@ std::size_t q_elements(const AttentionProblem& p) {
   return static_cast<std::size_t>(p.batch) * p.heads * p.seq_q * p.head_dim;
 }
 std::size_t kv_elements(const AttentionProblem& p) {
-  return static_cast<std::size_t>(p.batch) * p.heads * p.seq_kv * p.head_dim;
+  return static_cast<std::size_t>(p.batch) * p.kv_head_count() * p.seq_kv * p.head_dim;
 }
 
 // Device tensors of a problem with random inputs and a NaN-poisoned output.
@@ -86,21 +87,68 @@ class AttentionReferenceOnGpu : public testing::Test {
   std::unique_ptr<AttentionReferenceKernel> reference_;
 };
 
+// Every head dim's row length, grouped K/V heads, both causal alignments (with rows that see no
+// key), and Q, K, V read as [B, S, H, D] projections: the GPU reference takes what the kernels
+// take.
 TEST_F(AttentionReferenceOnGpu, AgreesWithTheCpuReferenceOnEveryRow) {
-  const AttentionProblem shapes[] = {{2, 3, 333, 301, 64, DataType::f16, true},
-                                     {1, 2, 257, 257, 128, DataType::bf16, false},
-                                     {1, 1, 130, 700, 128, DataType::f16, true},
-                                     {2, 1, 200, 64, 64, DataType::bf16, false}};
-  for (const AttentionProblem& p : shapes) {
+  struct Shape {
+    AttentionProblem problem;
+    int kv_heads;
+    CausalAlignment align;
+    gpu_test::Storage storage;
+  };
+  const Shape shapes[] = {
+      {{2, 3, 333, 301, 64, DataType::f16, true},
+       0,
+       CausalAlignment::top_left,
+       gpu_test::Storage::bhsd},
+      {{1, 2, 257, 257, 128, DataType::bf16, false},
+       0,
+       CausalAlignment::top_left,
+       gpu_test::Storage::bhsd},
+      {{1, 1, 130, 700, 128, DataType::f16, true},
+       0,
+       CausalAlignment::top_left,
+       gpu_test::Storage::bhsd},
+      {{2, 1, 200, 64, 64, DataType::bf16, false},
+       0,
+       CausalAlignment::top_left,
+       gpu_test::Storage::bhsd},
+      {{1, 8, 130, 333, 80, DataType::f16, true},
+       2,
+       CausalAlignment::bottom_right,
+       gpu_test::Storage::bshd},
+      {{2, 4, 200, 77, 256, DataType::bf16, true},
+       1,
+       CausalAlignment::bottom_right,
+       gpu_test::Storage::bhsd},
+      {{1, 6, 99, 99, 32, DataType::f16, false},
+       3,
+       CausalAlignment::top_left,
+       gpu_test::Storage::bshd},
+  };
+  for (const Shape& shape : shapes) {
+    AttentionProblem p = shape.problem;
+    p.kv_heads = shape.kv_heads;
+    p.causal_align = shape.align;
     AttentionTensors tensors(driver(), *fill_, p, fresh_random_seed());
-    const auto q = download(driver(), tensors.q.pointer, q_elements(p));
-    const auto k = download(driver(), tensors.k.pointer, kv_elements(p));
-    const auto v = download(driver(), tensors.v.pointer, kv_elements(p));
+    // The random buffers read in `storage`: the CPU reference gets the tensors that layout holds.
+    const gpu_test::TensorDims q_dims{p.batch, p.heads, p.seq_q, p.head_dim};
+    const gpu_test::TensorDims kv_dims{p.batch, p.kv_head_count(), p.seq_kv, p.head_dim};
+    const auto q = gpu_test::gathered(download(driver(), tensors.q.pointer, q_elements(p)),
+                                      shape.storage, q_dims);
+    const auto k = gpu_test::gathered(download(driver(), tensors.k.pointer, kv_elements(p)),
+                                      shape.storage, kv_dims);
+    const auto v = gpu_test::gathered(download(driver(), tensors.v.pointer, kv_elements(p)),
+                                      shape.storage, kv_dims);
     const std::vector<double> expected = reference_attention(p, q, k, v);
+    AttentionBuffers buffers = tensors.buffers();
+    buffers.q_strides = buffers.o_strides = gpu_test::strides_of(shape.storage, q_dims);
+    buffers.k_strides = buffers.v_strides = gpu_test::strides_of(shape.storage, kv_dims);
 
     std::vector<std::int64_t> rows(static_cast<std::size_t>(p.batch) * p.heads * p.seq_q);
     std::iota(rows.begin(), rows.end(), 0);
-    const std::vector<double> got = reference_->reference_rows(p, tensors.buffers(), rows, nullptr);
+    const std::vector<double> got = reference_->reference_rows(p, buffers, rows, nullptr);
     ASSERT_EQ(got.size(), expected.size());
     double error = 0, norm = 0, worst = 0;
     for (std::size_t i = 0; i < got.size(); ++i) {
@@ -110,6 +158,14 @@ TEST_F(AttentionReferenceOnGpu, AgreesWithTheCpuReferenceOnEveryRow) {
     }
     EXPECT_LT(std::sqrt(error / norm), 1e-5) << p.key();
     EXPECT_LT(worst, 1e-5) << p.key();
+    // The gather reads O in the same layout: the rows of a known output come back as they are.
+    std::vector<std::uint16_t> o_values(q_elements(p));
+    for (std::size_t i = 0; i < o_values.size(); ++i) {
+      o_values[i] = float_to_element(p.dtype, static_cast<float>(i % 251) / 251.f);
+    }
+    const std::vector<std::uint16_t> laid = gpu_test::stored(o_values, shape.storage, q_dims);
+    SWR_CU(driver(), cuMemcpyHtoD(tensors.o.pointer, laid.data(), laid.size() * 2));
+    EXPECT_EQ(reference_->gather_rows(p, buffers, rows, nullptr), o_values) << p.key();
   }
 }
 

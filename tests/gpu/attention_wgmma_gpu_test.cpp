@@ -1,9 +1,10 @@
-// Every knob value of the sm_90a wgmma attention path (the covering set CI compiles,
-// tests/generator/wgmma_variants.hpp), launched through the runtime launcher on odd shapes with a
-// poisoned output and checked against the double-precision reference; the tensor-map cache and
-// the refusals before launch. Skips where the device is not sm_90a. Opt-in
-// (SWR_WGMMA_TWIN_TIMING=1): the new knob values (dynamic persistence, P in shared memory) timed
-// interleaved against their twins at B2 H16 S16384 D128.
+// Every knob value and head dim of the sm_90a wgmma attention path (the covering set CI compiles,
+// tests/generator/wgmma_variants.hpp), launched through the runtime launcher with a poisoned
+// output on odd shapes of models (grouped and single K/V heads, [B, S, H, D] and [B, H, S, D]
+// storage, both causal alignments with S_q <, = and > S_kv) and checked against the
+// double-precision reference; the tensor-map cache and the refusals before launch. Skips where the
+// device is not sm_90a. Opt-in (SWR_WGMMA_TWIN_TIMING=1): the new knob values (dynamic persistence,
+// P in shared memory) timed interleaved against their twins at B2 H16 S16384 D128.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include <mutex>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -28,6 +30,7 @@
 #include "swr/runtime_options.hpp"
 #include "swr/sixteen_bit.hpp"
 #include "tests/generator/wgmma_variants.hpp"
+#include "tests/gpu/attention_layouts.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
 #include "tests/gpu/random_sixteen_bit.hpp"
 #include "tuner/gpu_detection.hpp"
@@ -40,6 +43,8 @@ using testing::Variant;
 using testing::wgmma_variants;
 
 using Buffer = DeviceAllocation;
+using gpu_test::Storage;
+using gpu_test::TensorDims;
 
 using gpu_test::random_elements;
 
@@ -82,6 +87,54 @@ const CompiledKernel& compiled(const Variant& variant, const std::string& arch) 
   return kernels.at(render_attention_kernel(variant.problem, variant.config).name);
 }
 
+// One problem a variant is checked on: its sizes, mask alignment, the storage of Q and O and of K
+// and V ([B, H, S, D] or a [B, S, H, D] projection), and whether persistent variants run with 3
+// CTAs (each takes several tiles) or the launcher's wave.
+struct Shape {
+  int batch, heads, kv_heads, seq_q, seq_kv;
+  CausalAlignment align;
+  Storage q_storage, kv_storage;
+};
+
+// Odd lengths everywhere (masked tails). First the shapes of models: H = 8 query heads over 8, 2
+// and 1 K/V heads (H/H_kv = 1, 4, H), BSHD and BHSD storage, the causal diagonal top-left and
+// bottom-right with S_q < S_kv, S_q = S_kv and (rows that see no key are 0) S_q > S_kv; then
+// multi-head shapes with S_q != S_kv both ways, B > 1, H > 1. The first is the one the sanitizer
+// runs take (grouped heads, strided storage and for causal variants the bottom-right shift).
+std::vector<Shape> shapes(bool causal) {
+  const CausalAlignment top = CausalAlignment::top_left;
+  const CausalAlignment bottom = causal ? CausalAlignment::bottom_right : top;
+  std::vector<Shape> list = {
+      {1, 8, 2, 130, 333, bottom, Storage::bshd, Storage::bshd},  // GQA 4, prefill over a cache
+      {2, 8, 8, 257, 257, top, Storage::bhsd, Storage::bhsd},     // MHA, S_q = S_kv
+      {1, 8, 2, 130, 333, top, Storage::bshd, Storage::bhsd},     // GQA 4, S_q < S_kv
+      {1, 8, 1, 130, 333, bottom, Storage::bhsd, Storage::bshd},  // MQA
+      {2, 8, 2, 257, 257, bottom, Storage::bhsd, Storage::bshd},  // bottom-right = top-left
+      {1, 8, 8, 333, 301, top, Storage::bshd, Storage::bshd},     // S_q > S_kv, top-left
+      {2, 3, 3, 333, 301, top, Storage::bhsd, Storage::bhsd},
+      {1, 2, 2, 257, 511, top, Storage::bhsd, Storage::bhsd},
+      {2, 1, 1, 1000, 1000, top, Storage::bhsd, Storage::bhsd},
+  };
+  // Bottom-right with S_q > S_kv: the first 123 rows see no key (whole Q tiles of them).
+  if (causal) list.push_back({1, 8, 2, 200, 77, bottom, Storage::bhsd, Storage::bhsd});
+  return list;
+}
+
+TEST(WgmmaShapes, CoverEveryRatioStorageAndAlignment) {
+  std::set<std::string> seen;
+  for (const Shape& s : shapes(true)) {
+    seen.insert("ratio" + std::to_string(s.heads / s.kv_heads));
+    seen.insert(std::string("q_") + gpu_test::storage_name(s.q_storage));
+    seen.insert(std::string("kv_") + gpu_test::storage_name(s.kv_storage));
+    const char* order = s.seq_q < s.seq_kv ? "<" : s.seq_q == s.seq_kv ? "=" : ">";
+    seen.insert(std::string(to_string(s.align)) + order);
+  }
+  EXPECT_EQ(seen,
+            (std::set<std::string>{"ratio1", "ratio4", "ratio8", "q_bhsd", "q_bshd", "kv_bhsd",
+                                   "kv_bshd", "top_left<", "top_left=", "top_left>",
+                                   "bottom_right<", "bottom_right=", "bottom_right>"}));
+}
+
 TEST_P(WgmmaOnGpu, MatchesReferenceThroughTheLauncher) {
   const Variant variant = wgmma_variants().at(static_cast<std::size_t>(GetParam()));
   const CudaDriver& driver = CudaDriver::get();
@@ -96,41 +149,50 @@ TEST_P(WgmmaOnGpu, MatchesReferenceThroughTheLauncher) {
   const int d = variant.problem.head_dim;
   const DataType dtype = variant.problem.dtype;
   const bool causal = variant.problem.causal;
-  // Odd lengths (masked tails), S_q != S_kv both ways, B > 1, H > 1.
-  const AttentionProblem shapes[] = {{2, 3, 333, 301, d, dtype, causal},
-                                     {1, 2, 257, 511, d, dtype, causal},
-                                     {2, 1, 1000, 1000, d, dtype, causal}};
   // SWR_WGMMA_FIRST_SHAPE_ONLY=1: the first shape only (compute-sanitizer runs, ~100x slower).
   const char* first_only = std::getenv("SWR_WGMMA_FIRST_SHAPE_ONLY");
-  const std::size_t shape_count = first_only && std::string(first_only) == "1" ? 1 : 3;
+  std::vector<Shape> list = shapes(causal);
+  if (first_only && std::string(first_only) == "1") list.resize(1);
   std::mt19937 rng(std::random_device{}());
-  for (std::size_t shape = 0; shape < shape_count; ++shape) {
-    const AttentionProblem& problem = shapes[shape];
+  for (const Shape& shape : list) {
+    AttentionProblem problem{shape.batch, shape.heads, shape.seq_q, shape.seq_kv, d, dtype, causal};
+    problem.kv_heads = shape.kv_heads;
+    problem.causal_align = shape.align;
+    const TensorDims q_dims{shape.batch, shape.heads, shape.seq_q, d};
+    const TensorDims kv_dims{shape.batch, shape.kv_heads, shape.seq_kv, d};
+    // Contiguous [B, H, S, D] for the reference, stored as the shape says for the kernel.
+    const auto q = random_elements(dtype, q_dims.elements(), rng);
+    const auto k = random_elements(dtype, kv_dims.elements(), rng);
+    const auto v = random_elements(dtype, kv_dims.elements(), rng);
+    const std::vector<double> reference = reference_attention(problem, q, k, v);
+    const auto stored_q = gpu_test::stored(q, shape.q_storage, q_dims);
+    const auto stored_k = gpu_test::stored(k, shape.kv_storage, kv_dims);
+    const auto stored_v = gpu_test::stored(v, shape.kv_storage, kv_dims);
+    const std::size_t q_bytes = q_dims.elements() * 2, kv_bytes = kv_dims.elements() * 2;
+    Buffer dq(driver, q_bytes), dk(driver, kv_bytes), dv(driver, kv_bytes), dout(driver, q_bytes),
+        counter(driver, sizeof(int));
+    SWR_CU(driver, cuMemcpyHtoD(dq.pointer(), stored_q.data(), q_bytes));
+    SWR_CU(driver, cuMemcpyHtoD(dk.pointer(), stored_k.data(), kv_bytes));
+    SWR_CU(driver, cuMemcpyHtoD(dv.pointer(), stored_v.data(), kv_bytes));
+    AttentionBuffers buffers{dq.pointer(), dk.pointer(), dv.pointer(), dout.pointer(),
+                             counter.pointer()};
+    buffers.q_strides = gpu_test::strides_of(shape.q_storage, q_dims);
+    buffers.o_strides = buffers.q_strides;
+    buffers.k_strides = gpu_test::strides_of(shape.kv_storage, kv_dims);
+    buffers.v_strides = buffers.k_strides;
     for (int persistent_ctas : {0, 3}) {
       if (persistent_ctas && variant.config.persistence == Persistence::grid) continue;
-      const std::size_t q_count = static_cast<std::size_t>(problem.batch) * problem.heads *
-                                  problem.seq_q * problem.head_dim;
-      const std::size_t kv_count = static_cast<std::size_t>(problem.batch) * problem.heads *
-                                   problem.seq_kv * problem.head_dim;
-      const auto q = random_elements(dtype, q_count, rng);
-      const auto k = random_elements(dtype, kv_count, rng);
-      const auto v = random_elements(dtype, kv_count, rng);
-      Buffer dq(driver, q_count * 2), dk(driver, kv_count * 2), dv(driver, kv_count * 2),
-          dout(driver, q_count * 2), counter(driver, sizeof(int));
-      SWR_CU(driver, cuMemcpyHtoD(dq.pointer(), q.data(), q_count * 2));
-      SWR_CU(driver, cuMemcpyHtoD(dk.pointer(), k.data(), kv_count * 2));
-      SWR_CU(driver, cuMemcpyHtoD(dv.pointer(), v.data(), kv_count * 2));
-      SWR_CU(driver, cuMemsetD8Async(dout.pointer(), 0xff, q_count * 2, nullptr));  // NaN poison
-      module.launch(problem,
-                    {dq.pointer(), dk.pointer(), dv.pointer(), dout.pointer(), counter.pointer()},
-                    nullptr, persistent_ctas);
+      SWR_CU(driver, cuMemsetD8Async(dout.pointer(), 0xff, q_bytes, nullptr));  // NaN poison
+      module.launch(problem, buffers, nullptr, persistent_ctas);
       SWR_CU(driver, cuStreamSynchronize(nullptr));
-      std::vector<std::uint16_t> out(q_count);
-      SWR_CU(driver, cuMemcpyDtoH(out.data(), dout.pointer(), q_count * 2));
-      const OutputComparison result =
-          compare_with_reference(problem, out, reference_attention(problem, q, k, v));
+      std::vector<std::uint16_t> out(q_dims.elements());
+      SWR_CU(driver, cuMemcpyDtoH(out.data(), dout.pointer(), q_bytes));
+      const OutputComparison result = compare_with_reference(
+          problem, gpu_test::gathered(out, shape.q_storage, q_dims), reference);
       EXPECT_TRUE(result.passes(relative_error_tolerance(dtype)))
-          << variant.config.key() << " " << problem.key() << " persistent_ctas " << persistent_ctas
+          << variant.config.key() << " " << problem.key() << " Q/O "
+          << gpu_test::storage_name(shape.q_storage) << " K/V "
+          << gpu_test::storage_name(shape.kv_storage) << " persistent_ctas " << persistent_ctas
           << ": relative error " << result.relative_error << ", non-finite " << result.non_finite;
     }
   }
@@ -151,7 +213,7 @@ INSTANTIATE_TEST_SUITE_P(EveryKnob, WgmmaOnGpu,
 
 class WgmmaLaunch : public WgmmaOnGpu {};
 
-TEST_F(WgmmaLaunch, MapsAreEncodedOnceAndRetargetedAndBadBasesRefused) {
+TEST_F(WgmmaLaunch, MapsAreEncodedOncePerShapeAndStridesAndBadLayoutsRefused) {
   const Variant variant = wgmma_variants().front();
   const CudaDriver& driver = CudaDriver::get();
   DeviceContext context;
@@ -182,6 +244,31 @@ TEST_F(WgmmaLaunch, MapsAreEncodedOnceAndRetargetedAndBadBasesRefused) {
     EXPECT_NE(std::string(refused.what()).find("Q: base address"), std::string::npos)
         << refused.what();
     EXPECT_NE(std::string(refused.what()).find("is not 16-byte aligned"), std::string::npos);
+  }
+  // Other strides for the same shape (Q as a [B, S, H, D] projection): encoded once more, and not
+  // again for the same strides.
+  const long long d = problem.head_dim;
+  AttentionBuffers strided{b.pointer(), c.pointer(), a.pointer(), o.pointer(), 0};
+  strided.q_strides = {300 * 2 * d, d, 2 * d, 1};
+  module.launch(problem, strided, nullptr);
+  module.launch(problem, strided, nullptr);
+  EXPECT_EQ(module.tensor_map_encodings(), 3);
+  SWR_CU(driver, cuStreamSynchronize(nullptr));
+  // A K row stride TMA cannot take, and an O the 4-byte stores cannot: refused before launching.
+  AttentionBuffers bad_k = strided;
+  bad_k.k_strides = {2 * 300 * (d + 1), 300 * (d + 1), d + 1, 1};
+  AttentionBuffers bad_o = strided;
+  bad_o.o += 2;
+  for (const auto& [buffers, expected] :
+       {std::pair{bad_k, std::string("K: row stride of ") + std::to_string(2 * (d + 1)) +
+                             " bytes is not a multiple of 16"},
+        std::pair{bad_o, std::string("is not 4-byte aligned, which the kernel's 4-byte stores")}}) {
+    try {
+      module.launch(problem, buffers, nullptr);
+      ADD_FAILURE() << "launched: " << expected;
+    } catch (const KernelRefused& refused) {
+      EXPECT_NE(std::string(refused.what()).find(expected), std::string::npos) << refused.what();
+    }
   }
 }
 

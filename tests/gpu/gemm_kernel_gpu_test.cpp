@@ -57,8 +57,13 @@ std::vector<GemmCase> knob_cases() {
     c.dtype = (i % 5) % 2 ? DataType::bf16 : DataType::f16;
     cases.push_back(c);
   }
-  // wgmma (sm_90a; skipped elsewhere): every tile/mode of the space, both persistences, every
-  // cluster shape (1x1, 2x1 multicasting B, 1x2 multicasting A), both dtypes.
+  // wgmma (sm_90a; skipped elsewhere): every tile/mode of the space, every persistence, every
+  // cluster shape (1x1, 2x1 multicasting B, 1x2 multicasting A, 2x2 both), both dtypes. 2x2 on
+  // each cooperative tile (128x192: B chunks split 2 + 1 down a cluster column), on pingpong's
+  // narrowest A shares (32 rows), and under stream-K. Every width that is not a multiple of 64
+  // (its part chunk stored directly next to the TMA-stored chunks; N = 200, 1016 and 520 put
+  // tile borders inside a 64-column box); 176 also without a cluster and under stream-K (a
+  // 22-quad fixup), outside the space.
   struct WgmmaCase {
     int block_m, block_n, stages;
     GemmConsumerMode mode;
@@ -82,7 +87,22 @@ std::vector<GemmCase> knob_cases() {
                              {64, 256, 4, M::pingpong, P::static_loop, 1, DataType::f16, 2},
                              {128, 256, 3, M::cooperative, P::stream_k, 2, DataType::f16},
                              {256, 128, 3, M::cooperative, P::stream_k, 1, DataType::bf16},
-                             {128, 128, 4, M::cooperative, P::stream_k, 1, DataType::f16}};
+                             {128, 128, 4, M::cooperative, P::stream_k, 1, DataType::f16},
+                             {128, 256, 3, M::cooperative, P::static_loop, 2, DataType::f16, 2},
+                             {256, 128, 3, M::cooperative, P::static_loop, 2, DataType::bf16, 2},
+                             {128, 192, 4, M::cooperative, P::static_loop, 2, DataType::bf16, 2},
+                             {128, 128, 4, M::cooperative, P::static_loop, 2, DataType::f16, 2},
+                             {64, 256, 4, M::pingpong, P::static_loop, 2, DataType::f16, 2},
+                             {128, 256, 3, M::cooperative, P::stream_k, 2, DataType::bf16, 2},
+                             {128, 128, 4, M::cooperative, P::stream_k, 2, DataType::f16, 2},
+                             {128, 144, 4, M::cooperative, P::static_loop, 2, DataType::bf16, 2},
+                             {128, 160, 4, M::cooperative, P::static_loop, 2, DataType::f16, 2},
+                             {128, 176, 4, M::cooperative, P::static_loop, 2, DataType::f16, 2},
+                             {128, 208, 3, M::cooperative, P::static_loop, 2, DataType::bf16, 2},
+                             {128, 224, 3, M::cooperative, P::static_loop, 2, DataType::f16, 2},
+                             {128, 240, 3, M::cooperative, P::static_loop, 2, DataType::bf16, 2},
+                             {128, 176, 4, M::cooperative, P::static_loop, 1, DataType::bf16},
+                             {128, 176, 4, M::cooperative, P::stream_k, 2, DataType::bf16, 2}};
   for (const WgmmaCase& w : wgmma) {
     GemmCase c;
     c.config.path = InstructionPath::wgmma;
@@ -143,8 +163,9 @@ TEST(GemmKernelCases, CoverEveryKnobValue) {
   }
   std::set<std::string> expected = {"k32",  "k64",    "s2",  "s3",  "s4",
                                     "grid", "static", "f16", "bf16"};
-  for (const char* value : {"dynamic", "streamk", "cooperative c1x1", "cooperative c2x1",
-                            "cooperative c1x2", "pingpong c1x1", "pingpong c2x1", "pingpong c1x2"})
+  for (const char* value :
+       {"dynamic", "streamk", "cooperative c1x1", "cooperative c2x1", "cooperative c1x2",
+        "cooperative c2x2", "pingpong c1x1", "pingpong c2x1", "pingpong c1x2", "pingpong c2x2"})
     expected.insert(value);
   for (const GemmConfig& config : enumerate_gemm_configs())
     expected.insert(std::to_string(config.block_m) + "x" + std::to_string(config.block_n) + "w" +

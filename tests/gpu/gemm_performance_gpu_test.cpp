@@ -13,9 +13,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -103,29 +106,42 @@ struct Timer {
   }
 };
 
-// Head to head: the two launched in turn, in the order ABBA so that neither always runs on the
-// warmer card; each launch from a flushed L2. Returns the ratio of the medians (> 1: faster than
-// cuBLAS) and prints both.
-template <class RunCublas, class RunOurs>
-double time_head_to_head(Timer& timer, const GemmProblem& problem, const std::string& name,
-                         RunCublas&& run_cublas, RunOurs&& run_ours) {
-  std::vector<double> cublas_runs_ms, our_runs_ms;
-  for (int i = 0; i < kWarmups; ++i) {
-    run_cublas();
-    run_ours();
-  }
-  for (int pair = 0; pair < kHeadToHeadPairs; ++pair) {
-    if (pair % 2 == 0) cublas_runs_ms.push_back(timer.once_ms(run_cublas));
-    our_runs_ms.push_back(timer.once_ms(run_ours));
-    if (pair % 2 == 1) cublas_runs_ms.push_back(timer.once_ms(run_cublas));
-  }
-  const double ratio = median(cublas_runs_ms) / median(our_runs_ms);
+// Several launches timed in turn, kHeadToHeadPairs rounds: round r starts with launch r % count
+// and goes around (for two: ABBA), so that none always runs on the warmer card; each launch from a
+// flushed L2. Returns each one's median in milliseconds.
+std::vector<double> interleaved_medians_ms(Timer& timer,
+                                           const std::vector<std::function<void()>>& launches) {
+  const std::size_t count = launches.size();
+  std::vector<std::vector<double>> runs_ms(count);
+  for (int i = 0; i < kWarmups; ++i)
+    for (const auto& launch : launches) launch();
+  for (int round = 0; round < kHeadToHeadPairs; ++round)
+    for (std::size_t i = 0; i < count; ++i) {
+      const std::size_t which = (round + i) % count;
+      runs_ms[which].push_back(timer.once_ms(launches[which]));
+    }
+  std::vector<double> medians;
+  for (const std::vector<double>& runs : runs_ms) medians.push_back(median(runs));
+  return medians;
+}
+
+void print_head_to_head(const GemmProblem& problem, const std::string& name, double cublas_ms,
+                        double ours_ms) {
   std::printf(
       "%s head to head, %d launches each in turn: cuBLAS %.1f TFLOP/s, %s %.1f TFLOP/s "
       "(medians) = %.3fx cuBLAS\n",
-      problem.key().c_str(), kHeadToHeadPairs, problem.flops() / median(cublas_runs_ms) / 1e9,
-      name.c_str(), problem.flops() / median(our_runs_ms) / 1e9, ratio);
-  return ratio;
+      problem.key().c_str(), kHeadToHeadPairs, problem.flops() / cublas_ms / 1e9, name.c_str(),
+      problem.flops() / ours_ms / 1e9, cublas_ms / ours_ms);
+}
+
+// Head to head: the two launched in turn (ABBA). Returns the ratio of the medians (> 1: faster
+// than cuBLAS) and prints both.
+double time_head_to_head(Timer& timer, const GemmProblem& problem, const std::string& name,
+                         const std::function<void()>& run_cublas,
+                         const std::function<void()>& run_ours) {
+  const std::vector<double> ms = interleaved_medians_ms(timer, {run_cublas, run_ours});
+  print_head_to_head(problem, name, ms[0], ms[1]);
+  return ms[0] / ms[1];
 }
 
 TEST(GemmPerformanceOnGpu, TunedVariantsAgainstCublas) {
@@ -240,9 +256,29 @@ TEST(GemmPerformanceOnGpu, TunedVariantsAgainstCublas) {
   }
 }
 
+// A variant's kernel, compiled and loaded for one problem.
+struct LoadedVariant {
+  GemmConfig config;
+  std::unique_ptr<GemmKernelModule> module;
+};
+
+LoadedVariant load_variant(const CudaDriver& driver, NvrtcCompiler& compiler, const GpuProfile& gpu,
+                           const GemmProblem& problem, const std::string& key) {
+  const std::optional<GemmConfig> config = GemmConfig::from_key(key);
+  if (!config) throw std::invalid_argument("bad config key '" + key + "'");
+  const KernelSource source = render_gemm_kernel(problem, *config);
+  const CompiledKernel kernel = compiler.compile(source, gpu.arch);
+  if (!kernel.ok) throw std::runtime_error(key + " does not compile:\n" + kernel.log);
+  return {*config, std::make_unique<GemmKernelModule>(driver, kernel.cubin, *config,
+                                                      source.dynamic_shared_bytes, gpu.sm_count)};
+}
+
 // The variants a tune chose (SWR_GEMM_HEAD_TO_HEAD="m,n,k,dtype,config_key;...", e.g. from
 // `swr-tune query`) against cuBLAS, head to head, each checked against the fp32 reference first.
-// Skipped when unset: the variant is chosen by the tuner, not here.
+// An entry may name a second key ("m,n,k,dtype,key,baseline_key"): then cuBLAS, the variant and
+// the baseline run in turn (three-way rounds), each against cuBLAS, and the variant against the
+// baseline: one knob's effect, isolated in the same run. Skipped when unset: the variant is
+// chosen by the tuner, not here.
 TEST(GemmPerformanceOnGpu, ChosenVariantsHeadToHeadWithCublas) {
   SWR_REQUIRE_GPU();
   const char* text = std::getenv("SWR_GEMM_HEAD_TO_HEAD");
@@ -262,21 +298,21 @@ TEST(GemmPerformanceOnGpu, ChosenVariantsHeadToHeadWithCublas) {
   std::stringstream entries(text);
   for (std::string entry; std::getline(entries, entry, ';');) {
     std::stringstream fields(entry);
-    std::string m, n, k, dtype, key;
-    std::getline(fields, m, ',');
-    std::getline(fields, n, ',');
-    std::getline(fields, k, ',');
-    std::getline(fields, dtype, ',');
-    std::getline(fields, key, ',');
-    const GemmProblem problem{std::stoi(m), std::stoi(n), std::stoi(k),
-                              dtype == "bf16" ? DataType::bf16 : DataType::f16};
-    const std::optional<GemmConfig> config = GemmConfig::from_key(key);
-    ASSERT_TRUE(config.has_value()) << key;
-    const KernelSource source = render_gemm_kernel(problem, *config);
-    const CompiledKernel kernel = compiler.compile(source, gpu->arch);
-    ASSERT_TRUE(kernel.ok) << kernel.log;
-    const GemmKernelModule module(driver, kernel.cubin, *config, source.dynamic_shared_bytes,
-                                  gpu->sm_count);
+    std::vector<std::string> field;
+    for (std::string item; std::getline(fields, item, ',');) field.push_back(item);
+    ASSERT_TRUE(field.size() == 5 || field.size() == 6)
+        << "'" << entry << "': want m,n,k,dtype,key[,baseline_key]";
+    const GemmProblem problem{std::stoi(field[0]), std::stoi(field[1]), std::stoi(field[2]),
+                              field[3] == "bf16" ? DataType::bf16 : DataType::f16};
+    std::vector<std::string> keys(field.begin() + 4, field.end());
+    std::vector<LoadedVariant> variants;
+    try {
+      for (const std::string& key : keys)
+        variants.push_back(load_variant(driver, compiler, *gpu, problem, key));
+    } catch (const std::exception& error) {
+      ADD_FAILURE() << problem.key() << ": " << error.what();  // the other entries still run
+      continue;
+    }
     CUdeviceptr a = 0, b = 0, c = 0, expected = 0;
     SWR_CU(driver, cuMemAlloc(&a, std::size_t(problem.m) * problem.k * 2));
     SWR_CU(driver, cuMemAlloc(&b, std::size_t(problem.k) * problem.n * 2));
@@ -285,19 +321,33 @@ TEST(GemmPerformanceOnGpu, ChosenVariantsHeadToHeadWithCublas) {
     fill.fill(a, std::size_t(problem.m) * problem.k, problem.dtype, 1, nullptr);
     fill.fill(b, std::size_t(problem.k) * problem.n, problem.dtype, 2, nullptr);
     reference.compute(problem, {a, b, c}, expected, nullptr);
-    SWR_CU(driver, cuMemsetD8Async(c, 0xff, std::size_t(problem.m) * problem.n * 2, nullptr));
-    module.launch(problem, {a, b, c}, nullptr);
-    const OutputComparison check = reference.compare(problem, c, expected, nullptr);
-    EXPECT_TRUE(check.passes(relative_error_tolerance(problem.dtype)))
-        << key << " on " << problem.key() << ": relative error " << check.relative_error;
-    time_head_to_head(
-        timer, problem, key,
-        [&] {
-          cublas->multiply(problem, {a, b, c}, nullptr);
-        },
-        [&] {
-          module.launch(problem, {a, b, c}, nullptr);
-        });
+    std::vector<std::function<void()>> launches = {[&] {
+      cublas->multiply(problem, {a, b, c}, nullptr);
+    }};
+    for (std::size_t i = 0; i < variants.size(); ++i) {
+      const GemmKernelModule& module = *variants[i].module;
+      SWR_CU(driver, cuMemsetD8Async(c, 0xff, std::size_t(problem.m) * problem.n * 2, nullptr));
+      module.launch(problem, {a, b, c}, nullptr);
+      const OutputComparison check = reference.compare(problem, c, expected, nullptr);
+      EXPECT_TRUE(check.passes(relative_error_tolerance(problem.dtype)))
+          << keys[i] << " on " << problem.key() << ": relative error " << check.relative_error;
+      // The wave a persistent variant fills (clusters live inside one GPC: a 2x2 cluster may
+      // leave SMs idle) and the raster it walks.
+      std::printf("%s on %s: grid %d CTAs, %d co-resident, %lld raster tiles\n", keys[i].c_str(),
+                  problem.key().c_str(), module.grid_size(problem), module.wave_size(),
+                  gemm_raster_grid(problem, variants[i].config).tiles());
+      launches.push_back([&module, &problem, a, b, c] {
+        module.launch(problem, {a, b, c}, nullptr);
+      });
+    }
+    const std::vector<double> ms = interleaved_medians_ms(timer, launches);
+    for (std::size_t i = 0; i < keys.size(); ++i)
+      print_head_to_head(problem, keys[i], ms[0], ms[i + 1]);
+    if (keys.size() == 2) {
+      std::printf(
+          "%s %s over %s, in turn with cuBLAS: %.3fx speedup (medians %.4f ms vs %.4f ms)\n",
+          problem.key().c_str(), keys[0].c_str(), keys[1].c_str(), ms[2] / ms[1], ms[1], ms[2]);
+    }
     for (CUdeviceptr pointer : {a, b, c, expected}) driver.cuMemFree(pointer);
   }
 }

@@ -18,11 +18,14 @@
 #include "driver/device_identity.hpp"
 #include "generator/cubin_cache.hpp"
 #include "run_swr_tune.hpp"
+#include "runtime/context_resources.hpp"
 #include "runtime/kernel_exporter.hpp"
 #include "swr/attention.hpp"
 #include "swr/device_buffer.hpp"
 #include "swr/sixteen_bit.hpp"
 #include "swr/swr.h"
+#include "swr/usage_error.hpp"
+#include "tests/gpu/attention_layouts.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
 #include "tests/gpu/random_sixteen_bit.hpp"
 #include "tests/gpu/runtime_gpu_fixtures.hpp"
@@ -44,7 +47,11 @@ const TunedVariant kTuned[] = {
     {{2, 4, 1024, 1024, 64, DataType::f16, false}, "m64n64w4s2-cyclic-dynamic-head_major"},
     {{1, 2, 777, 901, 128, DataType::bf16, true}, "m64n64w4s2-sawtooth-static-head_major"},
     {{2, 3, 512, 512, 64, DataType::f16, true}, "m128n64w8s2-cyclic-grid-heads_interleaved"},
+    // GQA (8 query heads over 2 K/V heads), head dim 96, prefill over a cache (bottom-right).
+    {{1, 8, 130, 333, 96, DataType::f16, true, 2, CausalAlignment::bottom_right},
+     "m64n64w4s2-sawtooth-dynamic-groups4"},
 };
+constexpr int kMultiHeadTuned = 3;  // the first three: what the threads run
 
 using gpu_test::random_elements;
 
@@ -124,7 +131,7 @@ TEST_F(RuntimeOnGpu, EightThreadsLaunchAtOnceWithCorrectResults) {
     threads.emplace_back([&, t] {
       try {
         context.make_current();
-        AttentionProblem problem = kTuned[t % 3].problem;
+        AttentionProblem problem = kTuned[t % kMultiHeadTuned].problem;
         if (t >= 3) problem.seq_q += 37 * t;  // nearest shapes too
         const std::size_t q_count = static_cast<std::size_t>(problem.batch) * problem.heads *
                                     problem.seq_q * problem.head_dim;
@@ -308,6 +315,33 @@ TEST_F(RuntimeOnGpu, APreparedLaunchIsKeptOnceAndRunsOnAnyThreadOfItsContext) {
                                    lout.pointer(), counter.pointer(), 2, 0),
               SWR_ERROR_INVALID_ARGUMENT);
     EXPECT_STREQ(swr_last_error(), "flags 2: allowed 0 or SWR_WORKSPACE_ZEROED (1)");
+
+    // A workspace of 0 on a new stream: a fresh pool of zeroed counters, one per launch with no
+    // clear between them; the launch that finds all taken clears the pool and takes the first
+    // counter again, so it and the next launch leave no tile undone either.
+    const CudaDriver& driver = CudaDriver::get();
+    CUstream stream = nullptr;
+    SWR_CU(driver, cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+    auto pooled_launch = [&] {
+      return swr_launch_attention(many_tiles, lq.pointer(), lq.pointer(), lq.pointer(),
+                                  lout.pointer(), 0, 0, reinterpret_cast<uintptr_t>(stream));
+    };
+    auto pooled_output = [&] {
+      SWR_CU(driver, cuMemsetD8Async(lout.pointer(), 0xff, bytes, stream));
+      EXPECT_EQ(pooled_launch(), SWR_OK) << swr_last_error();
+      SWR_CU(driver, cuStreamSynchronize(stream));
+      std::vector<unsigned char> out(bytes);
+      lout.copy_to_host(out.data(), bytes);
+      return out;
+    };
+    EXPECT_TRUE(pooled_output() == cleared_by_swr) << "first counter of the pool";
+    for (int taken = 1; taken < StreamWorkspaces::kPooledCounters; ++taken) {
+      ASSERT_EQ(pooled_launch(), SWR_OK) << swr_last_error();
+    }
+    EXPECT_TRUE(pooled_output() == cleared_by_swr) << "the pool cleared, its first counter again";
+    EXPECT_TRUE(pooled_output() == cleared_by_swr) << "its second counter";
+    SWR_CU(driver, cuStreamSynchronize(stream));
+    driver.cuStreamDestroy(stream);
   }
 
   dout.copy_from_host(poison.data(), count * 2);
@@ -317,6 +351,93 @@ TEST_F(RuntimeOnGpu, APreparedLaunchIsKeptOnceAndRunsOnAnyThreadOfItsContext) {
       << swr_last_error();
   EXPECT_EQ(swr_launch_attention(prepared, dq.pointer(), dk.pointer(), 0, dout.pointer(), 0, 0, 0),
             SWR_ERROR_KERNEL_REFUSED);
+  EXPECT_TRUE(untouched(dout));
+}
+
+// A GQA bottom-right problem through swr::Attention and the C API's prepared launch, on Q/O and
+// K/V stored as [B, S, H, D] projections (strides, no copy), against the CPU reference; strides
+// that are no layout are a UsageError, rows a kernel cannot read a refusal, nothing launched.
+TEST_F(RuntimeOnGpu, GroupedHeadsBottomRightOnStridedTensors) {
+  const AttentionProblem problem = kTuned[3].problem;
+  const gpu_test::TensorDims q_dims{problem.batch, problem.heads, problem.seq_q, problem.head_dim};
+  const gpu_test::TensorDims kv_dims{problem.batch, problem.kv_head_count(), problem.seq_kv,
+                                     problem.head_dim};
+  std::mt19937 rng(7);
+  const auto q = random_elements(problem.dtype, q_dims.elements(), rng);
+  const auto k = random_elements(problem.dtype, kv_dims.elements(), rng);
+  const auto v = random_elements(problem.dtype, kv_dims.elements(), rng);
+  const std::vector<double> expected = reference_attention(problem, q, k, v);
+  const gpu_test::Storage bshd = gpu_test::Storage::bshd;
+  DeviceBuffer dq(q_dims.elements() * 2), dk(kv_dims.elements() * 2), dv(kv_dims.elements() * 2),
+      dout(q_dims.elements() * 2);
+  dq.copy_from_host(gpu_test::stored(q, bshd, q_dims).data(), q_dims.elements() * 2);
+  dk.copy_from_host(gpu_test::stored(k, bshd, kv_dims).data(), kv_dims.elements() * 2);
+  dv.copy_from_host(gpu_test::stored(v, bshd, kv_dims).data(), kv_dims.elements() * 2);
+  AttentionTensors tensors{dq.pointer(), dk.pointer(), dv.pointer(), dout.pointer()};
+  tensors.q_strides = tensors.o_strides = gpu_test::strides_of(bshd, q_dims);
+  tensors.k_strides = tensors.v_strides = gpu_test::strides_of(bshd, kv_dims);
+  const std::vector<unsigned char> poison(q_dims.elements() * 2, 0xff);
+  auto compared = [&]() -> std::string {
+    synchronize();
+    std::vector<std::uint16_t> laid(q_dims.elements());
+    dout.copy_to_host(laid.data(), laid.size() * 2);
+    const OutputComparison result =
+        compare_with_reference(problem, gpu_test::gathered(laid, bshd, q_dims), expected);
+    return result.passes(relative_error_tolerance(problem.dtype))
+               ? ""
+               : "relative error " + std::to_string(result.relative_error) + ", non-finite " +
+                     std::to_string(result.non_finite);
+  };
+
+  const Attention attention(TunedCatalog::open_export(export_dir()));
+  EXPECT_EQ(attention.plan(problem).choice.match, MatchKind::exact);
+  dout.copy_from_host(poison.data(), poison.size());
+  attention.run(problem, tensors);
+  EXPECT_EQ(compared(), "");
+
+  // The C API's prepared launch with the strides, as swr.torch calls it for a strided view.
+  const DeviceContext context;
+  context.make_current();
+  swr_catalog* catalog = nullptr;
+  ASSERT_EQ(swr_catalog_open(export_dir().c_str(), &catalog), SWR_OK) << swr_last_error();
+  const std::unique_ptr<swr_catalog, void (*)(swr_catalog*)> owned(catalog, swr_catalog_close);
+  const swr_attention_problem_v2 asked{sizeof(swr_attention_problem_v2),
+                                       problem.batch,
+                                       problem.heads,
+                                       problem.kv_heads,
+                                       problem.seq_q,
+                                       problem.seq_kv,
+                                       problem.head_dim,
+                                       "f16",
+                                       1,
+                                       SWR_CAUSAL_BOTTOM_RIGHT};
+  swr_prepared* prepared = nullptr;
+  ASSERT_EQ(swr_prepare_attention_v2(catalog, nullptr, &asked, &prepared), SWR_OK)
+      << swr_last_error();
+  swr_attention_strides strides{};
+  const auto put = [](std::int64_t(&to)[4], const ElementStrides& from) {
+    to[0] = from.batch, to[1] = from.head, to[2] = from.seq, to[3] = from.dim;
+  };
+  put(strides.q, tensors.q_strides);
+  put(strides.o, tensors.o_strides);
+  put(strides.k, tensors.k_strides);
+  put(strides.v, tensors.v_strides);
+  dout.copy_from_host(poison.data(), poison.size());
+  ASSERT_EQ(swr_launch_attention_v2(prepared, dq.pointer(), dk.pointer(), dv.pointer(),
+                                    dout.pointer(), &strides, 0, 0, 0),
+            SWR_OK)
+      << swr_last_error();
+  EXPECT_EQ(compared(), "");
+
+  // Not a layout (a D stride of 2), and rows 8 bytes off 16: refused, nothing launched.
+  dout.copy_from_host(poison.data(), poison.size());
+  AttentionTensors not_a_layout = tensors;
+  not_a_layout.q_strides.dim = 2;
+  EXPECT_THROW(attention.run(problem, not_a_layout), UsageError);
+  AttentionTensors misaligned = tensors;
+  misaligned.k_strides.seq += 4;
+  misaligned.k_strides.batch += 4 * problem.seq_kv;
+  EXPECT_THROW(attention.run(problem, misaligned), KernelRefused);
   EXPECT_TRUE(untouched(dout));
 }
 

@@ -137,6 +137,45 @@ TEST_F(TuningOnGpu, RerunOfACompleteShapeMeasuresNothingAndTakesUnderFiveSeconds
   EXPECT_EQ(stored().size(), 2u);
 }
 
+// A grouped-query prefill shape (32 query heads over 8 K/V heads, head dim 128, bottom-right mask
+// with S_q < S_kv) tuned end to end: every variant checked against the GPU reference, stored under
+// its own key, and answered exactly by query.
+TEST_F(TuningOnGpu, SmallTuneOfAGroupedQueryBottomRightShape) {
+  const std::vector<std::string> shape = {
+      "--seq",      "777",     "--seq-kv", "2048",           "--batch",
+      "1",          "--heads", "32",       "--kv-heads",     "8",
+      "--head-dim", "128",     "--causal", "--causal-align", "bottom_right"};
+  std::vector<std::string> arguments = {"--gpu",       "auto",
+                                        "--limit",     "4",
+                                        "--db",        database_.string(),
+                                        "--cache-dir", (scratch_.path() / "cubins").string()};
+  arguments.insert(arguments.end(), shape.begin(), shape.end());
+  const ProcessResult result = run_swr_tune(arguments, environment_);
+  ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+
+  AttentionProblem problem{1, 32, 777, 2048, 128, DataType::f16, true};
+  problem.kv_heads = 8;
+  problem.causal_align = CausalAlignment::bottom_right;
+  const db::ResultsDatabase database(database_, db::OpenMode::read_only);
+  const auto id = database.find_problem(problem);
+  ASSERT_TRUE(id) << result.out;
+  const std::vector<db::StoredMeasurement> measurements =
+      database.measurements_for(database.gpus_named(present_.name).front().id, *id);
+  ASSERT_EQ(measurements.size(), 4u);
+  for (const db::StoredMeasurement& measurement : measurements) {
+    EXPECT_EQ(measurement.record.status, db::MeasurementStatus::ok)
+        << measurement.config_key << ": " << measurement.record.error;
+    EXPECT_LT(measurement.record.relative_error.value_or(1), 2e-3) << measurement.config_key;
+  }
+  std::vector<std::string> query = {"query", "--gpu", "auto", "--db", database_.string(), "--json"};
+  query.insert(query.end(), shape.begin(), shape.end());
+  const ProcessResult answered = run_swr_tune(query, environment_);
+  ASSERT_EQ(answered.exit_code, 0) << answered.err;
+  const nlohmann::json answer = nlohmann::json::parse(answered.out);
+  EXPECT_EQ(answer.at("match"), "exact");
+  EXPECT_EQ(answer.at("tuned_shape"), "b1_h32_kv8_sq777_skv2048_d128_f16_causal_br");
+}
+
 // The real worker process: a good variant is measured, the planted fault kills only its worker.
 TEST_F(TuningOnGpu, WorkerClientSurvivesAFaultingVariant) {
   const NvrtcCompiler compiler;

@@ -63,7 +63,7 @@ foreach(line IN LISTS exported)
   if(line STREQUAL "")
     continue()
   endif()
-  if(NOT line MATCHES " (swr_[a-z_]+|swr::[A-Za-z_]+.*|typeinfo.* swr::.*|vtable for swr::.*)$")
+  if(NOT line MATCHES " (swr_[a-z0-9_]+|swr::[A-Za-z_]+.*|typeinfo.* swr::.*|vtable for swr::.*)$")
     message(FATAL_ERROR "libswr_runtime.so exports a symbol outside the public API: ${line}")
   endif()
   if(line MATCHES "TuningSession|swr::cli|swr::db::|swr::tuner|SQLite::|EVP_|measure_variant")
@@ -72,7 +72,8 @@ foreach(line IN LISTS exported)
   math(EXPR public_count "${public_count} + 1")
 endforeach()
 foreach(symbol swr_catalog_open swr_best_attention swr_run_gemm swr_prepare_attention
-        swr_prepare_gemm swr_launch_attention swr_launch_gemm "swr::TunedCatalog::open"
+        swr_prepare_gemm swr_launch_attention swr_launch_gemm swr_best_attention_v2
+        swr_run_attention_v2 swr_prepare_attention_v2 swr_launch_attention_v2 "swr::TunedCatalog::open"
         "swr::Attention::run" "swr::Gemm::run" "swr::Attention::prepare"
         "swr::PreparedAttention::run" "swr::PreparedGemm::run")
   string(FIND "${run_output}" "${symbol}" at)

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "model/schedule_replay.hpp"
+#include "templates/attention/attention_args.cuh"
 #include "templates/attention/attention_schedule.cuh"
 
 namespace swr {
@@ -82,16 +83,75 @@ TEST(AttentionSchedule, CausalQTileReadsTheKeysOfItsLastRow) {
     for (int block_n : {16, 32, 64})
       for (int seq_q : {1, 15, 64, 100, 257})
         for (int seq_kv : {1, 17, 64, 100, 300})
-          for (int q_tile = 0; q_tile * block_m < seq_q; ++q_tile) {
-            const int all = (seq_kv + block_n - 1) / block_n;
-            // Rows r < seq_q of the tile see keys 0..r: the K/V tiles up to the last row's.
-            const int last_row = std::min((q_tile + 1) * block_m, seq_q) - 1;
-            const int seen = std::min(all, last_row / block_n + 1);
-            EXPECT_EQ(attention::kv_tiles_of_q_tile(true, q_tile, block_m, block_n, seq_q, seq_kv),
-                      seen);
-            EXPECT_EQ(attention::kv_tiles_of_q_tile(false, q_tile, block_m, block_n, seq_q, seq_kv),
-                      all);
-          }
+          // Top-left (0), bottom-right (seq_kv - seq_q, negative when seq_q > seq_kv) and shifts
+          // past either end.
+          for (int shift : {0, seq_kv - seq_q, -seq_q - 5, seq_kv + 7, 33, -40})
+            for (int q_tile = 0; q_tile * block_m < seq_q; ++q_tile) {
+              const int all = (seq_kv + block_n - 1) / block_n;
+              // Row r < seq_q of the tile sees keys 0..r + shift (none when that is negative): the
+              // K/V tiles up to the last row's.
+              const int last_row = std::min((q_tile + 1) * block_m, seq_q) - 1;
+              const int last_key = last_row + shift;
+              const int seen = last_key < 0 ? 0 : std::min(all, last_key / block_n + 1);
+              ASSERT_EQ(attention::kv_tiles_of_q_tile(true, q_tile, block_m, block_n, seq_q, seq_kv,
+                                                      shift),
+                        seen)
+                  << block_m << "x" << block_n << " tile " << q_tile << " of " << seq_q << "/"
+                  << seq_kv << " shift " << shift;
+              if (shift == 0) {
+                EXPECT_EQ(
+                    attention::kv_tiles_of_q_tile(true, q_tile, block_m, block_n, seq_q, seq_kv),
+                    seen);  // the default is top-left
+              }
+              EXPECT_EQ(attention::kv_tiles_of_q_tile(false, q_tile, block_m, block_n, seq_q,
+                                                      seq_kv, shift),
+                        all);
+              // Later tiles never read fewer K/V tiles: the causal reversal stays longest-first.
+              if ((q_tile + 1) * block_m < seq_q) {
+                ASSERT_LE(seen, attention::kv_tiles_of_q_tile(true, q_tile + 1, block_m, block_n,
+                                                              seq_q, seq_kv, shift));
+              }
+            }
+}
+
+// Query head h reads K/V head h / (heads / kv_heads); the replay maps (batch, head) pairs to
+// (batch, K/V head) pairs by the same rule, and head groups of a multiple of the ratio never
+// split the query heads of one K/V head.
+TEST(AttentionSchedule, GroupedQueryHeadsShareTheirKvHead) {
+  for (int heads = 1; heads <= 12; ++heads)
+    for (int kv_heads = 1; kv_heads <= heads; ++kv_heads) {
+      if (heads % kv_heads != 0) continue;
+      const int ratio = heads / kv_heads;
+      for (int head = 0; head < heads; ++head) {
+        const int kv = attention::kv_head_of(head, heads, kv_heads);
+        ASSERT_GE(kv, 0);
+        ASSERT_LT(kv, kv_heads);
+        ASSERT_EQ(kv * ratio <= head && head < (kv + 1) * ratio, true) << head << "/" << heads;
+      }
+      AttentionProblem problem;
+      problem.batch = 3;
+      problem.heads = heads;
+      problem.kv_heads = kv_heads;
+      problem.seq_q = problem.seq_kv = 100;
+      const model::ScheduleShape shape = model::ScheduleShape::of(problem, {64, 64});
+      EXPECT_EQ(shape.kv_batch_heads, 3 * kv_heads);
+      for (int batch_head = 0; batch_head < shape.batch_heads; ++batch_head) {
+        const int batch = batch_head / heads;
+        EXPECT_EQ(model::kv_batch_head_of(shape, batch_head),
+                  batch * kv_heads + attention::kv_head_of(batch_head % heads, heads, kv_heads));
+      }
+      // head_groups of k * ratio pairs: each group's pairs read whole K/V heads.
+      for (int multiple = 1; multiple <= 3; ++multiple) {
+        const int group = multiple * ratio;
+        for (int linear = 0; linear < shape.total_tiles; ++linear) {
+          const attention::TileCoord coord =
+              tile_coord(attention::TileSwizzle::head_groups, group, false, linear, shape.q_tiles,
+                         shape.batch_heads);
+          const int first_of_group = coord.batch_head / group * group;
+          EXPECT_EQ(first_of_group % ratio, 0);
+        }
+      }
+    }
 }
 
 // Drives a TileDispenser with slots freeing up in a random order; returns each slot's tiles with

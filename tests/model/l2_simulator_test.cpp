@@ -43,6 +43,77 @@ TEST(L2Simulator, RequestedSectorsEqualTheClosedForm) {
   }
 }
 
+// GQA/MQA: the query heads of one K/V head read the same K/V, which the replay keys by K/V head.
+// With an L2 that holds everything, the simulator's counts are the closed form's exactly: every
+// query head's reads requested, each K/V head's rows missed once, for both causal alignments.
+TEST(L2Simulator, GroupedQueryCountsEqualTheClosedFormOnSmallCases) {
+  const GpuProfile roomy = testing::small_gpu(64 * 1024 * 1024, 4);
+  const GpuProfile partitioned = testing::small_gpu(64 * 1024 * 1024, 4, 2, 1.0);
+  const std::pair<int, int> head_counts[] = {{4, 1}, {4, 2}, {6, 3}, {3, 3}};
+  for (const GpuProfile* gpu : {&roomy, &partitioned}) {
+    for (const auto& [heads, kv_heads] : head_counts) {
+      for (bool causal : {false, true}) {
+        for (CausalAlignment align : {CausalAlignment::top_left, CausalAlignment::bottom_right}) {
+          if (!causal && align == CausalAlignment::bottom_right) continue;
+          for (const auto& [seq_q, seq_kv] : {std::pair{200, 333}, std::pair{300, 130}}) {
+            AttentionProblem problem = attention_problem(2, heads, seq_q, 64, causal);
+            problem.seq_kv = seq_kv;
+            problem.kv_heads = kv_heads;
+            problem.causal_align = align;
+            for (Persistence persistence : kPersistences) {
+              for (TileSwizzle swizzle : kSwizzles) {
+                const AttentionConfig config = attention_config(
+                    64, 64, 4, KvOrder::sawtooth, persistence, swizzle, heads / kv_heads);
+                const ClosedFormTraffic closed = closed_form_traffic(problem, config, *gpu);
+                const SimulationResult result = simulate_l2(problem, config, *gpu);
+                const std::string label = problem.key() + " " + config.key();
+                EXPECT_EQ(result.requested, closed.requested) << label;
+                EXPECT_EQ(result.misses, closed.compulsory) << label;
+                EXPECT_EQ(result.dram_bytes_read, closed.compulsory.reads() * 32) << label;
+                // Each K/V head's rows once, however many query heads read them.
+                const std::int64_t per_row = 64 * 2 / 32;
+                if (!causal) {
+                  EXPECT_EQ(closed.compulsory.k, 2LL * kv_heads * seq_kv * per_row) << label;
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// The grouping that matters for GQA: the query heads of one K/V head scheduled together, in
+// groups whose K/V fits the L2 (head_groups of the ratio, what the space offers when one K/V head
+// fills the usable L2). Interleaving every head instead keeps the K/V of every K/V head in flight
+// and streams it again in each round; the group reads its K/V head from the L2 after the first
+// pass. (Against head_major, which also keeps consecutive query heads, hence one K/V head,
+// together, the lock-step replay predicts no difference.) The sector replay agrees.
+TEST(L2Simulator, GroupingTheQueryHeadsOfAKvHeadKeepsItsKvInTheL2) {
+  // A round of the 16 CTAs reads its Q tiles (128 KiB), one K/V head's K and V (256 KiB) and
+  // writes its O tiles (128 KiB): 512 KiB, which 640 KiB hold; with both K/V heads, 768 KiB.
+  const GpuProfile gpu = testing::small_gpu(640 * 1024, 8);
+  AttentionProblem problem = attention_problem(1, 8, 1024, 64, false);
+  problem.kv_heads = 2;
+  const AttentionConfig interleaved = attention_config(
+      64, 64, 4, KvOrder::cyclic, Persistence::static_loop, TileSwizzle::heads_interleaved);
+  const AttentionConfig grouped = attention_config(
+      64, 64, 4, KvOrder::cyclic, Persistence::static_loop, TileSwizzle::head_groups, 4);
+  const SimulationResult spread = simulate_l2(problem, interleaved, gpu);
+  const SimulationResult together = simulate_l2(problem, grouped, gpu);
+  const std::int64_t spread_kv = spread.misses.k + spread.misses.v;
+  const std::int64_t together_kv = together.misses.k + together.misses.v;
+  const std::int64_t compulsory_kv = together.compulsory.k + together.compulsory.v;
+  EXPECT_GT(spread_kv, 3 * compulsory_kv);
+  EXPECT_LT(together_kv, spread_kv / 3) << spread_kv << " vs " << together_kv;
+  EXPECT_LE(together_kv, compulsory_kv * 5 / 4);
+  SimulationOptions sectors;
+  sectors.granularity = CacheGranularity::sector;
+  EXPECT_EQ(simulate_l2(problem, grouped, gpu, sectors).misses, together.misses);
+  EXPECT_EQ(simulate_l2(problem, interleaved, gpu, sectors).misses, spread.misses);
+}
+
 TEST(L2Simulator, MissesAreColdWhenEverythingFits) {
   // GB10, B=8, D=64, S=16K: all of Q, K, V, O is 32 MiB, but a wave reads one or two heads'
   // K/V (4 MiB each) at a time: only cold misses, in every mode.

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # The package as a user gets it (issue 15): README's install command, `pip install ./python`, run
 # from a fresh copy of the tracked files into a new virtual environment; then the package
-# imported from there (not from the source tree), and its bad-input tests run on it with pytest
-# (installed into that environment from the package registry, as pip fetches the build backend).
+# imported from there (not from the source tree), and its tests run on it with pytest (installed
+# into that environment from the package registry, as pip fetches the build backend). The
+# compiled hot path (swr._hotpath_ext) must have been built there, and both hot paths pass the
+# same tests. Then the same install where the C compiler fails (CC=false): it must succeed
+# without the extension, and the Python hot path must serve alone.
 # No torch is installed: the torch tests skip (PyPI's torch for Linux is the CUDA build, gigabytes
 # with its NVIDIA wheels); they run on the GPU machine.
 #   tests/python/check_install.sh SOURCE_DIR LIBRARY      (CTest: python_package_install)
@@ -22,21 +25,48 @@ else
   cp -r "$source_dir/python" "$source_dir/tests" "$source_dir/bench" "$scratch/clone/"
 fi
 
-"$python" -m venv "$scratch/venv"
-pip=("$scratch/venv/bin/python" -m pip --disable-pip-version-check)
-(cd "$scratch/clone" && "${pip[@]}" install --quiet ./python)
-"${pip[@]}" install --quiet pytest
+# install VENV [VARIABLE=VALUE...]: `pip install ./python` into a new VENV (with those variables
+# set for the build) from a copy of the clone's python/ of its own (pip builds in the source
+# tree: an earlier build's output there would be taken as it is), and pytest there.
+install() {
+  local venv=$1 source
+  shift
+  source=$(mktemp -d -p "$scratch")
+  cp -r "$scratch/clone/python" "$source/"
+  "$python" -m venv "$venv"
+  (cd "$source" && env "$@" "$venv/bin/python" -m pip --disable-pip-version-check \
+    install --no-cache-dir --quiet ./python)
+  "$venv/bin/python" -m pip --disable-pip-version-check install --quiet pytest
+}
+
+# check VENV HOT_PATHS: swr imported from VENV (not from the source tree), the library loaded
+# through it, and the compiled hot path there or not as HOT_PATHS ("compiled,python" or
+# "python") says.
+check() {
+  "$1/bin/python" - "$1" "$2" <<'PYTHON'
+import sys
+import swr
+from swr import _hotpath
+if not swr.__file__.startswith(sys.argv[1]):
+    sys.exit(f"swr imported from {swr.__file__}, not from the installed package")
+built = _hotpath.compiled() is not None
+if built != ("compiled" in sys.argv[2].split(",")):
+    sys.exit(f"swr._hotpath_ext is {'' if built else 'not '}installed: expected {sys.argv[2]}")
+print(f"swr {swr.version()} imported from {swr.__file__}; hot paths: {sys.argv[2]}")
+PYTHON
+}
 
 export SWR_RUNTIME_LIBRARY=$library SWR_TEST_INSTALLED=1
 cd "$scratch"
-# Imported from the environment, and the library loaded through it.
-"$scratch/venv/bin/python" - "$scratch/venv" <<'PYTHON'
-import sys
-import swr
-if not swr.__file__.startswith(sys.argv[1]):
-    sys.exit(f"swr imported from {swr.__file__}, not from the installed package")
-print(f"swr {swr.version()} imported from {swr.__file__}")
-PYTHON
-"$scratch/venv/bin/python" -m pytest -q -p no:cacheprovider -rs \
-  "$scratch/clone/tests/python/test_swr_inputs.py" "$scratch/clone/tests/python/test_swr_binding.py" \
-  "$scratch/clone/tests/python/test_swr_torch.py"
+tests=$scratch/clone/tests/python
+install "$scratch/venv"
+check "$scratch/venv" compiled,python
+SWR_TEST_HOT_PATHS=compiled,python "$scratch/venv/bin/python" -m pytest -q -p no:cacheprovider \
+  -rs "$tests/test_swr_inputs.py" "$tests/test_swr_binding.py" "$tests/test_swr_hot_path.py" \
+  "$tests/test_swr_torch.py"
+
+# Where the C compiler fails: installed all the same, the Python hot path alone.
+install "$scratch/venv-no-compiler" CC=false
+check "$scratch/venv-no-compiler" python
+SWR_TEST_HOT_PATHS=python "$scratch/venv-no-compiler/bin/python" -m pytest -q \
+  -p no:cacheprovider -rs "$tests/test_swr_hot_path.py"

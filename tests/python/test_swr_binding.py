@@ -78,8 +78,8 @@ class CatalogTest(unittest.TestCase):
             self.catalog.best_gemm("h200", 4096, 4096, 4096, "f32")
         self.assertEqual(str(raised.exception), "unsupported dtype 'f32': allowed f16, bf16")
         with self.assertRaises(ValueError) as raised:  # InvalidArgument is a ValueError too
-            self.catalog.best_attention("h200", 1, 8, 4096, head_dim=80)
-        self.assertIn("80", str(raised.exception))
+            self.catalog.best_attention("h200", 1, 8, 4096, head_dim=48)
+        self.assertIn("48", str(raised.exception))
         missing = Path(self.directory.name) / "missing.db"
         with self.assertRaises(swr.InvalidArgument) as raised:
             swr.Catalog(missing)

@@ -46,15 +46,22 @@ class InputRulesTest(unittest.TestCase):
 
     def test_attention_shapes(self):
         self.assertEqual(_inputs.attention_shape((2, 3, 77, 64), (2, 3, 90, 64), (2, 3, 90, 64)),
-                         (2, 3, 77, 90, 64))
+                         (2, 3, 77, 90, 64, 3))
+        # Grouped-query attention with SDPA's enable_gqa: K/V heads a divisor of Q's.
+        self.assertEqual(_inputs.attention_shape((2, 32, 77, 128), (2, 8, 90, 128),
+                                                 (2, 8, 90, 128), enable_gqa=True),
+                         (2, 32, 77, 90, 128, 8))
         bad = {
             ((2, 77, 64), (2, 3, 77, 64), (2, 3, 77, 64)):
                 "q has shape (2, 77, 64): allowed [batch, heads, seq, head_dim] (4 dimensions)",
             ((2, 3, 77, 64), (2, 3, 77, 64), (2, 3, 78, 64)):
                 "k shape (2, 3, 77, 64) and v shape (2, 3, 78, 64) differ: allowed the same shape",
             ((2, 4, 77, 64), (2, 2, 77, 64), (2, 2, 77, 64)):
-                "q shape (2, 4, 77, 64) and k shape (2, 2, 77, 64): allowed the same batch, "
-                "heads and head_dim (no grouped heads)",
+                "q has 4 heads and k 2: allowed the same heads, or enable_gqa=True with k's "
+                "heads a divisor of q's",
+            ((2, 4, 77, 64), (3, 4, 77, 64), (3, 4, 77, 64)):
+                "q shape (2, 4, 77, 64) and k shape (3, 4, 77, 64): allowed the same batch and "
+                "head_dim",
             ((2, 3, 0, 64), (2, 3, 7, 64), (2, 3, 7, 64)):
                 "empty tensors (q (2, 3, 0, 64), k (2, 3, 7, 64)): allowed sizes of 1 or more",
         }
@@ -62,6 +69,29 @@ class InputRulesTest(unittest.TestCase):
             with self.subTest(shapes=shapes), self.assertRaises(ValueError) as raised:
                 _inputs.attention_shape(*shapes)
             self.assertEqual(str(raised.exception), message)
+
+    def test_grouped_heads_must_divide(self):
+        with self.assertRaises(ValueError) as raised:
+            _inputs.attention_shape((1, 32, 7, 64), (1, 6, 7, 64), (1, 6, 7, 64), enable_gqa=True)
+        self.assertEqual(str(raised.exception), "q has 32 heads and k 6: allowed k heads that "
+                         "divide q's (grouped-query attention)")
+
+    def test_strides_the_kernels_read_as_they_lie(self):
+        shape = (2, 8, 100, 128)
+        contiguous = (8 * 100 * 128, 100 * 128, 128, 1)
+        bshd = (100 * 8 * 128, 128, 8 * 128, 1)  # a [B, S, H, D] projection transposed
+        self.assertEqual(_inputs.kernel_strides(shape, contiguous, 4096), contiguous)
+        self.assertEqual(_inputs.kernel_strides(shape, bshd, 4096), bshd)
+        # A slice of a fused QKV projection [B, S, 3, H, D]: rows 3*H*D apart.
+        self.assertEqual(_inputs.kernel_strides(shape, (100 * 3 * 8 * 128, 128, 3 * 8 * 128, 1),
+                                                256), (100 * 3 * 8 * 128, 128, 3 * 8 * 128, 1))
+        for strides, pointer in (((8 * 100 * 128, 100 * 128, 128, 2), 4096),  # D stride 2
+                                 (bshd, 4098),  # not 16-byte aligned
+                                 ((8 * 100 * 132, 100 * 132, 132, 1), 4096),  # 264-byte rows
+                                 ((100 * 128, 0, 128, 1), 4096)):  # heads overlap (expanded)
+            with self.subTest(strides=strides, pointer=pointer):
+                self.assertIsNone(_inputs.kernel_strides(shape, strides, pointer))
+        self.assertEqual(_inputs.kernel_strides((1, 1, 5, 64), (7, 3, 64, 1), 0), (7, 3, 64, 1))
 
     def test_gemm_shapes(self):
         self.assertEqual(_inputs.gemm_shape((1000, 264), (264, 1016)), (1000, 1016, 264))

@@ -1,6 +1,7 @@
 """swr.torch (python/swr/torch.py). Without a GPU: the package imports, registers its ops and
 refuses bad tensors before anything runs. On a GPU, with $SWR_TORCH_TEST_CATALOG naming a catalog
-tuned there for these shapes (d64 f16 and bf16, causal and not; GEMM f16): attention against
+tuned there for these shapes (d64 f16 and bf16, causal and not; d64 f16 with 8 query heads over 2
+K/V heads; GEMM f16): attention against
 SDPA's math path in fp32 (all rows for small S, sampled rows for large S), matmul against
 torch.matmul, the fallback policy, torch.compile(fullgraph=True), CUDA-graph capture and replay,
 and calls from several threads on several streams. Every swr result is checked to come from swr
@@ -50,6 +51,10 @@ class TorchBadInputTest(unittest.TestCase):
             (TypeError, "q is a list: allowed a torch.Tensor", ([1.0], q, q), {}),
             (TypeError, "catalog='x.db': allowed None (the default) or a swr.Catalog", (q, q, q),
              {"catalog": "x.db"}),
+            (ValueError, "q has 3 heads and k 1: allowed the same heads, or enable_gqa=True",
+             (q, q[:, :1], q[:, :1]), {}),
+            (ValueError, "q has 3 heads and k 2: allowed k heads that divide q's",
+             (q, q[:, :2], q[:, :2]), {"enable_gqa": True}),
         ]
         for error, message, tensors, options in cases:
             with self.subTest(message=message), self.assertRaises(error) as raised:
@@ -84,11 +89,12 @@ def reference_rows(q, k, v, is_causal, rows):
     return torch.softmax(scores, dim=-1) @ v.float()
 
 
-def math_reference(q, k, v, is_causal):
+def math_reference(q, k, v, is_causal, enable_gqa=False):
     from torch.nn.attention import SDPBackend, sdpa_kernel
+    gqa = {"enable_gqa": True} if enable_gqa else {}
     with sdpa_kernel(SDPBackend.MATH):
         return torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(),
-                                                                is_causal=is_causal)
+                                                                is_causal=is_causal, **gqa)
 
 
 @unittest.skipIf(gpu_skip_reason() is not None, gpu_skip_reason() or "")
@@ -131,13 +137,38 @@ class TorchGpuTest(unittest.TestCase):
                                                reference_rows(q, k, v, causal, rows),
                                                atol=tolerance, rtol=0)
 
-    def test_other_strides_are_copied_to_the_kernel_layout(self):
+    def test_strided_views_run_as_they_lie_and_others_are_copied(self):
         layout = torch.randn(2, 77, 3, 64, device="cuda", dtype=torch.float16)  # [B, S, H, D]
         q = k = v = layout.transpose(1, 2)
         self.assertFalse(q.is_contiguous())
-        self.assertTrue(self.assert_runs_swr(q, k, v)["copies_inputs"])
-        out = swr_torch.attention(q, k, v, catalog=self.catalog)
+        self.assertFalse(self.assert_runs_swr(q, k, v)["copies_inputs"])
+        out = swr_torch.attention(q, k, v, catalog=self.catalog, fallback="error")
         torch.testing.assert_close(out.float(), math_reference(q, k, v, False), atol=4e-3, rtol=0)
+        # Rows that do not start on 16 bytes (an odd column offset) are copied first.
+        wide = torch.randn(2, 3, 77, 72, device="cuda", dtype=torch.float16)
+        odd = wide[..., 1:65]
+        self.assertTrue(self.assert_runs_swr(odd, odd, odd)["copies_inputs"])
+        out = swr_torch.attention(odd, odd, odd, catalog=self.catalog, fallback="error")
+        torch.testing.assert_close(out.float(), math_reference(odd, odd, odd, False), atol=4e-3,
+                                   rtol=0)
+
+    def test_grouped_query_attention_with_enable_gqa(self):
+        for causal, strided in ((False, False), (True, False), (True, True)):
+            with self.subTest(causal=causal, strided=strided):
+                q, _, _ = self.inputs(2, 8, 300, 300, torch.float16)
+                if strided:  # K and V as [B, S, H_kv, D] projections seen as [B, H_kv, S, D]
+                    k = torch.randn(2, 300, 2, 64, device="cuda", dtype=torch.float16)
+                    v = torch.randn_like(k)
+                    k, v = k.transpose(1, 2), v.transpose(1, 2)
+                else:
+                    k = torch.randn(2, 2, 300, 64, device="cuda", dtype=torch.float16)
+                    v = torch.randn_like(k)
+                answer = self.assert_runs_swr(q, k, v, is_causal=causal, enable_gqa=True)
+                self.assertFalse(answer["copies_inputs"])
+                out = swr_torch.attention(q, k, v, is_causal=causal, enable_gqa=True,
+                                          catalog=self.catalog, fallback="error")
+                torch.testing.assert_close(out.float(), math_reference(q, k, v, causal, True),
+                                           atol=4e-3, rtol=0)
 
     def test_a_call_after_its_catalog_closed_is_refused_not_a_crash(self):
         catalog = swr.Catalog(CATALOG)
@@ -185,10 +216,10 @@ class TorchGpuTest(unittest.TestCase):
             scaled, torch.nn.functional.scaled_dot_product_attention(q, k, v, scale=0.5))
 
     def test_an_unsupported_head_dim_is_a_value_error_naming_it(self):
-        q, k, v = self.inputs(1, 2, 64, 64, torch.float16, head_dim=80)
+        q, k, v = self.inputs(1, 2, 64, 64, torch.float16, head_dim=48)
         with self.assertRaises(ValueError) as raised:
             swr_torch.attention(q, k, v, catalog=self.catalog)
-        self.assertIn("80", str(raised.exception))
+        self.assertIn("48", str(raised.exception))
 
     def test_torch_compile_fullgraph_keeps_the_ops(self):
         catalog = self.catalog
@@ -222,6 +253,66 @@ class TorchGpuTest(unittest.TestCase):
             torch.cuda.synchronize()
             torch.testing.assert_close(out.float(), math_reference(q, k, v, True), atol=4e-3,
                                        rtol=0)
+
+    def test_a_launch_captured_with_swrs_own_counter_replays_right_beside_eager_calls(self):
+        # The C ABI's tile counter for workspace 0 (a dynamic-persistence kernel, more tiles than
+        # CTAs): eager launches take counters from the stream's pool, never cleared per launch; a
+        # launch captured into a graph gets the capture stream's counter instead, cleared in the
+        # graph, so every replay does all its tiles while eager calls go on using the pool.
+        q, k, v = self.inputs(16, 8, 777, 777, torch.float16)
+        answer = self.assert_runs_swr(q, k, v)
+        if "-dynamic-" not in answer["variant"]:
+            self.skipTest(f"the catalog's kernel for B=16 H=8 S=777 is {answer['variant']}, "
+                          "not a dynamic-persistence one")
+        launch = self.catalog.attention_launch(16, 8, 777, 64, "f16", gpu=answer["gpu"])
+        out = torch.empty_like(q)
+        capture = torch.cuda.Stream()
+        capture.wait_stream(torch.cuda.current_stream())
+        pointers = (q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), 0, 0)
+        launch(*pointers, stream=capture.cuda_stream)  # the stream's counters, allocated now
+        torch.cuda.current_stream().wait_stream(capture)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph, stream=capture):
+            launch(*pointers, stream=capture.cuda_stream)
+        rows = torch.cat([torch.arange(0, 3), torch.randint(3, 774, (29,)),
+                          torch.arange(774, 777)]).cuda()
+        expected = reference_rows(q, k, v, False, rows)
+        for _ in range(3):
+            eager = [swr_torch.attention(q, k, v, catalog=self.catalog) for _ in range(5)]
+            out.fill_(float("nan"))
+            graph.replay()
+            torch.cuda.synchronize()
+            torch.testing.assert_close(out[:, :, rows].float(), expected, atol=4e-3, rtol=0)
+            for result in eager:
+                torch.testing.assert_close(result, out, atol=0, rtol=0)
+
+    def test_the_hot_path_asked_for_runs_and_both_give_the_same_output(self):
+        asked = os.environ.get("SWR_HOT_PATH")  # the device run tests with each
+        if asked:
+            self.assertEqual(swr_torch.hot_path, asked)
+        paths = ["python"] + (["compiled"] if swr._hotpath.compiled() is not None else [])
+        q, k, v = self.inputs(2, 3, 130, 130, torch.float16)
+        a = torch.randn(777, 512, device="cuda", dtype=torch.float16)
+        b = torch.randn(512, 1024, device="cuda", dtype=torch.float16)
+        results, default = {}, swr_torch.hot_path
+        try:
+            for path in paths:
+                self.assertEqual(swr_torch._use_hot_path(path).kind, path)
+                results[path] = [
+                    swr_torch.attention(q, k, v, is_causal=True, catalog=self.catalog,
+                                        fallback="error"),
+                    swr_torch.attention(q.transpose(1, 2).contiguous().transpose(1, 2), k, v,
+                                        is_causal=True, catalog=self.catalog, fallback="error"),
+                    swr_torch.matmul(a, b, catalog=self.catalog, fallback="error")]
+        finally:
+            swr_torch._use_hot_path(default)
+        expected = math_reference(q, k, v, True)
+        for path, (out, copied, c) in results.items():
+            with self.subTest(path=path):
+                torch.testing.assert_close(out.float(), expected, atol=4e-3, rtol=0)
+                torch.testing.assert_close(copied, out, atol=0, rtol=0)
+                torch.testing.assert_close(c, results["python"][2], atol=0, rtol=0)
+                torch.testing.assert_close(out, results["python"][0], atol=0, rtol=0)
 
     def test_threads_on_their_own_streams(self):
         inputs = [self.inputs(2, 2, 300, 300, torch.float16) for _ in range(4)]

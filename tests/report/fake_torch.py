@@ -47,6 +47,11 @@ class Tensor:
         self.value = 0.0
         return self
 
+    def repeat_interleave(self, repeats, dim):
+        shape = list(self.shape)
+        shape[dim] *= repeats
+        return Tensor(shape, self.value, self.dtype)
+
 
 def randn(*shape, device=None, dtype=float32):
     return Tensor(shape, 1.0, dtype)
@@ -118,8 +123,13 @@ class sdpa_kernel:
         _backend[0] = None
 
 
-def scaled_dot_product_attention(q, k, v, is_causal=False):
+def scaled_dot_product_attention(q, k, v, is_causal=False, enable_gqa=False):
     if _backend[0] == SDPBackend.EFFICIENT_ATTENTION and q.shape[-1] > 128:
+        raise RuntimeError("No available kernel. Aborting execution.")
+    if k.shape[1] != q.shape[1] and not enable_gqa:
+        raise RuntimeError("The size of tensor a must match the size of tensor b at dimension 1")
+    # The fake efficient kernel takes no enable_gqa, as some real backends do not.
+    if enable_gqa and _backend[0] == SDPBackend.EFFICIENT_ATTENTION:
         raise RuntimeError("No available kernel. Aborting execution.")
     return Tensor(q.shape, 1.0, q.dtype)
 
@@ -151,17 +161,19 @@ class FakeCatalog:
                            "measured": dict(measured)}}
 
     def best_attention(self, gpu, batch, heads, seq_q, head_dim, dtype="f16", causal=False,
-                       seq_kv=None):
+                       seq_kv=None, kv_heads=0, causal_align="top_left"):
         compiled_part = f"_d{head_dim}_{dtype}_{'causal' if causal else 'noncausal'}"
         seq_kv = seq_q if seq_kv is None else seq_kv
-        return self._answer("attention", f"b{batch}_h{heads}_sq{seq_q}_skv{seq_kv}{compiled_part}",
+        kv = f"_kv{kv_heads}" if kv_heads and kv_heads != heads else ""
+        return self._answer("attention",
+                            f"b{batch}_h{heads}{kv}_sq{seq_q}_skv{seq_kv}{compiled_part}",
                             compiled_part)
 
     def best_gemm(self, gpu, m, n, k, dtype="f16"):
         return self._answer("gemm", f"m{m}_n{n}_k{k}_{dtype}", f"_{dtype}")
 
     def run_attention(self, q, k, v, o, batch, heads, seq_q, head_dim, dtype="f16", causal=False,
-                      seq_kv=None, stream=0, gpu=None, workspace=0):
+                      seq_kv=None, stream=0, gpu=None, workspace=0, kv_heads=0):
         self.runs.append(("attention", gpu, stream))
         _tensors[o].value = 1.0
 
@@ -174,7 +186,7 @@ class FakeSwrTorch:
     """swr.torch on fake tensors: the calls launch through the catalog on device "h200"."""
 
     @staticmethod
-    def explain(q, k, v, is_causal=False, catalog=None):
+    def explain(q, k, v, is_causal=False, enable_gqa=False, catalog=None):
         return {"runs": "swr", "gpu": "h200"}
 
     @staticmethod
@@ -182,10 +194,13 @@ class FakeSwrTorch:
         return {"runs": "swr", "gpu": "h200"}
 
     @staticmethod
-    def attention(q, k, v, is_causal=False, fallback="sdpa", catalog=None):
+    def attention(q, k, v, is_causal=False, fallback="sdpa", catalog=None, enable_gqa=False):
+        if k.shape[1] != q.shape[1] and not enable_gqa:
+            raise ValueError("grouped K/V heads need enable_gqa=True")
         out = Tensor(q.shape, float("nan"), q.dtype)
         catalog.run_attention(q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
-                              *q.shape[:3], q.shape[3], causal=is_causal, gpu="h200")
+                              *q.shape[:3], q.shape[3], causal=is_causal, gpu="h200",
+                              kv_heads=k.shape[1])
         return out
 
     @staticmethod

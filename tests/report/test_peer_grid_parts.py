@@ -75,12 +75,18 @@ def point_entry(regime, swr_ms, peers):
 
 
 class GridTest(unittest.TestCase):
-    def test_full_grid_covers_both_papers_regimes_and_gemm(self):
+    def test_full_grid_covers_both_papers_regimes_models_and_gemm(self):
         points = grid_points.full_grid()
         short = [p for p in points if p.regime == "short"]
         long = [p for p in points if p.regime == "long"]
+        models = [p for p in points if p.regime == "models"]
         self.assertEqual(len(short), 5 * 4 * 2 * 2)  # S x D x dtype x causal
         self.assertEqual(len(long), 5 * 2 * 2)
+        self.assertEqual(len(models), 2 * 2 * 3)  # GQA D128 and D256 x causal x S
+        self.assertTrue(all(p.batch * p.seq == 65536 for p in models))
+        llama = [p for p in models if p.grouped()]
+        self.assertEqual({(p.heads, p.kv_head_count(), p.head_dim) for p in llama}, {(32, 8, 128)})
+        self.assertEqual({p.head_dim for p in models if not p.grouped()}, {256})
         self.assertEqual(len([p for p in points if p.family == "gemm"]), 4)
         self.assertTrue(all(p.batch * p.seq == 16384 and p.heads == 16 for p in short))
         self.assertTrue(all(p.batch == 8 and p.heads == 1 for p in long))
@@ -91,8 +97,18 @@ class GridTest(unittest.TestCase):
         point = grid_points.AttentionPoint("long", 8, 1, 131072, 128, "f16", True)
         self.assertEqual(point.key(), "b8_h1_sq131072_skv131072_d128_f16_causal")
         self.assertEqual(point.flops(), 4.0 * 8 * 131072 * 131072 * 128 / 2)
-        self.assertFalse(grid_points.AttentionPoint("short", 1, 16, 512, 96, "f16",
+        self.assertTrue(grid_points.AttentionPoint("short", 1, 16, 512, 96, "f16",
+                                                   False).swr_supported())
+        self.assertFalse(grid_points.AttentionPoint("short", 1, 16, 512, 48, "f16",
                                                     False).swr_supported())
+        llama = grid_points.AttentionPoint("models", 2, 32, 8192, 128, "bf16", True, 8)
+        self.assertEqual(llama.key(), "b2_h32_kv8_sq8192_skv8192_d128_bf16_causal")
+        self.assertEqual(llama.describe(), "B2 H32/8 S8192 D128 bf16 causal")
+        self.assertEqual(llama.as_json()["kv_heads"], 8)
+        self.assertEqual(llama.flops(), 4.0 * 2 * 32 * 8192 * 8192 * 128 / 2)
+        mha = grid_points.AttentionPoint("models", 2, 32, 8192, 128, "bf16", True, 32)
+        self.assertFalse(mha.grouped())
+        self.assertEqual(mha.key(), "b2_h32_sq8192_skv8192_d128_bf16_causal")
 
 
 class ChoiceTest(unittest.TestCase):
@@ -120,7 +136,7 @@ class PlanTest(unittest.TestCase):
         entries = peer_grid.plan_points(grid_points.full_grid(), fake_torch.FakeCatalog(TUNED),
                                         "h200")
         sources = [e["swr_config_source"] for e in entries]
-        self.assertEqual(sources.count("unsupported"), 40)  # D=96 and D=160 of the short grid
+        self.assertEqual(sources.count("unsupported"), 0)  # every head dim of the grid has kernels
         self.assertEqual(sources.count("exact"), 3)
         gemm = [e for e in entries if e["family"] == "gemm"]
         self.assertEqual([e["swr_config_source"] for e in gemm],
@@ -153,8 +169,8 @@ class PlanTest(unittest.TestCase):
             peer_grid.main(["--dry-run", "--quick", "--catalog", GEMM_DATABASE])
         self.assertIn("GEMM 2048x2048x2048 f16: swr m128n256k64w2x4s3-grid-swzn256 (exact: tuned "
                       "at this shape on h200); peers cublas", out.getvalue())
-        self.assertIn("head dim 64 and 128 only", out.getvalue())
         self.assertIn("(none: ", out.getvalue())
+        self.assertIn("B16 H32/8 S4096 D128 f16", out.getvalue())
         self.assertNotIn("torch", sys.modules)
 
 
@@ -191,7 +207,7 @@ class FakeGpuRunTest(unittest.TestCase):
         d96 = "b4_h16_sq4096_skv4096_d96_f16_noncausal"
         causal = "b4_h16_sq4096_skv4096_d64_f16_causal"
         self.assertEqual(status[(d64, "swr")], "ok")
-        self.assertEqual(status[(d96, "swr")], "unsupported")
+        self.assertEqual(status[(d96, "swr")], "untuned")
         self.assertEqual(status[(causal, "swr")], "untuned")
         self.assertEqual(status[(d96, "flash2")], "ok")
         self.assertEqual(status[(d64, "cudnn")], "missing")
@@ -210,6 +226,14 @@ class FakeGpuRunTest(unittest.TestCase):
         self.assertIn(("gemm", "h200", 0), catalog.runs)
         self.assertIn("geometric mean", table)
         self.assertIn("swr from export /fake-export", printed.getvalue())
+        # GQA points: SDPA with enable_gqa, K/V repeated for a backend that refuses it.
+        llama = next(p for p in points if p["key"] == "b16_h32_kv8_sq4096_skv4096_d128_f16_causal")
+        self.assertEqual(llama["kv_heads"], 8)
+        self.assertEqual(llama["candidates"]["flash2"]["status"], "ok")
+        self.assertNotIn("kv_repeated", llama["candidates"]["flash2"])
+        efficient = llama["candidates"]["efficient"]
+        self.assertEqual((efficient["status"], efficient["kv_repeated"]), ("ok", True))
+        self.assertIn("K/V repeated to every query head", efficient["note"])
 
 
 class AttentionVsPytorchTest(unittest.TestCase):
@@ -257,11 +281,29 @@ class AttentionVsPytorchTest(unittest.TestCase):
                          "m128n64w8s2-sawtooth-static-head_major")
         self.assertEqual(points[1]["candidates"]["swr"]["status"], "untuned")
 
+    def test_a_grouped_query_point_runs_with_enable_gqa(self):
+        import attention_vs_pytorch
+
+        tuned = dict(TUNED)
+        tuned["b1_h32_kv8_sq8192_skv8192_d128_f16_causal"] = (
+            "m128n64w8s2-cyclic-static-groups4", {"median_ms": 2.0})
+        catalog = fake_torch.FakeCatalog(tuned)
+        with fake_gpu(catalog), tempfile.TemporaryDirectory() as directory:
+            with contextlib.redirect_stdout(io.StringIO()):
+                attention_vs_pytorch.main(["--catalog", "fake-export", "--points",
+                                           "1x32x8192x128-kv8-causal", "--out", directory])
+            with open(os.path.join(directory, "results.json")) as f:
+                point = json.load(f)["points"][0]
+        self.assertEqual(point["key"], "b1_h32_kv8_sq8192_skv8192_d128_f16_causal")
+        self.assertEqual(point["candidates"]["swr"]["status"], "ok")
+        self.assertEqual(point["candidates"]["swr"]["config"], "m128n64w8s2-cyclic-static-groups4")
+        self.assertEqual(point["candidates"]["flash2"]["status"], "ok")
+
     def test_a_bad_point_is_refused_before_anything_runs(self):
         import attention_vs_pytorch
 
         for bad in ("8x1x16384-causal", "8x1x16384x64", "8x1x16384x64-sometimes",
-                    "0x1x64x64-causal"):
+                    "0x1x64x64-causal", "1x32x64x64-kv6-causal", "1x32x64x64-k8-causal"):
             with self.subTest(bad=bad), contextlib.redirect_stderr(io.StringIO()) as said:
                 with self.assertRaises(SystemExit) as exited:
                     attention_vs_pytorch.main(["--catalog", "/nonexistent", "--points", bad,

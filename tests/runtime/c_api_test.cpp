@@ -150,11 +150,11 @@ TEST_F(CApiTest, BadProblemsAreInvalidArgumentsWithTheRule) {
   const CatalogHandle catalog = open(tuned_.path().string());
   char* text = reinterpret_cast<char*>(0x1);
   swr_attention_problem odd_head = attention_;
-  odd_head.head_dim = 80;
+  odd_head.head_dim = 48;
   EXPECT_EQ(swr_best_attention(catalog.get(), "h200", &odd_head, &text),
             SWR_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(text, nullptr);
-  EXPECT_NE(std::string(swr_last_error()).find("80"), std::string::npos) << swr_last_error();
+  EXPECT_NE(std::string(swr_last_error()).find("48"), std::string::npos) << swr_last_error();
 
   swr_gemm_problem fp32 = gemm_;
   fp32.dtype = "f32";
@@ -205,10 +205,10 @@ TEST_F(CApiTest, APrepareWithoutADeviceIsNoDeviceAndBadHandlesAreInvalid) {
 
   // Bad problems are named before the device is looked for.
   swr_attention_problem odd_head = attention_;
-  odd_head.head_dim = 80;
+  odd_head.head_dim = 48;
   EXPECT_EQ(swr_prepare_attention(catalog.get(), "h200", &odd_head, &prepared),
             SWR_ERROR_INVALID_ARGUMENT);
-  EXPECT_NE(std::string(swr_last_error()).find("80"), std::string::npos) << swr_last_error();
+  EXPECT_NE(std::string(swr_last_error()).find("48"), std::string::npos) << swr_last_error();
   EXPECT_EQ(swr_prepare_gemm(catalog.get(), "h200", nullptr, &prepared),
             SWR_ERROR_INVALID_ARGUMENT);
   EXPECT_STREQ(swr_last_error(), "problem is null: allowed a pointer");
@@ -221,6 +221,79 @@ TEST_F(CApiTest, APrepareWithoutADeviceIsNoDeviceAndBadHandlesAreInvalid) {
   EXPECT_EQ(swr_launch_attention(nullptr, 1, 2, 3, 4, 0, 0, 0), SWR_ERROR_INVALID_ARGUMENT);
   EXPECT_STREQ(swr_last_error(), "prepared is null: allowed a pointer");
   EXPECT_EQ(swr_launch_gemm(nullptr, 1, 2, 3, 0), SWR_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(swr_last_error(), "prepared is null: allowed a pointer");
+}
+
+// swr_attention_problem_v2: K/V heads and the causal alignment, with a size so that later
+// versions may append fields; GQA shapes are looked up as such and never answered by multi-head
+// ones; bad values are invalid arguments naming them.
+TEST_F(CApiTest, TheSecondProblemFormCarriesKvHeadsAndAlignment) {
+  TunedDatabase gqa(directory_.path() / "gqa.db");
+  AttentionProblem llama = attention_shape(1, 32, 1024, 128, true);
+  llama.seq_kv = 4096;
+  llama.kv_heads = 8;
+  llama.causal_align = CausalAlignment::bottom_right;
+  gqa.add(llama, kAttention, 0.75);
+  const CatalogHandle catalog = open(gqa.path().string());
+  swr_attention_problem_v2 problem{
+      sizeof(swr_attention_problem_v2), 1, 32, 8, 1024, 4096, 128, "f16", 1,
+      SWR_CAUSAL_BOTTOM_RIGHT};
+  char* text = nullptr;
+  ASSERT_EQ(swr_best_attention_v2(catalog.get(), "h200", &problem, &text), SWR_OK)
+      << swr_last_error();
+  nlohmann::json json = taken_json(text);
+  EXPECT_EQ(json.at("match"), "exact");
+  EXPECT_EQ(json.at("tuned_shape"), "b1_h32_kv8_sq1024_skv4096_d128_f16_causal_br");
+  EXPECT_EQ(json.at("asked").at("kv_heads"), 8);
+
+  problem.causal_align = SWR_CAUSAL_TOP_LEFT;  // another mask: nothing tuned serves it
+  ASSERT_EQ(swr_best_attention_v2(catalog.get(), "h200", &problem, &text), SWR_OK);
+  EXPECT_EQ(taken_json(text).at("match"), "none");
+  problem.causal_align = SWR_CAUSAL_BOTTOM_RIGHT;
+  problem.kv_heads = 0;  // multi-head: another ratio
+  ASSERT_EQ(swr_best_attention_v2(catalog.get(), "h200", &problem, &text), SWR_OK);
+  EXPECT_EQ(taken_json(text).at("match"), "none");
+
+  problem.kv_heads = 6;
+  EXPECT_EQ(swr_best_attention_v2(catalog.get(), "h200", &problem, &text),
+            SWR_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(swr_last_error()).find("kv_heads 6 does not divide heads 32"),
+            std::string::npos)
+      << swr_last_error();
+  problem.kv_heads = 8;
+  problem.causal_align = 2;
+  EXPECT_EQ(swr_best_attention_v2(catalog.get(), "h200", &problem, &text),
+            SWR_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(swr_last_error()).find("causal_align 2"), std::string::npos);
+  problem.causal_align = SWR_CAUSAL_BOTTOM_RIGHT;
+  problem.size = 8;
+  EXPECT_EQ(swr_best_attention_v2(catalog.get(), "h200", &problem, &text),
+            SWR_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(swr_last_error()).find("swr_attention_problem_v2.size 8"),
+            std::string::npos);
+  // Strides that are no layout are named before any device is looked for.
+  problem.size = sizeof(swr_attention_problem_v2);
+  swr_attention_tensors tensors{256, 512, 768, 1024, 0};
+  swr_attention_strides strides{};
+  strides.q[0] = 32 * 1024 * 256;
+  strides.q[1] = 1024 * 256;
+  strides.q[2] = 256;
+  strides.q[3] = 2;
+  EXPECT_EQ(swr_run_attention_v2(catalog.get(), "h200", &problem, &tensors, &strides, 0),
+            SWR_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(swr_last_error()).find("the head_dim stride must be 1"), std::string::npos)
+      << swr_last_error();
+  if (CudaDriver::try_get() == nullptr || !cuda_device_present()) {
+    strides.q[3] = 1;
+    EXPECT_EQ(swr_run_attention_v2(catalog.get(), "h200", &problem, &tensors, &strides, 0),
+              SWR_ERROR_NO_DEVICE);
+    swr_prepared* prepared = reinterpret_cast<swr_prepared*>(0x1);
+    EXPECT_EQ(swr_prepare_attention_v2(catalog.get(), "h200", &problem, &prepared),
+              SWR_ERROR_NO_DEVICE);
+    EXPECT_EQ(prepared, nullptr);
+  }
+  EXPECT_EQ(swr_launch_attention_v2(nullptr, 1, 2, 3, 4, &strides, 0, 0, 0),
+            SWR_ERROR_INVALID_ARGUMENT);
   EXPECT_STREQ(swr_last_error(), "prepared is null: allowed a pointer");
 }
 

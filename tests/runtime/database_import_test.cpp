@@ -74,6 +74,8 @@ TEST_F(DatabaseImportTest, ADatabaseOfAnOlderSchemaImportsWithoutBeingWritten) {
     source.backup(old_file.string().c_str(), SQLite::Database::Save);
     SQLite::Database old(old_file.string(), SQLite::OPEN_READWRITE);
     old.exec("DROP TABLE gemm_problems");
+    old.exec("ALTER TABLE attention_problems DROP COLUMN causal_align");  // version 4's
+    old.exec("ALTER TABLE attention_problems DROP COLUMN kv_heads");
     old.exec("DELETE FROM schema_version WHERE version > 1");
   }
   const auto size_before = std::filesystem::file_size(old_file);
@@ -282,6 +284,8 @@ TEST_F(GemmImportTest, GemmRowsOfAnOlderSchemaComeAcrossFromTheMigratedCopy) {
     source.backup(old_file.string().c_str(), SQLite::Database::Save);
     SQLite::Database old(old_file.string(), SQLite::OPEN_READWRITE);
     old.exec("DROP TABLE gemm_problems");
+    old.exec("ALTER TABLE attention_problems DROP COLUMN causal_align");  // version 4's
+    old.exec("ALTER TABLE attention_problems DROP COLUMN kv_heads");
     old.exec("DELETE FROM schema_version WHERE version > 1");
   }
   const auto size_before = std::filesystem::file_size(old_file);

@@ -55,8 +55,8 @@ class ExportDirectoryTest : public ::testing::Test {
     if (corruption.value.is_null()) {
       json.at(pointer.parent_pointer()).erase(pointer.back());
     } else {
-      json.at(pointer) = corruption.value;
-    }
+      json[pointer] = corruption.value;  // added where the field is written only when it means
+    }                                    // something (a problem's kv_heads, causal_align)
     write_manifest(json);
     const std::string message = refusal();
     EXPECT_NE(message.find(corruption.expected), std::string::npos)

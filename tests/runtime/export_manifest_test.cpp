@@ -6,8 +6,11 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "generator/kernel_source.hpp"
+#include "runtime/catalog_source.hpp"
 #include "runtime/export_directory.hpp"
 #include "runtime/kernel_exporter.hpp"
+#include "swr/runtime_options.hpp"
 #include "swr/tuned_catalog.hpp"
 #include "swr/usage_error.hpp"
 #include "tests/generator/temporary_directory.hpp"
@@ -30,15 +33,18 @@ class ExportManifestTest : public ExportDirectoryTest {
     options.gpu = "h200";
     options.out_dir = out_;
     summary_ = export_kernels(tuned.database(), FakeCubinBuilder(), options);
+    manifest_json_written_ = manifest_json();
   }
 
   ExportSummary summary_;
+  nlohmann::json manifest_json_written_;
 };
 
 TEST_F(ExportManifestTest, ReadsBackWhatWasWritten) {
   const ExportManifest read = read_manifest_file(out_ / "manifest.json");
   const ExportManifest& written = summary_.manifest;
-  EXPECT_EQ(read.schema_version, 1);  // attention kernels only: the version every build reads
+  // Attention kernels take the launch-argument block: the version that says so.
+  EXPECT_EQ(read.schema_version, kManifestLaunchArgsVersion);
   EXPECT_EQ(read.swr_version, SWR_VERSION);
   EXPECT_EQ(read.created_at, written.created_at);
   EXPECT_EQ(read.gpu, "h200");
@@ -74,7 +80,7 @@ TEST_F(ExportManifestTest, ReadsBackWhatWasWritten) {
 TEST_F(ExportManifestTest, FollowsTheSchema) {
   const nlohmann::json json = manifest_json();
   EXPECT_EQ(json.at("format"), "swr-kernel-export");
-  EXPECT_EQ(json.at("schema_version"), 1);
+  EXPECT_EQ(json.at("schema_version"), 3);
   EXPECT_TRUE(json.at("created_at").is_string());
   const nlohmann::json& kernel = json.at("kernels").at(0);
   for (const char* field : {"gpu", "problem", "config", "grid", "cubin", "measured"}) {
@@ -87,7 +93,8 @@ TEST_F(ExportManifestTest, FollowsTheSchema) {
   for (const char* field : {"block_threads", "dynamic_shared_bytes"}) {
     EXPECT_TRUE(kernel.at(field).is_number_integer()) << field;
   }
-  EXPECT_EQ(kernel.at("entry"), "swr_attention_forward");
+  EXPECT_EQ(kernel.at("entry"), "swr_attention_forward_v2");
+  EXPECT_EQ(kernel.at("arguments"), kAttentionArguments);
   // Shape keys sort b2_h4... first: its best is the dynamic variant, then the static one.
   EXPECT_EQ(kernel.at("grid").at("rule"), "dynamic");
   EXPECT_EQ(kernel.at("grid").at("tile_counter"), "one int, zeroed before each launch");
@@ -165,13 +172,25 @@ INSTANTIATE_TEST_SUITE_P(
         ManifestCorruption{"unknown_entry", "/kernels/0/entry", "main",
                            "kernels[0].entry is \"main\""},
         ManifestCorruption{"newer_schema", "/schema_version", kManifestSchemaVersion + 1,
-                           "schema_version 3 is newer"},
-        ManifestCorruption{"version_two_without_gemm_list", "/schema_version", 2,
-                           "gemm_kernels is missing"},
+                           "schema_version 4 is newer"},
+        ManifestCorruption{"older_version_other_entry", "/schema_version", 2,
+                           "kernels[0].entry is \"swr_attention_forward_v2\" but every kernel of "
+                           "its family has the entry \"swr_attention_forward\""},
+        ManifestCorruption{"other_arguments", "/kernels/0/arguments", "q, k, v, o",
+                           "kernels[0].arguments is \"q, k, v, o\""},
+        ManifestCorruption{"kv_heads_not_a_divisor", "/kernels/0/problem/kv_heads", 3,
+                           "kernels[0].problem.head_dim and its siblings are not a valid shape: "
+                           "kv_heads 3 does not divide heads 4"},
+        ManifestCorruption{"kv_heads_not_in_key", "/kernels/0/problem/kv_heads", 2,
+                           "kernels[0].problem.key is \"b2_h4_sq2048"},
+        ManifestCorruption{"kv_heads_as_text", "/kernels/0/problem/kv_heads", "2",
+                           "kernels[0].problem.kv_heads must be an integer"},
+        ManifestCorruption{"unknown_alignment", "/kernels/0/problem/causal_align", "diagonal",
+                           "kernels[0].problem.causal_align is \"diagonal\""},
         ManifestCorruption{"wrong_format", "/format", "something-else",
                            "format is \"something-else\""},
         ManifestCorruption{"no_kernels", "/kernels", nlohmann::json::array(),
-                           "kernels lists no kernel"},
+                           "kernels and gemm_kernels list no kernel"},
         ManifestCorruption{"kernel_not_object", "/kernels/0", 7,
                            "kernels[0] must be a JSON object"},
         ManifestCorruption{"gpu_not_object", "/kernels/0/gpu", "h200",
@@ -179,6 +198,66 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<ManifestCorruption>& info) {
       return std::string(info.param.name);
     });
+
+// An export written before the launch-argument block (manifest version 1 or 2, entry
+// "swr_attention_forward") still opens, for its lookups and its measurements (import), but its
+// cubins are never launched: their kernels take another argument list.
+TEST_F(ExportManifestTest, AnOlderLaunchAbiIsReadButNeverLaunched) {
+  nlohmann::json json = manifest_json();
+  json["schema_version"] = 1;
+  json.erase("gemm_kernels");
+  for (nlohmann::json& kernel : json["kernels"]) {
+    kernel["entry"] = "swr_attention_forward";
+    kernel.erase("arguments");
+  }
+  write_manifest(json);
+  EXPECT_EQ(refusal(), "");
+  const ExportManifest read = read_manifest_file(out_ / "manifest.json");
+  EXPECT_EQ(read.kernels.at(0).entry, kLegacyAttentionEntryName);
+  const std::unique_ptr<CatalogSource> source = open_export_source(out_);
+  const AttentionProblem shape = attention_shape(8, 1, 16384, 64);
+  const std::shared_ptr<const TunedKernel> kernel = source->exact("h200", shape);
+  ASSERT_TRUE(kernel);
+  try {
+    source->exported_cubin(*kernel);
+    ADD_FAILURE() << "an older launch ABI's cubin was handed out";
+  } catch (const KernelRefused& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("entry \"swr_attention_forward\", manifest version 1"),
+              std::string::npos)
+        << message;
+    EXPECT_NE(message.find("export it again with this build"), std::string::npos) << message;
+  }
+  // This build's own export hands its cubins out.
+  write_manifest(manifest_json_written_);
+  const std::unique_ptr<CatalogSource> current = open_export_source(out_);
+  EXPECT_TRUE(current->exported_cubin(*current->exact("h200", shape)));
+}
+
+// GQA and bottom-right problems round-trip through the manifest with their fields.
+TEST(ExportManifestProblems, GroupedHeadsAndAlignmentRoundTrip) {
+  swr::testing::TemporaryDirectory directory;
+  TunedDatabase tuned(directory.path() / "results.db");
+  AttentionProblem llama = attention_shape(1, 32, 1024, 128, true);
+  llama.seq_kv = 4096;
+  llama.kv_heads = 8;
+  llama.causal_align = CausalAlignment::bottom_right;
+  tuned.add(llama, "m128n64w8s2-cyclic-static-groups4", 0.5);
+  ExportOptions options;
+  options.gpu = "h200";
+  options.out_dir = directory.path() / "export";
+  export_kernels(tuned.database(), FakeCubinBuilder(), options);
+  const ExportManifest read = read_manifest_file(options.out_dir / "manifest.json");
+  ASSERT_EQ(read.kernels.size(), 1u);
+  EXPECT_EQ(read.kernels[0].problem.key(), "b1_h32_kv8_sq1024_skv4096_d128_f16_causal_br");
+  EXPECT_EQ(read.kernels[0].problem.kv_heads, 8);
+  EXPECT_EQ(read.kernels[0].problem.causal_align, CausalAlignment::bottom_right);
+  const TunedCatalog catalog = TunedCatalog::open_export(options.out_dir);
+  EXPECT_EQ(catalog.best("h200", llama).match, MatchKind::exact);
+  AttentionProblem top_left = llama;
+  top_left.causal_align = CausalAlignment::top_left;
+  EXPECT_EQ(catalog.best("h200", top_left).match, MatchKind::none);
+}
 
 TEST_F(ExportManifestTest, RefusesACubinThatDoesNotMatchItsHash) {
   const std::string file = summary_.manifest.kernels.at(0).cubin_file;

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "generator/kernel_source.hpp"
 #include "generator/resource_model.hpp"
 #include "runtime/export_directory.hpp"
 #include "runtime/kernel_exporter.hpp"
@@ -63,7 +64,7 @@ TEST_F(GemmExportTest, WritesTheBestGemmOfEveryTunedShapeBesideAttention) {
   EXPECT_EQ(summary.cubin_files, 4u);
 
   const LoadedExport loaded = load_export(out_);
-  EXPECT_EQ(loaded.manifest.schema_version, 2);
+  EXPECT_EQ(loaded.manifest.schema_version, kManifestLaunchArgsVersion);
   std::map<std::string, std::string> best_by_shape;
   for (const ExportedGemmKernel& kernel : loaded.manifest.gemm_kernels) {
     best_by_shape[kernel.problem.key()] = kernel.config.key();
@@ -89,7 +90,7 @@ TEST_F(GemmExportTest, WritesTheBestGemmOfEveryTunedShapeBesideAttention) {
 TEST_F(GemmExportTest, FollowsTheSchema) {
   export_to(out_, FakeCubinBuilder());
   const nlohmann::json json = manifest_json();
-  EXPECT_EQ(json.at("schema_version"), 2);
+  EXPECT_EQ(json.at("schema_version"), 3);  // with an attention kernel: its launch ABI's version
   EXPECT_EQ(json.at("kernels").size(), 1u);
   const nlohmann::json& gemm = json.at("gemm_kernels");
   ASSERT_EQ(gemm.size(), 4u);
@@ -204,9 +205,10 @@ TEST_F(GemmExportTest, ExportsOneFamilyWhenAsked) {
   EXPECT_FALSE(std::filesystem::exists(none_out));
 }
 
-// An export without GEMM kernels is written as version 1, as every earlier build wrote it, and a
-// version-1 manifest (no "gemm_kernels") loads.
-TEST_F(GemmExportTest, AnAttentionOnlyExportIsVersionOneAndLoads) {
+// An export without GEMM kernels is written with the version of its attention kernels' launch
+// ABI (3, an empty GEMM list), one of GEMM kernels alone as version 2, which builds before the
+// launch-argument block read; a version-1 manifest (no "gemm_kernels") with a GEMM list is refused.
+TEST_F(GemmExportTest, ExportsAreWrittenWithTheLowestVersionThatHoldsThem) {
   TunedDatabase attention_only(directory_.path() / "attention.db");
   attention_only.add(attention_, kAttention, 1.0);
   ExportOptions options;
@@ -214,13 +216,24 @@ TEST_F(GemmExportTest, AnAttentionOnlyExportIsVersionOneAndLoads) {
   options.out_dir = out_;
   export_kernels(attention_only.database(), FakeCubinBuilder(), options);
   nlohmann::json json = manifest_json();
-  EXPECT_EQ(json.at("schema_version"), 1);
-  EXPECT_FALSE(json.contains("gemm_kernels"));
+  EXPECT_EQ(json.at("schema_version"), 3);
+  EXPECT_EQ(json.at("gemm_kernels"), nlohmann::json::array());
   const TunedCatalog catalog = TunedCatalog::open_export(out_);
   EXPECT_EQ(catalog.best("h200", attention_).match, MatchKind::exact);
   EXPECT_EQ(catalog.best("h200", big_).match, MatchKind::none);
+
+  TunedDatabase gemm_only(directory_.path() / "gemm.db");
+  gemm_only.add(big_, kStatic, 1.0);
+  options.out_dir = directory_.path() / "gemm-export";
+  export_kernels(gemm_only.database(), FakeCubinBuilder(), options);
+  EXPECT_EQ(read_manifest_file(options.out_dir / "manifest.json").schema_version, 2);
+
   // A GEMM list in a version-1 manifest is a contradiction, not something to skip.
-  json["gemm_kernels"] = nlohmann::json::array();
+  json["schema_version"] = 1;
+  for (nlohmann::json& kernel : json["kernels"]) {
+    kernel["entry"] = kLegacyAttentionEntryName;
+    kernel.erase("arguments");
+  }
   write_manifest(json);
   EXPECT_NE(refusal().find("gemm_kernels needs schema_version 2"), std::string::npos) << refusal();
 }
@@ -280,7 +293,8 @@ INSTANTIATE_TEST_SUITE_P(
                            "gemm_kernels[3].measured.median_ms is missing"},
         ManifestCorruption{"bad_gpu", "/gemm_kernels/3/gpu/sm_count", 0,
                            "gemm_kernels[3].gpu.sm_count must be an integer from 1"},
-        ManifestCorruption{"newer_schema", "/schema_version", 3, "schema_version 3 is newer"}),
+        ManifestCorruption{"newer_schema", "/schema_version", kManifestSchemaVersion + 1,
+                           "schema_version 4 is newer"}),
     [](const ::testing::TestParamInfo<ManifestCorruption>& info) {
       return std::string(info.param.name);
     });

@@ -7,6 +7,7 @@
 #include <iterator>
 #include <set>
 
+#include "generator/kernel_source.hpp"
 #include "runtime/export_directory.hpp"
 #include "runtime/kernel_exporter.hpp"
 #include "swr/tuned_catalog.hpp"
@@ -63,7 +64,7 @@ TEST_F(KernelExportTest, WritesTheBestVariantOfEveryTunedShape) {
   for (const ExportedKernel& kernel : loaded.manifest.kernels) {
     files.insert(kernel.cubin_file);
     EXPECT_EQ(kernel.arch, "sm_90a");
-    EXPECT_EQ(kernel.entry, "swr_attention_forward");
+    EXPECT_EQ(kernel.entry, kAttentionEntryName);
     EXPECT_EQ(kernel.block_threads, kernel.config.threads());
     EXPECT_EQ(kernel.compiled_source_hash, kernel.measured.source_hash);
     EXPECT_EQ(kernel.gpu, h200_record());

@@ -99,7 +99,7 @@ TEST_F(RuntimeCommandsTest, QueryRefusesBadInput) {
   for (const std::vector<std::string>& arguments :
        {with_db({"query", "--seq", "1024"}), with_db({"query", "--gpu", "h200"}),
         with_db({"query", "--gpu", "h200", "--seq", "0"}),
-        with_db({"query", "--gpu", "h200", "--seq", "1024", "--head-dim", "96"}),
+        with_db({"query", "--gpu", "h200", "--seq", "1024", "--head-dim", "48"}),
         with_db({"query", "--gpu", "h200", "--seq", "1024", "--dtype", "f32"}),
         with_db({"query", "--gpu", "h200", "--seq", "1024", "--export", "x"}),
         std::vector<std::string>{"query", "--gpu", "h200", "--seq", "1024", "--db",
@@ -213,7 +213,7 @@ TEST_F(RuntimeCommandsTest, TheExampleRefusesBadArguments) {
   if (example_path().empty()) GTEST_SKIP() << "SWR_BUILD_EXAMPLES is off";
   EXPECT_EQ(run_example({}).exit_code, 2);
   EXPECT_EQ(run_example({"--db", database_.string(), "--seq", "-4"}).exit_code, 2);
-  EXPECT_EQ(run_example({"--db", database_.string(), "--head-dim", "96"}).exit_code, 2);
+  EXPECT_EQ(run_example({"--db", database_.string(), "--head-dim", "48"}).exit_code, 2);
   EXPECT_EQ(run_example({"--db", (directory_.path() / "missing.db").string()}).exit_code, 2);
   EXPECT_EQ(run_example({"--bogus"}).exit_code, 2);
 }

@@ -67,6 +67,39 @@ TEST(ShapeDistance, CompiledInPartsMustMatch) {
       shape_distance(wanted, attention_shape(8, 1, 16384, 128, false, DataType::bf16), h200()));
 }
 
+// A GQA shape never stands in for another ratio or for multi-head attention, nor a bottom-right
+// mask for a top-left one (where S_q != S_kv makes them differ); shapes of one ratio compare on
+// the K/V of the K/V heads a wave reads.
+TEST(ShapeDistance, NeverMixesGqaRatiosOrCausalAlignments) {
+  AttentionProblem llama = attention_shape(1, 32, 8192, 128, true);
+  llama.kv_heads = 8;
+  AttentionProblem other_ratio = llama;
+  other_ratio.kv_heads = 4;
+  EXPECT_FALSE(shape_distance(llama, other_ratio, h200()));
+  EXPECT_FALSE(shape_distance(llama, attention_shape(1, 32, 8192, 128, true), h200()));
+  AttentionProblem same_ratio = attention_shape(2, 16, 8192, 128, true);
+  same_ratio.kv_heads = 4;
+  EXPECT_TRUE(shape_distance(llama, same_ratio, h200()));
+
+  // 64 tiles a head: a wave spans 3 query heads, which share one K/V head of 4 MiB.
+  const ShapeFeatures features = shape_features(llama, h200());
+  EXPECT_DOUBLE_EQ(features.heads_per_wave, 3);
+  EXPECT_DOUBLE_EQ(features.kv_working_set_bytes, 4 * kMiB);
+
+  AttentionProblem prefill = attention_shape(1, 8, 2048, 128, true);
+  prefill.seq_kv = 8192;
+  AttentionProblem bottom_right = prefill;
+  bottom_right.causal_align = CausalAlignment::bottom_right;
+  EXPECT_FALSE(shape_distance(prefill, bottom_right, h200()));
+  EXPECT_FALSE(shape_distance(bottom_right, prefill, h200()));
+  // With equal lengths the two masks are one: the alignment does not keep them apart.
+  AttentionProblem square = attention_shape(1, 8, 8192, 128, true);
+  AttentionProblem square_br = square;
+  square_br.causal_align = CausalAlignment::bottom_right;
+  EXPECT_DOUBLE_EQ(*shape_distance(square, square_br, h200()), 0.0);
+  EXPECT_EQ(square.key(), square_br.key());
+}
+
 // D=128 f16: one head's K and V are 512 bytes per row, so they fit up to S = 61440.
 TEST(ShapeDistance, PrefersTheSameSideOfTheL2SizeWhenKvDoesNotFit) {
   const AttentionProblem wanted = attention_shape(8, 1, 65536, 128);    // 32 MiB: does not fit

@@ -184,7 +184,7 @@ TEST_F(TunedCatalogTest, TheFastestMachineWinsWhenSeveralGpuRowsShareAName) {
 
 TEST_F(TunedCatalogTest, RefusesAnInvalidProblemAndABadFile) {
   const TunedCatalog catalog = TunedCatalog::open_database(tuned_.path());
-  EXPECT_THROW(catalog.best("h200", attention_shape(1, 1, 128, 96)), UsageError);
+  EXPECT_THROW(catalog.best("h200", attention_shape(1, 1, 128, 48)), UsageError);
   const std::filesystem::path text = directory_.path() / "notes.txt";
   { std::ofstream(text) << "not a database\n"; }
   EXPECT_THROW(TunedCatalog::open_database(text), UsageError);

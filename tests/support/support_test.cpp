@@ -1,5 +1,6 @@
 // The bottom layer: parallel_for hands out every index once and passes an error on, programs and
-// forked children report how they ended, temporary directories are fresh and go away.
+// forked children report how they ended (in the environment they were given), temporary
+// directories are fresh and go away, and a file lock has one holder at a time.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -9,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <sstream>
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "support/child_process.hpp"
+#include "support/file_lock.hpp"
 #include "support/files.hpp"
 #include "support/parallel_for.hpp"
 
@@ -111,6 +114,34 @@ TEST(RunProgram, SaysWhenAProgramCannotStart) {
   } catch (const std::runtime_error& error) {
     EXPECT_NE(std::string(error.what()).find("no-such-program"), std::string::npos);
   }
+}
+
+TEST(ChildProcess, RunsInThisEnvironmentWithTheGivenAdditions) {
+  setenv("SWR_SUPPORT_INHERITED", "kept", 1);
+  ChildProcess child({"/bin/sh", "-c", "echo \"$SWR_SUPPORT_INHERITED $SWR_DEVICE\""},
+                     {{"SWR_DEVICE", "3"}});
+  const ChildProcess::ReadResult line =
+      child.read_line(ChildProcess::Clock::now() + std::chrono::seconds(10));
+  ASSERT_EQ(line.status, ChildProcess::ReadStatus::line);
+  EXPECT_EQ(line.line, "kept 3");
+  unsetenv("SWR_SUPPORT_INHERITED");
+}
+
+TEST(ExclusiveFileLock, OneHolderAtATimeReleasedWhenItGoes) {
+  TemporaryDirectory directory;
+  const std::filesystem::path path = directory.path() / "device.lock";
+  auto first = std::make_unique<ExclusiveFileLock>(path);
+  ASSERT_TRUE(first->try_lock());
+  first->write_holder_note("first holder");
+  ExclusiveFileLock second(path);  // another open file description: flock sees two holders
+  EXPECT_FALSE(second.try_lock());
+  EXPECT_EQ(second.holder_note(), "first holder");
+  int asked = 0;
+  EXPECT_FALSE(second.lock([&] { return ++asked > 2; }, std::chrono::milliseconds(1)));
+  first.reset();
+  EXPECT_TRUE(second.lock({}, std::chrono::milliseconds(1)));
+  EXPECT_EQ(std::filesystem::status(path).permissions() & std::filesystem::perms::all,
+            std::filesystem::perms(0666));
 }
 
 TEST(RunInChild, ReportsTheExitCodeOrTheSignal) {

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <functional>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -21,11 +22,25 @@ class FakeVariantMeasurer : public VariantMeasurer {
   std::chrono::milliseconds delay{0};  // per variant, for time budgets
   std::function<void(int measured_so_far)> after_each;
   std::function<bool(const VariantJob&)> drop_when;  // a second Ctrl-C during this one
+  // A broken device: every variant kills the worker, or the worker never starts.
+  bool every_worker_dies = false;
+  bool cannot_start = false;
+  std::set<std::string> fault_keys;  // these kill the worker, on any device
 
   VariantOutcome measure(const VariantJob& job) override {
     if (delay.count() > 0) std::this_thread::sleep_for(delay);
     VariantOutcome outcome;
     const std::string key = job.config.key();
+    if (cannot_start) {
+      throw std::runtime_error("the measurement worker could not start: fake device is gone");
+    }
+    if (every_worker_dies || fault_keys.count(key) > 0) {
+      measured_keys.push_back(key);
+      outcome.status = db::MeasurementStatus::fault;
+      outcome.error = "the measurement worker died while measuring: fake (" +
+                      std::string(every_worker_dies ? "device" : "variant") + ")";
+      return outcome;
+    }
     if (drop_when && drop_when(job)) {
       outcome.dropped = true;
       return outcome;

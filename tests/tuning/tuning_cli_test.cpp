@@ -102,6 +102,42 @@ TEST_F(TuningCommandLine, ModelTopIsForAttention) {
   expect_refused(result, "--model-top ranks attention variants");
 }
 
+// --model-top with a plan: each attention problem of it is narrowed to the model's best (and the
+// shards split what is left, Shard.AChoiceNarrowsEachProblemBeforeTheShardsSplitIt); a plan that
+// lists GEMM problems is refused, as --family gemm is, before anything is compiled.
+TEST_F(TuningCommandLine, ModelTopWithAPlanOfGemmProblemsIsRefused) {
+  const auto plan = scratch_.path() / "plan.json";
+  std::ofstream(plan) << R"({"version": 1, "attention": [{"seq": 256}], "gemm": [{"size": 512}]})";
+  const ProcessResult result =
+      run_swr_tune({"--gpu", "h200", "--plan", plan.string(), "--model-top", "5", "--cache-dir",
+                    cache_.string(), "--db", (scratch_.path() / "results.db").string()},
+                   environment_);
+  expect_refused(result, "--model-top ranks attention variants and " + plan.string() +
+                             " lists 1 GEMM problems: allowed with --model-top are plans of "
+                             "attention problems only");
+}
+
+TEST_F(TuningCommandLine, ModelTopWithAnAttentionPlanRanksWithoutTheGpu) {
+  if (CudaDriver::try_get() != nullptr) GTEST_SKIP() << "a CUDA driver is present";
+  const auto plan = scratch_.path() / "plan.json";
+  std::ofstream(plan) << R"({"version": 1, "attention": [{"seq": 256, "batch": 1, "heads": 4,
+      "kv_heads": 2, "configs": ["m64n64w4s1-cyclic-grid-head_major",
+                                 "m64n64w4s1-sawtooth-grid-head_major"]}]})";
+  const ProcessResult result =
+      run_swr_tune({"--gpu", "h200", "--plan", plan.string(), "--model-top", "1", "--cache-dir",
+                    cache_.string(), "--db", (scratch_.path() / "results.db").string()},
+                   environment_);
+  EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
+  EXPECT_NE(result.out.find("plan " + plan.string() + ": 1 attention and 0 GEMM problems"),
+            std::string::npos)
+      << result.out;
+  EXPECT_NE(result.out.find("these times are PREDICTIONS"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("--model-top 1 chooses what to measure where the GPU is present"),
+            std::string::npos)
+      << result.out;
+  EXPECT_NE(result.out.find("stored 2 predictions"), std::string::npos) << result.out;
+}
+
 TEST_F(TuningCommandLine, BothAndCausalExcludeEachOther) {
   expect_refused(tune({"--both", "--causal"}), "--both and --causal exclude each other");
 }
@@ -152,11 +188,96 @@ TEST_F(TuningCommandLine, WithoutTheNamedGpuItRanksByTheModelAndStoresOnlyPredic
       << shown.out;
 }
 
+TEST_F(TuningCommandLine, BadDevicesAreRefusedBeforeAnyWork) {
+  for (const std::string bad : {"x", "0,0", "1,", "-1", "ALL"}) {
+    expect_refused(tune({"--devices", bad}), "bad --devices '" + bad + "'");
+  }
+  if (CudaDriver::try_get() == nullptr) {
+    // Without a device, an index asks for what is not there: refused, not compiled for.
+    expect_refused(tune({"--devices", "7"}), "bad --devices '7': there is no device 7");
+    expect_refused(tune({"--devices", "all", "--no-wait"}), "bad --devices 'all': no h200 here");
+  }
+}
+
+TEST_F(TuningCommandLine, BadShardsAreRefusedBeforeAnyWork) {
+  for (const std::string bad : {"3/2", "0/0", "a/b", "1", "2/2", "0/5000"}) {
+    expect_refused(tune({"--shard", bad}), "bad --shard '" + bad + "': allowed I/N");
+  }
+  if (CudaDriver::try_get() == nullptr) {
+    expect_refused(tune({"--shard", "0/2"}), "--shard 0/2 splits the measuring of a plan");
+  }
+}
+
+TEST_F(TuningCommandLine, BadPlansAreRefusedBeforeAnyWork) {
+  const auto plan = scratch_.path() / "plan.json";
+  const auto database = scratch_.path() / "results.db";
+  const std::pair<std::string, std::string> cases[] = {
+      {R"({"version": 1, "attention": [{"seq": 512, "head_dim": 100}]})",
+       "attention[0].head_dim: 100 is not supported"},
+      {R"({"version": 1, "gemm": [{"size": 512, "colour": "red"}]})", "unknown key 'colour'"},
+      {R"({"version": 1, "attention": [{"seq": 512}], "attention": []})", "given twice"},
+      {R"({"version": 1, "gemm": [{"m": 512, "n": 100, "k": 64}]})", "GEMM n 100"},
+      // A config key that exists but does not fit: found once the space is chosen, still before
+      // anything is compiled.
+      {R"({"version": 1, "attention": [
+          {"seq": 256, "batch": 1, "configs": ["m64n64w4s1-cyclic-grid-head_major"]},
+          {"seq": 256, "head_dim": 128, "configs": ["m128n256w8s4-cyclic-grid-head_major"]}]})",
+       "m128n256w8s4-cyclic-grid-head_major"},
+  };
+  for (const auto& [text, message] : cases) {
+    std::ofstream(plan) << text;
+    const ProcessResult result =
+        run_swr_tune({"--gpu", "h200", "--plan", plan.string(), "--cache-dir", cache_.string(),
+                      "--db", database.string()},
+                     environment_);
+    EXPECT_EQ(result.exit_code, 2) << text << result.out << result.err;
+    EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1) << result.err;
+    EXPECT_NE(result.err.find(message), std::string::npos) << result.err;
+    EXPECT_FALSE(std::filesystem::exists(cache_)) << "compiled before refusing: " << text;
+    EXPECT_FALSE(std::filesystem::exists(database)) << "wrote the database: " << text;
+  }
+  const std::filesystem::path fifo = scratch_.path() / "plan.fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  expect_refused(tune({"--plan", fifo.string()}), "--seq and --plan exclude each other");
+  const ProcessResult pipe_plan = run_swr_tune(
+      {"--gpu", "h200", "--plan", fifo.string(), "--cache-dir", cache_.string()}, environment_);
+  EXPECT_EQ(pipe_plan.exit_code, 2);
+  EXPECT_NE(pipe_plan.err.find("a named pipe, not a regular file"), std::string::npos)
+      << pipe_plan.err;
+}
+
+TEST_F(TuningCommandLine, APlanWithoutTheGpuCompilesBothFamiliesAndPredictsAttention) {
+  if (CudaDriver::try_get() != nullptr) GTEST_SKIP() << "a CUDA driver is present";
+  const auto plan = scratch_.path() / "plan.json";
+  std::ofstream(plan) << R"({"version": 1,
+      "attention": [{"seq": [256, 512], "batch": 1, "heads": 2,
+                     "configs": ["m64n64w4s1-cyclic-grid-head_major"]}],
+      "gemm": [{"size": 256, "configs": ["m128n128k32w2x4s2-grid-swz0"]},
+               {"size": 256, "configs": ["m128n128k32w2x4s2-grid-swzn256"]}]})";
+  const auto database = scratch_.path() / "results.db";
+  const ProcessResult result =
+      run_swr_tune({"--gpu", "h200", "--plan", plan.string(), "--cache-dir", cache_.string(),
+                    "--db", database.string()},
+                   environment_);
+  ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+  EXPECT_NE(result.out.find("plan " + plan.string() +
+                            ": 2 attention and 1 GEMM problems (1 named more than once, tuned "
+                            "once)"),
+            std::string::npos)
+      << result.out;
+  EXPECT_NE(result.out.find("tuning b1_h2_sq512_skv512_d64_f16_noncausal on h200"),
+            std::string::npos);
+  EXPECT_NE(result.out.find("stored 1 predictions"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("gemm m256_n256_k256_f16: "), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("nothing timed"), std::string::npos) << result.out;
+}
+
 TEST_F(TuningCommandLine, PlantFaultIsHiddenFromHelp) {
   const ProcessResult help = run_swr_tune({"tune", "--help"}, environment_);
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_EQ(help.out.find("--plant-fault"), std::string::npos) << help.out;
-  for (const char* option : {"--db", "--time-budget", "--both", "--retune", "--limit"}) {
+  for (const char* option : {"--db", "--time-budget", "--both", "--retune", "--limit", "--devices",
+                             "--no-wait", "--plan", "--shard"}) {
     EXPECT_NE(help.out.find(option), std::string::npos) << option;
   }
 }

@@ -329,6 +329,27 @@ TEST_F(TuningSessionTest, ModelTopMeasuresTheModelsBestAndSpreadOutChecks) {
     EXPECT_EQ(measurement.record.method.at("selection"),
               selection.at(kProblem.key() + "/" + measurement.config_key));
   }
+
+  // The same on two devices (--devices with --model-top): each chosen variant measured once,
+  // whichever device took it, and its record says how it was chosen.
+  database_path_ = scratch_.path() / "two-devices.db";
+  guided.database = database_path_;
+  guided.device_names = {"device 0", "device 1"};
+  FakeVariantMeasurer a, b;
+  a.delay = b.delay = std::chrono::milliseconds(20);
+  InterruptFlag interrupt;
+  TuningSession session(guided, std::vector<VariantMeasurer*>{&a, &b}, interrupt);
+  ::testing::internal::CaptureStdout();
+  const TuningSummary summary = session.run();
+  ::testing::internal::GetCapturedStdout();
+  EXPECT_EQ(summary.recorded, 5);
+  EXPECT_EQ(a.measured_keys.size() + b.measured_keys.size(), 5u);
+  const std::vector<db::StoredMeasurement> spread = stored();
+  ASSERT_EQ(spread.size(), 5u);
+  for (const db::StoredMeasurement& measurement : spread) {
+    EXPECT_EQ(measurement.record.method.at("selection"),
+              selection.at(kProblem.key() + "/" + measurement.config_key));
+  }
 }
 
 }  // namespace

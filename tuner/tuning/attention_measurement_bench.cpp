@@ -15,7 +15,7 @@ std::size_t query_elements(const AttentionProblem& p) {
   return static_cast<std::size_t>(p.batch) * p.heads * p.seq_q * p.head_dim;
 }
 std::size_t key_value_elements(const AttentionProblem& p) {
-  return static_cast<std::size_t>(p.batch) * p.heads * p.seq_kv * p.head_dim;
+  return static_cast<std::size_t>(p.batch) * p.kv_head_count() * p.seq_kv * p.head_dim;
 }
 
 }  // namespace

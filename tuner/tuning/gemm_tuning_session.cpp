@@ -10,6 +10,7 @@
 #include "generator/gemm_kernel_source.hpp"
 #include "tuner/device_random_fill.hpp"
 #include "tuner/text_format.hpp"
+#include "tuner/tuning/device_pool.hpp"
 #include "tuner/tuning/result_table.hpp"
 #include "tuner/tuning/timing_statistics.hpp"
 #include "tuner/tuning/tuning_run.hpp"
@@ -117,62 +118,112 @@ std::vector<std::map<std::string, GemmBinary>> compile_binaries(
 
 GemmTuningSession::GemmTuningSession(GemmTuningPlan plan, GemmVariantMeasurer& measurer,
                                      const InterruptFlag& interrupt)
-    : plan_(std::move(plan)), measurer_(measurer), interrupt_(interrupt) {}
+    : GemmTuningSession(std::move(plan), std::vector<GemmVariantMeasurer*>{&measurer}, interrupt) {}
 
-GemmTuningSummary GemmTuningSession::run() {
-  GemmTuningSummary summary;
-  summary.baselines.resize(plan_.shapes.size());
-  TuningRun run(plan_, interrupt_, summary);
-  std::vector<PendingVariant<GemmConfig>> pending = run.find_missing(plan_.shapes, "gemm ");
-  if (pending.empty()) {
-    print_tables(run, plan_, summary);
+GemmTuningSession::GemmTuningSession(GemmTuningPlan plan,
+                                     std::vector<GemmVariantMeasurer*> measurers,
+                                     const InterruptFlag& interrupt)
+    : plan_(std::move(plan)), measurers_(std::move(measurers)), interrupt_(interrupt) {}
+
+GemmTuningSession::~GemmTuningSession() = default;
+
+int GemmTuningSession::find_missing() {
+  if (!run_) {
+    summary_.baselines.resize(plan_.shapes.size());
+    run_ = std::make_unique<TuningRun>(plan_, interrupt_, summary_);
+    pending_ = run_->find_missing(plan_.shapes, "gemm ");
+  }
+  return static_cast<int>(pending_.size());
+}
+
+GemmTuningSummary GemmTuningSession::run(ProgressDisplay* progress) {
+  find_missing();
+  TuningRun& run = *run_;
+  if (pending_.empty()) {
+    print_tables(run, plan_, summary_);
     run.say_everything_measured();
-    return summary;
+    return summary_;
   }
 
   const NvrtcCompiler compiler;
-  run.create_rows(plan_.shapes, pending, compiler.version());
+  run.create_rows(plan_.shapes, pending_, compiler.version());
   const std::vector<std::map<std::string, GemmBinary>> binaries =
-      compile_binaries(plan_, pending, compiler);
+      compile_binaries(plan_, pending_, compiler);
+  const auto binary_of = [&](const PendingVariant<GemmConfig>& variant) -> const GemmBinary& {
+    return binaries[variant.shape].at(
+        gemm_binary_name(plan_.shapes[variant.shape].problem, variant.config));
+  };
 
   const std::uint64_t seed = fresh_random_seed();
-  std::vector<bool> baseline_measured(plan_.shapes.size(), false);
-  run.start_progress(pending);
-  for (const PendingVariant<GemmConfig>& variant : pending) {
-    if (run.should_stop()) break;
+  const std::vector<std::string> device_names = measurer_names(plan_, measurers_.size());
+  const bool several = measurers_.size() > 1;
+  // Each device's cuBLAS time per shape, measured there before its first variant of the shape;
+  // row d is written and read by device d's thread only.
+  std::vector<std::vector<std::optional<GemmBaseline>>> baselines(
+      measurers_.size(), std::vector<std::optional<GemmBaseline>>(plan_.shapes.size()));
+  run.start_progress(pending_, progress);
+  std::unique_ptr<DevicePool> pool;
+  DevicePool::Work work;
+  work.measure = [&](std::size_t device, std::size_t item) {
+    const PendingVariant<GemmConfig>& variant = pending_[item];
     const GemmTuningShape& shape = plan_.shapes[variant.shape];
-    GemmBaseline& baseline = summary.baselines[variant.shape];
-    if (!baseline_measured[variant.shape]) {
-      baseline_measured[variant.shape] = true;
-      baseline = measure_baseline(measurer_, shape.problem, plan_.gpu, seed);
-      run.say(baseline_line(shape.problem, baseline));
+    std::optional<GemmBaseline>& baseline = baselines[device][variant.shape];
+    if (!baseline) {
+      baseline = measure_baseline(*measurers_[device], shape.problem, plan_.gpu, seed);
+      pool->locked([&] {
+        GemmBaseline& shown = summary_.baselines[variant.shape];
+        if (!shown.median_ms && shown.note.empty()) shown = *baseline;
+        run.say(baseline_line(shape.problem, *baseline) +
+                (several ? " (" + device_names[device] + ")" : ""));
+      });
     }
-
-    const GemmBinary& binary =
-        binaries[variant.shape].at(gemm_binary_name(shape.problem, variant.config));
-    const VariantRecordContext context = run.record_context(variant);
-    db::MeasurementRecord record;
-    if (!binary.kernel.ok) {
-      record = gemm_compile_failure_record(context, plan_.gpu.arch, binary.source, binary.kernel);
-    } else {
-      GemmVariantJob job;
-      job.problem = shape.problem;
-      job.config = variant.config;
-      job.cubin = binary.kernel.cubin;
-      job.dynamic_shared_bytes = binary.source.dynamic_shared_bytes;
-      job.gpu = plan_.gpu;
-      job.seed = seed;
-      const VariantOutcome outcome = measurer_.measure(job);
-      if (!run.accept(outcome)) break;
-      record = gemm_measurement_record(context, shape.problem, plan_.gpu, binary.source,
-                                       binary.kernel, outcome, baseline);
+    const GemmBinary& binary = binary_of(variant);
+    GemmVariantJob job;
+    job.problem = shape.problem;
+    job.config = variant.config;
+    job.cubin = binary.kernel.cubin;
+    job.dynamic_shared_bytes = binary.source.dynamic_shared_bytes;
+    job.gpu = plan_.gpu;
+    job.seed = seed;
+    return measurers_[device]->measure(job);
+  };
+  work.record = [&](std::size_t device, std::size_t item, const VariantOutcome& outcome) {
+    if (!run.accept(outcome)) return false;
+    const PendingVariant<GemmConfig>& variant = pending_[item];
+    const GemmTuningShape& shape = plan_.shapes[variant.shape];
+    const GemmBinary& binary = binary_of(variant);
+    const GemmBaseline& baseline = *baselines[device][variant.shape];
+    const db::MeasurementRecord record =
+        gemm_measurement_record(run.record_context(variant), shape.problem, plan_.gpu,
+                                binary.source, binary.kernel, outcome, baseline);
+    run.record(record, variant.config.key(), shape.problem.key(), outcome_text(record, baseline),
+               several ? device_names[device] : "");
+    return true;
+  };
+  work.should_stop = [&] { return run.should_stop(); };
+  work.say = [&](const std::string& line) { run.notice(line); };
+  pool = std::make_unique<DevicePool>(device_names, work);
+  for (std::size_t item = 0; item < pending_.size(); ++item) {
+    const PendingVariant<GemmConfig>& variant = pending_[item];
+    const GemmBinary& binary = binary_of(variant);
+    if (binary.kernel.ok) {
+      pool->push(item);
+      continue;
     }
-    run.record(record, variant.config.key(), shape.problem.key(), outcome_text(record, baseline));
+    // Nothing to measure: recorded at once.
+    pool->locked([&] {
+      const db::MeasurementRecord record = gemm_compile_failure_record(
+          run.record_context(variant), plan_.gpu.arch, binary.source, binary.kernel);
+      run.record(record, variant.config.key(), plan_.shapes[variant.shape].problem.key(),
+                 failed_outcome_text(record));
+    });
   }
+  pool->finish();
+  pool.reset();
   run.finish_progress();
-  print_tables(run, plan_, summary);
+  print_tables(run, plan_, summary_);
   run.say_closing();
-  return summary;
+  return summary_;
 }
 
 }  // namespace swr

@@ -4,6 +4,7 @@
 // attention session: what every family's run does alike is in tuning_run.hpp.
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include "swr/gemm_config.hpp"
@@ -14,6 +15,11 @@
 #include "tuner/tuning/worker_protocol.hpp"
 
 namespace swr {
+
+class ProgressDisplay;
+class TuningRun;
+template <class Config>
+struct PendingVariant;
 
 using GemmTuningShape = TuningShapeOf<GemmProblem, GemmConfig>;
 using GemmTuningPlan = TuningPlanOf<GemmProblem, GemmConfig>;
@@ -26,13 +32,25 @@ class GemmTuningSession {
  public:
   GemmTuningSession(GemmTuningPlan plan, GemmVariantMeasurer& measurer,
                     const InterruptFlag& interrupt);
-  // Prints progress and the closing tables on stdout, notices on stderr.
-  GemmTuningSummary run();
+  // One measurer per device (plan.device_names names them): each measures cuBLAS on a shape
+  // before its first variant of that shape, and its variants are compared with that.
+  GemmTuningSession(GemmTuningPlan plan, std::vector<GemmVariantMeasurer*> measurers,
+                    const InterruptFlag& interrupt);
+  ~GemmTuningSession();
+
+  // As TuningSession::find_missing: what the run sets out to do, the number of variants it lacks.
+  int find_missing();
+  // Prints progress and the closing tables on stdout, notices on stderr. `progress`: the display
+  // of a whole run of several sessions.
+  GemmTuningSummary run(ProgressDisplay* progress = nullptr);
 
  private:
   GemmTuningPlan plan_;
-  GemmVariantMeasurer& measurer_;
+  std::vector<GemmVariantMeasurer*> measurers_;
   const InterruptFlag& interrupt_;
+  GemmTuningSummary summary_;
+  std::unique_ptr<TuningRun> run_;
+  std::vector<PendingVariant<GemmConfig>> pending_;
 };
 
 }  // namespace swr

@@ -25,10 +25,16 @@ struct TuningSettings {
   std::optional<double> time_budget_seconds;  // start no new variant after this long
   bool retune = false;                        // measure again what is already measured
   std::size_t table_rows = 10;                // variants in the closing table, per shape
+  // One per measurer of the session ("device 1"), named in the progress lines when there are
+  // several; empty: "device 0", "device 1", ...
+  std::vector<std::string> device_names;
   // What the measurement method of a variant adds under "selection" (how it came to be measured:
   // --model-top), keyed "<problem key>/<config key>"; none for a plain tune.
   std::map<std::string, nlohmann::json> selection;
 };
+
+// The name of each of `count` measurers: settings.device_names, else "device 0", "device 1", ...
+std::vector<std::string> measurer_names(const TuningSettings& settings, std::size_t count);
 
 // One problem and its variants, measured in this order (as far as compiling allows).
 template <class Problem, class Config>

@@ -7,6 +7,13 @@
 
 namespace swr {
 
+std::vector<std::string> measurer_names(const TuningSettings& settings, std::size_t count) {
+  if (settings.device_names.size() == count) return settings.device_names;
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < count; ++i) names.push_back("device " + std::to_string(i));
+  return names;
+}
+
 std::string first_error_line(const std::string& text) {
   return text.substr(0, text.find('\n'));
 }
@@ -48,6 +55,12 @@ void TuningRun::say(const std::string& line) {
   std::cout << line << "\n" << std::flush;
 }
 
+void TuningRun::notice(const std::string& line) {
+  if (display_) display_->finish();
+  std::fprintf(stderr, "%s\n", line.c_str());
+  std::fflush(stderr);
+}
+
 bool TuningRun::accept(const VariantOutcome& outcome) {
   if (outcome.dropped) {
     summary_.interrupted = true;
@@ -63,14 +76,17 @@ bool TuningRun::accept(const VariantOutcome& outcome) {
 }
 
 void TuningRun::record(const db::MeasurementRecord& record, const std::string& config_key,
-                       const std::string& problem_key, const std::string& outcome_text) {
+                       const std::string& problem_key, const std::string& outcome_text,
+                       const std::string& device_name) {
   database_.record_measurement(record);
   ++summary_.recorded;
   if (record.status != db::MeasurementStatus::ok) ++summary_.failed;
   std::string key = config_key;
   key.resize(std::max(key.size(), key_width_), ' ');
   std::string line = display_->next_counter() + " " + key + "  " + outcome_text;
-  if (problem_ids_.size() > 1) line += "  (" + problem_key + ")";
+  std::string where = problem_ids_.size() > 1 ? problem_key : "";
+  if (!device_name.empty()) where += (where.empty() ? "" : ", ") + device_name;
+  if (!where.empty()) line += "  (" + where + ")";
   display_->item_done(line);
 }
 

@@ -65,20 +65,26 @@ class TuningRun {
   }
 
   // The progress display of the measurements starts here; keys are padded to the longest.
+  // `shared`: the display of the whole run, which counts the other sessions' variants too (a plan
+  // of both families); none: this session's own.
   template <class Config>
-  void start_progress(const std::vector<PendingVariant<Config>>& pending);
+  void start_progress(const std::vector<PendingVariant<Config>>& pending,
+                      ProgressDisplay* shared = nullptr);
   // Whether to start no further variant: after Ctrl-C, or once --time-budget is spent (the
   // summary says which).
   bool should_stop();
-  // A line of its own between the progress lines.
+  // A line of its own between the progress lines; notice() puts it on stderr.
   void say(const std::string& line);
+  void notice(const std::string& line);
   // Takes what measuring a variant gave: false when it was dropped (a second Ctrl-C: the run
   // stops and there is nothing to record). Says once per run why the counters are missing.
   bool accept(const VariantOutcome& outcome);
   // Commits the record in its own transaction, counts it and prints its progress line: counter,
-  // key, `outcome_text`, and the problem when the run has several shapes.
+  // key, `outcome_text`, the problem when the run has several shapes and the device when it has
+  // several (`device_name` not empty).
   void record(const db::MeasurementRecord& record, const std::string& config_key,
-              const std::string& problem_key, const std::string& outcome_text);
+              const std::string& problem_key, const std::string& outcome_text,
+              const std::string& device_name = "");
   // Clears the progress display, before the closing tables.
   void finish_progress();
 
@@ -98,7 +104,8 @@ class TuningRun {
   std::optional<db::GpuId> gpu_id_;
   std::vector<std::optional<db::ProblemId>> problem_ids_;
   std::string toolkit_version_;
-  std::unique_ptr<ProgressDisplay> display_;
+  std::unique_ptr<ProgressDisplay> own_display_;
+  ProgressDisplay* display_ = nullptr;  // own_display_, or the run's shared one
   std::size_t key_width_ = 0;
   bool said_counters_unavailable_ = false;
 };
@@ -167,11 +174,16 @@ void TuningRun::create_rows(const std::vector<TuningShapeOf<Problem, Config>>& s
 }
 
 template <class Config>
-void TuningRun::start_progress(const std::vector<PendingVariant<Config>>& pending) {
+void TuningRun::start_progress(const std::vector<PendingVariant<Config>>& pending,
+                               ProgressDisplay* shared) {
   for (const PendingVariant<Config>& variant : pending) {
     key_width_ = std::max(key_width_, variant.config.key().size());
   }
-  display_ = std::make_unique<ProgressDisplay>("tuning", summary_.planned, false);
+  if (shared == nullptr) {
+    own_display_ = std::make_unique<ProgressDisplay>("tuning", summary_.planned, false);
+    shared = own_display_.get();
+  }
+  display_ = shared;
 }
 
 }  // namespace swr

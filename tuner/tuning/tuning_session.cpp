@@ -8,6 +8,7 @@
 #include "generator/nvrtc_compiler.hpp"
 #include "generator/parallel_compiler.hpp"
 #include "tuner/device_random_fill.hpp"
+#include "tuner/tuning/device_pool.hpp"
 #include "tuner/tuning/result_table.hpp"
 #include "tuner/tuning/timing_statistics.hpp"
 #include "tuner/tuning/tuning_run.hpp"
@@ -60,20 +61,33 @@ void print_results(TuningRun& run, const TuningPlan& plan) {
 
 TuningSession::TuningSession(TuningPlan plan, VariantMeasurer& measurer,
                              const InterruptFlag& interrupt)
-    : plan_(std::move(plan)), measurer_(measurer), interrupt_(interrupt) {}
+    : TuningSession(std::move(plan), std::vector<VariantMeasurer*>{&measurer}, interrupt) {}
 
-TuningSummary TuningSession::run() {
-  TuningSummary summary;
-  TuningRun run(plan_, interrupt_, summary);
-  std::vector<PendingVariant<AttentionConfig>> pending = run.find_missing(plan_.shapes, "");
-  if (pending.empty()) {
+TuningSession::TuningSession(TuningPlan plan, std::vector<VariantMeasurer*> measurers,
+                             const InterruptFlag& interrupt)
+    : plan_(std::move(plan)), measurers_(std::move(measurers)), interrupt_(interrupt) {}
+
+TuningSession::~TuningSession() = default;
+
+int TuningSession::find_missing() {
+  if (!run_) {
+    run_ = std::make_unique<TuningRun>(plan_, interrupt_, summary_);
+    pending_ = run_->find_missing(plan_.shapes, "");
+  }
+  return static_cast<int>(pending_.size());
+}
+
+TuningSummary TuningSession::run(ProgressDisplay* progress) {
+  find_missing();
+  TuningRun& run = *run_;
+  if (pending_.empty()) {
     print_results(run, plan_);
     run.say_everything_measured();
-    return summary;
+    return summary_;
   }
 
   const NvrtcCompiler compiler;
-  run.create_rows(plan_.shapes, pending, compiler.version());
+  run.create_rows(plan_.shapes, pending_, compiler.version());
   // The best median of each shape so far (the database's, then this run's): a variant far slower
   // than it gets one timed run (kSlowVariantFactor).
   std::vector<std::optional<double>> best_ms(plan_.shapes.size());
@@ -84,47 +98,80 @@ TuningSummary TuningSession::run() {
   }
   std::map<std::string, std::size_t> pending_by_id;
   std::vector<CompileJob> jobs;
-  for (std::size_t i = 0; i < pending.size(); ++i) {
-    const AttentionProblem& problem = plan_.shapes[pending[i].shape].problem;
-    pending_by_id[variant_id(problem, pending[i].config)] = i;
-    jobs.push_back(CompileJob{problem, pending[i].config, plan_.gpu.arch});
+  for (std::size_t i = 0; i < pending_.size(); ++i) {
+    const AttentionProblem& problem = plan_.shapes[pending_[i].shape].problem;
+    pending_by_id[variant_id(problem, pending_[i].config)] = i;
+    jobs.push_back(CompileJob{problem, pending_[i].config, plan_.gpu.arch});
   }
 
   const CubinCache cache(plan_.cubin_cache);
   const std::uint64_t seed = fresh_random_seed();  // fresh inputs for every tuning run
-  run.start_progress(pending);
-  // Each variant is measured as soon as it is compiled, while the others go on compiling.
-  const auto on_compiled = [&](const CompileResult& compiled) {
-    if (run.should_stop()) throw StopTuning{};
-    const PendingVariant<AttentionConfig>& variant =
-        pending.at(pending_by_id.at(variant_id(compiled.job.problem, compiled.job.config)));
-    const VariantRecordContext context = run.record_context(variant);
-    db::MeasurementRecord record;
-    if (!compiled.kernel.ok) {
-      record = compile_failure_record(context, compiled);
-    } else {
-      std::optional<double> stop_timing_above_ms;
-      if (best_ms[variant.shape])
-        stop_timing_above_ms = *best_ms[variant.shape] * kSlowVariantFactor;
-      const VariantJob job{compiled.job.problem,
-                           compiled.job.config,
-                           compiled.kernel.cubin,
-                           compiled.source.dynamic_shared_bytes,
-                           plan_.gpu,
-                           seed,
-                           stop_timing_above_ms};
-      const VariantOutcome outcome = measurer_.measure(job);
-      if (!run.accept(outcome)) throw StopTuning{};
-      record = measured_variant_record(context, compiled.job.problem, plan_.gpu, compiled, outcome);
-    }
-    const auto selection =
-        plan_.selection.find(variant_id(compiled.job.problem, compiled.job.config));
+  const std::vector<std::string> device_names = measurer_names(plan_, measurers_.size());
+  run.start_progress(pending_, progress);
+  // Each variant goes to the devices as soon as it is compiled, while the others go on compiling;
+  // compiled[i] is written before item i is pushed and read only after it is taken.
+  std::vector<CompileResult> compiled(pending_.size());
+  // How a variant came to be measured (--model-top), in its record's method.
+  const auto add_selection = [&](db::MeasurementRecord& record, const CompileResult& result) {
+    const auto selection = plan_.selection.find(variant_id(result.job.problem, result.job.config));
     if (selection != plan_.selection.end()) record.method["selection"] = selection->second;
-    run.record(record, compiled.job.config.key(), compiled.job.problem.key(), outcome_text(record));
+  };
+  std::unique_ptr<DevicePool> pool;
+  DevicePool::Work work;
+  work.measure = [&](std::size_t device, std::size_t item) {
+    const CompileResult& result = compiled[item];
+    std::optional<double> stop_timing_above_ms;
+    pool->locked([&] {
+      if (const auto best = best_ms[pending_[item].shape]) {
+        stop_timing_above_ms = *best * kSlowVariantFactor;
+      }
+    });
+    const VariantJob job{result.job.problem,  result.job.config,
+                         result.kernel.cubin, result.source.dynamic_shared_bytes,
+                         plan_.gpu,           seed,
+                         stop_timing_above_ms};
+    return measurers_[device]->measure(job);
+  };
+  work.record = [&](std::size_t device, std::size_t item, const VariantOutcome& outcome) {
+    if (!run.accept(outcome)) return false;
+    const CompileResult& result = compiled[item];
+    const PendingVariant<AttentionConfig>& variant = pending_[item];
+    db::MeasurementRecord record = measured_variant_record(
+        run.record_context(variant), result.job.problem, plan_.gpu, result, outcome);
+    add_selection(record, result);
+    run.record(record, result.job.config.key(), result.job.problem.key(), outcome_text(record),
+               measurers_.size() > 1 ? device_names[device] : "");
+    std::optional<double>& best = best_ms[variant.shape];
     if (record.status == db::MeasurementStatus::ok && record.median_ms &&
-        (!best_ms[variant.shape] || *record.median_ms < *best_ms[variant.shape])) {
-      best_ms[variant.shape] = record.median_ms;
+        (!best || *record.median_ms < *best)) {
+      best = record.median_ms;
     }
+    return true;
+  };
+  work.should_stop = [&] { return run.should_stop(); };
+  work.say = [&](const std::string& line) { run.notice(line); };
+  pool = std::make_unique<DevicePool>(device_names, work);
+
+  const auto on_compiled = [&](const CompileResult& result) {
+    const std::size_t item = pending_by_id.at(variant_id(result.job.problem, result.job.config));
+    bool stop = pool->stopped();
+    if (!stop && !result.kernel.ok) {
+      // Nothing to measure: recorded here, in the devices' turn.
+      pool->locked([&] {
+        stop = run.should_stop();
+        if (!stop) {
+          db::MeasurementRecord record =
+              compile_failure_record(run.record_context(pending_[item]), result);
+          add_selection(record, result);
+          run.record(record, result.job.config.key(), result.job.problem.key(),
+                     outcome_text(record));
+        }
+      });
+    }
+    if (stop) throw StopTuning{};
+    if (!result.kernel.ok) return;
+    compiled[item] = result;
+    pool->push(item);
   };
 
   try {
@@ -132,10 +179,12 @@ TuningSummary TuningSession::run() {
   } catch (const StopTuning&) {
     // compile_in_parallel has let the compiles in flight finish; nothing else to undo.
   }
+  pool->finish();  // the devices measure what was pushed (unless the run stops)
+  pool.reset();
   run.finish_progress();
   print_results(run, plan_);
   run.say_closing();
-  return summary;
+  return summary_;
 }
 
 }  // namespace swr

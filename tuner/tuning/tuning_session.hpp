@@ -1,9 +1,13 @@
 // One attention tuning run: for each shape, measure every variant of the space that the database
 // does not hold yet for this GPU (all of them with retune), committing each on its own, while the
-// rest compile in parallel. A run stopped by Ctrl-C, --limit or --time-budget keeps what it
-// measured; the same command later measures only what is missing. It ends with the result tables.
-// What every family's run does alike is in tuning_run.hpp.
+// rest compile in parallel. With several measurers (one per device of the run) the variants are
+// spread over them (device_pool.hpp). A run stopped by Ctrl-C, --limit or --time-budget keeps
+// what it measured; the same command later measures only what is missing. It ends with the result
+// tables. What every family's run does alike is in tuning_run.hpp.
 #pragma once
+
+#include <memory>
+#include <vector>
 
 #include "swr/attention_config.hpp"
 #include "swr/attention_problem.hpp"
@@ -13,22 +17,39 @@
 
 namespace swr {
 
+class ProgressDisplay;
+class TuningRun;
+template <class Config>
+struct PendingVariant;
+
 using TuningShape = TuningShapeOf<AttentionProblem, AttentionConfig>;
 using TuningPlan = TuningPlanOf<AttentionProblem, AttentionConfig>;
 
 class TuningSession {
  public:
-  // `measurer` is only asked when something needs measuring (a complete shape costs no device).
+  // Measurers are only asked when something needs measuring (a complete shape costs no device).
   TuningSession(TuningPlan plan, VariantMeasurer& measurer, const InterruptFlag& interrupt);
-  // Prints progress and the closing tables on stdout, notices on stderr. Throws UsageError for a
+  // One measurer per device (plan.device_names names them).
+  TuningSession(TuningPlan plan, std::vector<VariantMeasurer*> measurers,
+                const InterruptFlag& interrupt);
+  ~TuningSession();
+
+  // Opens the database and says what the run sets out to do; returns how many variants it lacks.
+  // run() calls it when it was not called.
+  int find_missing();
+  // Prints progress and the closing tables on stdout, notices on stderr. `progress`: the display
+  // of a whole run of several sessions (it counts their variants too). Throws UsageError for a
   // database it cannot use, std::runtime_error when measuring is impossible (what is committed
   // stays committed).
-  TuningSummary run();
+  TuningSummary run(ProgressDisplay* progress = nullptr);
 
  private:
   TuningPlan plan_;
-  VariantMeasurer& measurer_;
+  std::vector<VariantMeasurer*> measurers_;
   const InterruptFlag& interrupt_;
+  TuningSummary summary_;
+  std::unique_ptr<TuningRun> run_;
+  std::vector<PendingVariant<AttentionConfig>> pending_;
 };
 
 }  // namespace swr

@@ -112,8 +112,10 @@ db::MeasurementRecord compile_failure_record(const VariantRecordContext& context
 
 double compulsory_attention_bytes(const AttentionProblem& problem) {
   const double element = static_cast<double>(element_bytes(problem.dtype));
-  const double heads = static_cast<double>(problem.batch) * problem.heads * problem.head_dim;
-  return heads * (2.0 * problem.seq_q + 2.0 * problem.seq_kv) * element;
+  const double rows = static_cast<double>(problem.batch) * problem.head_dim;
+  return rows *
+         (2.0 * problem.heads * problem.seq_q + 2.0 * problem.kv_head_count() * problem.seq_kv) *
+         element;
 }
 
 ProblemWork problem_work(const AttentionProblem& problem) {

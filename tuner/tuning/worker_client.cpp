@@ -51,8 +51,12 @@ std::vector<std::string> measurement_worker_command(const char* subcommand) {
 }
 
 WorkerClient::WorkerClient(std::vector<std::string> command, WorkerTimeouts timeouts,
-                           const InterruptFlag* interrupt)
-    : command_(std::move(command)), timeouts_(timeouts), interrupt_(interrupt) {
+                           const InterruptFlag* interrupt,
+                           std::map<std::string, std::string> environment)
+    : command_(std::move(command)),
+      environment_(std::move(environment)),
+      timeouts_(timeouts),
+      interrupt_(interrupt) {
   signal(SIGPIPE, SIG_IGN);
 }
 
@@ -61,7 +65,7 @@ WorkerClient::~WorkerClient() {
 }
 
 void WorkerClient::start_worker() {
-  worker_ = std::make_unique<ChildProcess>(command_);
+  worker_ = std::make_unique<ChildProcess>(command_, environment_);
   ++workers_started_;
   const ChildProcess::ReadResult ready = worker_->read_line(Clock::now() + timeouts_.startup);
   std::string problem;
@@ -110,6 +114,11 @@ std::string WorkerClient::end_worker_and_describe(bool kill_now) {
   if (!stderr_text.empty()) text += "; its last stderr: " + stderr_text;
   worker_.reset();
   return text;
+}
+
+VariantOutcome GemmWorkerClient::measure(const GemmVariantJob& job) {
+  return worker_.measure_message(gemm_measure_request(job),
+                                 gemm_measurement_timeout_seconds(job.problem, job.gpu));
 }
 
 VariantOutcome WorkerClient::measure(const VariantJob& job) {

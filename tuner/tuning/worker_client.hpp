@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -38,11 +39,13 @@ std::vector<std::string> measurement_worker_command(
 
 class WorkerClient : public VariantMeasurer {
  public:
-  // `command`: program path and arguments of the worker. `interrupt` (optional): a second Ctrl-C
-  // abandons the variant in flight (the worker is killed, the outcome says dropped).
+  // `command`: program path and arguments of the worker; `environment`: added to its environment
+  // (SWR_DEVICE picks its device). `interrupt` (optional): a second Ctrl-C abandons the variant
+  // in flight (the worker is killed, the outcome says dropped).
   // Ignores SIGPIPE in this process: a worker that dies must not kill the tuner through a write.
   explicit WorkerClient(std::vector<std::string> command, WorkerTimeouts timeouts = {},
-                        const InterruptFlag* interrupt = nullptr);
+                        const InterruptFlag* interrupt = nullptr,
+                        std::map<std::string, std::string> environment = {});
   ~WorkerClient() override;
   WorkerClient(const WorkerClient&) = delete;
   WorkerClient& operator=(const WorkerClient&) = delete;
@@ -63,11 +66,24 @@ class WorkerClient : public VariantMeasurer {
   std::string end_worker_and_describe(bool kill_now);
 
   std::vector<std::string> command_;
+  std::map<std::string, std::string> environment_;
   WorkerTimeouts timeouts_;
   const InterruptFlag* interrupt_;
   std::unique_ptr<ChildProcess> worker_;
   int workers_started_ = 0;
   std::string device_name_;
+};
+
+// The GEMM worker behind the GEMM session's measurer interface.
+class GemmWorkerClient : public GemmVariantMeasurer {
+ public:
+  GemmWorkerClient(const InterruptFlag& interrupt, std::map<std::string, std::string> environment)
+      : worker_(measurement_worker_command(kMeasureGemmWorkerSubcommand), WorkerTimeouts{},
+                &interrupt, std::move(environment)) {}
+  VariantOutcome measure(const GemmVariantJob& job) override;
+
+ private:
+  WorkerClient worker_;
 };
 
 }  // namespace swr

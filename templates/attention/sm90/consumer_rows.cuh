@@ -52,10 +52,12 @@ struct ConsumerRows {
     }
   }
 
-  // -inf for keys at or past seq_kv and, for causal, keys after the row (top-left aligned).
-  __device__ __forceinline__ void mask(float* s, int q_row0, int kv_col0, int seq_kv) const {
+  // -inf for keys at or past seq_kv and, for causal, keys past the row's diagonal: row i sees keys
+  // j <= i + causal_shift (0: top-left aligned; seq_kv - seq_q: bottom-right).
+  __device__ __forceinline__ void mask(float* s, int q_row0, int kv_col0, int seq_kv,
+                                       int causal_shift) const {
     const bool tail = kv_col0 + kBlockN > seq_kv;
-    const bool diagonal = T::kCausal && kv_col0 + kBlockN - 1 > q_row0 + first_row;
+    const bool diagonal = T::kCausal && kv_col0 + kBlockN - 1 > q_row0 + first_row + causal_shift;
     if (!tail && !diagonal) return;
 #pragma unroll
     for (int n = 0; n < kBlockN / 8; ++n)
@@ -63,7 +65,8 @@ struct ConsumerRows {
       for (int e = 0; e < 4; ++e) {
         const int row = q_row0 + first_row + group() + (e / 2) * 8;
         const int col = kv_col0 + n * 8 + 2 * quad() + (e % 2);
-        if (col >= seq_kv || (T::kCausal && col > row)) s[4 * n + e] = negative_infinity();
+        if (col >= seq_kv || (T::kCausal && col > row + causal_shift))
+          s[4 * n + e] = negative_infinity();
       }
   }
 
@@ -140,9 +143,10 @@ struct ConsumerRows {
     swr::sm90::fence_proxy_async_shared();
   }
 
-  // O / l as 16-bit pairs straight to global memory (rows past seq_q are not written).
-  __device__ __forceinline__ void store(const float* output, unsigned short* o, int q_row0,
-                                        int seq_q) const {
+  // O / l as 16-bit pairs straight to global memory, rows `row_stride` elements apart from
+  // o_head (rows past seq_q are not written; a row that saw no key has l = 0 and is written 0).
+  __device__ __forceinline__ void store(const float* output, unsigned short* o_head,
+                                        long long row_stride, int q_row0, int seq_q) const {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       float sum = row_sum[h];
@@ -151,7 +155,7 @@ struct ConsumerRows {
       const float inverse = sum > 0.f ? 1.f / sum : 0.f;
       const int row = q_row0 + first_row + group() + h * 8;
       if (row < seq_q) {
-        unsigned* out_row = reinterpret_cast<unsigned*>(o + static_cast<long long>(row) * kHeadDim);
+        unsigned* out_row = reinterpret_cast<unsigned*>(o_head + row * row_stride);
 #pragma unroll
         for (int n = 0; n < kHeadDim / 8; ++n)
           out_row[n * 4 + quad()] = pack_pair<T::kElement>(output[4 * n + 2 * h] * inverse,

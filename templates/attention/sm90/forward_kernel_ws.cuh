@@ -8,13 +8,15 @@
 // both roles walk K/V in kv_tile_at(step, kv_tiles, round) order (each role keeps its own count,
 // so they agree without talking); masking keys on the K/V block index, never on the step.
 //
-// Tensor maps (cuTensorMapEncodeTiled, 16-bit elements, SWIZZLE_128B, OOB fill zero), rank 3:
-//   q_map: dims {HeadDim, seq_q, batch*heads}, strides {HeadDim*2, seq_q*HeadDim*2} bytes,
-//          box {64, BlockM, 1}
-//   k_map, v_map: dims {HeadDim, seq_kv, batch*heads}, box {64, BlockN, 1}
+// Tensor maps (cuTensorMapEncodeTiled, 16-bit elements, swizzle of Traits::kSwizzleBytes, OOB
+// fill zero; runtime/attention_tensor_maps.hpp), rank 4 over each tensor's own strides:
+//   q_map: dims {HeadDim, seq_q, heads, batch}, box {kChunkColumns, BlockM, 1, 1}
+//   k_map, v_map: dims {HeadDim, seq_kv, kv_heads, batch}, box {kChunkColumns, BlockN, 1, 1}
 // so a box never reads another head's rows; rows past seq are zero-filled (and masked with -inf).
+// O is written from registers at args.o's strides.
 #pragma once
 
+#include "attention/attention_args.cuh"
 #include "attention/attention_schedule.cuh"
 #include "attention/sm90/consumer_rows.cuh"
 #include "attention/sm90/role_tiles.cuh"
@@ -46,56 +48,81 @@ struct SharedStorage {
 template <class T>
 constexpr unsigned kConsumerArrivals = 4 * T::kConsumerWgs;
 
+// Where a tile's rows lie: its (batch, query head) and the K/V head that query head reads.
+struct TileHeads {
+  int batch;
+  int head;
+  int kv_head;
+};
+__device__ __forceinline__ TileHeads tile_heads(const TileCoord& coord, const AttentionArgs& args) {
+  TileHeads heads;
+  heads.batch = coord.batch_head / args.heads;
+  heads.head = coord.batch_head - heads.batch * args.heads;
+  heads.kv_head = kv_head_of(heads.head, args.heads, args.kv_heads);
+  return heads;
+}
+
+// One tile of rows [row, row + rows) of (batch, head), as kChunks boxes of kChunkColumns.
 template <class T>
 __device__ __forceinline__ void load_tile(unsigned char* dst, const TmaDescriptor* map,
-                                          unsigned long long* bar, int row, int batch_head,
+                                          unsigned long long* bar, int row, int head, int batch,
                                           int chunk_bytes, bool kv) {
 #pragma unroll
   for (int c = 0; c < T::kChunks; ++c) {
+    const int column = c * T::kChunkColumns;
     if (kv && T::kHint == KvCacheHint::evict_last) {
-      swr::sm90::tma_load_3d_hint(dst + c * chunk_bytes, map, bar, c * 64, row, batch_head,
+      swr::sm90::tma_load_4d_hint(dst + c * chunk_bytes, map, bar, column, row, head, batch,
                                   swr::sm90::kCacheEvictLast);
     } else {
-      swr::sm90::tma_load_3d(dst + c * chunk_bytes, map, bar, c * 64, row, batch_head);
+      swr::sm90::tma_load_4d(dst + c * chunk_bytes, map, bar, column, row, head, batch);
     }
   }
+}
+
+// A Q tile whose rows see no key (bottom-right causal with seq_q > seq_kv) reads nothing: both
+// roles skip its loads and waits alike, and its rows of O are written as 0.
+template <class T>
+__device__ __forceinline__ int kv_tiles_of(const TileCoord& coord, const AttentionArgs& args) {
+  return kv_tiles_of_q_tile(T::kCausal, coord.q_tile, T::kBlockM, T::kBlockN, args.seq_q,
+                            args.seq_kv, args.causal_shift);
 }
 
 template <class T>
 __device__ __forceinline__ void produce(const TmaDescriptor* q_map, const TmaDescriptor* k_map,
                                         const TmaDescriptor* v_map, unsigned char* tiles,
-                                        SharedStorage<T>& bars, int batch_heads, int seq_q,
-                                        int seq_kv, int* tile_counter, int wave_size) {
+                                        SharedStorage<T>& bars, const AttentionArgs& args) {
   if constexpr (T::kPlantedHang) return;  // test-only: the consumers wait forever on an mbarrier
   unsigned char* q_tile = tiles;
   unsigned char* k_tiles = tiles + T::kQBytes;
   unsigned char* v_tiles = k_tiles + T::kStages * T::kKvBytes;
   PipelineState<1> q_state;
   PipelineState<T::kStages> k_state, v_state;
-  const int q_tiles = (seq_q + T::kBlockM - 1) / T::kBlockM;
+  const int q_tiles = (args.seq_q + T::kBlockM - 1) / T::kBlockM;
+  const int batch_heads = args.batch * args.heads;
   producer_tiles<T::kPersistence>(
-      q_tiles * batch_heads, tile_counter, wave_size, bars.queue, [&](int linear_tile, int round) {
+      q_tiles * batch_heads, args.tile_counter, args.wave_size, bars.queue,
+      [&](int linear_tile, int round) {
         const TileCoord coord =
             tile_coord(T::kSwizzle, T::kHeadGroup, T::kCausal, linear_tile, q_tiles, batch_heads);
-        const int q_row0 = coord.q_tile * T::kBlockM;
-        const int kv_tiles =
-            kv_tiles_of_q_tile(T::kCausal, coord.q_tile, T::kBlockM, T::kBlockN, seq_q, seq_kv);
+        const int kv_tiles = kv_tiles_of<T>(coord, args);
+        if (kv_tiles == 0) return;
+        const TileHeads heads = tile_heads(coord, args);
         bars.q.producer_acquire(q_state);
         swr::sm90::mbarrier_arrive_expect_tx(&bars.q.full[0], T::kQBytes);
-        load_tile<T>(q_tile, q_map, &bars.q.full[0], q_row0, coord.batch_head, T::kQChunkBytes,
-                     false);
+        load_tile<T>(q_tile, q_map, &bars.q.full[0], coord.q_tile * T::kBlockM, heads.head,
+                     heads.batch, T::kQChunkBytes, false);
         q_state.advance();
         for (int step = 0; step < kv_tiles; ++step) {
           const int kv_row0 = kv_tile_at(T::kOrder, step, kv_tiles, round) * T::kBlockN;
           bars.k.producer_acquire(k_state);
           swr::sm90::mbarrier_arrive_expect_tx(&bars.k.full[k_state.index], T::kKvBytes);
           load_tile<T>(k_tiles + k_state.index * T::kKvBytes, k_map, &bars.k.full[k_state.index],
-                       kv_row0, coord.batch_head, T::kKvChunkBytes, true);
+                       kv_row0, heads.kv_head, heads.batch, T::kKvChunkBytes, true);
           k_state.advance();
           bars.v.producer_acquire(v_state);
           swr::sm90::mbarrier_arrive_expect_tx(&bars.v.full[v_state.index], T::kKvBytes);
           load_tile<T>(v_tiles + v_state.index * T::kKvBytes, v_map, &bars.v.full[v_state.index],
-                       kv_row0, coord.batch_head, T::kKvChunkBytes, true);
+                       kv_row0, heads.kv_head, heads.batch, T::kKvChunkBytes, true);
           v_state.advance();
         }
       });
@@ -114,8 +141,7 @@ __device__ __forceinline__ void fence_words(unsigned* x) {
 
 template <class T>
 __device__ __forceinline__ void consume(unsigned char* tiles, SharedStorage<T>& bars,
-                                        unsigned short* o, int batch_heads, int seq_q, int seq_kv,
-                                        float scale_log2, int* tile_counter, int wave_size) {
+                                        unsigned short* o, const AttentionArgs& args) {
   using Rows = ConsumerRows<T>;
   constexpr int kS = Rows::kScoreRegs;
   constexpr int kO = Rows::kOutputRegs;
@@ -127,7 +153,7 @@ __device__ __forceinline__ void consume(unsigned char* tiles, SharedStorage<T>& 
   const int wg = swr::sm90::warpgroup_index() - 1;
   // SS form: this warpgroup's P tile, and the named barrier its four warps meet at once each has
   // stored its rows of P.
-  unsigned char* p_tile = v_tiles + T::kStages * T::kKvBytes + wg * T::kPBytesPerWarpgroup;
+  unsigned char* p_tile = tiles + T::kPOffset + wg * T::kPBytesPerWarpgroup;
   const int p_barrier = wg == 0   ? swr::sm90::barrier_id::kConsumer0
                         : wg == 1 ? swr::sm90::barrier_id::kConsumer1
                                   : swr::sm90::barrier_id::kConsumer2;
@@ -157,26 +183,29 @@ __device__ __forceinline__ void consume(unsigned char* tiles, SharedStorage<T>& 
   }
 
   // S = Q K^T for this warpgroup's 64 rows (A: Q rows wg*64.., K-major; B: K tile, K-major).
+  // Each k16 step reads 32 bytes of a row: chunk kk / kSteps, at (kk % kSteps) * 32 in it.
+  constexpr int kStepsPerChunk = T::kChunkColumns / 16;
   auto issue_s = [&](int slot) {
-    unsigned char* q_rows = q_tile + wg * 64 * 128;
+    unsigned char* q_rows = q_tile + wg * 64 * T::kSwizzleBytes;
     unsigned char* k_tile = k_tiles + slot * T::kKvBytes;
     fence_floats<kS>(s);
     swr::sm90::wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < T::kHeadDim / 16; ++kk) {
-      const int chunk = kk / 4;
+      const int chunk = kk / kStepsPerChunk;
+      const int offset = (kk % kStepsPerChunk) * 32;
       const unsigned long long da =
-          swr::sm90::make_desc_kmajor_sw128(q_rows + chunk * T::kQChunkBytes + (kk % 4) * 32);
+          swr::sm90::make_desc_kmajor<T::kSwizzleBytes>(q_rows + chunk * T::kQChunkBytes + offset);
       const unsigned long long db =
-          swr::sm90::make_desc_kmajor_sw128(k_tile + chunk * T::kKvChunkBytes + (kk % 4) * 32);
+          swr::sm90::make_desc_kmajor<T::kSwizzleBytes>(k_tile + chunk * T::kKvChunkBytes + offset);
       swr::sm90::wgmma_ss_n<T::kBlockN, T::kElement, 0>(s, da, db, kk > 0 ? 1 : 0);
     }
     swr::sm90::wgmma_commit();
     fence_floats<kS>(s);
   };
   // O += P V (A: P in registers, or this warpgroup's P tile, K-major like Q; B: V tile
-  // [keys][HeadDim] is MN-major: 64-column chunks of BlockN rows, LBO = chunk stride, SBO = 8
-  // rows = 1024 B, k16 step = 16 rows = 2048 B).
+  // [keys][HeadDim] is MN-major: kChunkColumns-wide chunks of BlockN rows, LBO = chunk stride,
+  // SBO = 8 rows, k16 step = 16 rows).
   auto issue_pv = [&](int slot) {
     unsigned char* v_tile = v_tiles + slot * T::kKvBytes;
     if constexpr (T::kPInSharedMemory) {
@@ -188,8 +217,8 @@ __device__ __forceinline__ void consume(unsigned char* tiles, SharedStorage<T>& 
     swr::sm90::wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < T::kBlockN / 16; ++kk) {
-      const unsigned long long db =
-          swr::sm90::make_desc_mnmajor_sw128(v_tile + kk * 2048, T::kKvChunkBytes);
+      const unsigned long long db = swr::sm90::make_desc_mnmajor<T::kSwizzleBytes>(
+          v_tile + kk * 16 * T::kSwizzleBytes, T::kKvChunkBytes);
       if constexpr (T::kPInSharedMemory) {
         const unsigned long long da =
             swr::sm90::make_desc_kmajor_sw128(p_tile + (kk / 4) * T::kPChunkBytes + (kk % 4) * 32);
@@ -215,35 +244,93 @@ __device__ __forceinline__ void consume(unsigned char* tiles, SharedStorage<T>& 
     if (warp_leader) swr::sm90::mbarrier_arrive(empty);
   };
 
+  const int seq_kv = args.seq_kv;
+  const int causal_shift = args.causal_shift;
+  const float scale_log2 = args.scale_log2;
   PipelineState<1> q_state;
   PipelineState<T::kStages> k_state, v_state;
-  const int q_tiles = (seq_q + T::kBlockM - 1) / T::kBlockM;
+  const int q_tiles = (args.seq_q + T::kBlockM - 1) / T::kBlockM;
+  const int batch_heads = args.batch * args.heads;
   consumer_tiles<T::kPersistence>(
-      q_tiles * batch_heads, tile_counter, wave_size, bars.queue, [&](int linear_tile, int round) {
+      q_tiles * batch_heads, args.tile_counter, args.wave_size, bars.queue,
+      [&](int linear_tile, int round) {
         const TileCoord coord =
             tile_coord(T::kSwizzle, T::kHeadGroup, T::kCausal, linear_tile, q_tiles, batch_heads);
         const int q_row0 = coord.q_tile * T::kBlockM;
-        const int kv_tiles =
-            kv_tiles_of_q_tile(T::kCausal, coord.q_tile, T::kBlockM, T::kBlockN, seq_q, seq_kv);
+        const int kv_tiles = kv_tiles_of<T>(coord, args);
+        const TileHeads heads = tile_heads(coord, args);
+        unsigned short* o_head = o + row_offset(args.o, heads.batch, heads.head, 0);
         rows.start(out);
-        bars.q.consumer_wait(q_state);
+        // No row of the tile sees a key: nothing was loaded, O is written 0 (l = 0).
+        if (kv_tiles > 0) {
+          bars.q.consumer_wait(q_state);
 
-        if constexpr (!T::kIntraWgOverlap) {
-          for (int step = 0; step < kv_tiles; ++step) {
-            const int kv_col0 = kv_tile_at(T::kOrder, step, kv_tiles, round) * T::kBlockN;
-            bars.k.consumer_wait(k_state);
-            order_sync();
-            issue_s(k_state.index);
-            order_arrive();
-            swr::sm90::wgmma_wait<0>();
-            fence_floats<kS>(s);
-            release(&bars.k.empty[k_state.index]);
-            k_state.advance();
-            if (step == kv_tiles - 1) release(&bars.q.empty[0]);
-            rows.mask(s, q_row0, kv_col0, seq_kv);
-            float rescale[2];
-            if (rows.softmax(s, scale_log2, rescale)) Rows::rescale_output(out, rescale);
-            stage_p();
+          if constexpr (!T::kIntraWgOverlap) {
+            for (int step = 0; step < kv_tiles; ++step) {
+              const int kv_col0 = kv_tile_at(T::kOrder, step, kv_tiles, round) * T::kBlockN;
+              bars.k.consumer_wait(k_state);
+              order_sync();
+              issue_s(k_state.index);
+              order_arrive();
+              swr::sm90::wgmma_wait<0>();
+              fence_floats<kS>(s);
+              release(&bars.k.empty[k_state.index]);
+              k_state.advance();
+              if (step == kv_tiles - 1) release(&bars.q.empty[0]);
+              rows.mask(s, q_row0, kv_col0, seq_kv, causal_shift);
+              float rescale[2];
+              if (rows.softmax(s, scale_log2, rescale)) Rows::rescale_output(out, rescale);
+              stage_p();
+              bars.v.consumer_wait(v_state);
+              issue_pv(v_state.index);
+              swr::sm90::wgmma_wait<0>();
+              fence_floats<kO>(out);
+              release(&bars.v.empty[v_state.index]);
+              v_state.advance();
+            }
+          } else {
+            // Step 0: S(0) alone.
+            {
+              const int kv_col0 = kv_tile_at(T::kOrder, 0, kv_tiles, round) * T::kBlockN;
+              bars.k.consumer_wait(k_state);
+              order_sync();
+              issue_s(k_state.index);
+              order_arrive();
+              swr::sm90::wgmma_wait<0>();
+              fence_floats<kS>(s);
+              release(&bars.k.empty[k_state.index]);
+              k_state.advance();
+              if (kv_tiles == 1) release(&bars.q.empty[0]);
+              rows.mask(s, q_row0, kv_col0, seq_kv, causal_shift);
+              float rescale[2];
+              rows.softmax(s, scale_log2, rescale);  // O is still 0: nothing to rescale
+              stage_p();
+            }
+            // Step j: issue S(j) and PV(j-1); softmax(j) runs while PV(j-1) is in flight.
+            for (int step = 1; step < kv_tiles; ++step) {
+              const int kv_col0 = kv_tile_at(T::kOrder, step, kv_tiles, round) * T::kBlockN;
+              bars.k.consumer_wait(k_state);
+              order_sync();
+              issue_s(k_state.index);
+              bars.v.consumer_wait(v_state);
+              issue_pv(v_state.index);
+              order_arrive();
+              swr::sm90::wgmma_wait<1>();
+              fence_floats<kS>(s);
+              release(&bars.k.empty[k_state.index]);
+              k_state.advance();
+              if (step == kv_tiles - 1) release(&bars.q.empty[0]);
+              rows.mask(s, q_row0, kv_col0, seq_kv, causal_shift);
+              float rescale[2];
+              const bool moved = rows.softmax(s, scale_log2, rescale);
+              swr::sm90::wgmma_wait<0>();
+              fence_floats<kO>(out);
+              if constexpr (!T::kPInSharedMemory) fence_words<kP>(p);
+              release(&bars.v.empty[v_state.index]);
+              v_state.advance();
+              if (moved) Rows::rescale_output(out, rescale);
+              stage_p();
+            }
             bars.v.consumer_wait(v_state);
             issue_pv(v_state.index);
             swr::sm90::wgmma_wait<0>();
@@ -251,70 +338,21 @@ __device__ __forceinline__ void consume(unsigned char* tiles, SharedStorage<T>& 
             release(&bars.v.empty[v_state.index]);
             v_state.advance();
           }
-        } else {
-          // Step 0: S(0) alone.
-          {
-            const int kv_col0 = kv_tile_at(T::kOrder, 0, kv_tiles, round) * T::kBlockN;
-            bars.k.consumer_wait(k_state);
-            order_sync();
-            issue_s(k_state.index);
-            order_arrive();
-            swr::sm90::wgmma_wait<0>();
-            fence_floats<kS>(s);
-            release(&bars.k.empty[k_state.index]);
-            k_state.advance();
-            if (kv_tiles == 1) release(&bars.q.empty[0]);
-            rows.mask(s, q_row0, kv_col0, seq_kv);
-            float rescale[2];
-            rows.softmax(s, scale_log2, rescale);  // O is still 0: nothing to rescale
-            stage_p();
-          }
-          // Step j: issue S(j) and PV(j-1); softmax(j) runs while PV(j-1) is in flight.
-          for (int step = 1; step < kv_tiles; ++step) {
-            const int kv_col0 = kv_tile_at(T::kOrder, step, kv_tiles, round) * T::kBlockN;
-            bars.k.consumer_wait(k_state);
-            order_sync();
-            issue_s(k_state.index);
-            bars.v.consumer_wait(v_state);
-            issue_pv(v_state.index);
-            order_arrive();
-            swr::sm90::wgmma_wait<1>();
-            fence_floats<kS>(s);
-            release(&bars.k.empty[k_state.index]);
-            k_state.advance();
-            if (step == kv_tiles - 1) release(&bars.q.empty[0]);
-            rows.mask(s, q_row0, kv_col0, seq_kv);
-            float rescale[2];
-            const bool moved = rows.softmax(s, scale_log2, rescale);
-            swr::sm90::wgmma_wait<0>();
-            fence_floats<kO>(out);
-            if constexpr (!T::kPInSharedMemory) fence_words<kP>(p);
-            release(&bars.v.empty[v_state.index]);
-            v_state.advance();
-            if (moved) Rows::rescale_output(out, rescale);
-            stage_p();
-          }
-          bars.v.consumer_wait(v_state);
-          issue_pv(v_state.index);
-          swr::sm90::wgmma_wait<0>();
-          fence_floats<kO>(out);
-          release(&bars.v.empty[v_state.index]);
-          v_state.advance();
+          q_state.advance();
         }
-        q_state.advance();
-        rows.store(out, o + static_cast<long long>(coord.batch_head) * seq_q * T::kHeadDim, q_row0,
-                   seq_q);
+        rows.store(out, o_head, args.o.seq, q_row0, args.seq_q);
       });
 }
 
-// o: [batch, heads, seq_q, HeadDim] in the input dtype. scale_log2 = softmax_scale * log2(e).
-// wave_size: CTAs resident at once (grid persistence: what the sawtooth order flips on).
+// o: [batch, heads, seq_q, HeadDim] in the input dtype at args.o's strides; Q, K, V through their
+// tensor maps (K and V over args.kv_heads heads; query head h reads kv_head_of(h)). scale_log2 =
+// softmax_scale * log2(e); wave_size: CTAs resident at once (grid persistence: what the sawtooth
+// order flips on); tile_counter: 0 at launch (dynamic persistence).
 // Launch: kThreads threads, kDynamicSharedBytes of dynamic shared memory (opt-in attribute).
 template <class T>
 __device__ __forceinline__ void forward(const TmaDescriptor* q_map, const TmaDescriptor* k_map,
-                                        const TmaDescriptor* v_map, void* o, int batch_heads,
-                                        int seq_q, int seq_kv, float scale_log2, int* tile_counter,
-                                        int wave_size) {
+                                        const TmaDescriptor* v_map, void* o,
+                                        const AttentionArgs& args) {
   extern __shared__ __align__(1024) unsigned char shared_memory[];
   unsigned char* tiles = reinterpret_cast<unsigned char*>(
       (reinterpret_cast<unsigned long long>(shared_memory) + 1023) & ~1023ull);
@@ -335,13 +373,10 @@ __device__ __forceinline__ void forward(const TmaDescriptor* q_map, const TmaDes
   __syncthreads();
   if (threadIdx.x < 128) {
     swr::sm90::warpgroup_reg_dealloc<T::kProducerRegisters>();
-    if (threadIdx.x == 0)
-      produce<T>(q_map, k_map, v_map, tiles, bars, batch_heads, seq_q, seq_kv, tile_counter,
-                 wave_size);
+    if (threadIdx.x == 0) produce<T>(q_map, k_map, v_map, tiles, bars, args);
   } else {
     swr::sm90::warpgroup_reg_alloc<T::kConsumerRegisters>();
-    consume<T>(tiles, bars, static_cast<unsigned short*>(o), batch_heads, seq_q, seq_kv, scale_log2,
-               tile_counter, wave_size);
+    consume<T>(tiles, bars, static_cast<unsigned short*>(o), args);
   }
 }
 

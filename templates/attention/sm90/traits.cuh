@@ -44,28 +44,41 @@ struct Traits {
   static constexpr int kProducerRegisters = ConsumerWgs == 2 ? 24 : 32;
   static constexpr int kConsumerRegisters = ConsumerWgs == 2 ? 240 : 160;
 
-  // Shared memory: every tile is HeadDim/64 column chunks of [rows][64] 16-bit elements, 128-byte
-  // swizzled (the layout a TMA box {64, rows} with SWIZZLE_128B writes), chunks back to back.
-  static constexpr int kChunks = HeadDim / 64;
+  // Shared memory: every tile is kChunks column chunks of [rows][kChunkColumns] 16-bit elements,
+  // chunks back to back, each swizzled over its row width (the layout a TMA box {kChunkColumns,
+  // rows} writes with the swizzle of that span). kChunkColumns is the widest of 64, 32, 16 that
+  // divides HeadDim (FA3's rule): 128-byte swizzle for D = 64, 128, 192, 256; 64-byte for 32, 96,
+  // 160; 32-byte for 80. No column is padded, so no wgmma works on zeros, and PV stays one
+  // wgmma of N = HeadDim (a uniform swizzle across the chunks of V is what its MN-major
+  // descriptor needs). Every chunk starts on its swizzle's repeat (8 rows of it: 1024, 512 or
+  // 256 bytes), since rows are a multiple of 16.
+  static constexpr int kChunkColumns = HeadDim % 64 == 0 ? 64 : HeadDim % 32 == 0 ? 32 : 16;
+  static constexpr int kSwizzleBytes = kChunkColumns * 2;
+  static constexpr int kChunks = HeadDim / kChunkColumns;
   static constexpr int kQBytes = kBlockM * HeadDim * 2;
   static constexpr int kKvBytes = BlockN * HeadDim * 2;  // one K or one V tile
-  static constexpr int kQChunkBytes = kBlockM * 128;
-  static constexpr int kKvChunkBytes = BlockN * 128;
+  static constexpr int kQChunkBytes = kBlockM * kSwizzleBytes;
+  static constexpr int kKvChunkBytes = BlockN * kSwizzleBytes;
   // P through shared memory: per consumer warpgroup its [64 rows][BlockN keys] of P, K-major as
   // the A operand of the PV wgmma: 64-key chunks of [64 rows][128 B], 128B-swizzled (8 KB each;
-  // a BlockN that is not a multiple of 64 leaves the last chunk part empty). After K and V.
+  // a BlockN that is not a multiple of 64 leaves the last chunk part empty). After K and V, which
+  // end on a 1024-byte boundary: their rows (BlockM + 2 Stages BlockN) are a multiple of 32 and
+  // HeadDim of 16.
   static constexpr int kPChunkBytes = 64 * 128;
   static constexpr int kPBytesPerWarpgroup = (BlockN + 63) / 64 * kPChunkBytes;
   static constexpr int kPBytes = PInSharedMemory ? ConsumerWgs * kPBytesPerWarpgroup : 0;
-  static constexpr int kTileBytes = kQBytes + 2 * Stages * kKvBytes + kPBytes;
+  static constexpr int kPOffset = kQBytes + 2 * Stages * kKvBytes;
+  static constexpr int kTileBytes = kPOffset + kPBytes;
   // + 1024 to align the tiles to the 1024-byte swizzle atom + the mbarriers and the tile queue.
   static constexpr int kBarrierBytes = 256;
   static constexpr int kDynamicSharedBytes = kTileBytes + 1024 + kBarrierBytes;
 
-  static_assert(HeadDim == 64 || HeadDim == 128, "head dims 64 and 128");
+  static_assert(HeadDim % 16 == 0 && HeadDim >= 16 && HeadDim <= 256,
+                "head dims: multiples of 16 up to 256 (wgmma N of PV, k16 steps of Q K^T)");
   static_assert(ConsumerWgs == 2 || ConsumerWgs == 3, "BlockM 128 (2 WGs) or 192 (3 WGs)");
   static_assert(BlockN % 16 == 0 && BlockN >= 16 && BlockN <= 256, "wgmma N and TMA box");
   static_assert(Stages >= 1 && Stages <= 4, "K/V ring depth");
+  static_assert(kPOffset % 1024 == 0, "P's 128B-swizzled chunks start on a 1024-byte boundary");
   static_assert(kDynamicSharedBytes <= 232448, "sm_90 opt-in shared memory per block");
   static_assert(!Pingpong || ConsumerWgs == 2, "pingpong orders exactly two consumer WGs");
   static_assert(HeadGroup >= 1, "head groups hold at least one head");

@@ -52,15 +52,16 @@ struct PipelineBarriers {
   __device__ __forceinline__ void consumer_release(int index) {
     mbarrier_arrive(&empty[index]);
   }
-  // Release the slot in every CTA of a cluster whose producers multicast into it (the empty
-  // barriers then count the consumers of all ClusterSize CTAs).
+  // Release the slot in every CTA of the cluster whose producer multicasts into it: `peers` has
+  // bit r set for CTA rank r (this CTA included), and each of them counts the consumers of all.
   template <int ClusterSize>
-  __device__ __forceinline__ void consumer_release_cluster(int index) {
+  __device__ __forceinline__ void consumer_release_cluster(int index, unsigned peers) {
     if constexpr (ClusterSize == 1) {
       mbarrier_arrive(&empty[index]);
     } else {
 #pragma unroll
-      for (int rank = 0; rank < ClusterSize; ++rank) mbarrier_arrive_cluster(&empty[index], rank);
+      for (int rank = 0; rank < ClusterSize; ++rank)
+        if (peers >> rank & 1u) mbarrier_arrive_cluster(&empty[index], rank);
     }
   }
 };

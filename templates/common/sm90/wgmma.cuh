@@ -15,26 +15,48 @@ namespace sm90 {
 
 // Matrix descriptor (PTX ISA "Matrix Descriptor Format"): bits 0-13 start address >> 4,
 // 16-29 leading-dimension byte offset >> 4, 32-45 stride-dimension byte offset >> 4,
-// 62-63 swizzle mode (1 = 128-byte swizzle). Tiles must sit on 1024-byte boundaries.
+// 62-63 swizzle mode (1 = 128-byte, 2 = 64-byte, 3 = 32-byte swizzle). Each tile must start on
+// its swizzle's repeat (8 rows of the swizzle span: 1024, 512 or 256 bytes; base offset 0).
 __device__ __forceinline__ unsigned long long make_smem_desc(const void* tile, unsigned lbo,
-                                                             unsigned sbo) {
+                                                             unsigned sbo, unsigned swizzle_mode) {
   const unsigned long long address = smem_u32(tile);
   return ((address & 0x3FFFF) >> 4) | (static_cast<unsigned long long>(lbo >> 4) << 16) |
-         (static_cast<unsigned long long>(sbo >> 4) << 32) | (1ull << 62);
+         (static_cast<unsigned long long>(sbo >> 4) << 32) |
+         (static_cast<unsigned long long>(swizzle_mode) << 62);
 }
 
-// K-major operand in 128B-swizzled rows of 64 16-bit elements (as TMA writes a {64, rows} box
-// with SWIZZLE_128B): 8-row atoms of 1024 B (SBO); LBO unused. Step k16 by +32 bytes.
+// The descriptor's swizzle mode for rows of `swizzle_bytes` (128, 64 or 32).
+template <int SwizzleBytes>
+__device__ __forceinline__ constexpr unsigned swizzle_mode() {
+  static_assert(SwizzleBytes == 128 || SwizzleBytes == 64 || SwizzleBytes == 32,
+                "wgmma swizzles rows of 128, 64 or 32 bytes");
+  return SwizzleBytes == 128 ? 1u : SwizzleBytes == 64 ? 2u : 3u;
+}
+
+// K-major operand in swizzled rows of SwizzleBytes (as TMA writes a {SwizzleBytes / 2, rows} box
+// with that swizzle): 8-row atoms of 8 * SwizzleBytes (SBO); LBO unused (a k16 step is 32 bytes,
+// never wider than a row). Step k16 by +32 bytes inside a row, by a chunk to the next row width.
+template <int SwizzleBytes>
+__device__ __forceinline__ unsigned long long make_desc_kmajor(const void* tile) {
+  return make_smem_desc(tile, 16, 8 * SwizzleBytes, swizzle_mode<SwizzleBytes>());
+}
 __device__ __forceinline__ unsigned long long make_desc_kmajor_sw128(const void* tile) {
-  return make_smem_desc(tile, 16, 1024);
+  return make_desc_kmajor<128>(tile);
 }
 
-// MN-major operand (swr's row-major B [K][N]) loaded as chunks of [64 k][64 n] 128B-swizzled,
-// chunks `chunk_bytes` apart: LBO = chunk stride (next 64 n), SBO = 1024 (next 8 k rows).
-// Step k16 by +16 rows * 128 B = 2048 bytes. Verified on H200 with LBO 8192 (64-k chunks).
+// MN-major operand (swr's row-major B [K][N]) loaded as chunks of [k rows][SwizzleBytes / 2 n]
+// swizzled, chunks `chunk_bytes` apart: LBO = chunk stride (next n atom), SBO = next 8 k rows
+// (8 * SwizzleBytes). Step k16 by +16 rows (16 * SwizzleBytes bytes). Verified on H200 with
+// 128-byte rows and LBO 8192 (64-k chunks); the 64- and 32-byte forms are CUTLASS's B64/B32
+// MN-major canonical layouts.
+template <int SwizzleBytes>
+__device__ __forceinline__ unsigned long long make_desc_mnmajor(const void* tile,
+                                                                unsigned chunk_bytes) {
+  return make_smem_desc(tile, chunk_bytes, 8 * SwizzleBytes, swizzle_mode<SwizzleBytes>());
+}
 __device__ __forceinline__ unsigned long long make_desc_mnmajor_sw128(const void* tile,
                                                                       unsigned chunk_bytes) {
-  return make_smem_desc(tile, chunk_bytes, 1024);
+  return make_desc_mnmajor<128>(tile, chunk_bytes);
 }
 
 // Orders register accesses of the accumulators before the wgmma that reads them.

@@ -1,6 +1,6 @@
 // Epilogue of one consumer warpgroup: fp32 accumulators -> 16-bit C staged in 128B-swizzled
-// shared memory -> TMA store (clipped at the matrix edge by the copy engine), or 16-byte direct
-// stores (EpilogueKind::direct).
+// shared memory -> TMA store (clipped at the matrix edge by the copy engine; a tile's part chunk,
+// BlockN % 64 columns, by direct stores), or 16-byte direct stores (EpilogueKind::direct).
 #pragma once
 
 #include "common/element.cuh"
@@ -13,10 +13,10 @@ namespace swr {
 namespace gemm {
 namespace sm90 {
 
-// Accumulators -> 16-bit values in this warpgroup's staging buffer: BlockN/64 chunks of
-// [kWgRows][64] elements, 128B-swizzled like the TMA box of map_c (16-byte unit u of row r sits
-// at u ^ (r % 8)), so the 4-byte writes of a warp (8 rows x 4 lanes per m16n8 fragment) hit 32
-// different banks.
+// Accumulators -> 16-bit values in this warpgroup's staging buffer: kChunks chunks of
+// [kWgRows][64] elements (the last one part-filled when BlockN % 64 != 0), 128B-swizzled like the
+// TMA box of map_c (16-byte unit u of row r sits at u ^ (r % 8)), so the 4-byte writes of a warp (8
+// rows x 4 lanes per m16n8 fragment) hit 32 different banks.
 template <class T>
 __device__ __forceinline__ void stage_accumulators(
     const float (&acc)[T::kWgSlices][T::kAccumulators], unsigned base, int warp, int lane) {
@@ -42,6 +42,35 @@ struct OutputC {
   int m, n;
 };
 
+// Column units (8 elements, 16 bytes) [FirstUnit, BlockN / 8) of the staged rows, stored with
+// 16-byte st.global, clipped at the matrix edge; consecutive threads take consecutive units of a
+// row. n % 8 == 0, so a unit is entirely inside or outside the matrix.
+template <class T, int FirstUnit>
+__device__ __forceinline__ void store_units_directly(unsigned base, const OutputC& out, int row0,
+                                                     int col0, int thread) {
+  constexpr int kUnitsPerRow = T::kBlockN / 8 - FirstUnit;
+  constexpr int kUnits = T::kWgRows * kUnitsPerRow;
+#pragma unroll 4
+  for (int unit = thread; unit < kUnits; unit += ::swr::sm90::kWarpgroupThreads) {
+    const int row = unit / kUnitsPerRow, column_unit = FirstUnit + unit % kUnitsPerRow;
+    const unsigned address = base + (column_unit / 8) * T::kCChunkBytes + row * 128 +
+                             (((column_unit % 8) ^ (row & 7)) << 4);
+    unsigned v0, v1, v2, v3;
+    asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3)
+                 : "r"(address)
+                 : "memory");
+    const int global_row = row0 + row, global_col = col0 + column_unit * 8;
+    if (global_row < out.m && global_col < out.n) {
+      unsigned short* target =
+          out.pointer + static_cast<long long>(global_row) * out.n + global_col;
+      asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(target), "r"(v0), "r"(v1),
+                   "r"(v2), "r"(v3)
+                   : "memory");
+    }
+  }
+}
+
 template <class T>
 struct Epilogue {
   // The store runs asynchronously in the TMA variant: the warpgroup goes back to its mainloop at
@@ -62,39 +91,20 @@ struct Epilogue {
       named_barrier_sync(barrier, kWarpgroupThreads);
       if (thread == 0) {
 #pragma unroll
-        for (int chunk = 0; chunk < T::kBlockN / 64; ++chunk) {
+        for (int chunk = 0; chunk < T::kFullChunks; ++chunk) {
           tma_store_2d(out.map, staging + chunk * T::kCChunkBytes, col0 + chunk * 64, row0);
         }
         tma_store_commit();
+      }
+      // A part chunk: its columns only (the next tile owns the rest of a 64-column box).
+      if constexpr (T::kPartColumns != 0) {
+        store_units_directly<T, T::kFullChunks * 8>(base, out, row0, col0, thread);
       }
     } else {
       named_barrier_sync(barrier, kWarpgroupThreads);  // everyone has read the previous tile
       stage_accumulators<T>(acc, base, warp, lane);
       named_barrier_sync(barrier, kWarpgroupThreads);
-      // 16-byte units, a warp covers 32 consecutive units of a row (coalesced); n % 8 == 0, so a
-      // unit is entirely inside or outside the matrix.
-      constexpr int kUnitsPerRow = T::kBlockN / 8;
-      constexpr int kUnits = T::kWgRows * kUnitsPerRow;
-      static_assert(kUnits % kWarpgroupThreads == 0, "whole passes");
-#pragma unroll 4
-      for (int unit = thread; unit < kUnits; unit += kWarpgroupThreads) {
-        const int row = unit / kUnitsPerRow, column_unit = unit % kUnitsPerRow;
-        const unsigned address = base + (column_unit / 8) * T::kCChunkBytes + row * 128 +
-                                 (((column_unit % 8) ^ (row & 7)) << 4);
-        unsigned v0, v1, v2, v3;
-        asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];"
-                     : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3)
-                     : "r"(address)
-                     : "memory");
-        const int global_row = row0 + row, global_col = col0 + column_unit * 8;
-        if (global_row < out.m && global_col < out.n) {
-          unsigned short* target =
-              out.pointer + static_cast<long long>(global_row) * out.n + global_col;
-          asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(target), "r"(v0), "r"(v1),
-                       "r"(v2), "r"(v3)
-                       : "memory");
-        }
-      }
+      store_units_directly<T, 0>(base, out, row0, col0, thread);
     }
   }
 

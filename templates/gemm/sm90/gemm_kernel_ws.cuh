@@ -6,8 +6,9 @@
 //                 store epilogue (gemm_epilogue_sm90.cuh). The producer runs ahead into the next
 //                 tile while the consumers store, since the ring does not care about tile borders.
 // Tile order: swr::gemm::tile_at(linear, tiles_m, tiles_n, axis, group) (block_swizzle.cuh), the
-// same raster the mma.sync kernel uses; axis/group are launch arguments. A 2x1 (1x2) cluster walks
-// cluster tiles and multicasts the operand its CTAs share, B (A) (cluster_member_tile). Stream-K
+// same raster the mma.sync kernel uses; axis/group are launch arguments. A cluster walks cluster
+// tiles (cluster_member_tile) and multicasts the operands its CTAs share: B down a cluster column
+// (2x1), A along a cluster row (1x2), both in a 2x2 cluster. Stream-K
 // (gemm/stream_k.cuh) walks items of a tile and a k range; a contributor's partial sums go
 // through gemm_stream_k_sm90.cuh's scratch to the CTA that stores the tile.
 // Tails: TMA zero-fills out-of-bounds loads (M, N and K tails), the TMA store clips.
@@ -85,9 +86,20 @@ struct Problem {
   // The raster walks cluster tiles: ClusterM output tiles stacked along M, or ClusterN side by
   // side along N (block_swizzle.cuh's cluster_member_tile).
   int cluster_tiles_m, cluster_tiles_n, tiles;
-  int unit, units;           // this CTA's cluster and the number of clusters
-  int rank;                  // CTA rank in the cluster
+  int unit, units;  // this CTA's cluster and the number of clusters
+  int rank;         // CTA rank in the cluster
+  // Its place in the cluster: row (rank % ClusterM: which chunks of the shared B tile it loads),
+  // column (rank / ClusterM: which rows of the shared A tile), and the multicast masks of both.
+  int cluster_row, cluster_column;
+  unsigned row_mask;         // the CTAs sharing this CTA's A tile (its cluster row)
+  unsigned column_mask;      // those sharing its B tile (its cluster column)
   StreamKSchedule stream_k;  // stream-K persistence only
+  // The CTAs that multicast into this CTA's ring slots, which its consumers release; a cluster
+  // along one axis is one row or one column, all of it.
+  __device__ __forceinline__ unsigned peers() const {
+    if constexpr (T::kClusterM == 1 || T::kClusterN == 1) return (1u << T::kClusterSize) - 1u;
+    return row_mask | column_mask;
+  }
   __device__ __forceinline__ TileCoord coord(int linear) const {
     const TileCoord c =
         tile_at(linear, cluster_tiles_m, cluster_tiles_n, swizzle_axis, swizzle_group);
@@ -144,28 +156,28 @@ __device__ __forceinline__ void produce(const SharedPlan<T>& plan, const Problem
       if constexpr (T::kClusterN == 1) {
         tma_load_2d(plan.a(state.index), map_a, full, kb * T::kBlockK, row0);
       } else {
-        // Our rows of the shared A tile land in every CTA of the cluster (as B's chunks below
-        // for a cluster along M); the peers' rows complete ours.
-        tma_load_2d_multicast(plan.a(state.index) + p.rank * T::kAShareBytes, map_a, full,
-                              kb * T::kBlockK, row0 + p.rank * T::kBoxA1,
-                              static_cast<unsigned short>((1u << T::kClusterN) - 1));
+        // Our rows of the shared A tile land in every CTA of our cluster row (as B's chunks below
+        // down a cluster column); the other columns' rows complete ours.
+        tma_load_2d_multicast(plan.a(state.index) + p.cluster_column * T::kAShareBytes, map_a, full,
+                              kb * T::kBlockK, row0 + p.cluster_column * T::kBoxA1,
+                              static_cast<unsigned short>(p.row_mask));
       }
       if constexpr (T::kClusterM == 1) {
 #pragma unroll
-        for (int chunk = 0; chunk < T::kBlockN / 64; ++chunk) {
+        for (int chunk = 0; chunk < T::kChunks; ++chunk) {
           tma_load_2d(plan.b(state.index) + chunk * T::kBChunkBytes, map_b, full, col0 + chunk * 64,
                       kb * T::kBlockK);
         }
       } else {
-        // Our share of B (chunks c with c % ClusterM == rank; 128x192 tiles split 2 + 1) lands
-        // in every CTA of the cluster and completes on each one's `full` barrier; the peers'
-        // shares complete ours, so `full` still expects kStageBytes.
+        // Our share of B (chunks c with c % ClusterM == our row; 128x192 tiles split 2 + 1)
+        // lands in every CTA of our cluster column and completes on each one's `full` barrier;
+        // the other rows' shares complete ours, so `full` still expects kStageBytes.
 #pragma unroll
-        for (int chunk = 0; chunk < T::kBlockN / 64; ++chunk) {
-          if (chunk % T::kClusterM != p.rank) continue;
+        for (int chunk = 0; chunk < T::kChunks; ++chunk) {
+          if (chunk % T::kClusterM != p.cluster_row) continue;
           tma_load_2d_multicast(plan.b(state.index) + chunk * T::kBChunkBytes, map_b, full,
                                 col0 + chunk * 64, kb * T::kBlockK,
-                                static_cast<unsigned short>((1u << T::kClusterM) - 1));
+                                static_cast<unsigned short>(p.column_mask));
         }
       }
       state.advance();
@@ -176,6 +188,7 @@ __device__ __forceinline__ void produce(const SharedPlan<T>& plan, const Problem
 // ---- consumer: one warpgroup -------------------------------------------------------------------
 template <class T>
 __device__ __forceinline__ void mainloop(const SharedPlan<T>& plan, int k_blocks, int row_base,
+                                         unsigned peers,
                                          ::swr::sm90::PipelineState<T::kStages>& state,
                                          float (&acc)[T::kWgSlices][T::kAccumulators]) {
   using namespace ::swr::sm90;
@@ -199,12 +212,12 @@ __device__ __forceinline__ void mainloop(const SharedPlan<T>& plan, int k_blocks
     }
     wgmma_commit();
     wgmma_wait<1>();  // the previous k block's wgmmas are done: release its slot
-    if (kb > 0 && leader) pipe.template consumer_release_cluster<T::kClusterSize>(previous);
+    if (kb > 0 && leader) pipe.template consumer_release_cluster<T::kClusterSize>(previous, peers);
     previous = state.index;
     state.advance();
   }
   wgmma_wait<0>();
-  if (leader) pipe.template consumer_release_cluster<T::kClusterSize>(previous);
+  if (leader) pipe.template consumer_release_cluster<T::kClusterSize>(previous, peers);
 }
 
 template <class T>
@@ -245,7 +258,7 @@ __device__ __forceinline__ void consume(const SharedPlan<T>& plan, const Problem
     }
     const TileCoord coord = p.coord(tile);
     if (kPingpong) named_barrier_sync(my_turn, 256);
-    mainloop<T>(plan, k_count, row_base, state, acc);
+    mainloop<T>(plan, k_count, row_base, p.peers(), state, acc);
     if (kPingpong) {
       named_barrier_arrive(their_turn, 256);  // the other WG's mainloop may start
       state.advance(p.k_blocks);              // skip the other WG's tile in the ring
@@ -305,6 +318,11 @@ __device__ __forceinline__ void gemm_ws(const ::swr::sm90::TmaDescriptor& map_a,
     p.unit = static_cast<int>(blockIdx.x) / T::kClusterSize;
     p.units = static_cast<int>(gridDim.x) / T::kClusterSize;
   }
+  // (Written so that a cluster along one axis folds to constants.)
+  p.cluster_row = T::kClusterM == 1 ? 0 : p.rank % T::kClusterM;
+  p.cluster_column = T::kClusterN == 1 ? 0 : p.rank / T::kClusterM;
+  p.row_mask = cluster_row_mask(T::kClusterM, T::kClusterN, p.cluster_row);
+  p.column_mask = cluster_column_mask(T::kClusterM, p.cluster_column);
   p.k_blocks = (k + T::kBlockK - 1) / T::kBlockK;
   constexpr bool kStreamK = T::kPersistence == Persistence::stream_k;
   if constexpr (kStreamK) p.stream_k = stream_k_schedule(p.tiles, p.units, p.k_blocks);
@@ -314,8 +332,8 @@ __device__ __forceinline__ void gemm_ws(const ::swr::sm90::TmaDescriptor& map_a,
   constexpr bool kPingpong = T::kMode == ConsumerMode::pingpong;
   if (threadIdx.x == 0) {
     // full: the producer's expect_tx arrival (+ bytes); empty: one leader per reading consumer
-    // warpgroup of every CTA of the cluster.
-    plan.pipe().init(1, (kPingpong ? 1 : T::kConsumers) * T::kClusterSize);
+    // warpgroup of every CTA that multicasts into the slot (Traits::kClusterPeers).
+    plan.pipe().init(1, (kPingpong ? 1 : T::kConsumers) * T::kClusterPeers);
     if constexpr (kStreamK) *plan.stream_k_range() = stream_k_range(p.stream_k, p.unit);
     for (int s = 0; s < (kStreamK ? 0 : T::kTileQueue); ++s) {
       mbarrier_init(&plan.tile_full()[s], 1);

@@ -90,18 +90,21 @@ __device__ __forceinline__ void stream_k_collect(float (&acc)[T::kWgSlices][T::k
   // float4s from one unit's slot to the next unit's (32-bit: a 64-bit stride made ptxas spill).
   constexpr int stride =
       T::kClusterSize * T::kConsumers * StreamKScratch<T>::kQuads * kWarpgroupThreads;
+  // (A BlockN that is not a multiple of 64 ends in a shorter group: 176 columns are 22 quads.)
   constexpr int kGroup = 8;
-  static_assert(StreamKScratch<T>::kQuads % kGroup == 0, "whole groups");
+  constexpr int kQuads = StreamKScratch<T>::kQuads;
   const int others = last_unit - finisher;
 #pragma unroll
-  for (int group = 0; group < StreamKScratch<T>::kQuads; group += kGroup) {
+  for (int group = 0; group < kQuads; group += kGroup) {
+    const int size = kQuads - group < kGroup ? kQuads - group : kGroup;  // a constant, unrolled
     for (int other = 0; other < others; ++other) {
       float4 v[kGroup];
 #pragma unroll
       for (int g = 0; g < kGroup; ++g)
-        v[g] = __ldcg(first + other * stride + (group + g) * kWarpgroupThreads);
+        if (g < size) v[g] = __ldcg(first + other * stride + (group + g) * kWarpgroupThreads);
 #pragma unroll
       for (int g = 0; g < kGroup; ++g) {
+        if (g >= size) continue;
         const int q = group + g;
         const int slice = 4 * q / T::kAccumulators, i = 4 * q % T::kAccumulators;
         acc[slice][i] += v[g].x;

@@ -38,13 +38,18 @@ struct Traits {
   static constexpr Persistence kPersistence = Persist;
   static constexpr int kProducerRegisters = ProducerRegisters;
   static constexpr int kConsumerRegisters = ConsumerRegisters;
-  // Cluster of ClusterM CTAs along M (tiles tile_m = ClusterM*cm + rank, same tile_n): they share
-  // the B tile; CTA r loads the 64-column chunks c with c % ClusterM == r and multicasts them.
-  // Or of ClusterN CTAs along N (tile_n = ClusterN*cn + rank, same tile_m): they share the A tile;
-  // CTA r loads rows [r, r + 1) * BlockM / ClusterN of it and multicasts them.
+  // Cluster of ClusterM x ClusterN CTAs; CTA rank r computes tile (ClusterM*cm + r % ClusterM,
+  // ClusterN*cn + r / ClusterM) (block_swizzle.cuh's cluster_member_tile). The ClusterM CTAs of
+  // one cluster column (same tile_n) share the B tile: the one in row i loads the 64-column chunks
+  // c with c % ClusterM == i and multicasts them down the column. The ClusterN CTAs of one cluster
+  // row (same tile_m) share the A tile: the one in column j loads rows [j, j + 1) * BlockM /
+  // ClusterN of it and multicasts them along the row. 2x2 does both.
   static constexpr int kClusterM = ClusterM;
   static constexpr int kClusterN = ClusterN;
   static constexpr int kClusterSize = ClusterM * ClusterN;
+  // CTAs whose producers write into one CTA's ring slot (its row and its column, itself once):
+  // each of their consumers must release the slot before any of them refills it.
+  static constexpr int kClusterPeers = ClusterM + ClusterN - 1;
   static constexpr EpilogueKind kEpilogue = Epilogue;
 
   static constexpr int kConsumers = 2;  // consumer warpgroups
@@ -55,14 +60,22 @@ struct Traits {
   static constexpr int kAccumulators = BlockN / 2;  // floats per thread per m64 slice
 
   // Shared memory, all 1024-byte aligned (128B-swizzle atoms):
-  //   stage s: A [BlockM][64] (BlockM*128 B), then B as BlockN/64 chunks of [64 k][64 n] (8 KB)
-  //   C staging, per consumer warpgroup: BlockN/64 chunks of [kWgRows][64] 128B-swizzled.
+  //   stage s: A [BlockM][64] (BlockM*128 B), then B as kChunks chunks of [64 k][64 n] (8 KB)
+  //   C staging, per consumer warpgroup: kChunks chunks of [kWgRows][64] 128B-swizzled.
+  // A BlockN that is not a multiple of 64 (176, 240: tiles that divide a ragged N into whole
+  // waves) ends in a part chunk of kPartColumns: B still arrives as whole 64-column TMA boxes
+  // (the wgmma reads the first BlockN columns; the rest are the next tile's, or zero past N), and
+  // the epilogue stores the part chunk's columns directly rather than by a 64-column TMA box
+  // (which would write into the next tile).
+  static constexpr int kChunks = (BlockN + 63) / 64;
+  static constexpr int kFullChunks = BlockN / 64;
+  static constexpr int kPartColumns = BlockN % 64;
   static constexpr int kABytes = BlockM * BlockK * 2;
   static constexpr int kBChunkBytes = BlockK * 64 * 2;
-  static constexpr int kBBytes = BlockN * BlockK * 2;
+  static constexpr int kBBytes = kChunks * kBChunkBytes;
   static constexpr int kStageBytes = kABytes + kBBytes;
   static constexpr int kCChunkBytes = kWgRows * 64 * 2;
-  static constexpr int kCBytesPerConsumer = kWgRows * BlockN * 2;
+  static constexpr int kCBytesPerConsumer = kChunks * kCChunkBytes;
   static constexpr int kCOffset = Stages * kStageBytes;
   static constexpr int kTileQueue = 2;  // dynamic persistence: tile ids in flight
   // Barriers and the tile queue live after C; +1024 for aligning the dynamic base.
@@ -78,14 +91,16 @@ struct Traits {
   static constexpr int kBoxB0 = 64, kBoxB1 = BlockK;
   static constexpr int kBoxC0 = 64, kBoxC1 = kWgRows;
 
-  static_assert(kClusterSize == 1 || kClusterSize == 2, "clusters of 1 or 2 CTAs: 1x1, 2x1, 1x2");
+  static_assert((ClusterM == 1 || ClusterM == 2) && (ClusterN == 1 || ClusterN == 2),
+                "clusters 1x1, 2x1, 1x2, 2x2");
   static_assert(kClusterSize == 1 || Persist != Persistence::dynamic_persistent,
-                "a cluster needs one tile order for both CTAs: static persistence or stream-K");
+                "a cluster needs one tile order for all its CTAs: static persistence or stream-K");
   static_assert(Persist != Persistence::stream_k || Mode == ConsumerMode::cooperative,
                 "stream-K items have uneven k lengths: pingpong's ring skipping assumes even ones");
   static_assert(kBoxA1 % 8 == 0, "an A share is whole 1024-byte swizzle atoms");
   static_assert(BlockK == 64, "one 128-byte swizzle row of 16-bit elements per k block");
-  static_assert(BlockN % 64 == 0 && BlockN <= 256, "B and C travel in 64-column chunks");
+  static_assert(BlockN % 16 == 0 && BlockN >= 64 && BlockN <= 256,
+                "wgmma N: a multiple of 16; B and C travel in 64-column chunks");
   static_assert(BlockM <= 256, "TMA box rows <= 256");
   static_assert(kWgRows % 64 == 0 && kWgSlices >= 1, "a warpgroup computes m64 slices");
   static_assert(kWgSlices * kAccumulators <= 128, "accumulators of one warpgroup fit 128 floats");
