@@ -237,7 +237,8 @@ std::string format_prediction_table(const AttentionProblem& problem, const GpuPr
       "\nsaved: share of cyclic's non-compulsory misses that sawtooth avoids; ms: max(compute, "
       "DRAM) + overlap x min(compute, DRAM), compute from step times measured on the calibration "
       "GPU (time from: measured = this variant, twin = its order/swizzle twin, same tile, same "
-      "path; roofline = no calibration), DRAM from the predicted misses\n";
+      "path; D<n> = measured at head dim n only, the step scaled by D/n; roofline = no "
+      "calibration), DRAM from the predicted misses\n";
   if (any_sampled) text += "*: sampled (the note in --json says how much was replayed)\n";
   for (const ModelPrediction& prediction : predictions) {
     if (!prediction.runnable)

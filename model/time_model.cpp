@@ -21,6 +21,9 @@ namespace {
 // under CalibrationShapes::any_shape.
 constexpr double kAnyShapeMemoryShare = 0.1;
 constexpr int kWarpsToHideLatency = 8;
+// Far more than any two shapes' lengths differ (|log2| of 2^31 over 1 is 31): a nearer head dim
+// always wins.
+constexpr double kHeadDimWeight = 1000;
 
 double log2_ratio(double a, double b) {
   return std::abs(std::log2(std::max(a, 1.0) / std::max(b, 1.0)));
@@ -191,9 +194,11 @@ TimeEstimate TimeModel::attention(const AttentionProblem& problem, const Attenti
   const AttentionConfig twin = compute_twin(config);
   const std::string key = config.key();
   // Classes of calibration shapes, nearest first: the same head dim and mask; the other mask;
-  // another head dim (the step scaled by the head dims).
+  // another head dim, the nearest calibrated one (|log2| of the ratio; both at a tie), the step
+  // scaled by the head dims (a step's MMA work is linear in D).
   std::optional<std::pair<std::string, std::vector<Candidate>>> found;
-  for (int relax = 0; relax < 3 && !found; ++relax) {
+  int relax = 0;
+  for (; relax < 3 && !found; ++relax) {
     const auto match = [&](int rule, const ParsedStepPoint& point) -> double {
       const AttentionProblem& shape = point.attention;
       const AttentionConfig& measured = point.attention_config;
@@ -224,11 +229,18 @@ TimeEstimate TimeModel::attention(const AttentionProblem& problem, const Attenti
       const AttentionProblem& shape = point.attention;
       const double rows = static_cast<double>(problem.batch) * problem.heads * problem.seq_q;
       const double point_rows = static_cast<double>(shape.batch) * shape.heads * shape.seq_q;
-      return log2_ratio(problem.seq_kv, shape.seq_kv) + 0.5 * log2_ratio(rows, point_rows) +
+      // Under "another head dim" the nearest head dim comes first, whatever the lengths.
+      const double head_dims = relax == 2 ? log2_ratio(problem.head_dim, shape.head_dim) : 0.0;
+      return kHeadDimWeight * head_dims + log2_ratio(problem.seq_kv, shape.seq_kv) +
+             0.5 * log2_ratio(rows, point_rows) +
              0.01 * std::abs(point.attention_config.stages - config.stages) +
              (shape.dtype == problem.dtype ? 0.0 : 0.001);
     };
     found = find_candidates(calibration_, attention_points_, key, match, distance);
+  }
+  if (found && relax == 3) {
+    // Another head dim's step, scaled: the rule says which ("measured D128" at D = 256).
+    found->first += " D" + std::to_string(found->second.front().parsed->attention.head_dim);
   }
   const double makespan =
       attention_makespan(problem, config, target.sm_count * std::max(ctas_per_sm, 1))

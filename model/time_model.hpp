@@ -26,7 +26,11 @@
 // among them, "twin" when only its twins are). Variants whose compute was never measured take, in
 // this order: the same tile on the same path (nearest stages, and the same persistence where that
 // was measured); the same path and block_m (the step scaled by block_n). Each prediction names the
-// rule and the calibration point.
+// rule and the calibration point. The calibration shapes are searched nearest first: the same head
+// dim and mask, then the same head dim, then the nearest calibrated head dim (|log2| of the ratio:
+// 32 and 80 take 64, 96 and up take 128), the step scaled by D over the point's D. Grouped K/V
+// heads (kv_heads) and a causal shift change no step's work: they enter through the makespan (the
+// tiles' K/V steps) and the simulator's DRAM bytes (it keys K/V tiles by K/V head).
 #pragma once
 
 #include <filesystem>
@@ -99,7 +103,7 @@ struct TimeEstimate {
   double memory_seconds = 0;
   std::string bound;  // "compute" or "memory"
   std::string rule;   // how the step time was found: "measured", "twin", "same tile", "same path",
-                      // "none"
+                      // "none"; " D<n>" added when taken from head dim n (none measured at this D)
   std::string calibrated_on;  // "<shape> <config>" of the calibration point
   bool known = false;         // false: no calibration point of the path at all (time: DRAM only)
 };

@@ -70,6 +70,48 @@ TEST(PredictVariant, TimeFollowsPredictedDramBytes) {
   EXPECT_EQ(cyclic.wave_size, 96);  // 48 SMs x 2 CTAs of 40 KiB shared memory
 }
 
+// GQA through the time model: the simulator's DRAM bytes of a multi-query problem (one K/V head of
+// 8 MiB for 8 query heads) are fewer than the multi-head one's (8 K/V heads, 64 MiB), the compute
+// the same, so the time model ranks it no slower; and a head dim
+// never calibrated (D = 256) is predicted from D = 128, said in its rule.
+TEST(PredictSpace, TimeModelUsesTheSimulatorsGqaTraffic) {
+  const TimeModel* model = embedded_time_model();
+  ASSERT_NE(model, nullptr) << "no time calibration embedded";
+  const GpuProfile h100 = testing::builtin("h100");
+  const std::vector<AttentionConfig> configs = {
+      *AttentionConfig::from_key("m128n64w4s2-cyclic-grid-head_major"),
+      *AttentionConfig::from_key("wgmma-m128n128s2-cyclic-grid-head_major")};
+  const AttentionProblem mha = attention_problem(1, 8, 16384, 128, false);
+  AttentionProblem mqa = mha;
+  mqa.kv_heads = 1;
+  std::vector<ModelPrediction> a = predict_space(mha, h100, configs, {}, 2);
+  std::vector<ModelPrediction> b = predict_space(mqa, h100, configs, {}, 2);
+  apply_time_model(a, mha, h100, model);
+  apply_time_model(b, mqa, h100, model);
+  for (std::size_t i = 0; i < configs.size(); ++i) {
+    ASSERT_TRUE(a[i].runnable && b[i].runnable) << a[i].note << b[i].note;
+    EXPECT_EQ(a[i].requested_sectors, b[i].requested_sectors) << configs[i].key();
+    // At least the 7 K/V heads MQA does not have (8 MiB each) fewer bytes from DRAM.
+    EXPECT_LE(static_cast<double>(b[i].dram_bytes()),
+              static_cast<double>(a[i].dram_bytes()) - 7 * mha.kv_bytes_per_head())
+        << configs[i].key();
+    EXPECT_NE(b[i].time_rule, "none");
+    EXPECT_DOUBLE_EQ(b[i].compute_seconds, a[i].compute_seconds) << configs[i].key();
+    EXPECT_LT(b[i].memory_seconds, a[i].memory_seconds) << configs[i].key();
+    EXPECT_LE(b[i].predicted_seconds, a[i].predicted_seconds) << configs[i].key();
+  }
+  AttentionProblem d256 = mqa;
+  d256.head_dim = 256;
+  const std::vector<AttentionConfig> wide = {
+      *AttentionConfig::from_key("m64n32w4s2-cyclic-grid-head_major")};
+  std::vector<ModelPrediction> c = predict_space(d256, h100, wide, {}, 2);
+  apply_time_model(c, d256, h100, model);
+  ASSERT_TRUE(c[0].runnable) << c[0].note;
+  EXPECT_NE(c[0].time_rule.find(" D128"), std::string::npos) << c[0].time_rule;
+  EXPECT_NE(c[0].calibrated_on.find("_d128_"), std::string::npos) << c[0].calibrated_on;
+  EXPECT_GT(c[0].predicted_seconds, 0);
+}
+
 TEST(PredictSpace, WholeSpaceWithTwinsSideBySide) {
   const GpuProfile gb10 = testing::builtin("gb10");
   const AttentionProblem problem = attention_problem(8, 1, 16384, 64, false);

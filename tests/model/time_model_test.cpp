@@ -157,6 +157,50 @@ TEST(TimeModel, RulesForVariantsNeverMeasured) {
   EXPECT_DOUBLE_EQ(none.seconds, 1e-3);
 }
 
+// Head dims never calibrated take the nearest calibrated head dim's step (|log2| of the ratio),
+// scaled by D over it, and say so; grouped K/V heads change no step (the makespan counts query
+// heads' tiles) and only the DRAM bytes the simulator predicts.
+TEST(TimeModel, UncalibratedHeadDimsTakeTheNearestAndGqaKeepsTheStep) {
+  TimeCalibration calibration = one_point_calibration();
+  // A second point at D = 128, 20 us per step (twice D=64's: the step is linear in D).
+  const AttentionProblem wide = attention_problem(1, 1, 1024, 128, false);
+  calibration.shapes[wide.key()] = wide.to_json();
+  StepPoint point = calibration.points.front();
+  point.shape = wide.key();
+  point.step_seconds = 20e-6 * 1.01;  // tells the two points apart
+  calibration.points.push_back(point);
+  const TimeModel model(calibration);
+  const GpuProfile h200 = builtin("h200");
+  const AttentionConfig config = key("m128n64w4s2-cyclic-grid-head_major");
+  const struct {
+    int head_dim;
+    int nearest;
+    double step;  // per CTA step, on 2 CTAs per SM as calibrated
+  } cases[] = {{32, 64, 10e-6 * 32 / 64},     {80, 64, 10e-6 * 80 / 64},
+               {96, 128, 20.2e-6 * 96 / 128}, {160, 128, 20.2e-6 * 160 / 128},
+               {256, 128, 20.2e-6 * 2},       {128, 128, 20.2e-6}};
+  for (const auto& c : cases) {
+    const TimeEstimate estimate =
+        model.attention(attention_problem(1, 1, 1024, c.head_dim, false), config, h200, 2, 0);
+    EXPECT_EQ(estimate.rule,
+              c.head_dim == c.nearest ? "measured" : "measured D" + std::to_string(c.nearest))
+        << c.head_dim;
+    EXPECT_NE(estimate.calibrated_on.find("_d" + std::to_string(c.nearest) + "_"),
+              std::string::npos)
+        << estimate.calibrated_on;
+    EXPECT_NEAR(estimate.compute_seconds, 16 * c.step, 1e-15) << c.head_dim;  // 8 tiles, 264 slots
+  }
+  // GQA: 8 query heads on 2 K/V heads computes what 8 heads do; the DRAM bytes differ.
+  AttentionProblem mha = attention_problem(1, 8, 1024, 64, false);
+  AttentionProblem gqa = mha;
+  gqa.kv_heads = 2;
+  const TimeEstimate a = model.attention(mha, config, h200, 2, 4.8e9);
+  const TimeEstimate b = model.attention(gqa, config, h200, 2, 1.2e9);
+  EXPECT_EQ(b.rule, "measured");
+  EXPECT_DOUBLE_EQ(a.compute_seconds, b.compute_seconds);
+  EXPECT_DOUBLE_EQ(b.memory_seconds, 0.25e-3);
+}
+
 TEST(TimeModel, CalibrationJsonRoundTrips) {
   const TimeCalibration calibration = one_point_calibration();
   EXPECT_EQ(TimeCalibration::from_json(calibration.to_json()).to_json(), calibration.to_json());
