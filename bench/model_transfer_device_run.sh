@@ -52,7 +52,8 @@ step() {  # step NAME SECONDS COMMAND...
 
 { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total --format=csv,noheader
   "$TUNE" gpus; } > "$OUT/logs/gpu.txt" 2>&1
-if ! grep -qi "present device:.*$GPU" "$OUT/logs/gpu.txt"; then
+# `swr-tune gpus` names the present device on the line after "present device (--gpu auto):".
+if ! grep -A2 "^present device" "$OUT/logs/gpu.txt" | grep -qE "^ +$GPU "; then
   echo "the present device is not the $GPU this run is for (logs/gpu.txt)" | tee -a "$OUT/steps.txt"
 fi
 

@@ -17,6 +17,9 @@ for out in "$h200" "$h100"; do
 done
 cp "$h200/steps.txt" "$dest/h200-steps.txt"; cp "$h200/summary.txt" "$dest/h200-summary.txt"
 cp "$h100/steps.txt" "$dest/h100-steps.txt"; cp "$h100/summary.txt" "$dest/h100-summary.txt"
+# Which device each call ran on (nvidia-smi and `swr-tune gpus`); the other logs stay out of git.
+tar -xJOf "$h200/logs.tar.xz" logs/gpu.txt > "$dest/h200-gpu.txt"
+tar -xJOf "$h100/logs.tar.xz" logs/gpu.txt > "$dest/h100-gpu.txt"
 # The calibration: this build's H200 measurements first, the older ones for what they add.
 printf '%s\n' --gpu h200 \
   --attention "$dest/h200" --attention bench/results/model-time-h200/attention-2026-11-23 \
@@ -39,7 +42,8 @@ for s in d["attention"]:
           f'{o["misses_mape_percent"]}% / {i.get("misses_mape_percent")}%, top-k '
           f'{o["top_k_within_2_percent"]}')
 for s in d["model_top"]:
-    print(f'--model-top {s["shape"]}: best {s["best"]} (rank {s["best_predicted_rank"]}), loss {s["loss_percent"]}%')
+    print(f'--model-top {s["shape"]}: best {s["best"]} (rank {s["best_predicted_rank"]}), loss '
+          f'{s["loss_percent"]}% (a variant measured in both tunes: {s["median_repeat_difference_percent"]}%)')
 for s in d["gemm"]:
     o = s["held_out"]
     print(f'GEMM {s["shape_and_binary"]}: predicted {o["predicted_best_stride"]} measured '

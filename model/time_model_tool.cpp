@@ -2,9 +2,8 @@
 // measurements kept in bench/results (no figure typed in). Run from the repository root, so that
 // the files name their evidence by their path in the repository:
 //
-//   swr-time-model calibrate --gpu h200 CALIBRATION... >
-//   bench/results/model-time-h200/time_calibration.json swr-time-model transfer --gpu h200
-//   CALIBRATION... --judge-gpu h100 --judge DIR [--judge DIR]
+//   swr-time-model calibrate --gpu h200 CALIBRATION...    (> model-time-h200/time_calibration.json)
+//   swr-time-model transfer --gpu h200 CALIBRATION... --judge-gpu h100 --judge DIR [--judge DIR]
 //       [--model-top-run DIR]   (the judged GPU's --model-top tunes of the judged shapes)
 //   (either with --check FILE: recompute and compare with the committed file; the CTests)
 //
@@ -13,6 +12,7 @@
 // CSV (`swr-tune --family gemm --sweep` tables: mma_sync's share of the tensor rate).
 // `transfer` fits the calibration from those alone, predicts the judged GPU, and uses the --judge
 // measurements only to judge the predictions (model/transfer_check.hpp).
+#include <algorithm>
 #include <cstring>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -90,18 +90,23 @@ Arguments parse(int argc, char** argv) {
   return arguments;
 }
 
+// A directory named for both families (--attention D --gemm D) is one piece of evidence.
+void add_evidence(std::vector<std::string>& evidence, const std::string& dir) {
+  if (std::find(evidence.begin(), evidence.end(), dir) == evidence.end()) evidence.push_back(dir);
+}
+
 swr::model::CalibrationInputs calibration_inputs(const Arguments& arguments) {
   swr::model::CalibrationInputs inputs;
   for (const std::string& dir : arguments.attention) {
     for (auto& variant : swr::model::read_measured_attention(dir)) {
       inputs.attention.push_back(std::move(variant));
     }
-    inputs.evidence.push_back(dir);
+    add_evidence(inputs.evidence, dir);
   }
   for (const std::string& dir : arguments.gemm) {
     for (auto& variant : swr::model::read_measured_gemm(dir))
       inputs.gemm.push_back(std::move(variant));
-    inputs.evidence.push_back(dir);
+    add_evidence(inputs.evidence, dir);
   }
   inputs.mma_sync_sweep_csv = arguments.mma_sync_sweep;
   inputs.wgmma_sweep_csv = arguments.wgmma_sweep;
@@ -128,13 +133,13 @@ int run(int argc, char** argv) {
     }
     for (auto& variant : swr::model::read_measured_gemm(dir))
       judged.gemm.push_back(std::move(variant));
-    judged.evidence.push_back(dir);
+    add_evidence(judged.evidence, dir);
   }
   for (const std::string& dir : arguments.model_top) {
     for (auto& variant : swr::model::read_measured_attention(dir)) {
       judged.model_top.push_back(std::move(variant));
     }
-    judged.evidence.push_back(dir);
+    add_evidence(judged.evidence, dir);
   }
   return emit(swr::model::transfer_check(calibration, gpu, inputs.attention, inputs.gemm, judged,
                                          judged_gpu),

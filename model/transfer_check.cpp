@@ -67,6 +67,14 @@ nlohmann::json ShapeFigures::to_json() const {
           {"measured_best", measured_best},
           {"misses_mape_percent", rounded(misses_mape_percent, 2)},
           {"misses_points", misses_points},
+          {"misses_mape_by_persistence_percent",
+           [&] {
+             nlohmann::json by = nlohmann::json::object();
+             for (const auto& [rule, mape] : misses_mape_by_persistence_percent) {
+               by[rule] = rounded(mape, 2);
+             }
+             return by;
+           }()},
           {"top_k_within_2_percent", top_k_within_2_percent},
           {"spearman_same_shape", rounded(spearman_same_shape, 4)},
           {"regret_same_shape_percent", rounded(100 * regret_same_shape, 2)}};
@@ -97,6 +105,7 @@ std::vector<ShapeFigures> attention_figures(const TimeCalibration& calibration,
     std::vector<double> predicted, predicted_same_shape, times;
     std::vector<const MeasuredAttention*> kept;
     double error_sum = 0;
+    std::map<std::string, std::pair<double, int>> by_persistence;  // error sum, points
     for (std::size_t i = 0; i < variants.size(); ++i) {
       if (!predictions[i].runnable) continue;  // the model refuses it: left out, counted below
       kept.push_back(variants[i]);
@@ -104,9 +113,15 @@ std::vector<ShapeFigures> attention_figures(const TimeCalibration& calibration,
       predicted_same_shape.push_back(same_shape[i].predicted_seconds);
       times.push_back(variants[i]->seconds);
       if (variants[i]->misses && *variants[i]->misses > 0) {
-        error_sum += std::abs(static_cast<double>(predictions[i].misses) - *variants[i]->misses) /
-                     *variants[i]->misses;
+        const double error =
+            std::abs(static_cast<double>(predictions[i].misses) - *variants[i]->misses) /
+            *variants[i]->misses;
+        error_sum += error;
         ++entry.misses_points;
+        auto& [sum, points] =
+            by_persistence[std::string(to_string(variants[i]->config.persistence))];
+        sum += error;
+        ++points;
       }
     }
     entry.variants = static_cast<int>(kept.size());
@@ -118,6 +133,9 @@ std::vector<ShapeFigures> attention_figures(const TimeCalibration& calibration,
     entry.predicted_best = kept[ranking.predicted_best]->config.key();
     entry.measured_best = kept[ranking.measured_best]->config.key();
     entry.misses_mape_percent = entry.misses_points ? 100 * error_sum / entry.misses_points : 0;
+    for (const auto& [rule, sum_points] : by_persistence) {
+      entry.misses_mape_by_persistence_percent[rule] = 100 * sum_points.first / sum_points.second;
+    }
     entry.top_k_within_2_percent = ranking.top_k_within_2_percent;
     entry.spearman_same_shape = same_shape_ranking.spearman;
     entry.regret_same_shape = same_shape_ranking.regret;
@@ -166,6 +184,16 @@ nlohmann::json transfer_check(const TimeCalibration& calibration, const GpuProfi
     const MeasuredAttention* full_best = fastest(reference->second);
     int top = 0;
     for (const MeasuredAttention* variant : variants) top += variant->model_check ? 0 : 1;
+    // The variants both tunes measured: how far two measurements of one variant lie apart, the
+    // scale to read the loss on.
+    std::vector<double> repeat_differences;
+    for (const MeasuredAttention* variant : variants) {
+      for (const MeasuredAttention* again : reference->second) {
+        if (again->config == variant->config && again->seconds > 0 && variant->seconds > 0) {
+          repeat_differences.push_back(100 * std::abs(variant->seconds / again->seconds - 1));
+        }
+      }
+    }
     model_top.push_back(
         {{"shape", shape},
          {"measured", variants.size()},
@@ -175,7 +203,10 @@ nlohmann::json transfer_check(const TimeCalibration& calibration, const GpuProfi
          {"best_predicted_rank", best->predicted_rank},
          {"best_is_a_check", best->model_check},
          {"full_tune_best", full_best->config.key()},
-         {"loss_percent", rounded(100 * (best->seconds / full_best->seconds - 1), 2)}});
+         {"loss_percent", rounded(100 * (best->seconds / full_best->seconds - 1), 2)},
+         {"measured_in_both", repeat_differences.size()},
+         {"median_repeat_difference_percent",
+          repeat_differences.empty() ? 0.0 : rounded(median(repeat_differences), 2)}});
   }
   return {{"calibration_gpu", calibration_gpu.name},
           {"judged_gpu", judged_gpu.name},
@@ -241,6 +272,18 @@ std::string transfer_accuracy_text(const nlohmann::json& transfer, const std::st
                      "), held out / in sample (" + calibration + "):\n";
   if (family == "attention") {
     for (const nlohmann::json& shape : transfer.at("attention")) text += attention_line(shape);
+    for (const nlohmann::json& tune : transfer.at("model_top")) {
+      text += "  --model-top " + std::to_string(tune.at("top_k").get<int>()) + " on " + judged +
+              ", " + tune.at("shape").get<std::string>() + ": the best of its " +
+              std::to_string(tune.at("measured").get<int>()) + " measured variants " +
+              format("%+.2f%%", tune.at("loss_percent").get<double>()) +
+              " against the full tune's best (" +
+              std::to_string(tune.at("full_tune_variants").get<int>()) +
+              " variants; a variant "
+              "measured in both differs by " +
+              format("%.1f%%", tune.at("median_repeat_difference_percent").get<double>()) +
+              " (median))\n";
+    }
     return text;
   }
   for (const nlohmann::json& entry : transfer.at("gemm")) {

@@ -6,6 +6,7 @@
 // best. The judged measurements are used only here, to judge: the calibration comes in fixed.
 #pragma once
 
+#include <map>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
@@ -47,6 +48,8 @@ struct ShapeFigures {
   std::string measured_best;
   double misses_mape_percent = 0;  // over the variants with counted misses
   int misses_points = 0;
+  // The same per persistence rule ("grid", "static", "dynamic"): where the misses error lies.
+  std::map<std::string, double> misses_mape_by_persistence_percent;
   int top_k_within_2_percent = 0;  // the smallest K whose measured best is within 2% of the best
   // Spearman and regret when the same shape measured on the calibration GPU may calibrate too
   // (CalibrationShapes::any_shape): what the shape transfer costs beside the GPU transfer.
@@ -75,7 +78,8 @@ const nlohmann::json& embedded_transfer_check();
 
 // What the time model has been shown to be worth on a GPU absent from its calibration, from a
 // transfer check (null: never checked), for `family` "attention" or "gemm": a few lines that say
-// the held-out figures beside the in-sample ones, worst shape first.
+// the held-out figures beside the in-sample ones, shape by shape (attention: then what each
+// --model-top tune of the judged GPU found against its full tune).
 std::string transfer_accuracy_text(const nlohmann::json& transfer, const std::string& family);
 
 }  // namespace swr::model
