@@ -102,11 +102,17 @@ TEST(AttentionLayout, RefusesLayoutsTheKernelsCannotRead) {
   mha.kv_heads = 0;
   const AttentionLayout bshd =
       resolve_attention_layout(mha, {100LL * 32 * 128, 128, 32 * 128, 1}, {}, {}, {});
-  EXPECT_NE(attention_layout_refusal(mha, wgmma, bshd, buffers).find("contiguous"),
-            std::string::npos);
+  // The wgmma kernel reads Q, K and V by TMA, strided views included (issue 16's wgmma part), and
+  // writes O in 4-byte pairs: only O's alignment and strides can refuse it.
+  EXPECT_EQ(attention_layout_refusal(mha, wgmma, bshd, buffers), "");
   EXPECT_EQ(
       attention_layout_refusal(mha, wgmma, resolve_attention_layout(mha, {}, {}, {}, {}), buffers),
       "");
+  AttentionBuffers odd_o = buffers;
+  odd_o.o = 2050;
+  EXPECT_NE(
+      attention_layout_refusal(mha, wgmma, bshd, odd_o).find("o at 2050 is not 4-byte aligned"),
+      std::string::npos);
 }
 
 TEST(AttentionLayout, LaunchArgumentsCarryTheShapeShiftAndLayout) {
