@@ -96,22 +96,7 @@ Target resolve_target(const ProblemOptions& options) {
   check_gpu_option(options.gpu);
   require(options.seq, "--seq", "a positive integer (query rows per head)");
 
-  AttentionProblem problem;
-  problem.seq_q = parse_positive(options.seq, "--seq");
-  problem.seq_kv =
-      options.seq_kv.empty() ? problem.seq_q : parse_positive(options.seq_kv, "--seq-kv");
-  problem.batch = parse_positive(options.batch, "--batch");
-  problem.heads = parse_positive(options.heads, "--heads");
-  problem.head_dim = parse_positive(options.head_dim, "--head-dim");
-  if (std::find(std::begin(kSupportedHeadDims), std::end(kSupportedHeadDims), problem.head_dim) ==
-      std::end(kSupportedHeadDims)) {
-    throw UsageError("unsupported head dim '" + options.head_dim + "': allowed " +
-                     supported_head_dims_text());
-  }
-  problem.dtype = parse_dtype_option(options.dtype);
-  problem.causal = options.causal;
-  apply_attention_head_options(options.head_options, problem);
-  problem.validate();  // whatever else the problem itself refuses (e.g. tensors too large)
+  const AttentionProblem problem = parse_attention_problem(options);
 
   for (const std::string& key : options.config_keys) {
     if (!AttentionConfig::from_key(key)) {
@@ -211,6 +196,13 @@ void check_gpu_option(const std::string& gpu) {
   require(gpu, "--gpu", gpu_profile_names());
   if (gpu != "auto" && !find_gpu_profile(gpu)) {
     resolve_gpu(gpu);  // throws the "unknown GPU" UsageError
+  }
+}
+
+void check_head_dim_option(const std::string& text, int head_dim) {
+  if (std::find(std::begin(kSupportedHeadDims), std::end(kSupportedHeadDims), head_dim) ==
+      std::end(kSupportedHeadDims)) {
+    throw UsageError("unsupported head dim '" + text + "': allowed " + supported_head_dims_text());
   }
 }
 

@@ -67,6 +67,12 @@ bool is_gemm_family(const GemmOptions& options);
 
 // Checks every value (UsageError on the first bad one) before resolving the GPU, so that bad
 // input never touches the driver or the disk. "auto" without a device throws NoDeviceError.
+// The attention problem that --seq, --seq-kv, --batch, --heads, --head-dim, --dtype, --causal,
+// --kv-heads and --causal-align name (fields of the same names in `Options`: ProblemOptions, or
+// query's options), every value checked in that order: UsageError naming the first bad one.
+template <class Options>
+AttentionProblem parse_attention_problem(const Options& options);
+
 Target resolve_target(const ProblemOptions& options);
 
 // The attention shape options given (--seq ... --causal, those not at their default), in that
@@ -78,7 +84,26 @@ std::vector<std::string> given_attention_options(const ProblemOptions& options);
 void reject_attention_options(const ProblemOptions& options, const std::string& allowed);
 // --gpu checked (missing, unknown) without resolving "auto".
 void check_gpu_option(const std::string& gpu);
+// UsageError "unsupported head dim '<text>': allowed 32, 64, ..." unless a kernel takes it.
+void check_head_dim_option(const std::string& text, int head_dim);
 DataType parse_dtype_option(const std::string& dtype);
+
+template <class Options>
+AttentionProblem parse_attention_problem(const Options& options) {
+  AttentionProblem problem;
+  problem.seq_q = parse_positive(options.seq, "--seq");
+  problem.seq_kv =
+      options.seq_kv.empty() ? problem.seq_q : parse_positive(options.seq_kv, "--seq-kv");
+  problem.batch = parse_positive(options.batch, "--batch");
+  problem.heads = parse_positive(options.heads, "--heads");
+  problem.head_dim = parse_positive(options.head_dim, "--head-dim");
+  check_head_dim_option(options.head_dim, problem.head_dim);
+  problem.dtype = parse_dtype_option(options.dtype);
+  problem.causal = options.causal;
+  apply_attention_head_options(options.head_options, problem);
+  problem.validate();  // whatever else the problem itself refuses (e.g. tensors too large)
+  return problem;
+}
 // The one shape --m/--n/--k or --size names, validated. UsageError when both forms or neither are
 // given, or for a bad value.
 GemmProblem single_gemm_problem(const GemmOptions& options, DataType dtype);

@@ -14,26 +14,9 @@
 namespace swr::cli {
 namespace {
 
-DataType asked_dtype(const QueryOptions& options) {
-  const std::optional<DataType> dtype = parse_data_type(options.dtype);
-  if (!dtype) throw UsageError("unsupported dtype '" + options.dtype + "': allowed f16, bf16");
-  return *dtype;
-}
-
 AttentionProblem asked_attention_problem(const QueryOptions& options) {
   if (options.seq.empty()) throw UsageError("missing --seq: allowed a positive integer");
-  AttentionProblem problem;
-  problem.seq_q = parse_positive(options.seq, "--seq");
-  problem.seq_kv =
-      options.seq_kv.empty() ? problem.seq_q : parse_positive(options.seq_kv, "--seq-kv");
-  problem.batch = parse_positive(options.batch, "--batch");
-  problem.heads = parse_positive(options.heads, "--heads");
-  problem.head_dim = parse_positive(options.head_dim, "--head-dim");
-  problem.dtype = asked_dtype(options);
-  problem.causal = options.causal;
-  apply_attention_head_options(options.head_options, problem);
-  problem.validate();
-  return problem;
+  return parse_attention_problem(options);
 }
 
 GemmProblem asked_gemm_problem(const QueryOptions& options) {
@@ -46,7 +29,7 @@ GemmProblem asked_gemm_problem(const QueryOptions& options) {
                      " belongs to the attention family: allowed with --family gemm are --gpu, "
                      "--m, --n, --k, --size, --dtype, --db, --export and --json");
   }
-  return single_gemm_problem(options.gemm, asked_dtype(options));
+  return single_gemm_problem(options.gemm, parse_dtype_option(options.dtype));
 }
 
 std::string format_distance(double distance) {
