@@ -34,11 +34,7 @@ CLI::App* add_export_command(CLI::App& app, ExportCommandOptions& options) {
       ->type_name("NAME");
   command->add_option("--family", options.family, "Kernel family: attention, gemm (default: both)")
       ->type_name("NAME");
-  command
-      ->add_option("--db", options.database,
-                   std::string("Results database (") + db::kDatabaseDefaultHelp + ")")
-      ->type_name("PATH")
-      ->each([&options](const std::string&) { options.database_given = true; });
+  add_database_option(*command, options.database, options.database_given);
   command->add_option("--out", options.out_dir, "Export directory (new, empty, or an export)")
       ->type_name("DIR");
   command

@@ -17,11 +17,7 @@ CLI::App* add_import_command(CLI::App& app, ImportCommandOptions& options) {
   command
       ->add_option("sources", options.sources, "Results databases, export directories, manifests")
       ->type_name("SOURCE");
-  command
-      ->add_option("--db", options.database,
-                   std::string("Target database (") + db::kDatabaseDefaultHelp + ")")
-      ->type_name("PATH")
-      ->each([&options](const std::string&) { options.database_given = true; });
+  add_database_option(*command, options.database, options.database_given, "Target database");
   command->add_flag("--json", options.json, "Print JSON");
   command->footer(
       "Example: swr-tune import --db all.db machine-a.db machine-b.db kernels-h100/manifest.json");

@@ -67,11 +67,7 @@ CompileSettings parse_compile_options(const CompileOptions& options) {
 }
 
 void add_tuning_options(CLI::App& command, TuningOptions& options) {
-  command
-      .add_option("--db", options.database,
-                  std::string("Results database (") + db::kDatabaseDefaultHelp + ")")
-      ->type_name("PATH")
-      ->each([&options](const std::string&) { options.database_given = true; });
+  add_database_option(command, options.database, options.database_given);
   command
       .add_option("--time-budget", options.time_budget,
                   "Start no new variant after SEC seconds (the same command resumes)")

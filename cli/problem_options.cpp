@@ -4,6 +4,7 @@
 #include <charconv>
 #include <climits>
 
+#include "db/database_location.hpp"
 #include "swr/usage_error.hpp"
 #include "tuner/gpu_detection.hpp"
 
@@ -197,6 +198,13 @@ void check_gpu_option(const std::string& gpu) {
   if (gpu != "auto" && !find_gpu_profile(gpu)) {
     resolve_gpu(gpu);  // throws the "unknown GPU" UsageError
   }
+}
+
+CLI::Option* add_database_option(CLI::App& command, std::string& path, bool& given,
+                                 const std::string& role) {
+  return command.add_option("--db", path, role + " (" + db::kDatabaseDefaultHelp + ")")
+      ->type_name("PATH")
+      ->each([&given](const std::string&) { given = true; });
 }
 
 void check_head_dim_option(const std::string& text, int head_dim) {

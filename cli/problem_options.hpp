@@ -31,6 +31,11 @@ struct AttentionHeadOptions {
 };
 
 void add_attention_head_options(CLI::App& command, AttentionHeadOptions& options);
+
+// --db PATH, described as `role` ("Results database", "Target database") with the default location;
+// sets `given` when it is on the command line (an empty value is then bad input, not "not given").
+CLI::Option* add_database_option(CLI::App& command, std::string& path, bool& given,
+                                 const std::string& role = "Results database");
 // Sets problem.kv_heads and problem.causal_align from the options (after heads and causal are
 // set): UsageError naming the option for a K/V head count that does not divide --heads, an
 // unknown alignment, or bottom_right without --causal.

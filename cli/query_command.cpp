@@ -124,12 +124,7 @@ CLI::App* add_query_command(CLI::App& app, QueryOptions& options) {
       ->each(attention_option("--causal"));
   add_attention_head_options(*command, options.head_options);
   add_gemm_shape_options(*command, options.gemm);
-  CLI::Option* database =
-      command
-          ->add_option("--db", options.database,
-                       std::string("Results database (") + db::kDatabaseDefaultHelp + ")")
-          ->type_name("PATH")
-          ->each([&options](const std::string&) { options.database_given = true; });
+  CLI::Option* database = add_database_option(*command, options.database, options.database_given);
   command->add_option("--export", options.export_dir, "Ask an export directory instead")
       ->type_name("DIR")
       ->excludes(database);

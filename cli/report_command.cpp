@@ -98,11 +98,7 @@ CLI::App* add_report_command(CLI::App& app, ReportOptions& options) {
       "against the peers, the GEMM swizzle heatmap, the roofline");
   command->add_option("--gpu", options.gpu, "The GPU to report on (as `swr-tune show` names it)")
       ->type_name("NAME");
-  command
-      ->add_option("--db", options.database,
-                   std::string("Results database (") + db::kDatabaseDefaultHelp + ")")
-      ->type_name("PATH")
-      ->each([&options](const std::string&) { options.database_given = true; });
+  add_database_option(*command, options.database, options.database_given);
   command
       ->add_option("--from-json", options.show_json,
                    "`swr-tune show --json` dumps (e.g. bench/results/), alone or added to a copy "

@@ -225,11 +225,7 @@ CLI::App* add_show_command(CLI::App& app, ShowOptions& options) {
       ->type_name("TYPE");
   command->add_flag("--causal", options.causal, "The causal shape (without --seq: causal only)");
   add_attention_head_options(*command, options.head_options);
-  command
-      ->add_option("--db", options.database,
-                   std::string("Results database (") + db::kDatabaseDefaultHelp + ")")
-      ->type_name("PATH")
-      ->each([&options](const std::string&) { options.database_given = true; });
+  add_database_option(*command, options.database, options.database_given);
   add_gemm_shape_options(*command, options.gemm);
   command->add_flag("--json", options.json, "Print JSON instead of tables");
   command->footer(
