@@ -74,10 +74,12 @@ def breakdown(torch, q, k, v, causal, catalog, calls, loops=2000, repeats=15):
     loop adds a lambda call of its own: the "nothing" piece). Pieces that launch the kernel loop
     `calls` times, with the queue drained between repetitions, as host_us does."""
     import swr.torch as entry
-    key = (q.shape, k.shape, v.shape, q.dtype, k.dtype, v.dtype, q.device, k.device, v.device,
-           causal, None, "error", catalog)
+    def call_key():  # what the hot path keys its runners by (swr/_hotpath.py, Hot.attention)
+        return (q.shape, k.shape, v.shape, q.dtype, k.dtype, v.dtype, q.device, k.device,
+                v.device, causal, None, "error", catalog, False)
+
     runners = entry._hot.attention_runners
-    runner = runners[key]
+    runner = runners[call_key()]
     launch = runner.launch
     out = torch.empty_like(q)
     shape, dtype, device = q.shape, q.dtype, q.device
@@ -86,11 +88,8 @@ def breakdown(torch, q, k, v, causal, catalog, calls, loops=2000, repeats=15):
     pieces = {
         "nothing": lambda: None,
         "is_compiling": lambda: torch.compiler.is_compiling(),
-        "key": lambda: (q.shape, k.shape, v.shape, q.dtype, k.dtype, v.dtype, q.device,
-                        k.device, v.device, causal, None, "error", catalog),
-        "key_and_lookup": lambda: runners[
-            (q.shape, k.shape, v.shape, q.dtype, k.dtype, v.dtype, q.device, k.device, v.device,
-             causal, None, "error", catalog)],
+        "key": call_key,
+        "key_and_lookup": lambda: runners[call_key()],
         "is_contiguous_x3": lambda: (q.is_contiguous(), k.is_contiguous(), v.is_contiguous()),
         "empty_like": lambda: torch.empty_like(q),
         "empty": lambda: torch.empty(shape, dtype=dtype, device=device),

@@ -12,7 +12,10 @@
 #include <map>
 
 #include "support/files.hpp"
+#include "swr/gpu_profile.hpp"
 #include "swr/usage_error.hpp"
+#include "tuner/gemm_compilation.hpp"
+#include "tuner/variant_compilation.hpp"
 
 namespace swr {
 namespace {
@@ -126,6 +129,24 @@ TEST(PlanFile, WhatSwrWritesReadsBackToTheSameProblems) {
   const TuningPlanFile again = parse_plan(plan_to_json(plan).dump(), "rewritten");
   EXPECT_EQ(attention_keys(again), attention_keys(plan));
   EXPECT_EQ(gemm_keys(again), gemm_keys(plan));
+}
+
+// The plans kept in the repository name only configs the tuner takes for their problems on the
+// H200 (select_space / select_gemm_space, the tuner's own check): a kernel change that prunes a
+// config a plan names fails here, not on a lent GPU machine.
+TEST(PlanFile, ThePlansInTheRepositoryNameOnlyConfigsTheTunerTakes) {
+  const GpuProfile h200 = *find_gpu_profile("h200");
+  for (const char* file : {"examples/tuning-plan.json", "bench/tuning_at_scale/plan8.json"}) {
+    const TuningPlanFile plan = read_plan_file(std::filesystem::path(SWR_SOURCE_DIR) / file);
+    for (const PlannedAttention& planned : plan.attention) {
+      EXPECT_NO_THROW(select_space({planned.problem, h200}, planned.config_keys))
+          << file << ": " << planned.problem.key();
+    }
+    for (const PlannedGemm& planned : plan.gemm) {
+      EXPECT_NO_THROW(select_gemm_space({planned.problem, h200}, planned.configs))
+          << file << ": " << planned.problem.key();
+    }
+  }
 }
 
 // The seed corpus of the fuzz target fuzz_plan_file: the README's example plan, and what swr
