@@ -101,7 +101,8 @@ def breakdown(torch, q, k, v, causal, catalog, calls, loops=2000, repeats=15):
     }
     launching = {
         "runner_run": lambda: runner(q, k, v),  # everything after the lookup, the C call too
-        "hot_path_call": lambda: entry._eager_attention(q, k, v, causal, None, "error", catalog),
+        "hot_path_call": lambda: entry._eager_attention(q, k, v, causal, None, "error", catalog,
+                                                         False),
         "c_call": lambda: launch.function(*pointers),
     }
     figures = {}
