@@ -139,6 +139,9 @@ int run_tuning_job(const TuningJob& job) {
   }
   int exit_code = 0;
   if (!attention.empty()) exit_code = attention_session.run(progress.get()).exit_code();
+  // An attention worker left running holds its device's profiler, and the GEMM worker on that
+  // device would then find the counters busy (CUPTI_ERROR_HARDWARE_BUSY) and store none.
+  for (const std::unique_ptr<WorkerClient>& worker : attention_workers) worker->stop_worker();
   if (!gemm.empty() && exit_code == 0) {
     const GemmTuningSummary summary = gemm_session.run(progress.get());
     exit_code = summary.exit_code();

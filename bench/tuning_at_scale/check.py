@@ -190,6 +190,12 @@ def main():
             f"{len(whole)} rows of {planned} planned, {len(whole) - len({(r[0], r[1]) for r in whole})}"
             f" dup, {sum(r[2] != 'ok' for r in whole)} failed, {step.get('plan_all', {}).get('seconds')} s",
             len(whole) == planned and len(problems) >= 8)
+        # Both families' rows carry counters: a worker of one family must not hold the profiler
+        # while the other family's worker measures (CUPTI_ERROR_HARDWARE_BUSY).
+        ok = [r for r in whole if r[2] == "ok"]
+        counted = sum(1 for r in ok if r[4] is not None)
+        add("plan: counters on both families' rows", f"{counted} of {len(ok)} rows",
+            counted == len(ok) and len(ok) > 0)
     if s0 is not None and s1 is not None:
         k0, k1 = {(r[0], r[1]) for r in s0}, {(r[0], r[1]) for r in s1}
         add("2 shards: disjoint, covering the plan",

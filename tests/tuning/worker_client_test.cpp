@@ -66,6 +66,20 @@ TEST(WorkerClient, MeasuresThroughTheWorkerAndKeepsItForTheNextVariant) {
   EXPECT_EQ(client.device_name(), "Fake GPU");
 }
 
+// A plan of both families ends the attention worker before the GEMM one starts on the device
+// (tuner/tuning_job.cpp), so that the GEMM worker can take the profiler: stop_worker ends it, and
+// the client starts a fresh one at its next variant.
+TEST(WorkerClient, StopWorkerEndsItAndTheNextVariantStartsAnother) {
+  WorkerClient client = fake_client();
+  client.stop_worker();  // none running yet: nothing to do
+  EXPECT_EQ(client.workers_started(), 0);
+  expect_measured(client.measure(job_with(FakeWorkerOrder::measure)));
+  client.stop_worker();
+  client.stop_worker();
+  expect_measured(client.measure(job_with(FakeWorkerOrder::measure)));
+  EXPECT_EQ(client.workers_started(), 2);
+}
+
 TEST(WorkerClient, CrashIsAFaultWithTheSignalAndTheLastStderrThenAFreshWorker) {
   WorkerClient client = fake_client();
   expect_measured(client.measure(job_with(FakeWorkerOrder::measure)));

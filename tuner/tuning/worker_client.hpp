@@ -58,10 +58,12 @@ class WorkerClient : public VariantMeasurer {
   int workers_started() const { return workers_started_; }
   // What the worker said it runs on (its "ready" message), empty before the first start.
   const std::string& device_name() const { return device_name_; }
+  // Ends the worker, if one runs, with its device's profiler (the next measure starts another):
+  // a worker of another family on the same device gets the L2 counters only once this one ended.
+  void stop_worker();
 
  private:
   void start_worker();
-  void stop_worker();
   // Reaps a worker that ended (or is killed) and describes it with its last stderr lines.
   std::string end_worker_and_describe(bool kill_now);
 
