@@ -195,7 +195,9 @@ void reject_attention_options(const ProblemOptions& options, const std::string& 
 
 void check_gpu_option(const std::string& gpu) {
   require(gpu, "--gpu", gpu_profile_names());
-  if (gpu != "auto" && !find_gpu_profile(gpu)) {
+  // "AUTO" is auto too (resolve_gpu's rule): resolving it here would load the driver before the
+  // other values are checked.
+  if (!is_auto_gpu(gpu) && !find_gpu_profile(gpu)) {
     resolve_gpu(gpu);  // throws the "unknown GPU" UsageError
   }
 }

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "generator/json_int_field.hpp"
 #include "swr/usage_error.hpp"
 
 namespace swr {
@@ -151,40 +152,19 @@ nlohmann::json AttentionProblem::to_json() const {
   return json;
 }
 
-namespace {
-
-// An integer field that fits an int: nlohmann's get<int>() converts a float such as 2e21 with
-// undefined behaviour (found by tests/fuzz/fuzz_json_forms).
-int int_field(const nlohmann::json& json, const char* name) {
-  const nlohmann::json& value = json.at(name);
-  if (!value.is_number_integer() ||
-      (value.is_number_unsigned() &&
-       value.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<int>::max())) ||
-      (!value.is_number_unsigned() &&
-       (value.get<std::int64_t>() < std::numeric_limits<int>::min() ||
-        value.get<std::int64_t>() > std::numeric_limits<int>::max()))) {
-    throw std::invalid_argument(std::string("problem field \"") + name +
-                                "\" must be an integer that fits an int (got " + value.dump() +
-                                ")");
-  }
-  return static_cast<int>(value.get<std::int64_t>());
-}
-
-}  // namespace
-
 AttentionProblem AttentionProblem::from_json(const nlohmann::json& json) {
   AttentionProblem problem;
-  problem.batch = int_field(json, "batch");
-  problem.heads = int_field(json, "heads");
-  problem.seq_q = int_field(json, "seq_q");
-  problem.seq_kv = int_field(json, "seq_kv");
-  problem.head_dim = int_field(json, "head_dim");
+  problem.batch = json_int_field(json, "batch");
+  problem.heads = json_int_field(json, "heads");
+  problem.seq_q = json_int_field(json, "seq_q");
+  problem.seq_kv = json_int_field(json, "seq_kv");
+  problem.head_dim = json_int_field(json, "head_dim");
   const std::string type = json.at("dtype").get<std::string>();
   const std::optional<DataType> parsed = parse_data_type(type);
   if (!parsed) throw std::invalid_argument("unknown dtype '" + type + "' in a problem");
   problem.dtype = *parsed;
   problem.causal = json.at("causal").get<bool>();
-  if (json.contains("kv_heads")) problem.kv_heads = int_field(json, "kv_heads");
+  if (json.contains("kv_heads")) problem.kv_heads = json_int_field(json, "kv_heads");
   if (const auto align = json.find("causal_align"); align != json.end()) {
     const std::optional<CausalAlignment> parsed =
         align->is_string() ? parse_causal_alignment(align->get<std::string>()) : std::nullopt;

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "generator/json_int_field.hpp"
 #include "swr/usage_error.hpp"
 
 namespace swr {
@@ -81,9 +82,9 @@ nlohmann::json GemmProblem::to_json() const {
 
 GemmProblem GemmProblem::from_json(const nlohmann::json& json) {
   GemmProblem problem;
-  problem.m = json.at("m").get<int>();
-  problem.n = json.at("n").get<int>();
-  problem.k = json.at("k").get<int>();
+  problem.m = json_int_field(json, "m");
+  problem.n = json_int_field(json, "n");
+  problem.k = json_int_field(json, "k");
   const std::string type = json.at("dtype").get<std::string>();
   const std::optional<DataType> parsed = parse_data_type(type);
   if (!parsed) throw std::invalid_argument("unknown dtype '" + type + "' in a GEMM problem");

@@ -12,7 +12,8 @@ seconds=${1:-60}
 shift || true
 targets=("$@")
 if ((${#targets[@]} == 0)); then
-  targets=(fuzz_manifest fuzz_config_keys fuzz_json_forms fuzz_import_source fuzz_plan_file)
+  targets=(fuzz_manifest fuzz_config_keys fuzz_json_forms fuzz_import_source fuzz_plan_file
+    fuzz_problem_options)
 fi
 [[ $seconds =~ ^[1-9][0-9]*$ ]] || { echo "error: bad SECONDS '$seconds': allowed a positive number" >&2; exit 2; }
 

@@ -137,8 +137,12 @@ std::string no_present_gpu_reason() {
                           std::to_string(count) + " present";
 }
 
+bool is_auto_gpu(std::string_view name) {
+  return lowercase(name) == "auto";
+}
+
 GpuProfile resolve_gpu(std::string_view name) {
-  if (lowercase(name) == "auto") {
+  if (is_auto_gpu(name)) {
     if (auto present = detect_present_gpu()) return *present;
     throw NoDeviceError(no_present_gpu_reason());
   }

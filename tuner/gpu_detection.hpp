@@ -35,6 +35,9 @@ std::string no_present_gpu_reason();
 // Throws UsageError for an unknown name and NoDeviceError for "auto" without a device.
 GpuProfile resolve_gpu(std::string_view name);
 
+// True for the name resolve_gpu takes as the present device: "auto", in any case.
+bool is_auto_gpu(std::string_view name);
+
 // True when `present` is the device `target` names (same profile name and arch).
 bool is_same_gpu(const GpuProfile& present, const GpuProfile& target);
 

@@ -33,8 +33,9 @@ struct SWR_API GemmProblem {
 
   // {"m", "n", "k", "dtype"}: the one JSON form (the worker protocol, the database's problems
   // rows; compile results, catalog answers and exports add "key" and "family" to it, see
-  // generator/problem_json.hpp). from_json throws std::invalid_argument for an unknown dtype and
-  // nlohmann::json's errors for a missing field; it does not validate.
+  // generator/problem_json.hpp). from_json throws std::invalid_argument for an unknown dtype or a
+  // size that is not an integer that fits an int, and nlohmann::json's errors for a missing field;
+  // it does not validate.
   nlohmann::json to_json() const;
   static GemmProblem from_json(const nlohmann::json& json);
 

@@ -198,7 +198,8 @@ TEST(GemmConfig, WgmmaJsonRoundTripsAndNamesTheBadField) {
 }
 
 // The one JSON form of a GEMM problem: its fields, which read back to the same problem; the keyed
-// and family forms add "key" and "family" to them; a bad dtype or a missing field throws.
+// and family forms add "key" and "family" to them; a bad dtype, a size that is not an int or a
+// missing field throws.
 TEST(GemmProblemJson, RoundTripsAndNamesWhatIsWrong) {
   const GemmProblem problem{5000, 3072, 7168, DataType::bf16};
   const nlohmann::json json = problem.to_json();
@@ -215,6 +216,14 @@ TEST(GemmProblemJson, RoundTripsAndNamesWhatIsWrong) {
   bad = json;
   bad.erase("k");
   EXPECT_THROW(GemmProblem::from_json(bad), nlohmann::json::exception);
+  // Not get<int>()'s undefined conversion (tests/fuzz/fuzz_json_forms found it): a named error.
+  for (const nlohmann::json& size :
+       {nlohmann::json(4.88e115), nlohmann::json(4096.0), nlohmann::json(std::int64_t{1} << 31),
+        nlohmann::json("4096")}) {
+    bad = json;
+    bad["n"] = size;
+    EXPECT_THROW(GemmProblem::from_json(bad), std::invalid_argument) << size;
+  }
 }
 
 }  // namespace
