@@ -5,11 +5,7 @@
 // layout of the parameter block (cuLaunchKernel copies it byte for byte).
 #pragma once
 
-#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
-#define SWR_ARGS_HOST_DEVICE __host__ __device__ __forceinline__
-#else
-#define SWR_ARGS_HOST_DEVICE inline
-#endif
+#include "common/host_device.cuh"
 
 namespace swr {
 namespace attention {
@@ -22,8 +18,7 @@ struct TensorStrides {
   long long seq;
 };
 
-SWR_ARGS_HOST_DEVICE long long row_offset(const TensorStrides& strides, int batch, int head,
-                                          int row) {
+SWR_HOST_DEVICE long long row_offset(const TensorStrides& strides, int batch, int head, int row) {
   return batch * strides.batch + head * strides.head + row * strides.seq;
 }
 
@@ -48,7 +43,7 @@ static_assert(sizeof(TensorStrides) == 24 && sizeof(AttentionArgs) == 144,
               "the launch-argument block has one layout on host and device");
 
 // The K/V head query head `head` reads: consecutive query heads share one K/V head.
-SWR_ARGS_HOST_DEVICE int kv_head_of(int head, int heads, int kv_heads) {
+SWR_HOST_DEVICE int kv_head_of(int head, int heads, int kv_heads) {
   return head / (heads / kv_heads);
 }
 

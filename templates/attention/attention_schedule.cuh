@@ -7,11 +7,7 @@
 // (forward_tile.cuh does that).
 #pragma once
 
-#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
-#define SWR_ATTENTION_HOST_DEVICE __host__ __device__ __forceinline__
-#else
-#define SWR_ATTENTION_HOST_DEVICE inline
-#endif
+#include "common/host_device.cuh"
 
 namespace swr {
 namespace attention {
@@ -28,8 +24,8 @@ struct TileCoord {
 
 // Linear tile index in [0, q_tiles * batch_heads) -> (batch·head, q tile). `head_group` is used
 // by head_groups only.
-SWR_ATTENTION_HOST_DEVICE TileCoord tile_coord(TileSwizzle swizzle, int head_group, bool causal,
-                                               int linear, int q_tiles, int batch_heads) {
+SWR_HOST_DEVICE TileCoord tile_coord(TileSwizzle swizzle, int head_group, bool causal, int linear,
+                                     int q_tiles, int batch_heads) {
   TileCoord coord;
   if (swizzle == TileSwizzle::head_major) {
     // Q tiles of one head are consecutive: CTAs running together share one head's K/V.
@@ -59,8 +55,8 @@ SWR_ATTENTION_HOST_DEVICE TileCoord tile_coord(TileSwizzle swizzle, int head_gro
 // valid row sees (row i sees keys j <= i + causal_shift; 0 for none when every row of the tile
 // sees no key, as the first rows of a bottom-right mask with seq_q > seq_kv do). Never more for a
 // later tile, whatever the shift: the causal reversal of tile_coord keeps the longest tiles first.
-SWR_ATTENTION_HOST_DEVICE int kv_tiles_of_q_tile(bool causal, int q_tile, int block_m, int block_n,
-                                                 int seq_q, int seq_kv, int causal_shift = 0) {
+SWR_HOST_DEVICE int kv_tiles_of_q_tile(bool causal, int q_tile, int block_m, int block_n, int seq_q,
+                                       int seq_kv, int causal_shift = 0) {
   const int all_kv_tiles = (seq_kv + block_n - 1) / block_n;
   if (!causal) return all_kv_tiles;
   const int rows_end_unclipped = (q_tile + 1) * block_m;
@@ -76,7 +72,7 @@ SWR_ATTENTION_HOST_DEVICE int kv_tiles_of_q_tile(bool causal, int q_tile, int bl
 // tiles are gone by the time they are needed again. Sawtooth order reverses the walk on every
 // other round: the tiles read last are read first next time, while they are still in the L2
 // (paper Algorithm 4). `round` is what the persistence rules below give.
-SWR_ATTENTION_HOST_DEVICE int kv_tile_at(KvOrder order, int step, int kv_tiles, int round) {
+SWR_HOST_DEVICE int kv_tile_at(KvOrder order, int step, int kv_tiles, int round) {
   const bool backward = order == KvOrder::sawtooth && (round & 1);
   return backward ? kv_tiles - 1 - step : step;
 }
@@ -88,15 +84,15 @@ SWR_ATTENTION_HOST_DEVICE int kv_tile_at(KvOrder order, int step, int kv_tiles, 
 //  dynamic: `ctas` CTAs; CTA c takes tile c first, then each claim of a counter that starts at 0
 //           names tile claim + ctas (first come, first served); round = tiles done.
 // Every mode starts CTA c on tile c.
-SWR_ATTENTION_HOST_DEVICE int grid_round(int tile, int wave_size) {
+SWR_HOST_DEVICE int grid_round(int tile, int wave_size) {
   return tile / wave_size;
 }
 
-SWR_ATTENTION_HOST_DEVICE int static_tile(int cta, int round, int ctas) {
+SWR_HOST_DEVICE int static_tile(int cta, int round, int ctas) {
   return cta + round * ctas;
 }
 
-SWR_ATTENTION_HOST_DEVICE int dynamic_claimed_tile(int claim, int ctas) {
+SWR_HOST_DEVICE int dynamic_claimed_tile(int claim, int ctas) {
   return claim + ctas;
 }
 

@@ -14,11 +14,7 @@
 //                         walked column by column.
 #pragma once
 
-#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
-#define SWR_GEMM_HOST_DEVICE __host__ __device__ __forceinline__
-#else
-#define SWR_GEMM_HOST_DEVICE inline
-#endif
+#include "common/host_device.cuh"
 
 namespace swr {
 namespace gemm {
@@ -34,8 +30,8 @@ struct TileCoord {
 
 // Bands of `group` tiles across `across` tiles, `along` tiles deep: band-major, then `along`,
 // then the position inside the band.
-SWR_GEMM_HOST_DEVICE void banded_tile(int linear, int across, int along, int group, int& band_pos,
-                                      int& along_pos) {
+SWR_HOST_DEVICE void banded_tile(int linear, int across, int along, int group, int& band_pos,
+                                 int& along_pos) {
   const int band_tiles = group * along;  // tiles of a full band
   const int band = linear / band_tiles;
   const int first = band * group;
@@ -47,7 +43,7 @@ SWR_GEMM_HOST_DEVICE void banded_tile(int linear, int across, int along, int gro
 }
 
 // `linear` in [0, tiles_m * tiles_n).
-SWR_GEMM_HOST_DEVICE TileCoord tile_at(int linear, int tiles_m, int tiles_n, int axis, int group) {
+SWR_HOST_DEVICE TileCoord tile_at(int linear, int tiles_m, int tiles_n, int axis, int group) {
   TileCoord coord;
   if (group <= 0) {
     coord.tile_m = linear / tiles_n;
@@ -65,8 +61,8 @@ SWR_GEMM_HOST_DEVICE TileCoord tile_at(int linear, int tiles_m, int tiles_n, int
 // cluster_n)); CTA `rank` of the cluster computes output tile (cluster_m * tile_m' + rank %
 // cluster_m, cluster_n * tile_n' + rank / cluster_m). Past the last row or column of tiles it
 // stores nothing.
-SWR_GEMM_HOST_DEVICE TileCoord cluster_member_tile(TileCoord cluster_tile, int cluster_m,
-                                                   int cluster_n, int rank) {
+SWR_HOST_DEVICE TileCoord cluster_member_tile(TileCoord cluster_tile, int cluster_m, int cluster_n,
+                                              int rank) {
   TileCoord coord;
   coord.tile_m = cluster_tile.tile_m * cluster_m + rank % cluster_m;
   coord.tile_n = cluster_tile.tile_n * cluster_n + rank / cluster_m;
@@ -76,12 +72,12 @@ SWR_GEMM_HOST_DEVICE TileCoord cluster_member_tile(TileCoord cluster_tile, int c
 // Multicast masks over the ranks of that cluster (bit r = CTA r). Cluster row `row` (rank %
 // cluster_m) holds the CTAs of one tile_m: they share its A tile, each loading 1 / cluster_n of it.
 // Cluster column `column` (rank / cluster_m) holds those of one tile_n: they share its B tile.
-SWR_GEMM_HOST_DEVICE unsigned cluster_row_mask(int cluster_m, int cluster_n, int row) {
+SWR_HOST_DEVICE unsigned cluster_row_mask(int cluster_m, int cluster_n, int row) {
   unsigned mask = 0;
   for (int column = 0; column < cluster_n; ++column) mask |= 1u << (row + cluster_m * column);
   return mask;
 }
-SWR_GEMM_HOST_DEVICE unsigned cluster_column_mask(int cluster_m, int column) {
+SWR_HOST_DEVICE unsigned cluster_column_mask(int cluster_m, int column) {
   return ((1u << cluster_m) - 1u) << (column * cluster_m);
 }
 

@@ -18,12 +18,7 @@
 // computed exactly once, for every tile count, unit count and k depth it walks).
 #pragma once
 
-// The same spelling as gemm/block_swizzle.cuh's (an identical redefinition is allowed).
-#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
-#define SWR_GEMM_HOST_DEVICE __host__ __device__ __forceinline__
-#else
-#define SWR_GEMM_HOST_DEVICE inline
-#endif
+#include "common/host_device.cuh"
 
 namespace swr {
 namespace gemm {
@@ -37,7 +32,7 @@ struct StreamKSchedule {
   int split_units;    // units that share them: min(units, k_total), so that no range is empty
 };
 
-SWR_GEMM_HOST_DEVICE StreamKSchedule stream_k_schedule(int tiles, int units, int k_blocks) {
+SWR_HOST_DEVICE StreamKSchedule stream_k_schedule(int tiles, int units, int k_blocks) {
   StreamKSchedule s;
   s.tiles = tiles;
   s.units = units;
@@ -51,13 +46,13 @@ SWR_GEMM_HOST_DEVICE StreamKSchedule stream_k_schedule(int tiles, int units, int
 // First k block (of k_total) of unit u's range; unit u holds [range_begin(u), range_begin(u + 1)),
 // at least one k block for u < split_units (a finisher waits for every unit between it and the
 // last unit of its tile), none past them.
-SWR_GEMM_HOST_DEVICE long long stream_k_range_begin(const StreamKSchedule& s, int unit) {
+SWR_HOST_DEVICE long long stream_k_range_begin(const StreamKSchedule& s, int unit) {
   return unit >= s.split_units ? s.k_total : s.k_total * unit / s.split_units;
 }
 
 // The unit whose range holds k block x (0 <= x < k_total): with S = split_units, the u with
 // floor(u K / S) <= x < floor((u + 1) K / S), i.e. u = ceil((x + 1) S / K) - 1.
-SWR_GEMM_HOST_DEVICE int stream_k_unit_of(const StreamKSchedule& s, long long x) {
+SWR_HOST_DEVICE int stream_k_unit_of(const StreamKSchedule& s, long long x) {
   return static_cast<int>(((x + 1) * s.split_units + s.k_total - 1) / s.k_total - 1);
 }
 
@@ -76,7 +71,7 @@ struct StreamKRange {
   int last_unit[2];
 };
 
-SWR_GEMM_HOST_DEVICE StreamKRange stream_k_range(const StreamKSchedule& s, int unit) {
+SWR_HOST_DEVICE StreamKRange stream_k_range(const StreamKSchedule& s, int unit) {
   const long long begin = stream_k_range_begin(s, unit);
   const long long end = stream_k_range_begin(s, unit + 1);
   StreamKRange range;
@@ -103,8 +98,8 @@ struct StreamKItem {
 };
 
 // Item `j` of the unit whose range is `range`: false when the unit has no more work.
-SWR_GEMM_HOST_DEVICE bool stream_k_item(const StreamKSchedule& s, const StreamKRange& range,
-                                        int unit, int j, StreamKItem& item) {
+SWR_HOST_DEVICE bool stream_k_item(const StreamKSchedule& s, const StreamKRange& range, int unit,
+                                   int j, StreamKItem& item) {
   if (j < range.whole_items) {
     item.tile = unit + j * s.units;
     item.k_begin = 0;
@@ -133,8 +128,8 @@ struct StreamKFixup {
   bool contributor;  // this unit writes a partial to its slot instead of storing
 };
 
-SWR_GEMM_HOST_DEVICE StreamKFixup stream_k_fixup(const StreamKRange& range, const StreamKItem& item,
-                                                 int unit) {
+SWR_HOST_DEVICE StreamKFixup stream_k_fixup(const StreamKRange& range, const StreamKItem& item,
+                                            int unit) {
   StreamKFixup fixup;
   // Selects, not an indexed load: the array stays in registers.
   fixup.finisher = item.part < 0 ? unit : item.part == 0 ? range.finisher[0] : range.finisher[1];
