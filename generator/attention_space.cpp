@@ -212,11 +212,7 @@ AttentionSpace build_attention_space(const AttentionProblem& problem, const GpuP
   for (const AttentionConfig& config : enumerate_attention_configs(problem, gpu)) {
     std::string reason = attention_resource_use(problem, config, gpu).does_not_fit;
     if (reason.empty()) reason = problem_reason(problem, config);
-    if (reason.empty()) {
-      space.configs.push_back(config);
-    } else {
-      space.pruned.push_back({config, std::move(reason)});
-    }
+    space.keep_or_prune(config, std::move(reason));
   }
   return space;
 }

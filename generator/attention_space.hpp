@@ -2,24 +2,17 @@
 // drop what the target cannot run (resource model) or what is redundant for the problem.
 #pragma once
 
-#include <string>
 #include <vector>
 
+#include "generator/variant_space.hpp"
 #include "swr/attention_config.hpp"
 #include "swr/attention_problem.hpp"
 #include "swr/gpu_profile.hpp"
 
 namespace swr {
 
-struct PrunedConfig {
-  AttentionConfig config;
-  std::string reason;  // why it was dropped
-};
-
-struct AttentionSpace {
-  std::vector<AttentionConfig> configs;  // runnable, in a stable order
-  std::vector<PrunedConfig> pruned;
-};
+using PrunedConfig = Pruned<AttentionConfig>;
+using AttentionSpace = SpaceOf<AttentionConfig>;
 
 // Every knob value the generator knows, before pruning.
 std::vector<AttentionConfig> enumerate_attention_configs(const AttentionProblem& problem,

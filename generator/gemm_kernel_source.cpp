@@ -8,10 +8,6 @@
 namespace swr {
 namespace {
 
-const char* template_element(DataType type) {
-  return type == DataType::bf16 ? "swr::Element::bf16" : "swr::Element::f16";
-}
-
 const char* template_persistence(GemmPersistence persistence) {
   return persistence == GemmPersistence::static_loop ? "swr::gemm::Persistence::static_loop"
                                                      : "swr::gemm::Persistence::grid";
@@ -32,8 +28,8 @@ std::string render_wgmma_kernel_text(const std::string& binary, const GemmProble
   text += "using Traits = swr::gemm::sm90::Traits<\n";
   text += "    /*block_m*/ " + std::to_string(config.block_m) + ", /*block_n*/ " +
           std::to_string(config.block_n) + ", /*block_k*/ " + std::to_string(config.block_k) +
-          ", /*stages*/ " + std::to_string(config.stages) + ", " + template_element(problem.dtype) +
-          ",\n";
+          ", /*stages*/ " + std::to_string(config.stages) + ", " +
+          template_element(problem.dtype, "swr::") + ",\n";
   text += std::string("    swr::gemm::sm90::ConsumerMode::") +
           (cooperative ? "cooperative" : "pingpong") + ",\n";
   text += std::string("    swr::gemm::sm90::Persistence::") + persistence + ",\n";
@@ -66,7 +62,7 @@ std::string render_mma_sync_kernel_text(const std::string& binary, const GemmPro
           std::to_string(config.block_n) + ", /*block_k*/ " + std::to_string(config.block_k) +
           ", /*warps_m*/ " + std::to_string(config.warps_m) + ", /*warps_n*/ " +
           std::to_string(config.warps_n) + ", /*stages*/ " + std::to_string(config.stages) + ",\n";
-  text += "    " + std::string(template_element(problem.dtype)) + ", " +
+  text += "    " + template_element(problem.dtype, "swr::") + ", " +
           template_persistence(config.persistence) + ">;\n";
   // One CTA per SM is what the 64x64 warp tiles are sized for: let them have 255 registers.
   text += "extern \"C\" __global__ void __launch_bounds__(Traits::kThreads, 1) ";

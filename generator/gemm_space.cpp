@@ -184,11 +184,7 @@ GemmSpace build_gemm_space(const GemmProblem& problem, const GpuProfile& gpu,
         reason = "tile order " + order + " is the same as " + seen->second + "'s";
       }
     }
-    if (reason.empty()) {
-      space.configs.push_back(config);
-    } else {
-      space.pruned.push_back({config, std::move(reason)});
-    }
+    space.keep_or_prune(config, std::move(reason));
   }
   return space;
 }

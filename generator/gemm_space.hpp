@@ -4,24 +4,17 @@
 // already has, a persistent grid that is one wave anyway).
 #pragma once
 
-#include <string>
 #include <vector>
 
+#include "generator/variant_space.hpp"
 #include "swr/gemm_config.hpp"
 #include "swr/gemm_problem.hpp"
 #include "swr/gpu_profile.hpp"
 
 namespace swr {
 
-struct PrunedGemmConfig {
-  GemmConfig config;
-  std::string reason;  // why it was dropped
-};
-
-struct GemmSpace {
-  std::vector<GemmConfig> configs;  // runnable, in a stable order
-  std::vector<PrunedGemmConfig> pruned;
-};
+using PrunedGemmConfig = Pruned<GemmConfig>;
+using GemmSpace = SpaceOf<GemmConfig>;
 
 struct GemmSpaceOptions {
   // The sweep measures every stride, even where two give the same order (its table has a column

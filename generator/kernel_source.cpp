@@ -8,10 +8,6 @@ namespace swr {
 namespace {
 
 // Spellings of the template's enumerators (templates/attention/forward_kernel.cuh).
-const char* template_element(DataType type) {
-  return type == DataType::bf16 ? "swr::attention::Element::bf16" : "swr::attention::Element::f16";
-}
-
 const char* template_order(KvOrder order) {
   return order == KvOrder::sawtooth ? "swr::attention::KvOrder::sawtooth"
                                     : "swr::attention::KvOrder::cyclic";
@@ -66,7 +62,7 @@ std::string render_mma_sync_text(const AttentionProblem& problem, const Attentio
           std::to_string(config.block_m) + ", /*block_n*/ " + std::to_string(config.block_n) +
           ", /*warps*/ " + std::to_string(config.warps) + ", /*stages*/ " +
           std::to_string(config.stages) + ",\n";
-  text += "    " + std::string(template_element(problem.dtype)) + ", /*causal*/ " +
+  text += "    " + template_element(problem.dtype, "swr::attention::") + ", /*causal*/ " +
           boolean(problem.causal) + ",\n";
   text += "    " + std::string(template_order(config.order)) + ",\n";
   text += "    " + std::string(template_persistence(config.persistence)) + ",\n";
@@ -102,9 +98,9 @@ std::string render_wgmma_text(const AttentionProblem& problem, const AttentionCo
           std::to_string(config.block_n) + ", /*stages*/ " + std::to_string(config.stages) + ",\n";
   // swr::Element (templates/common/element.cuh): the sm90 headers do not include the mma_sync
   // template's alias of it.
-  text += std::string("    swr::Element::") + (problem.dtype == DataType::bf16 ? "bf16" : "f16") +
-          ", /*causal*/ " + boolean(problem.causal) + ", /*overlap*/ " + boolean(config.overlap) +
-          ", /*pingpong*/ " + boolean(config.pingpong) + ",\n";
+  text += "    " + template_element(problem.dtype, "swr::") + ", /*causal*/ " +
+          boolean(problem.causal) + ", /*overlap*/ " + boolean(config.overlap) + ", /*pingpong*/ " +
+          boolean(config.pingpong) + ",\n";
   text += "    " + std::string(template_order(config.order)) + ",\n";
   text += "    " + std::string(template_persistence(config.persistence)) + ",\n";
   text += "    " + std::string(template_swizzle(config.swizzle)) + ", /*head_group*/ " +
@@ -140,6 +136,10 @@ std::string render_wgmma_text(const AttentionProblem& problem, const AttentionCo
 }
 
 }  // namespace
+
+std::string template_element(DataType type, const std::string& scope) {
+  return scope + "Element::" + (type == DataType::bf16 ? "bf16" : "f16");
+}
 
 KernelSource render_attention_kernel(const AttentionProblem& problem,
                                      const AttentionConfig& config) {

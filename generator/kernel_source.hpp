@@ -6,6 +6,7 @@
 
 #include "swr/attention_config.hpp"
 #include "swr/attention_problem.hpp"
+#include "swr/data_type.hpp"
 
 namespace swr {
 
@@ -37,5 +38,10 @@ KernelSource render_attention_kernel(const AttentionProblem& problem,
 
 // Every header under templates/, embedded into the library at build time.
 const std::vector<HeaderFile>& embedded_template_headers();
+
+// swr::Element's enumerator for `type` (templates/common/element.cuh) as a rendered source names
+// it from `scope`: "swr::", or "swr::attention::" in the attention mma_sync source, which names it
+// through that template's alias.
+std::string template_element(DataType type, const std::string& scope);
 
 }  // namespace swr
