@@ -1,8 +1,10 @@
-// The block swizzle on the host: the kernel's launch arguments for a config's swizzle stride, and
-// the tile order they produce. The mapping itself is templates/gemm/block_swizzle.cuh, compiled
-// here by the host compiler: the host and the kernel share one definition.
+// The GEMM schedule on the host: the block swizzle (the kernel's launch arguments for a config's
+// swizzle stride, and the tile order they produce) and the scratch of stream-K's fixup. The
+// schedule itself is templates/gemm/block_swizzle.cuh and stream_k.cuh, compiled here by the host
+// compiler: the host and the kernel share one definition.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -61,5 +63,14 @@ std::vector<HostTileCoord> gemm_tile_order(const GemmTileGrid& grid, const Swizz
 // are: "row-major", "column-major", "n-bands-8" (bands of 8 tile columns), "m-bands-4". Bands as
 // wide as the grid, or one tile wide, are the plain orders; a grid one tile high or wide has one.
 std::string gemm_tile_order_name(const GemmTileGrid& grid, const SwizzleLaunch& swizzle);
+
+// What the wgmma kernel's stream-K fixup needs (templates/gemm/sm90/gemm_stream_k_sm90.cuh).
+struct GemmStreamKScratch {
+  int flag_ints = 0;      // zeroed on the launch stream before each launch
+  std::size_t bytes = 0;  // flags, then one fp32 partial tile per CTA
+};
+
+// For a grid of `ctas` CTAs of a stream-K config (zero for any other persistence).
+GemmStreamKScratch gemm_stream_k_scratch(const GemmConfig& config, int ctas);
 
 }  // namespace swr

@@ -8,27 +8,33 @@
 #include <mutex>
 #include <thread>
 
+#include "generator/gemm_kernel_source.hpp"
 #include "support/parallel_for.hpp"
 
 namespace swr {
 namespace {
 
+// The cached kernel of `source` for `arch`, else a fresh compile (stored in the cache if it
+// compiled).
+CompiledKernel load_or_compile(const NvrtcCompiler& compiler, const CubinCache* cache,
+                               const KernelSource& source, const std::string& arch) {
+  const std::string key =
+      CubinCache::key_for(source, compiler.options_for(arch), compiler.version(), arch);
+  if (cache != nullptr) {
+    if (std::optional<CompiledKernel> cached = cache->load(key)) return std::move(*cached);
+  }
+  CompiledKernel kernel = compiler.compile(source, arch);
+  kernel.cache_key = key;
+  // Failures are not cached: the log is shown once, and a fixed template recompiles anyway
+  // because the key covers the headers.
+  if (cache != nullptr && kernel.ok) cache->store(key, kernel);
+  return kernel;
+}
+
 CompileResult compile_one(const NvrtcCompiler& compiler, const CubinCache* cache,
                           const CompileJob& job) {
   CompileResult result{job, render_attention_kernel(job.problem, job.config), {}};
-  const std::string key = CubinCache::key_for(result.source, compiler.options_for(job.arch),
-                                              compiler.version(), job.arch);
-  if (cache != nullptr) {
-    if (std::optional<CompiledKernel> cached = cache->load(key)) {
-      result.kernel = std::move(*cached);
-      return result;
-    }
-  }
-  result.kernel = compiler.compile(result.source, job.arch);
-  result.kernel.cache_key = key;
-  // Failures are not cached: the log is shown once, and a fixed template recompiles anyway
-  // because the key covers the headers.
-  if (cache != nullptr && result.kernel.ok) cache->store(key, result.kernel);
+  result.kernel = load_or_compile(compiler, cache, result.source, job.arch);
   return result;
 }
 
@@ -85,6 +91,24 @@ void compile_in_parallel(const NvrtcCompiler& compiler, const CubinCache* cache,
   compiling_thread.join();
   if (callback_error) std::rethrow_exception(callback_error);
   if (worker_error) std::rethrow_exception(worker_error);
+}
+
+std::map<std::string, GemmBinary> compile_gemm_binaries(const NvrtcCompiler& compiler,
+                                                        const CubinCache* cache,
+                                                        const GemmProblem& problem,
+                                                        const std::vector<GemmConfig>& configs,
+                                                        const std::string& arch, int threads) {
+  std::map<std::string, GemmBinary> binaries;
+  for (const GemmConfig& config : configs) {
+    const std::string name = gemm_binary_name(problem, config);
+    if (binaries.count(name) == 0) binaries[name].source = render_gemm_kernel(problem, config);
+  }
+  std::vector<GemmBinary*> work;
+  for (auto& [name, binary] : binaries) work.push_back(&binary);
+  parallel_for(work.size(), threads, [&](std::size_t i) {
+    work[i]->kernel = load_or_compile(compiler, cache, work[i]->source, arch);
+  });
+  return binaries;
 }
 
 }  // namespace swr

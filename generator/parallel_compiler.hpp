@@ -1,14 +1,19 @@
-// Compiles many variants on a pool of threads through the cubin cache, reporting each result as
-// it finishes, so that a caller can measure variant i while variant i+1 compiles.
+// Compiles many variants on a pool of threads through the cubin cache: attention variants, each
+// result reported as it finishes (so that a caller can measure variant i while variant i+1
+// compiles), and the kernel binaries a list of GEMM configs needs.
 #pragma once
 
 #include <functional>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "generator/cubin_cache.hpp"
 #include "generator/nvrtc_compiler.hpp"
 #include "swr/attention_config.hpp"
 #include "swr/attention_problem.hpp"
+#include "swr/gemm_config.hpp"
+#include "swr/gemm_problem.hpp"
 
 namespace swr {
 
@@ -28,5 +33,19 @@ struct CompileResult {
 void compile_in_parallel(const NvrtcCompiler& compiler, const CubinCache* cache,
                          const std::vector<CompileJob>& jobs, int threads,
                          const std::function<void(const CompileResult&)>& on_result);
+
+struct GemmBinary {
+  KernelSource source;
+  CompiledKernel kernel;  // kernel.ok false: the log says why
+};
+
+// Configs that differ only in their swizzle share one binary (the swizzle is a launch argument),
+// so each distinct binary is rendered and compiled once. Keyed by gemm_binary_name(problem,
+// config). threads <= 0: hardware threads.
+std::map<std::string, GemmBinary> compile_gemm_binaries(const NvrtcCompiler& compiler,
+                                                        const CubinCache* cache,
+                                                        const GemmProblem& problem,
+                                                        const std::vector<GemmConfig>& configs,
+                                                        const std::string& arch, int threads);
 
 }  // namespace swr

@@ -8,7 +8,6 @@
 
 #include "generator/gemm_kernel_source.hpp"
 #include "generator/gemm_space.hpp"
-#include "generator/gemm_stream_k.hpp"
 
 namespace swr {
 

@@ -1,5 +1,5 @@
-// CubinBuilder through NVRTC and the cubin cache, as the tuner compiles (parallel_compiler,
-// gemm_binaries): the same rendering, options and cache key, so the source hash compares.
+// CubinBuilder through NVRTC and the cubin cache, as the tuner compiles (parallel_compiler.hpp,
+// both families): the same rendering, options and cache key, so the source hash compares.
 #include <stdexcept>
 
 #include "generator/cubin_cache.hpp"

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "generator/gemm_binaries.hpp"
 #include "generator/gemm_space.hpp"
+#include "generator/parallel_compiler.hpp"
 #include "swr/gemm_problem.hpp"
 #include "swr/gpu_profile.hpp"
 #include "tuner/variant_compilation.hpp"

@@ -6,10 +6,10 @@
 #include <iostream>
 
 #include "db/results_database.hpp"
-#include "generator/gemm_binaries.hpp"
 #include "generator/gemm_kernel_source.hpp"
 #include "generator/gemm_space.hpp"
 #include "generator/gemm_swizzle.hpp"
+#include "generator/parallel_compiler.hpp"
 #include "generator/resource_model.hpp"
 #include "support/interrupt_notice.hpp"
 #include "swr/usage_error.hpp"

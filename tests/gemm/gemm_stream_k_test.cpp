@@ -6,7 +6,8 @@
 
 #include <vector>
 
-#include "generator/gemm_stream_k.hpp"
+#include "generator/gemm_swizzle.hpp"
+#include "templates/gemm/stream_k.cuh"
 
 namespace swr {
 namespace {
