@@ -104,16 +104,8 @@ int run_show_command(const ShowOptions& options);
 // figures, and whether it was tuned for this very shape (exact) or for the nearest tuned one
 // (which one, at what distance), or that nothing can serve it (none, with why; exit code 0).
 // --family gemm asks for a GEMM shape (--m --n --k, or --size) instead of an attention one.
-struct QueryOptions {
+struct QueryOptions : AttentionProblemOptions {
   std::string gpu;
-  std::string seq;
-  std::string seq_kv;
-  std::string batch = "8";
-  std::string heads = "1";
-  std::string head_dim = "64";
-  std::string dtype = "f16";
-  bool causal = false;
-  AttentionHeadOptions head_options;                 // --kv-heads, --causal-align
   GemmOptions gemm;                                  // --family, --m, --n, --k, --size
   std::vector<std::string> attention_options_given;  // to refuse them with --family gemm
   std::string database;

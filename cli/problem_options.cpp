@@ -93,6 +93,22 @@ int parse_positive(const std::string& text, const std::string& option_name) {
   return static_cast<int>(value);
 }
 
+AttentionProblem parse_attention_problem(const AttentionProblemOptions& options) {
+  AttentionProblem problem;
+  problem.seq_q = parse_positive(options.seq, "--seq");
+  problem.seq_kv =
+      options.seq_kv.empty() ? problem.seq_q : parse_positive(options.seq_kv, "--seq-kv");
+  problem.batch = parse_positive(options.batch, "--batch");
+  problem.heads = parse_positive(options.heads, "--heads");
+  problem.head_dim = parse_positive(options.head_dim, "--head-dim");
+  check_head_dim_option(options.head_dim, problem.head_dim);
+  problem.dtype = parse_dtype_option(options.dtype);
+  problem.causal = options.causal;
+  apply_attention_head_options(options.head_options, problem);
+  problem.validate();  // whatever else the problem itself refuses (e.g. tensors too large)
+  return problem;
+}
+
 Target resolve_target(const ProblemOptions& options) {
   check_gpu_option(options.gpu);
   require(options.seq, "--seq", "a positive integer (query rows per head)");
@@ -166,8 +182,8 @@ GemmProblem single_gemm_problem(const GemmOptions& options, DataType dtype) {
   return problem;
 }
 
-std::vector<std::string> given_attention_options(const ProblemOptions& options) {
-  const ProblemOptions defaults;
+std::vector<std::string> given_attention_options(const AttentionProblemOptions& options) {
+  const AttentionProblemOptions defaults;
   const std::pair<bool, const char*> attention_only[] = {
       {!options.seq.empty(), "--seq"},
       {!options.seq_kv.empty(), "--seq-kv"},

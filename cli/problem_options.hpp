@@ -41,8 +41,9 @@ CLI::Option* add_database_option(CLI::App& command, std::string& path, bool& giv
 // unknown alignment, or bottom_right without --causal.
 void apply_attention_head_options(const AttentionHeadOptions& options, AttentionProblem& problem);
 
-struct ProblemOptions {
-  std::string gpu;
+// The attention problem's options with their defaults (--dtype is the GEMM's element type too),
+// shared by every problem-taking command and by query, which registers them with its own help.
+struct AttentionProblemOptions {
   std::string seq;
   std::string seq_kv;
   std::string batch = "8";
@@ -50,7 +51,11 @@ struct ProblemOptions {
   std::string head_dim = "64";
   std::string dtype = "f16";
   bool causal = false;
-  AttentionHeadOptions head_options;     // --kv-heads, --causal-align
+  AttentionHeadOptions head_options;  // --kv-heads, --causal-align
+};
+
+struct ProblemOptions : AttentionProblemOptions {
+  std::string gpu;
   std::vector<std::string> config_keys;  // --config: restrict to these variants
   GemmOptions gemm;                      // --family, --m, --n, --k, --size
 };
@@ -70,19 +75,18 @@ int parse_positive(const std::string& text, const std::string& option_name);
 // without --family gemm.
 bool is_gemm_family(const GemmOptions& options);
 
+// The attention problem that --seq, --seq-kv, --batch, --heads, --head-dim, --dtype, --causal,
+// --kv-heads and --causal-align name, every value checked in that order: UsageError naming the
+// first bad one.
+AttentionProblem parse_attention_problem(const AttentionProblemOptions& options);
+
 // Checks every value (UsageError on the first bad one) before resolving the GPU, so that bad
 // input never touches the driver or the disk. "auto" without a device throws NoDeviceError.
-// The attention problem that --seq, --seq-kv, --batch, --heads, --head-dim, --dtype, --causal,
-// --kv-heads and --causal-align name (fields of the same names in `Options`: ProblemOptions, or
-// query's options), every value checked in that order: UsageError naming the first bad one.
-template <class Options>
-AttentionProblem parse_attention_problem(const Options& options);
-
 Target resolve_target(const ProblemOptions& options);
 
 // The attention shape options given (--seq ... --causal, those not at their default), in that
 // order: what --family gemm and --plan refuse.
-std::vector<std::string> given_attention_options(const ProblemOptions& options);
+std::vector<std::string> given_attention_options(const AttentionProblemOptions& options);
 
 // With --family gemm the attention options have no meaning: UsageError naming the first one given
 // ("--seq belongs to the attention family: allowed with --family gemm are <allowed>").
@@ -93,22 +97,6 @@ void check_gpu_option(const std::string& gpu);
 void check_head_dim_option(const std::string& text, int head_dim);
 DataType parse_dtype_option(const std::string& dtype);
 
-template <class Options>
-AttentionProblem parse_attention_problem(const Options& options) {
-  AttentionProblem problem;
-  problem.seq_q = parse_positive(options.seq, "--seq");
-  problem.seq_kv =
-      options.seq_kv.empty() ? problem.seq_q : parse_positive(options.seq_kv, "--seq-kv");
-  problem.batch = parse_positive(options.batch, "--batch");
-  problem.heads = parse_positive(options.heads, "--heads");
-  problem.head_dim = parse_positive(options.head_dim, "--head-dim");
-  check_head_dim_option(options.head_dim, problem.head_dim);
-  problem.dtype = parse_dtype_option(options.dtype);
-  problem.causal = options.causal;
-  apply_attention_head_options(options.head_options, problem);
-  problem.validate();  // whatever else the problem itself refuses (e.g. tensors too large)
-  return problem;
-}
 // The one shape --m/--n/--k or --size names, validated. UsageError when both forms or neither are
 // given, or for a bad value.
 GemmProblem single_gemm_problem(const GemmOptions& options, DataType dtype);
