@@ -8,7 +8,6 @@
 #include <variant>
 
 #include "runtime/import_sources.hpp"
-#include "runtime/kernel_exporter.hpp"
 #include "swr/tuned_catalog.hpp"
 #include "swr/usage_error.hpp"
 #include "tests/generator/temporary_directory.hpp"
@@ -22,6 +21,19 @@ using swr::testing::TemporaryDirectory;
 constexpr const char* kFirst = "m128n64w8s2-cyclic-grid-head_major";
 constexpr const char* kSecond = "m128n64w8s2-sawtooth-static-head_major";
 constexpr const char* kThird = "m64n64w4s2-cyclic-dynamic-heads_interleaved";
+
+// A copy of the database at `path` as version 1 of the schema had it: no gemm_problems table (GEMM
+// problems kept their shape in problems.json), no kv_heads nor causal_align (version 4's).
+void copy_at_schema_version_1(const std::filesystem::path& path,
+                              const std::filesystem::path& copy) {
+  SQLite::Database source(path.string(), SQLite::OPEN_READONLY);
+  source.backup(copy.string().c_str(), SQLite::Database::Save);
+  SQLite::Database old(copy.string(), SQLite::OPEN_READWRITE);
+  old.exec("DROP TABLE gemm_problems");
+  old.exec("ALTER TABLE attention_problems DROP COLUMN causal_align");
+  old.exec("ALTER TABLE attention_problems DROP COLUMN kv_heads");
+  old.exec("DELETE FROM schema_version WHERE version > 1");
+}
 
 class DatabaseImportTest : public ::testing::Test {
  protected:
@@ -69,15 +81,7 @@ TEST_F(DatabaseImportTest, KeepsTheBetterMeasurementAndLosesNone) {
 // read from a migrated copy; the file itself stays as it was.
 TEST_F(DatabaseImportTest, ADatabaseOfAnOlderSchemaImportsWithoutBeingWritten) {
   const std::filesystem::path old_file = directory_.path() / "old.db";
-  {
-    SQLite::Database source(machine_b_.path().string(), SQLite::OPEN_READONLY);
-    source.backup(old_file.string().c_str(), SQLite::Database::Save);
-    SQLite::Database old(old_file.string(), SQLite::OPEN_READWRITE);
-    old.exec("DROP TABLE gemm_problems");
-    old.exec("ALTER TABLE attention_problems DROP COLUMN causal_align");  // version 4's
-    old.exec("ALTER TABLE attention_problems DROP COLUMN kv_heads");
-    old.exec("DELETE FROM schema_version WHERE version > 1");
-  }
+  copy_at_schema_version_1(machine_b_.path(), old_file);
   const auto size_before = std::filesystem::file_size(old_file);
   const auto time_before = std::filesystem::last_write_time(old_file);
   const db::ImportCounts counts = import_into(machine_a_, old_file);
@@ -145,10 +149,7 @@ TEST_F(DatabaseImportTest, KeepsFailuresAndEveryFigure) {
 
 TEST_F(DatabaseImportTest, AnExportImportsItsBestMeasurements) {
   const std::filesystem::path out = directory_.path() / "export-b";
-  ExportOptions options;
-  options.gpu = "h200";
-  options.out_dir = out;
-  export_kernels(machine_b_.database(), FakeCubinBuilder(), options);
+  export_h200(machine_b_.database(), out);
 
   const ImportSource source = read_import_source(out / "manifest.json", machine_a_.path());
   EXPECT_EQ(source.kind, "export");
@@ -263,10 +264,7 @@ TEST_F(GemmImportTest, KeepsEveryFigureOfAGemmMeasurement) {
 
 TEST_F(GemmImportTest, AnExportBringsItsGemmKernels) {
   const std::filesystem::path out = directory_.path() / "export-g";
-  ExportOptions options;
-  options.gpu = "h200";
-  options.out_dir = out;
-  export_kernels(machine_g_.database(), FakeCubinBuilder(), options);
+  export_h200(machine_g_.database(), out);
   const ImportSource source = read_import_source(out, machine_a_.path());
   EXPECT_EQ(source.kind, "export");
   EXPECT_EQ(source.measurements.size(), 3u);  // one best per shape: 1 attention, 2 GEMM
@@ -279,15 +277,7 @@ TEST_F(GemmImportTest, AnExportBringsItsGemmKernels) {
 // their shape in problems.json: read from a migrated copy, they come across with their shape.
 TEST_F(GemmImportTest, GemmRowsOfAnOlderSchemaComeAcrossFromTheMigratedCopy) {
   const std::filesystem::path old_file = directory_.path() / "old-gemm.db";
-  {
-    SQLite::Database source(machine_g_.path().string(), SQLite::OPEN_READONLY);
-    source.backup(old_file.string().c_str(), SQLite::Database::Save);
-    SQLite::Database old(old_file.string(), SQLite::OPEN_READWRITE);
-    old.exec("DROP TABLE gemm_problems");
-    old.exec("ALTER TABLE attention_problems DROP COLUMN causal_align");  // version 4's
-    old.exec("ALTER TABLE attention_problems DROP COLUMN kv_heads");
-    old.exec("DELETE FROM schema_version WHERE version > 1");
-  }
+  copy_at_schema_version_1(machine_g_.path(), old_file);
   const auto size_before = std::filesystem::file_size(old_file);
   const ImportSource source = read_import_source(old_file, machine_a_.path());
   EXPECT_EQ(source.other_families, 0u);

@@ -29,10 +29,7 @@ class ExportManifestTest : public ExportDirectoryTest {
     tuned.add(attention_shape(8, 1, 16384, 64), "m128n64w8s2-sawtooth-static-head_major", 1.5);
     tuned.add(attention_shape(2, 4, 2048, 128, true, DataType::bf16),
               "m64n64w4s2-cyclic-dynamic-heads_interleaved", 0.25);
-    ExportOptions options;
-    options.gpu = "h200";
-    options.out_dir = out_;
-    summary_ = export_kernels(tuned.database(), FakeCubinBuilder(), options);
+    summary_ = export_h200(tuned.database(), out_);
     manifest_json_written_ = manifest_json();
   }
 

@@ -41,11 +41,7 @@ class GemmExportTest : public ExportDirectoryTest {
 
   ExportSummary export_to(const std::filesystem::path& out, const FakeCubinBuilder& builder,
                           bool allow_changed = false) {
-    ExportOptions options;
-    options.gpu = "h200";
-    options.out_dir = out;
-    options.allow_changed_source = allow_changed;
-    return export_kernels(tuned_.database(), builder, options);
+    return export_h200(tuned_.database(), out, builder, allow_changed);
   }
   TunedDatabase tuned_;
   const GemmProblem big_ = gemm_shape(4096, 4096, 4096);
@@ -163,10 +159,7 @@ TEST_F(GemmExportTest, RefusesGemmBuildsThatChangedSinceTuning) {
 TEST_F(GemmExportTest, AGemmOnlyDatabaseExports) {
   TunedDatabase gemm_only(directory_.path() / "gemm.db");
   gemm_only.add(big_, kGrid, 1.0);
-  ExportOptions options;
-  options.gpu = "h200";
-  options.out_dir = out_;
-  const ExportSummary summary = export_kernels(gemm_only.database(), FakeCubinBuilder(), options);
+  const ExportSummary summary = export_h200(gemm_only.database(), out_);
   EXPECT_TRUE(summary.manifest.kernels.empty());
   EXPECT_EQ(summary.manifest.gemm_kernels.size(), 1u);
   EXPECT_EQ(manifest_json().at("kernels"), nlohmann::json::array());

@@ -37,11 +37,7 @@ class KernelExportTest : public ::testing::Test {
 
   ExportSummary export_to(const std::filesystem::path& out, const FakeCubinBuilder& builder,
                           bool allow_changed = false) {
-    ExportOptions options;
-    options.gpu = "h200";
-    options.out_dir = out;
-    options.allow_changed_source = allow_changed;
-    return export_kernels(tuned_.database(), builder, options);
+    return export_h200(tuned_.database(), out, builder, allow_changed);
   }
 
   TemporaryDirectory directory_;

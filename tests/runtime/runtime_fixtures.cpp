@@ -73,6 +73,15 @@ std::string fake_source_hash(const GemmProblem& problem, const GemmConfig& confi
   return "fake-gemm-" + gemm_binary_name(problem, config) + "-" + arch;
 }
 
+ExportSummary export_h200(const db::ResultsDatabase& database, const std::filesystem::path& out,
+                          const CubinBuilder& builder, bool allow_changed_source) {
+  ExportOptions options;
+  options.gpu = "h200";
+  options.out_dir = out;
+  options.allow_changed_source = allow_changed_source;
+  return export_kernels(database, builder, options);
+}
+
 BuiltCubin FakeCubinBuilder::build(const AttentionProblem& problem, const AttentionConfig& config,
                                    const std::string& arch) const {
   const auto changed_hash = changed.find(config.key());

@@ -9,6 +9,7 @@
 #include "db/results_database.hpp"
 #include "run_swr_tune.hpp"
 #include "runtime/cubin_builder.hpp"
+#include "runtime/kernel_exporter.hpp"
 #include "swr/attention_config.hpp"
 #include "swr/attention_problem.hpp"
 #include "swr/gemm_config.hpp"
@@ -48,6 +49,12 @@ class FakeCubinBuilder : public CubinBuilder {
 
   std::map<std::string, std::string> changed;  // config key -> source hash it builds to now
 };
+
+// `swr-tune export --gpu h200 --out OUT` of `database`, built by `builder`;
+// `allow_changed_source`: --allow-changed-source.
+ExportSummary export_h200(const db::ResultsDatabase& database, const std::filesystem::path& out,
+                          const CubinBuilder& builder = FakeCubinBuilder(),
+                          bool allow_changed_source = false);
 
 // A results database file with helpers to record measurements.
 class TunedDatabase {
