@@ -5,8 +5,9 @@
 #
 #   bench/gemm_ragged_device_run.sh stage [BUILD_DIR] [DEST]   # build machine: stripped swr-tune,
 #       gemm_kernel_gpu_test and gemm_performance_gpu_test in DEST/bin.tar.xz, the tune key lists
-#       (DEST/keys_MxNxK.txt, from swr-tune space), this script as DEST/run.sh and
-#       bench/gemm_ragged_summary.py as DEST/summary.py (DEST: /work/main/.device/ragged-13)
+#       (DEST/keys_MxNxK.txt, from swr-tune space), this script as DEST/run.sh beside
+#       bench/device_steps.sh, and bench/gemm_ragged_summary.py as DEST/summary.py
+#       (DEST: /work/main/.device/ragged-13)
 #   cd DEST && OUT=... bash run.sh                              # GPU machine (nvidia-h200), ~4 min
 #
 # run.sh, each step with its own timeout, none past $BUDGET seconds (280; the tunes stop 60 s
@@ -76,6 +77,7 @@ if [[ ${1:-} == stage ]]; then
     echo "keys_${m}x${n}x${k}.txt: $(wc -l < "$dest/keys_${m}x${n}x${k}.txt") keys"
   done
   cp "$0" "$dest/run.sh"
+  cp "$(dirname "$0")/device_steps.sh" "$dest/"
   cp "$(dirname "$0")/gemm_ragged_summary.py" "$dest/summary.py"
   du -sh "$dest"
   exit 0
@@ -98,17 +100,8 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw --
 SANITIZER=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
 NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
 
-step() {  # step NAME SECONDS LOG COMMAND...: at most SECONDS, never past $DEADLINE ($BUDGET)
-  local name=$1 limit=$2 log=$3 start=$SECONDS
-  shift 3
-  local left=$((${DEADLINE:-$BUDGET} - SECONDS))
-  if ((left < 10)); then echo "$name skipped (budget)" >> "$STEPS"; return 1; fi
-  ((limit > left)) && limit=$left
-  timeout "$limit" "$@" > "$log" 2>&1
-  local rc=$?
-  echo "$name rc=$rc $((SECONDS - start))s (at ${SECONDS}s)" >> "$STEPS"
-  return $rc
-}
+DEADLINE=${DEADLINE:-$BUDGET}  # no step past it (the tunes set their own, 60 s before)
+source "$D/device_steps.sh"    # step NAME SECONDS LOG COMMAND...
 
 # ---- A: correctness and sanitizers, in parallel (the GPU is shared; nothing is timed) ----------
 cases=$("$BIN/gemm_kernel_gpu_test" --gtest_list_tests |
