@@ -91,7 +91,9 @@ ExportManifest read_manifest_file(const std::filesystem::path& file) {
   nlohmann::json json;
   try {
     json = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& error) {
+  } catch (const nlohmann::json::exception& error) {
+    // parse_error, and out_of_range for a number too large for any of JSON's number types
+    // ("9e32614371": found by tests/fuzz/fuzz_import_source).
     throw UsageError(file.string() + " is not valid JSON (" + error.what() + ")");
   }
   return manifest_from_json(json, file.string());

@@ -297,6 +297,9 @@ TEST_F(ExportManifestTest, RefusesAFileThatIsNotACubin) {
 TEST_F(ExportManifestTest, RefusesTextThatIsNotJson) {
   { std::ofstream(out_ / "manifest.json") << "{\"format\": "; }
   EXPECT_NE(refusal().find("is not valid JSON"), std::string::npos) << refusal();
+  // A number no JSON number type holds (the parser's out_of_range, not a parse_error).
+  { std::ofstream(out_ / "manifest.json", std::ios::trunc) << "{\"format\": [9e32614371]}"; }
+  EXPECT_NE(refusal().find("is not valid JSON"), std::string::npos) << refusal();
   std::filesystem::remove(out_ / "manifest.json");
   EXPECT_NE(refusal().find("cannot read"), std::string::npos) << refusal();
 }
