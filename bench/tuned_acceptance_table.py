@@ -41,7 +41,7 @@ def load_points(path):
 
 def tuner_medians(database):
     """{problem key: (best config key, its median ms)} over the valid current measurements."""
-    with sqlite3.connect(f"file:{database}?mode=ro", uri=True) as db:
+    with sqlite3.connect(f"file:{database}?mode=ro&immutable=1", uri=True) as db:
         rows = db.execute(
             "SELECT p.key, cm.config_key, cm.median_ms FROM current_measurements cm "
             "JOIN problems p ON p.id = cm.problem_id WHERE cm.valid = 1 "
@@ -86,7 +86,7 @@ def head_to_head(path, best):
 
 def coverage(database, keys_dir):
     """One row per problem: its space (the key list the tune was given), what was measured."""
-    with sqlite3.connect(f"file:{database}?mode=ro", uri=True) as db:
+    with sqlite3.connect(f"file:{database}?mode=ro&immutable=1", uri=True) as db:
         rows = db.execute(
             "SELECT p.key, c.key, m.status, m.timed_runs, m.median_ms FROM current_measurements cm "
             "JOIN measurements m ON m.id = cm.measurement_id "
