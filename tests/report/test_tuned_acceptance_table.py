@@ -6,8 +6,11 @@ Run: python3 -m unittest discover -s tests/report -p 'test_*.py'
 """
 import contextlib
 import io
+import lzma
 import os
+import shutil
 import sys
+import tempfile
 import unittest
 
 REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -17,6 +20,19 @@ import tuned_acceptance_table  # noqa: E402
 
 RESULTS = os.path.join(REPOSITORY, "bench", "results", "wgmma-attention-h200", "tuned-2026-11-23")
 CALL1, CALL2 = os.path.join(RESULTS, "call1"), os.path.join(RESULTS, "call2")
+
+
+def setUpModule():
+    # The call's database is kept xz-compressed in the repository (8 MB as SQLite).
+    global DATABASE, _scratch
+    _scratch = tempfile.mkdtemp()
+    DATABASE = os.path.join(_scratch, "tuned.db")
+    with lzma.open(os.path.join(CALL2, "tuned.db.xz")) as packed, open(DATABASE, "wb") as out:
+        shutil.copyfileobj(packed, out)
+
+
+def tearDownModule():
+    shutil.rmtree(_scratch, ignore_errors=True)
 
 
 def table_rows(markdown):
@@ -40,7 +56,7 @@ class TunedAcceptanceTableTest(unittest.TestCase):
                                        places=6)
 
     def test_every_point_row_has_the_choice_and_the_poison_check(self):
-        best = tuned_acceptance_table.tuner_medians(os.path.join(CALL2, "tuned.db"))
+        best = tuned_acceptance_table.tuner_medians(DATABASE)
         rows = table_rows(tuned_acceptance_table.head_to_head(
             os.path.join(CALL2, "bench-f16", "results.json"), best))
         self.assertEqual(len(rows), 12)
@@ -54,8 +70,7 @@ class TunedAcceptanceTableTest(unittest.TestCase):
         self.assertTrue(all(r.rstrip(" |").endswith("not recorded") for r in csv_rows))
 
     def test_coverage_compares_each_space_with_the_database(self):
-        rows = table_rows(tuned_acceptance_table.coverage(os.path.join(CALL2, "tuned.db"),
-                                                          os.path.join(CALL2, "keys")))
+        rows = table_rows(tuned_acceptance_table.coverage(DATABASE, os.path.join(CALL2, "keys")))
         self.assertEqual(len(rows), 18)
         for row in rows:
             cells = [c.strip() for c in row.strip("|").split("|")]
