@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Issue 13's last gap, ragged GEMM shapes >= 0.9x cuBLAS, second round on the H200 in one device
-# call: tile widths that are not multiples of 64 (144 .. 240, static 2x2 clusters), so that a
-# ragged N divides into whole waves of the 30 co-resident 2x2 clusters.
+# Issue 13's last gap, ragged GEMM shapes >= 0.9x cuBLAS, on the H200 in one device call. Call 6:
+# tile widths that are not multiples of 64 (144 .. 240, static 2x2 clusters), so that a ragged N
+# divides into whole waves of the 30 co-resident 2x2 clusters. Call 7: transposed variants (C^T =
+# B^T A^T), whose widths run along a ragged M (7000x3000x5000).
 #
 #   bench/gemm_ragged_device_run.sh stage [BUILD_DIR] [DEST]   # build machine: stripped swr-tune,
 #       gemm_kernel_gpu_test and gemm_performance_gpu_test in DEST/bin.tar.xz, the tune key lists
@@ -12,34 +13,32 @@
 #
 # run.sh, each step with its own timeout, none past $BUDGET seconds (280; the tunes stop 60 s
 # before), every exit code logged:
-#   A (GPU shared, ~30 s): gemm_kernel_gpu_test's wgmma cases on odd sizes (new: the six widths
-#     in 2x2, 176 in 1x1 and 2x2 stream-K); compute-sanitizer racecheck and synccheck on coop
-#     128x176 c2x2 static (f16: the part chunk stored directly) and its stream-K twin (bf16).
-#   B (alone, ~3 min): per shape swr-tune over keys_MxNxK.txt (static 2x2 of every cooperative
-#     tile, the new widths included, static 2x1 of the three big tiles and 256x128 1x2, each at
+#   A (GPU shared, ~30 s): gemm_kernel_gpu_test's wgmma cases on odd sizes (call 7: the transposed
+#     ones); compute-sanitizer racecheck and synccheck on coop 128x176 c2x2 static (f16: the part
+#     chunk stored directly), its transposed twin (bf16) and transposed pingpong 128x128 c1x2.
+#   B (alone, ~3 min): per shape swr-tune over keys_MxNxK.txt (the transposed 2x2 tiles, static
+#     2x2 of every cooperative tile, static 2x1 of the three big tiles and 256x128 1x2, each at
 #     every stride; then every binary at stride 0; cuBLAS in the same run), then query and show.
-#     A width family whose correctness cases failed in A is left out of the tunes.
+#     A width family (or the transposed kind) whose correctness cases failed in A is left out.
 #   C (alone, ~15 s): gemm_performance_gpu_test, flushed L2, launches in turn: per shape the tuned
-#     best vs cuBLAS and vs a baseline from the same tune: the best width that is a multiple of 64
-#     (what the space held before), or, where that won, the best new width.
+#     best vs cuBLAS and vs a baseline from the same tune: the best variant of the other product
+#     order (transposed or not) than the choice.
 #   D (alone, ~15 s): ncu L2 requests and sectors of the chosen kernel, the previous best and
-#     cuBLAS's own kernel at 3000x7000x5000 bf16, and of the 128x256 1x1/2x1/2x2 twins with cuBLAS
-#     at 5000x3000x7000 f16 (issue 13's request model; round 1's ncu filter named no kernel).
+#     cuBLAS's own kernel at 7000x3000x5000 bf16.
 #   Last: the summary (also $OUT/summary.txt), its table at the very end; logs, the database and
 #   ncu CSVs in $OUT/logs.tar.gz.
 set -uo pipefail
 
 # m n k dtype tune-seconds previous-best (round 1's choice, or for a shape it did not tune the
 # twin of round 1's 3000x7000x5000 choice), most telling first: $BUDGET may cut the tail.
+# (Call 6's list: 3000x7000x5000 bf16/f16, 7000x3000x5000 bf16, 5000x3000x7000 f16/bf16,
+# 6000x5000x4000 f16, 5120x3072x7168 f16, 4000x6000x5000 f16; its previous bests were call 5's.)
 SHAPES=(
-  "3000 7000 5000 bf16 30 wgmma-m128n192k64s4-cooperative-c2x2-static-swzm2048"
-  "3000 7000 5000 f16 30 wgmma-m128n192k64s4-cooperative-c2x2-static-swzm2048"
-  "7000 3000 5000 bf16 25 wgmma-m128n192k64s4-cooperative-c2x2-static-swzm2048"
-  "5000 3000 7000 f16 25 wgmma-m128n256k64s3-cooperative-c2x2-static-swzn1536"
-  "6000 5000 4000 f16 25 wgmma-m128n192k64s4-cooperative-c2x1-static-swzm2048"
-  "5120 3072 7168 f16 20 wgmma-m128n192k64s4-cooperative-c2x1-static-swz0"
-  "5000 3000 7000 bf16 20 wgmma-m128n256k64s3-cooperative-c2x2-static-swz0"
-  "4000 6000 5000 f16 20 wgmma-m128n192k64s4-cooperative-c2x2-static-swzm2048"
+  "7000 3000 5000 bf16 35 wgmma-m128n256k64s3-cooperative-c2x2-static-swz0"
+  "7000 3000 5000 f16 35 wgmma-m128n256k64s3-cooperative-c2x2-static-swz0"
+  "5000 3000 7000 f16 25 wgmma-m128n256k64s3-cooperative-c2x2-static-swz0"
+  "6000 5000 4000 f16 25 wgmma-m128n256k64s3-cooperative-c2x2-static-swzm1536"
+  "3000 7000 5000 bf16 20 wgmma-m128n176k64s4-cooperative-c2x2-static-swzm1536"
 )
 
 if [[ ${1:-} == stage ]]; then
@@ -64,6 +63,7 @@ if [[ ${1:-} == stage ]]; then
     space=$("$build/swr-tune" space --family gemm --gpu h200 --m "$m" --n "$n" --k "$k" |
       awk '$1 ~ /^wgmma-/ {print $1}')
     {
+      grep -- "-cooperative-c2x2-transposed-static-" <<< "$space"
       grep -E -- "^wgmma-m128n(144|160|176|208|224|240)k64s[34]-cooperative-c2x2-static-" <<< "$space"
       for tile in m128n256k64s3 m256n128k64s3 m128n192k64s4 m128n128k64s4; do
         grep "^wgmma-$tile-cooperative-c2x2-static-" <<< "$space"
@@ -111,7 +111,8 @@ for c in $cases; do
     --gtest_filter="*MatchesReferenceOnOddSizes/$c" &
 done
 for c in wgmma_m128n176k64s4_cooperative_c2x2_static_swz0_f16 \
-  wgmma_m128n176k64s4_cooperative_c2x2_streamk_swz0_bf16; do
+  wgmma_m128n176k64s4_cooperative_c2x2_transposed_static_swz0_bf16 \
+  wgmma_m128n128k64s4_pingpong_c1x2_transposed_static_swz0_bf16; do
   for tool in racecheck synccheck; do
     step "$tool $c" 90 "$W/san/$tool-$c.log" "$SANITIZER" --tool "$tool" --print-limit 20 \
       "$BIN/gemm_kernel_gpu_test" --gtest_filter="*MatchesReferenceOnOddSizes/$c" &
@@ -126,12 +127,12 @@ for width in 144 160 176 208 224 240; do
     grep -q "\[  PASSED  \] 1 test\." "$log" 2> /dev/null || { drop="$drop|-m128n${width}k64"; break; }
   done
 done
+for log in "$W"/tests/wgmma_*transposed*.log; do
+  grep -q "\[  PASSED  \] 1 test\." "$log" 2> /dev/null || { drop="$drop|-transposed-"; break; }
+done
 echo "left out of the tunes: $drop" >> "$STEPS"
 
 # ---- B: tunes, alone on the GPU -----------------------------------------------------------------
-width_of() {  # a wgmma key's block_n (an mma.sync key counts as a multiple of 64)
-  if [[ $1 =~ ^wgmma-m[0-9]+n([0-9]+)k ]]; then echo "${BASH_REMATCH[1]}"; else echo 64; fi
-}
 H2H=""
 for entry in "${SHAPES[@]}"; do
   read -r m n k dtype seconds previous <<< "$entry"
@@ -150,11 +151,10 @@ for entry in "${SHAPES[@]}"; do
     --db "$DB" > "$W/tune/$tag.show" 2>&1
   tuned=$(awk '$1 == "variant" {print $2; exit}' "$W/tune/$tag.query")
   [[ -n $tuned ]] || continue
-  # The baseline: the tune's best of the other kind (a multiple of 64 or not) than the choice.
-  if (($(width_of "$tuned") % 64 == 0)); then want=ragged; else want=whole; fi
+  # The baseline: the tune's best of the other product order (transposed or not) than the choice.
+  if [[ $tuned == *-transposed-* ]]; then want=plain; else want=transposed; fi
   baseline=$(awk -v want="$want" '$1 ~ /^[0-9]+$/ && $2 ~ /^wgmma-m[0-9]+n[0-9]+k/ {
-      w = $2; sub(/^wgmma-m[0-9]+n/, "", w); sub(/k.*/, "", w)
-      if ((w % 64 == 0) == (want == "whole")) { print $2; exit } }' "$W/tune/$tag.show")
+      if (($2 ~ /-transposed-/) == (want == "transposed")) { print $2; exit } }' "$W/tune/$tag.show")
   shape="$m,$n,$k,$dtype"
   H2H+="$shape,$tuned${baseline:+,$baseline};"
   [[ $previous != "$tuned" && $previous != "$baseline" ]] && H2H+="$shape,$tuned,$previous;"
@@ -168,13 +168,10 @@ SWR_GEMM_HEAD_TO_HEAD="$H2H" step "head to head" 90 "$W/h2h.log" \
 # ---- D: ncu, L2 requests per tile and k block, ours and cuBLAS's kernel -------------------------
 METRICS=gpu__time_duration.sum,lts__t_requests.sum,lts__t_sectors.sum
 METRICS+=,lts__t_requests_srcunit_tex.sum,lts__t_sectors_srcunit_tex.sum
-tuned_3000=$(awk '$1 == "variant" {print $2; exit}' "$W/tune/3000x7000x5000_bf16.query" 2> /dev/null)
-K=wgmma-m128n256k64s3-cooperative
-previous_3000=wgmma-m128n192k64s4-cooperative-c2x2-static-swzm2048
-[[ $tuned_3000 == "$previous_3000" ]] && tuned_3000=""
-for entry in ${tuned_3000:+"3000,7000,5000,bf16,$tuned_3000"} "3000,7000,5000,bf16,$previous_3000" \
-  "5000,3000,7000,f16,$K-c1x1-static-swzn2048" "5000,3000,7000,f16,$K-c2x1-static-swzn2048" \
-  "5000,3000,7000,f16,$K-c2x2-static-swzn2048"; do
+tuned_7000=$(awk '$1 == "variant" {print $2; exit}' "$W/tune/7000x3000x5000_bf16.query" 2> /dev/null)
+previous_7000=wgmma-m128n256k64s3-cooperative-c2x2-static-swz0
+[[ $tuned_7000 == "$previous_7000" ]] && tuned_7000=""
+for entry in ${tuned_7000:+"7000,3000,5000,bf16,$tuned_7000"} "7000,3000,5000,bf16,$previous_7000"; do
   [[ -n $NCU ]] || break
   name=$(tr ',' '_' <<< "$entry")
   # The harness checks the variant, then launches cuBLAS and it in turn: the first launches of

@@ -65,14 +65,18 @@ def tunes(work):
         rows = ranked(read(path[:-4] + ".show"))
         ratio = dict(rows)
         key = query.group(1) if query else None
-        whole = next((r for r in rows if is_whole(r[0])), None)
-        part = next((r for r in rows if r[0].startswith("wgmma-") and not is_whole(r[0])), None)
+        plain = [r for r in rows if "-transposed-" not in r[0]]
+        whole = next((r for r in plain if is_whole(r[0])), None)
+        part = next((r for r in plain if r[0].startswith("wgmma-") and not is_whole(r[0])), None)
+        transposed = next((r for r in rows if "-transposed-" in r[0]), None)
         print(f"{tag}: {measured.group(0) if measured else 'no summary'}; chosen {key or '-'}"
               f" ({ratio.get(key, '?')}x)")
         if whole:
             print(f"    best width a multiple of 64: {whole[0]} ({whole[1]}x)")
         if part:
             print(f"    best width 144..240 (not 64k): {part[0]} ({part[1]}x)")
+        if transposed:
+            print(f"    best transposed (C^T = B^T A^T): {transposed[0]} ({transposed[1]}x)")
 
 
 def head_to_head(work):

@@ -76,6 +76,12 @@ int ConfigJsonFields::int_at_least(const char* name, int minimum) const {
   return value.get<int>();
 }
 
+bool ConfigJsonFields::boolean(const char* name) const {
+  const nlohmann::json& value = require(name);
+  if (!value.is_boolean()) fail(name, "must be true or false", value);
+  return value.get<bool>();
+}
+
 void ConfigJsonFields::fail(const char* name, const std::string& rule,
                             const nlohmann::json& value) const {
   throw UsageError(what_ + ": field \"" + name + "\" " + rule + " (got " + value.dump() + ")");

@@ -42,6 +42,8 @@ class ConfigJsonFields {
   int positive_int(const char* name) const;
   // "... must be an integer of at least <minimum> (got ...)", the GEMM family's wording.
   int int_at_least(const char* name, int minimum) const;
+  // "... must be true or false (got ...)"
+  bool boolean(const char* name) const;
   // One of the names `parse` accepts, else "... must be one of <allowed> (got ...)".
   template <class Enum>
   Enum one_of(const char* name, std::optional<Enum> (*parse)(std::string_view),

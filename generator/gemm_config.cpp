@@ -18,6 +18,7 @@ using config_parsing::take_prefix;
 
 constexpr std::string_view kSwizzlePrefix = "swz";
 constexpr std::string_view kWgmmaPrefix = "wgmma";
+constexpr std::string_view kTransposedToken = "transposed";
 
 bool is_wgmma(const GemmConfig& config) {
   return config.path == InstructionPath::wgmma;
@@ -140,6 +141,10 @@ std::string GemmConfig::key() const {
     key += '-';
     key += key_fields_text({{"c", cluster_m}, {"x", cluster_n}});
     key += '-';
+    if (transposed) {
+      key += kTransposedToken;
+      key += '-';
+    }
     key += to_string(persistence);
     key += '-';
     key += swizzle_token(*this);
@@ -161,8 +166,12 @@ std::string GemmConfig::key() const {
 std::optional<GemmConfig> GemmConfig::from_key(std::string_view key) {
   const std::vector<std::string_view> parts = config_parsing::split(key, '-');
   GemmConfig config;
-  if (parts.size() == 6 && parts[0] == kWgmmaPrefix) {
+  if ((parts.size() == 6 || parts.size() == 7) && parts[0] == kWgmmaPrefix) {
     config.path = InstructionPath::wgmma;
+    if (parts.size() == 7) {
+      if (parts[4] != kTransposedToken) return std::nullopt;
+      config.transposed = true;
+    }
     if (!parse_wgmma_tile_token(parts[1], config)) return std::nullopt;
     const std::optional<GemmConsumerMode> mode = parse_gemm_consumer_mode(parts[2]);
     if (!mode) return std::nullopt;
@@ -187,17 +196,20 @@ std::optional<GemmConfig> GemmConfig::from_key(std::string_view key) {
 
 nlohmann::json GemmConfig::to_json() const {
   if (is_wgmma(*this)) {
-    return {{"path", std::string(swr::to_string(path))},
-            {"block_m", block_m},
-            {"block_n", block_n},
-            {"block_k", block_k},
-            {"stages", stages},
-            {"consumer_mode", std::string(to_string(consumer_mode))},
-            {"cluster_m", cluster_m},
-            {"cluster_n", cluster_n},
-            {"persistence", std::string(to_string(persistence))},
-            {"swizzle_stride", swizzle_stride},
-            {"swizzle_axis", std::string(to_string(swizzle_axis))}};
+    nlohmann::json json = {{"path", std::string(swr::to_string(path))},
+                           {"block_m", block_m},
+                           {"block_n", block_n},
+                           {"block_k", block_k},
+                           {"stages", stages},
+                           {"consumer_mode", std::string(to_string(consumer_mode))},
+                           {"cluster_m", cluster_m},
+                           {"cluster_n", cluster_n},
+                           {"persistence", std::string(to_string(persistence))},
+                           {"swizzle_stride", swizzle_stride},
+                           {"swizzle_axis", std::string(to_string(swizzle_axis))}};
+    // Only when set: the rows stored before it existed keep their exact text.
+    if (transposed) json["transposed"] = true;
+    return json;
   }
   // No "path": the rows stored before wgmma existed keep their exact text.
   return {{"block_m", block_m},
@@ -226,6 +238,7 @@ GemmConfig GemmConfig::from_json(const nlohmann::json& json) {
         fields.one_of("consumer_mode", &parse_gemm_consumer_mode, "\"cooperative\", \"pingpong\"");
     config.cluster_m = fields.int_at_least("cluster_m", 1);
     config.cluster_n = fields.int_at_least("cluster_n", 1);
+    if (json.contains("transposed")) config.transposed = fields.boolean("transposed");
   } else {
     config.warps_m = fields.int_at_least("warps_m", 1);
     config.warps_n = fields.int_at_least("warps_n", 1);

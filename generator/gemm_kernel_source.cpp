@@ -34,7 +34,10 @@ std::string render_wgmma_kernel_text(const std::string& binary, const GemmProble
           (cooperative ? "cooperative" : "pingpong") + ",\n";
   text += std::string("    swr::gemm::sm90::Persistence::") + persistence + ",\n";
   text += "    /*cluster_m*/ " + std::to_string(config.cluster_m) + ", /*cluster_n*/ " +
-          std::to_string(config.cluster_n) + ", swr::gemm::sm90::EpilogueKind::tma_store>;\n";
+          std::to_string(config.cluster_n) + ",\n";
+  text += std::string("    swr::gemm::sm90::ProductOrder::") +
+          (config.transposed ? "bt_times_at" : "a_times_b") +
+          ", swr::gemm::sm90::EpilogueKind::tma_store>;\n";
   text += "extern \"C\" __global__ void __launch_bounds__(Traits::kThreads, 1)\n";
   // A one-dimensional grid: the cluster's CTAs are consecutive blockIdx.x (rank = blockIdx.x %
   // size), whichever axis the kernel spreads them along.

@@ -65,10 +65,21 @@ constexpr WgmmaTile kWgmmaRaggedTiles[] = {
     {128, 224, 3, GemmConsumerMode::cooperative}, {128, 240, 3, GemmConsumerMode::cooperative}};
 constexpr WgmmaSchedule kWgmmaRaggedSchedules[] = {{GemmPersistence::static_loop, 2, 2}};
 
+// The same widths and the 192/256-wide tiles, transposed (C^T = B^T · A^T), for a ragged M: tile
+// heights move in steps of 64, but a transposed tile's width runs along M in steps of 16. At
+// 7000x3000x5000 no 128-row tile in 2x2 clusters gets past a 0.81 work efficiency; its transpose
+// is the 3000x7000 case the widths above serve (bench/results/gemm-wgmma-ragged-h200).
+constexpr WgmmaTile kWgmmaTransposedTiles[] = {
+    {128, 144, 4, GemmConsumerMode::cooperative}, {128, 160, 4, GemmConsumerMode::cooperative},
+    {128, 176, 4, GemmConsumerMode::cooperative}, {128, 192, 4, GemmConsumerMode::cooperative},
+    {128, 208, 3, GemmConsumerMode::cooperative}, {128, 224, 3, GemmConsumerMode::cooperative},
+    {128, 240, 3, GemmConsumerMode::cooperative}, {128, 256, 3, GemmConsumerMode::cooperative}};
+
 // Every wgmma binary, in plain order.
 std::vector<GemmConfig> wgmma_binaries() {
   std::vector<GemmConfig> configs;
-  const auto add = [&](const WgmmaTile& tile, const WgmmaSchedule& schedule) {
+  const auto add = [&](const WgmmaTile& tile, const WgmmaSchedule& schedule,
+                       bool transposed = false) {
     GemmConfig config;
     config.path = InstructionPath::wgmma;
     config.block_m = tile.block_m;
@@ -79,18 +90,29 @@ std::vector<GemmConfig> wgmma_binaries() {
     config.persistence = schedule.persistence;
     config.cluster_m = schedule.cluster_m;
     config.cluster_n = schedule.cluster_n;
+    config.transposed = transposed;
     configs.push_back(config);
   };
   for (const WgmmaTile& tile : kWgmmaTiles)
     for (const WgmmaSchedule& schedule : kWgmmaSchedules) add(tile, schedule);
   for (const WgmmaTile& tile : kWgmmaRaggedTiles)
     for (const WgmmaSchedule& schedule : kWgmmaRaggedSchedules) add(tile, schedule);
+  for (const WgmmaTile& tile : kWgmmaTransposedTiles)
+    for (const WgmmaSchedule& schedule : kWgmmaRaggedSchedules) add(tile, schedule, true);
   return configs;
 }
 
 // The kernel binary a config compiles to: everything but the swizzle (a launch argument).
 std::string binary_key(const GemmConfig& config) {
   return with_swizzle(config, 0, SwizzleAxis::n).key();
+}
+
+// Transposed tiles are for an m that 128-row tiles leave ragged; elsewhere they only lengthen the
+// tune.
+std::string transposed_reason(const GemmProblem& problem, const GemmConfig& config) {
+  if (!config.transposed || problem.m % 128 != 0) return {};
+  return "transposed: m " + std::to_string(problem.m) +
+         " is whole 128-row tiles (transposed tiles are for a ragged m)";
 }
 
 // Why a config is redundant for this problem; empty when it is worth measuring.
@@ -174,6 +196,7 @@ GemmSpace build_gemm_space(const GemmProblem& problem, const GpuProfile& gpu,
   for (const GemmConfig& config : enumerate_gemm_configs()) {
     const ResourceUse use = gemm_resource_use(config, gpu);
     std::string reason = use.does_not_fit;  // gb10: every wgmma variant, naming the arch
+    if (reason.empty()) reason = transposed_reason(problem, config);
     if (reason.empty()) reason = persistence_reason(problem, config, gpu, use.blocks_per_sm);
     if (reason.empty() && !options.keep_equivalent_orders) {
       const std::string order =

@@ -6,10 +6,19 @@
 
 namespace swr {
 
+GemmProblem gemm_kernel_problem(const GemmProblem& problem, const GemmConfig& config) {
+  if (!config.transposed) return problem;
+  GemmProblem transposed = problem;
+  transposed.m = problem.n;
+  transposed.n = problem.m;
+  return transposed;
+}
+
 GemmTileGrid gemm_tile_grid(const GemmProblem& problem, const GemmConfig& config) {
+  const GemmProblem product = gemm_kernel_problem(problem, config);
   GemmTileGrid grid;
-  grid.tiles_m = (problem.m + config.block_m - 1) / config.block_m;
-  grid.tiles_n = (problem.n + config.block_n - 1) / config.block_n;
+  grid.tiles_m = (product.m + config.block_m - 1) / config.block_m;
+  grid.tiles_n = (product.n + config.block_n - 1) / config.block_n;
   return grid;
 }
 

@@ -25,6 +25,11 @@ struct GemmTileGrid {
   long long tiles() const { return static_cast<long long>(tiles_m) * tiles_n; }
 };
 
+// The product the kernel computes: the problem itself, or for a transposed config C^T = B^T · A^T,
+// whose m and n are the problem's n and m. Tiles, clusters and the raster are the kernel's.
+GemmProblem gemm_kernel_problem(const GemmProblem& problem, const GemmConfig& config);
+
+// Tiles of the kernel's product (gemm_kernel_problem).
 GemmTileGrid gemm_tile_grid(const GemmProblem& problem, const GemmConfig& config);
 
 // The grid the kernel's raster walks: output tiles, or for a cluster of cluster_m x cluster_n CTAs

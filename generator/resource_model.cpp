@@ -290,7 +290,11 @@ std::string wgmma_shape_problem(const GemmConfig& config) {
     return "stream-K persistence needs the cooperative consumer mode (pingpong's warpgroups "
            "skip each other's k blocks in the ring, which stream-K makes uneven)";
   }
-  if (config.cluster_n > 1 && (config.block_m / config.cluster_n) % 8 != 0) {
+  if (config.transposed && config.cluster_m > 1 && (config.block_n / config.cluster_m) % 8 != 0) {
+    return "cluster " + cluster + " splits A's " + std::to_string(config.block_n) +
+           " rows into shares that are not whole 8-row swizzle atoms";
+  }
+  if (!config.transposed && config.cluster_n > 1 && (config.block_m / config.cluster_n) % 8 != 0) {
     return "cluster " + cluster + " splits A's " + std::to_string(config.block_m) +
            " rows into shares that are not whole 8-row swizzle atoms";
   }
@@ -310,8 +314,9 @@ std::string wgmma_shape_problem(const GemmConfig& config) {
 int gemm_dynamic_shared_bytes(const GemmConfig& config) {
   if (config.path == InstructionPath::wgmma) {
     // 1024 (aligning the base) + the ring + C staging per consumer + barriers and tile queue; B
-    // and C in whole 64-column chunks (a block_n of 176 takes three).
-    const int chunk_columns = (config.block_n + 63) / 64 * 64;
+    // and C in whole 64-column chunks (a block_n of 176 takes three), except in a transposed
+    // config, whose B (swr's A) and C staging are block_n rows of 128 bytes.
+    const int chunk_columns = config.transposed ? config.block_n : (config.block_n + 63) / 64 * 64;
     return 1024 + config.stages * (config.block_m * 64 + 64 * chunk_columns) * 2 +
            2 * wgmma_rows_per_warpgroup(config) * chunk_columns * 2 + 8 * (2 * config.stages + 4) +
            8;
@@ -337,6 +342,7 @@ std::string gemm_shape_problem(const GemmConfig& config) {
     return std::string(to_string(config.persistence)) +
            " persistence is a wgmma knob: mma_sync variants take grid or static";
   }
+  if (config.transposed) return "transposed (C^T = B^T A^T) is a wgmma knob";
   if (config.block_k != 32 && config.block_k != 64) {
     return "block_k " + std::to_string(config.block_k) + " must be 32 or 64";
   }

@@ -17,7 +17,7 @@ namespace swr::model {
 namespace {
 
 // What the replay depends on: tile, cluster, the order the swizzle gives, CTAs resident.
-using ScheduleKey = std::tuple<int, int, int, int, int, std::string, int>;
+using ScheduleKey = std::tuple<int, int, int, int, int, bool, std::string, int>;
 
 std::string printf_text(const char* format, double value) {
   char text[64];
@@ -89,6 +89,7 @@ std::vector<GemmPrediction> predict_gemm_space(const GemmProblem& problem, const
                           configs[i].block_k,
                           configs[i].cluster_m,
                           configs[i].cluster_n,
+                          configs[i].transposed,
                           order,
                           gpu.sm_count * use.blocks_per_sm};
     const auto [entry, inserted] = job_by_key.try_emplace(key, job_config.size());

@@ -90,7 +90,8 @@ GemmTraffic simulate_gemm_l2(const GemmProblem& problem, const GemmConfig& confi
   if (resident_ctas < 1) {
     throw UsageError("resident CTAs " + std::to_string(resident_ctas) + " must be at least 1");
   }
-  const GemmTileMap map(problem, config, gpu.l2_sector_bytes);
+  // A transposed config reads B's columns as its first operand's rows: replay the kernel's product.
+  const GemmTileMap map(gemm_kernel_problem(problem, config), config, gpu.l2_sector_bytes);
   const GemmTileGrid raster = gemm_raster_grid(problem, config);
   const std::vector<HostTileCoord> order = gemm_tile_order(raster, swizzle_launch(config));
   const int cluster = config.cluster_size();

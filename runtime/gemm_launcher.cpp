@@ -107,7 +107,8 @@ void GemmKernelModule::launch_wgmma(const GemmProblem& problem, const GemmBuffer
   const std::size_t zeroed = stream_k.flag_ints > 0 ? stream_k.flag_ints : 1;
   if (tile_counter_) SWR_CU(driver_, cuMemsetD32Async(counter, 0, zeroed, stream));
   void* c = reinterpret_cast<void*>(buffers.c);
-  int m = problem.m, n = problem.n, k = problem.k;
+  const GemmProblem product = gemm_kernel_problem(problem, config_);  // C^T's m, n if transposed
+  int m = product.m, n = product.n, k = product.k;
   int axis = launch.swizzle.axis, group = launch.swizzle.group;
   int* tile_counter = reinterpret_cast<int*>(counter);
   // The wgmma entry's argument list (generator/gemm_kernel_source.hpp); the maps go by value.

@@ -20,8 +20,10 @@ struct GemmOperandPointers {
   bool operator==(const GemmOperandPointers&) const = default;
 };
 
-// A [m][k] box {64, block_m / cluster_n}; B [k][n] box {64, 64} (block_n / 64 per stage); C [m][n]
-// box {64, rows per consumer warpgroup}. Row-major, 16-bit, 128-byte swizzle.
+// In the kernel's argument order (map_a, map_b, map_c). A [m][k] box {64, block_m / cluster_n};
+// B [k][n] box {64, 64} (block_n / 64 per stage); C [m][n] box {64, rows per consumer warpgroup}.
+// A transposed config (C^T = B^T · A^T) reads B first, box {64, 64}, then A, box {64, block_n /
+// cluster_m}, and stores C in boxes {64, block_n}. Row-major, 16-bit, 128-byte swizzle.
 std::array<TensorMapDescription, 3> gemm_tensor_map_descriptions(const GemmProblem& problem,
                                                                  const GemmConfig& config);
 

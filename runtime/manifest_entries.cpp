@@ -226,6 +226,11 @@ nlohmann::json grid_rule_json(const GemmConfig& config) {
 
 namespace {
 
+// A transposed config's kernel computes C^T: what a launcher must swap.
+constexpr const char* kTransposedProduct =
+    "C^T = B^T * A^T: pass the problem's n as the entry's m and its m as n (m and n in the grid "
+    "rule are the entry's); tensor_maps are in argument order (B, A, C)";
+
 // How to encode the wgmma kernel's three maps (cuTensorMapEncodeTiled), for this problem: passed
 // by value as its first three arguments.
 nlohmann::json tensor_maps_json(const GemmProblem& problem, const GemmConfig& config) {
@@ -253,6 +258,7 @@ nlohmann::json kernel_json(const ExportedGemmKernel& kernel) {
   if (kernel.config.path == InstructionPath::wgmma) {
     json["arguments"] = kGemmWgmmaArguments;
     json["tensor_maps"] = tensor_maps_json(kernel.problem, kernel.config);
+    if (kernel.config.transposed) json["product"] = kTransposedProduct;
   }
   return json;
 }
@@ -281,6 +287,10 @@ ExportedGemmKernel read_gemm_kernel(const JsonFieldReader& kernel) {
     const nlohmann::json expected = tensor_maps_json(exported.problem, exported.config);
     require_equal(kernel, "tensor_maps", kernel.value("tensor_maps").dump(), expected.dump(),
                   "the problem and config make");
+    if (exported.config.transposed) {
+      require_equal(kernel, "product", kernel.text("product"), kTransposedProduct,
+                    "a transposed config computes");
+    }
   }
   return exported;
 }

@@ -2,7 +2,7 @@
 """Writes the wgmma m64nNk16 wrappers (PTX ISA "wgmma.mma_async", sm_90a; fp32 accumulators,
 f16/bf16 inputs) that both sm_90a kernels call, into templates/common/sm90/:
 
-  wgmma_any_n.cuh   the entry: wgmma_ss_n<N, E, TransB> and wgmma_rs_n<N, E, TransB>
+  wgmma_any_n.cuh   the entry: wgmma_ss_n<N, E, TransB, TransA> and wgmma_rs_n<N, E, TransB>
   wgmma_ss.cuh      SS form (A and B from shared-memory descriptors), f16 and bf16
   wgmma_rs.cuh      RS form (A from registers: the mma.sync m16n8k16 A fragment), f16 and bf16
 
@@ -42,16 +42,18 @@ def form_file(form):
         outs = ", ".join('"+f"(d[%d])' % i for i in range(acc))
         for dtype in DTYPES:
             out.append("template <>\nstruct %s<%d, Element::%s> {" % (struct, n, dtype))
-            out.append("  template <int TransB>")
             if form == "ss":
+                out.append("  template <int TransB, int TransA>")
                 out.append("  __device__ __forceinline__ static void run(float* d, unsigned long long a, "
                            "unsigned long long b, int scale_d) {")
                 out.append('    asm volatile("{\\n.reg .pred p;\\nsetp.ne.b32 p, %%%d, 0;\\n"' % (acc + 2))
                 out.append('                 "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {%s}, '
-                           '%%%d, %%%d, p, 1, 1, 0, %%%d;\\n}\\n"' % (n, dtype, dtype, regs, acc, acc + 1, acc + 3))
+                           '%%%d, %%%d, p, 1, 1, %%%d, %%%d;\\n}\\n"'
+                           % (n, dtype, dtype, regs, acc, acc + 1, acc + 4, acc + 3))
                 out.append("                 : %s" % outs)
-                out.append('                 : "l"(a), "l"(b), "r"(scale_d), "n"(TransB));')
+                out.append('                 : "l"(a), "l"(b), "r"(scale_d), "n"(TransB), "n"(TransA));')
             else:
+                out.append("  template <int TransB>")
                 out.append("  __device__ __forceinline__ static void run(float* d, const unsigned* a, "
                            "unsigned long long b, int scale_d) {")
                 out.append('    asm volatile("{\\n.reg .pred p;\\nsetp.ne.b32 p, %%%d, 0;\\n"' % (acc + 5))
@@ -72,10 +74,11 @@ def entry_file():
 // wgmma m64nNk16 (PTX ISA "wgmma.mma_async", sm_90a), fp32 accumulators, f16/bf16 inputs, for
 // every N = 16..256 step 16; descriptors, fence/commit/wait and the accumulator layout are in
 // common/sm90/wgmma.cuh.
-//   wgmma_ss_n<N, E, TransB>(d, desc_a, desc_b, scale_d): d[N/2] (+)= A(smem) * B(smem)
+//   wgmma_ss_n<N, E, TransB, TransA>(d, desc_a, desc_b, scale_d): d[N/2] (+)= A(smem) * B(smem)
 //   wgmma_rs_n<N, E, TransB>(d, a, desc_b, scale_d): A from 4 registers per thread, laid out as
 //     the mma.sync m16n8k16 A fragment of the thread's warp rows (16*warp .. 16*warp+15).
-// scale_d == 0 overwrites d. TransB = 1 for an MN-major B (swr's row-major B), 0 for K-major.
+// scale_d == 0 overwrites d. TransB = 1 for an MN-major B (swr's row-major B), 0 for K-major;
+// TransA likewise for A (1: MN-major, as a GEMM computing C^T = B^T A^T reads swr's B).
 #pragma once
 
 #include "common/element.cuh"
@@ -84,11 +87,11 @@ def entry_file():
 namespace swr {
 namespace sm90 {
 
-template <int N, Element E, int TransB>
+template <int N, Element E, int TransB, int TransA = 0>
 __device__ __forceinline__ void wgmma_ss_n(float* d, unsigned long long desc_a,
                                            unsigned long long desc_b, int scale_d) {
   static_assert(N %% 16 == 0 && N >= 16 && N <= 256, "wgmma N: multiple of 16 up to 256");
-  WgmmaSs<N, E>::template run<TransB>(d, desc_a, desc_b, scale_d);
+  WgmmaSs<N, E>::template run<TransB, TransA>(d, desc_a, desc_b, scale_d);
 }
 template <int N, Element E, int TransB>
 __device__ __forceinline__ void wgmma_rs_n(float* d, const unsigned* a, unsigned long long desc_b,

@@ -48,6 +48,11 @@ struct SWR_API GemmConfig {
   GemmConsumerMode consumer_mode = GemmConsumerMode::cooperative;
   int cluster_m = 1;
   int cluster_n = 1;
+  // wgmma only: compute C^T = B^T · A^T (swr's B as the MN-major first operand, A as the K-major
+  // second, the tile stored transposed). For shapes whose ragged side is M: the kernel's tile
+  // width, any multiple of 16, then runs along M. block_m, block_n, the cluster and the swizzle
+  // axis are those of C^T (block_m runs along swr's N); gemm_kernel_problem() swaps m and n.
+  bool transposed = false;
   GemmPersistence persistence = GemmPersistence::grid;
   // Band width in elements of the swizzled axis; 0 = plain row-major order (then axis is n).
   int swizzle_stride = 0;
@@ -61,14 +66,15 @@ struct SWR_API GemmConfig {
   int cluster_size() const { return cluster_m * cluster_n; }
 
   // e.g. "m128n256k32w2x4s4-grid-swz0", "m128n128k64w2x2s3-static-swzn1792" (mma_sync),
-  // "wgmma-m128n256k64s3-cooperative-c2x1-static-swzm512" (wgmma).
+  // "wgmma-m128n256k64s3-cooperative-c2x1-static-swzm512",
+  // "wgmma-m128n176k64s4-cooperative-c2x2-transposed-static-swz0" (wgmma).
   std::string key() const;
   static std::optional<GemmConfig> from_key(std::string_view key);
   // mma_sync: {"block_m", "block_n", "block_k", "warps_m", "warps_n", "stages", "persistence",
   //  "swizzle_stride", "swizzle_axis"} (no "path": absent means mma_sync); wgmma: {"path",
   //  "block_m", "block_n", "block_k", "stages", "consumer_mode", "cluster_m", "cluster_n",
-  //  "persistence", "swizzle_stride", "swizzle_axis"}. from_json throws UsageError naming a bad
-  //  field.
+  //  "persistence", "swizzle_stride", "swizzle_axis"}, plus "transposed": true for a transposed
+  //  one (absent otherwise). from_json throws UsageError naming a bad field.
   nlohmann::json to_json() const;
   static GemmConfig from_json(const nlohmann::json& json);
 

@@ -67,6 +67,17 @@ __device__ __forceinline__ void ldmatrix_x4_transposed(unsigned (&fragment)[4], 
                : "r"(address));
 }
 
+// stmatrix (sm_90+), transposed: four 8x8 matrices of 16-bit elements from mma fragments
+// (register i: matrix i, a row pair per lane) into shared memory, each matrix's column j written
+// as the 16-byte row whose address lane 8i + j gives.
+__device__ __forceinline__ void stmatrix_x4_transposed(unsigned address,
+                                                       const unsigned (&fragment)[4]) {
+  asm volatile(
+      "stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(address),
+      "r"(fragment[0]), "r"(fragment[1]), "r"(fragment[2]), "r"(fragment[3])
+      : "memory");
+}
+
 // Tensor-core multiply-accumulate, mma.sync m16n8k16 with fp32 accumulators (sm_80+).
 // Fragment layouts (PTX ISA, "Matrix Fragments for mma.m16n8k16"), lane = 4 * group + quad:
 //   A 16x16: a0 (row group, k 2quad..+1), a1 (row group+8), a2 (row group, k+8), a3 (row group+8,

@@ -89,7 +89,8 @@ TEST_P(GemmNvrtcCompile, EveryRepresentativeVariantCompilesWithoutSpills) {
 INSTANTIATE_TEST_SUITE_P(BothTargets, GemmNvrtcCompile, ::testing::Values("sm_90a", "sm_121"));
 
 GemmConfig make_wgmma(int block_m, int block_n, int stages, GemmConsumerMode mode,
-                      GemmPersistence persistence, int cluster_m, int cluster_n = 1) {
+                      GemmPersistence persistence, int cluster_m, int cluster_n = 1,
+                      bool transposed = false) {
   GemmConfig config;
   config.path = InstructionPath::wgmma;
   config.block_m = block_m;
@@ -100,6 +101,7 @@ GemmConfig make_wgmma(int block_m, int block_n, int stages, GemmConsumerMode mod
   config.persistence = persistence;
   config.cluster_m = cluster_m;
   config.cluster_n = cluster_n;
+  config.transposed = transposed;
   return config;
 }
 
@@ -109,6 +111,8 @@ GemmConfig make_wgmma(int block_m, int block_n, int stages, GemmConsumerMode mod
 // the 128x192 tile (B split 2 + 1 chunks down a cluster column), with the narrowest A share, and
 // under stream-K. The widths that are not multiples of 64 (a part chunk) in bf16 and f16; 176
 // also under stream-K, outside the space, whose fixup adds 22 quads in groups of 8, 8 and 6.
+// Transposed (C^T = B^T A^T): a width that is a multiple of 64 and one that is not, in 2x2, and
+// outside the space 1x1, pingpong (two m64 slices of MN-major A per warpgroup) and stream-K.
 std::vector<GemmVariant> representative_wgmma_variants() {
   using M = GemmConsumerMode;
   using P = GemmPersistence;
@@ -132,6 +136,11 @@ std::vector<GemmVariant> representative_wgmma_variants() {
       {make_wgmma(128, 224, 3, M::cooperative, P::static_loop, 2, 2), DataType::bf16},
       {make_wgmma(128, 240, 3, M::cooperative, P::static_loop, 2, 2), DataType::bf16},
       {make_wgmma(128, 176, 4, M::cooperative, P::stream_k, 2, 2), DataType::f16},
+      {make_wgmma(128, 176, 4, M::cooperative, P::static_loop, 2, 2, true), DataType::bf16},
+      {make_wgmma(128, 256, 3, M::cooperative, P::static_loop, 2, 2, true), DataType::f16},
+      {make_wgmma(128, 144, 4, M::cooperative, P::dynamic_loop, 1, 1, true), DataType::f16},
+      {make_wgmma(128, 128, 4, M::pingpong, P::static_loop, 1, 2, true), DataType::bf16},
+      {make_wgmma(128, 208, 3, M::cooperative, P::stream_k, 2, 1, true), DataType::bf16},
   };
 }
 
@@ -148,6 +157,7 @@ TEST(GemmNvrtc, WgmmaRepresentativeSetCoversEveryKnobValueOfTheSpace) {
     in_space.insert(std::string(to_string(config.persistence)));
     in_space.insert("c" + std::to_string(config.cluster_m) + "x" +
                     std::to_string(config.cluster_n));
+    in_space.insert(config.transposed ? "transposed" : "a_times_b");
   }
   std::set<std::string> seen;
   for (const GemmVariant& variant : representative_wgmma_variants()) {
@@ -156,11 +166,12 @@ TEST(GemmNvrtc, WgmmaRepresentativeSetCoversEveryKnobValueOfTheSpace) {
                 std::to_string(c.stages) + std::string(to_string(c.consumer_mode)));
     seen.insert(std::string(to_string(c.persistence)));
     seen.insert("c" + std::to_string(c.cluster_m) + "x" + std::to_string(c.cluster_n));
+    seen.insert(c.transposed ? "transposed" : "a_times_b");
     seen.insert(std::string(to_string(variant.dtype)));
   }
-  EXPECT_EQ(in_space.size(), 12u + 3u + 4u)
+  EXPECT_EQ(in_space.size(), 12u + 3u + 4u + 2u)
       << "twelve tile/mode pairs (six of them widths that are not multiples of 64), three "
-         "persistences, four cluster shapes";
+         "persistences, four cluster shapes, both product orders";
   for (const std::string& value : in_space) EXPECT_TRUE(seen.count(value)) << value;
   for (const char* value : {"f16", "bf16"}) EXPECT_TRUE(seen.count(value)) << value;
 }
@@ -203,8 +214,8 @@ TEST(GemmNvrtc, EveryWgmmaBinaryOfTheSpaceCompilesWithoutSpills) {
     EXPECT_EQ(kernel.log.find("C7508"), std::string::npos) << source.name << "\n" << kernel.log;
     EXPECT_EQ(kernel.spill_bytes, 0) << source.name << "\n" << kernel.log;
   }
-  EXPECT_EQ(binaries.size(), 48u)
-      << "6 tile/mode pairs x 5 schedules + 4 cooperative x 3 stream-K + 6 widths in 2x2";
+  EXPECT_EQ(binaries.size(), 56u) << "6 tile/mode pairs x 5 schedules + 4 cooperative x 3 "
+                                     "stream-K + 6 widths in 2x2 + 8 transposed widths in 2x2";
 }
 
 TEST(GemmNvrtc, WgmmaRenderingFollowsTheTemplateContract) {

@@ -122,6 +122,7 @@ TEST(GemmSpace, WgmmaVariantsOnlyWhereTheTargetIsSm90a) {
     // Six tile/mode pairs x (static, dynamic, static 2x1, static 1x2, static 2x2), and the four
     // cooperative ones x (stream-K, stream-K 2x1, stream-K 2x2): 4096^3 leaves a partial last
     // wave for each of them; and the six widths that are not multiples of 64, static 2x2 only.
+    // (No transposed ones: 4096 rows are whole 128-row tiles.)
     EXPECT_EQ(binaries.size(), 48u) << gpu;
   }
   const GemmSpace gb10 = build_gemm_space(problem, profile("gb10"));
@@ -139,7 +140,8 @@ TEST(GemmSpace, WgmmaVariantsOnlyWhereTheTargetIsSm90a) {
 TEST(GemmSpace, WidthsThatAreNotMultiplesOf64AreCooperative128RowTilesIn2x2Clusters) {
   std::set<int> widths;
   for (const GemmConfig& config : enumerate_gemm_configs()) {
-    if (config.path != InstructionPath::wgmma || config.block_n % 64 == 0) continue;
+    if (config.path != InstructionPath::wgmma || config.block_n % 64 == 0 || config.transposed)
+      continue;
     widths.insert(config.block_n);
     EXPECT_EQ(config.block_m, 128) << config.key();
     EXPECT_EQ(config.consumer_mode, GemmConsumerMode::cooperative) << config.key();
@@ -158,6 +160,48 @@ TEST(GemmSpace, WidthsThatAreNotMultiplesOf64AreCooperative128RowTilesIn2x2Clust
   EXPECT_EQ(gemm_raster_grid({3000, 7000, 5000, DataType::bf16}, config).tiles(), 8 * 30);
   config.block_n = 192;
   EXPECT_EQ(gemm_raster_grid({3000, 7000, 5000, DataType::bf16}, config).tiles(), 228);
+}
+
+// A transposed config tiles C^T: its raster over 7000x3000 is the one of 3000x7000 above, and
+// the kernel gets m and n swapped.
+TEST(GemmSpace, TransposedConfigsTileCTransposed) {
+  GemmConfig config =
+      *GemmConfig::from_key("wgmma-m128n176k64s4-cooperative-c2x2-transposed-static-swz0");
+  const GemmProblem problem{7000, 3000, 5000, DataType::bf16};
+  EXPECT_EQ(gemm_kernel_problem(problem, config), (GemmProblem{3000, 7000, 5000, DataType::bf16}));
+  const GemmTileGrid tiles = gemm_tile_grid(problem, config);
+  EXPECT_EQ(tiles.tiles_m, 24);  // 3000 / 128 rows of C^T
+  EXPECT_EQ(tiles.tiles_n, 40);  // 7000 / 176 columns of C^T
+  EXPECT_EQ(gemm_raster_grid(problem, config).tiles(), 8 * 30);
+  config.transposed = false;
+  EXPECT_EQ(gemm_kernel_problem(problem, config), problem);
+  EXPECT_EQ(gemm_raster_grid(problem, config).tiles(), 28 * 9);
+  // In the space: eight widths, each cooperative 128-row 2x2 static, fitting the H200.
+  std::set<int> widths;
+  for (const GemmConfig& c : enumerate_gemm_configs()) {
+    if (!c.transposed) continue;
+    widths.insert(c.block_n);
+    EXPECT_EQ(c.path, InstructionPath::wgmma) << c.key();
+    EXPECT_EQ(c.block_m, 128) << c.key();
+    EXPECT_EQ(c.cluster_size(), 4) << c.key();
+    EXPECT_TRUE(gemm_resource_use(c, profile("h200")).does_not_fit.empty()) << c.key();
+    EXPECT_FALSE(gemm_resource_use(c, profile("gb10")).does_not_fit.empty()) << c.key();
+  }
+  EXPECT_EQ(widths, (std::set<int>{144, 160, 176, 192, 208, 224, 240, 256}));
+  // Kept where m is ragged, pruned with the reason where it is whole 128-row tiles.
+  const auto transposed_kept = [](const GemmProblem& shape) {
+    const GemmSpace space = build_gemm_space(shape, profile("h200"));
+    int kept = 0;
+    for (const GemmConfig& c : space.configs) kept += c.transposed;
+    for (const PrunedGemmConfig& pruned : space.pruned) {
+      if (pruned.config.transposed && shape.m % 128 == 0) {
+        EXPECT_NE(pruned.reason.find("is whole 128-row tiles"), std::string::npos) << pruned.reason;
+      }
+    }
+    return kept;
+  };
+  EXPECT_GT(transposed_kept(problem), 8);
+  EXPECT_EQ(transposed_kept({7040, 3000, 5000, DataType::bf16}), 0);
 }
 
 TEST(GemmResourceModel, WgmmaSharedMemoryIsTheTemplatePlan) {
@@ -179,6 +223,14 @@ TEST(GemmResourceModel, WgmmaSharedMemoryIsTheTemplatePlan) {
   EXPECT_EQ(gemm_dynamic_shared_bytes(config), 214120);
   config.block_n = 192;
   EXPECT_EQ(gemm_dynamic_shared_bytes(config), 214120);
+  // Transposed, A (the second operand) and C staging are 176 rows of 128 bytes each: the ring
+  // (16 KB + 22 KB per stage) x 4 + 2 x 22 KB of C + barriers, as the template's plan.
+  config.block_n = 176;
+  config.stages = 4;
+  config.transposed = true;
+  EXPECT_EQ(gemm_dynamic_shared_bytes(config), 201832);
+  config.transposed = false;
+  config.stages = 3;
   for (int width : {40, 200, 272}) {
     config.block_n = width;
     EXPECT_EQ(gemm_shape_problem(config),

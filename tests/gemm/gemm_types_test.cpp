@@ -149,6 +149,13 @@ TEST(GemmConfig, WgmmaKeySpelling) {
   EXPECT_EQ(config.cluster_size(), 4);
   EXPECT_FALSE(GemmConfig::from_key("m128n256k32w2x4s4-streamk-swz0").has_value())
       << "mma_sync has no stream-K";
+  config.block_n = 176;
+  config.stages = 4;
+  config.transposed = true;
+  config.swizzle_stride = 1536;
+  config.swizzle_axis = SwizzleAxis::m;
+  EXPECT_EQ(config.key(), "wgmma-m128n176k64s4-cooperative-c2x2-transposed-static-swzm1536");
+  EXPECT_EQ(GemmConfig::from_key(config.key()), config);
 }
 
 TEST(GemmConfig, RejectsNonCanonicalWgmmaKeys) {
@@ -158,7 +165,10 @@ TEST(GemmConfig, RejectsNonCanonicalWgmmaKeys) {
                           "wgmma-m128n256k64s3-cooperative-c1-static-swz0",
                           "wgmma-m128n256k64s3-cooperative-static-swz0",
                           "mma-m128n256k64s3-cooperative-c1x1-static-swz0",
-                          "wgmma-m128n256k64s3-cooperative-c1x1-static-swzn0"})
+                          "wgmma-m128n256k64s3-cooperative-c1x1-static-swzn0",
+                          "wgmma-m128n256k64s3-cooperative-c1x1-transpose-static-swz0",
+                          "wgmma-m128n256k64s3-cooperative-transposed-c1x1-static-swz0",
+                          "wgmma-m128n256k64s3-cooperative-c1x1-static-transposed-swz0"})
     EXPECT_FALSE(GemmConfig::from_key(key).has_value()) << key;
 }
 
@@ -184,8 +194,17 @@ TEST(GemmConfig, WgmmaJsonRoundTripsAndNamesTheBadField) {
   EXPECT_EQ(json.at("cluster_m"), 1);
   EXPECT_FALSE(json.contains("warps_m")) << "warpgroups are fixed, not a knob";
   EXPECT_EQ(GemmConfig::from_json(json), config);
-  for (const auto& [field, value] : std::vector<std::pair<std::string, nlohmann::json>>{
-           {"consumer_mode", "both"}, {"persistence", "grid"}, {"cluster_m", 0}, {"path", "tma"}}) {
+  EXPECT_FALSE(json.contains("transposed")) << "absent unless set: stored rows keep their text";
+  GemmConfig transposed = config;
+  transposed.transposed = true;
+  EXPECT_EQ(transposed.to_json().at("transposed"), true);
+  EXPECT_EQ(GemmConfig::from_json(transposed.to_json()), transposed);
+  for (const auto& [field, value] :
+       std::vector<std::pair<std::string, nlohmann::json>>{{"consumer_mode", "both"},
+                                                           {"persistence", "grid"},
+                                                           {"cluster_m", 0},
+                                                           {"path", "tma"},
+                                                           {"transposed", "yes"}}) {
     nlohmann::json bad = json;
     bad[field] = value;
     try {

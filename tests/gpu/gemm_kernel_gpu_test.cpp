@@ -63,7 +63,9 @@ std::vector<GemmCase> knob_cases() {
   // narrowest A shares (32 rows), and under stream-K. Every width that is not a multiple of 64
   // (its part chunk stored directly next to the TMA-stored chunks; N = 200, 1016 and 520 put
   // tile borders inside a 64-column box); 176 also without a cluster and under stream-K (a
-  // 22-quad fixup), outside the space.
+  // 22-quad fixup), outside the space. Transposed (C^T = B^T A^T: B read MN-major as the first
+  // operand, the tile stored by stmatrix.trans): the space's 2x2 widths, and outside it 1x1,
+  // dynamic, pingpong (two m64 slices per warpgroup), 1x2 and stream-K.
   struct WgmmaCase {
     int block_m, block_n, stages;
     GemmConsumerMode mode;
@@ -71,38 +73,46 @@ std::vector<GemmCase> knob_cases() {
     int cluster_m;
     DataType dtype;
     int cluster_n = 1;
+    bool transposed = false;
   };
   using M = GemmConsumerMode;
   using P = GemmPersistence;
-  const WgmmaCase wgmma[] = {{128, 256, 3, M::cooperative, P::static_loop, 1, DataType::f16},
-                             {128, 256, 3, M::cooperative, P::static_loop, 2, DataType::bf16},
-                             {256, 128, 3, M::cooperative, P::dynamic_loop, 1, DataType::bf16},
-                             {128, 192, 4, M::cooperative, P::static_loop, 2, DataType::f16},
-                             {128, 128, 4, M::cooperative, P::dynamic_loop, 1, DataType::f16},
-                             {128, 128, 4, M::pingpong, P::dynamic_loop, 1, DataType::bf16},
-                             {128, 128, 4, M::pingpong, P::static_loop, 2, DataType::f16},
-                             {64, 256, 4, M::pingpong, P::static_loop, 1, DataType::bf16},
-                             {128, 256, 3, M::cooperative, P::static_loop, 1, DataType::f16, 2},
-                             {256, 128, 3, M::cooperative, P::static_loop, 1, DataType::bf16, 2},
-                             {64, 256, 4, M::pingpong, P::static_loop, 1, DataType::f16, 2},
-                             {128, 256, 3, M::cooperative, P::stream_k, 2, DataType::f16},
-                             {256, 128, 3, M::cooperative, P::stream_k, 1, DataType::bf16},
-                             {128, 128, 4, M::cooperative, P::stream_k, 1, DataType::f16},
-                             {128, 256, 3, M::cooperative, P::static_loop, 2, DataType::f16, 2},
-                             {256, 128, 3, M::cooperative, P::static_loop, 2, DataType::bf16, 2},
-                             {128, 192, 4, M::cooperative, P::static_loop, 2, DataType::bf16, 2},
-                             {128, 128, 4, M::cooperative, P::static_loop, 2, DataType::f16, 2},
-                             {64, 256, 4, M::pingpong, P::static_loop, 2, DataType::f16, 2},
-                             {128, 256, 3, M::cooperative, P::stream_k, 2, DataType::bf16, 2},
-                             {128, 128, 4, M::cooperative, P::stream_k, 2, DataType::f16, 2},
-                             {128, 144, 4, M::cooperative, P::static_loop, 2, DataType::bf16, 2},
-                             {128, 160, 4, M::cooperative, P::static_loop, 2, DataType::f16, 2},
-                             {128, 176, 4, M::cooperative, P::static_loop, 2, DataType::f16, 2},
-                             {128, 208, 3, M::cooperative, P::static_loop, 2, DataType::bf16, 2},
-                             {128, 224, 3, M::cooperative, P::static_loop, 2, DataType::f16, 2},
-                             {128, 240, 3, M::cooperative, P::static_loop, 2, DataType::bf16, 2},
-                             {128, 176, 4, M::cooperative, P::static_loop, 1, DataType::bf16},
-                             {128, 176, 4, M::cooperative, P::stream_k, 2, DataType::bf16, 2}};
+  const WgmmaCase wgmma[] = {
+      {128, 256, 3, M::cooperative, P::static_loop, 1, DataType::f16},
+      {128, 256, 3, M::cooperative, P::static_loop, 2, DataType::bf16},
+      {256, 128, 3, M::cooperative, P::dynamic_loop, 1, DataType::bf16},
+      {128, 192, 4, M::cooperative, P::static_loop, 2, DataType::f16},
+      {128, 128, 4, M::cooperative, P::dynamic_loop, 1, DataType::f16},
+      {128, 128, 4, M::pingpong, P::dynamic_loop, 1, DataType::bf16},
+      {128, 128, 4, M::pingpong, P::static_loop, 2, DataType::f16},
+      {64, 256, 4, M::pingpong, P::static_loop, 1, DataType::bf16},
+      {128, 256, 3, M::cooperative, P::static_loop, 1, DataType::f16, 2},
+      {256, 128, 3, M::cooperative, P::static_loop, 1, DataType::bf16, 2},
+      {64, 256, 4, M::pingpong, P::static_loop, 1, DataType::f16, 2},
+      {128, 256, 3, M::cooperative, P::stream_k, 2, DataType::f16},
+      {256, 128, 3, M::cooperative, P::stream_k, 1, DataType::bf16},
+      {128, 128, 4, M::cooperative, P::stream_k, 1, DataType::f16},
+      {128, 256, 3, M::cooperative, P::static_loop, 2, DataType::f16, 2},
+      {256, 128, 3, M::cooperative, P::static_loop, 2, DataType::bf16, 2},
+      {128, 192, 4, M::cooperative, P::static_loop, 2, DataType::bf16, 2},
+      {128, 128, 4, M::cooperative, P::static_loop, 2, DataType::f16, 2},
+      {64, 256, 4, M::pingpong, P::static_loop, 2, DataType::f16, 2},
+      {128, 256, 3, M::cooperative, P::stream_k, 2, DataType::bf16, 2},
+      {128, 128, 4, M::cooperative, P::stream_k, 2, DataType::f16, 2},
+      {128, 144, 4, M::cooperative, P::static_loop, 2, DataType::bf16, 2},
+      {128, 160, 4, M::cooperative, P::static_loop, 2, DataType::f16, 2},
+      {128, 176, 4, M::cooperative, P::static_loop, 2, DataType::f16, 2},
+      {128, 208, 3, M::cooperative, P::static_loop, 2, DataType::bf16, 2},
+      {128, 224, 3, M::cooperative, P::static_loop, 2, DataType::f16, 2},
+      {128, 240, 3, M::cooperative, P::static_loop, 2, DataType::bf16, 2},
+      {128, 176, 4, M::cooperative, P::static_loop, 1, DataType::bf16},
+      {128, 176, 4, M::cooperative, P::stream_k, 2, DataType::bf16, 2},
+      {128, 176, 4, M::cooperative, P::static_loop, 2, DataType::bf16, 2, true},
+      {128, 256, 3, M::cooperative, P::static_loop, 2, DataType::f16, 2, true},
+      {128, 144, 4, M::cooperative, P::dynamic_loop, 1, DataType::f16, 1, true},
+      {128, 192, 4, M::cooperative, P::static_loop, 1, DataType::bf16, 1, true},
+      {128, 128, 4, M::pingpong, P::static_loop, 1, DataType::bf16, 2, true},
+      {128, 208, 3, M::cooperative, P::stream_k, 2, DataType::bf16, 1, true}};
   for (const WgmmaCase& w : wgmma) {
     GemmCase c;
     c.config.path = InstructionPath::wgmma;
@@ -114,6 +124,7 @@ std::vector<GemmCase> knob_cases() {
     c.config.persistence = w.persistence;
     c.config.cluster_m = w.cluster_m;
     c.config.cluster_n = w.cluster_n;
+    c.config.transposed = w.transposed;
     c.dtype = w.dtype;
     cases.push_back(c);
   }
@@ -159,6 +170,7 @@ TEST(GemmKernelCases, CoverEveryKnobValue) {
     if (c.config.path == InstructionPath::wgmma) {
       seen.insert(std::string(to_string(c.config.consumer_mode)) + " c" +
                   std::to_string(c.config.cluster_m) + "x" + std::to_string(c.config.cluster_n));
+      if (c.config.transposed) seen.insert("transposed " + std::to_string(c.config.block_n));
     }
   }
   std::set<std::string> expected = {"k32",  "k64",    "s2",  "s3",  "s4",
@@ -167,9 +179,12 @@ TEST(GemmKernelCases, CoverEveryKnobValue) {
        {"dynamic", "streamk", "cooperative c1x1", "cooperative c2x1", "cooperative c1x2",
         "cooperative c2x2", "pingpong c1x1", "pingpong c2x1", "pingpong c1x2", "pingpong c2x2"})
     expected.insert(value);
-  for (const GemmConfig& config : enumerate_gemm_configs())
+  for (const GemmConfig& config : enumerate_gemm_configs()) {
     expected.insert(std::to_string(config.block_m) + "x" + std::to_string(config.block_n) + "w" +
                     std::to_string(config.warps()));
+    if (config.transposed && config.block_n % 64 == 0)
+      expected.insert("transposed " + std::to_string(config.block_n));
+  }
   for (const std::string& value : expected) EXPECT_TRUE(seen.count(value)) << value;
 }
 

@@ -1,8 +1,9 @@
-// swr::Gemm with wgmma entries (sm_90a; skips elsewhere): variants of all three cluster shapes and
-// both consumer modes, tuned into a database (stand-in times, real NVRTC builds for this device),
-// run from the database through the cubin cache and from their export with NVRTC off, on odd
-// sizes (M, N and K tails; exact and nearest shapes) with the output poisoned first, each checked
-// against the fp32 GPU reference; and by the example program from the export without NVRTC.
+// swr::Gemm with wgmma entries (sm_90a; skips elsewhere): variants of all three cluster shapes,
+// both consumer modes and both product orders (one computes C^T = B^T A^T), tuned into a database
+// (stand-in times, real NVRTC builds for this device), run from the database through the cubin
+// cache and from their export with NVRTC off, on odd sizes (M, N and K tails; exact and nearest
+// shapes) with the output poisoned first, each checked against the fp32 GPU reference; and by the
+// example program from the export without NVRTC.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -34,12 +35,15 @@ const TunedGemmVariant kTunedWgmma[] = {
     {{1000, 1016, 264, DataType::f16}, "wgmma-m128n256k64s3-cooperative-c1x2-static-swzn512"},
     {{2048, 1024, 512, DataType::bf16}, "wgmma-m128n128k64s4-pingpong-c1x1-dynamic-swzm256"},
     {{777, 3000, 1032, DataType::bf16}, "wgmma-m128n256k64s3-cooperative-c2x1-static-swz0"},
+    {{3001, 1000, 520, DataType::f16},
+     "wgmma-m128n176k64s4-cooperative-c2x2-transposed-static-swzm1536"},
 };
 
 // Exact shapes and nearest ones with tails in M, N and K (the nearest picks one of the above).
 const GemmProblem kAsked[] = {{1000, 1016, 264, DataType::f16},  {333, 200, 264, DataType::f16},
                               {2048, 1024, 512, DataType::bf16}, {2050, 1000, 72, DataType::bf16},
-                              {777, 3000, 1032, DataType::bf16}, {129, 2056, 1000, DataType::bf16}};
+                              {777, 3000, 1032, DataType::bf16}, {129, 2056, 1000, DataType::bf16},
+                              {3001, 1000, 520, DataType::f16},  {2999, 1008, 512, DataType::f16}};
 
 class GemmWgmmaRuntimeOnGpu : public ::testing::Test {
  protected:
@@ -106,8 +110,9 @@ TEST_F(GemmWgmmaRuntimeOnGpu, TheExampleRunsAWgmmaEntryOfTheExportWithoutNvrtc) 
   const std::map<std::string, std::string> no_nvrtc = {{"SWR_RUNTIME_NVRTC", "0"},
                                                        {"CUDA_HOME", "/nonexistent"}};
   const std::vector<std::vector<std::string>> shapes = {
-      {"--m", "1000", "--n", "1016", "--k", "264"},                    // exact, 1x2 cluster
-      {"--m", "129", "--n", "2056", "--k", "1000", "--dtype", "bf16"}  // nearest, bf16
+      {"--m", "1000", "--n", "1016", "--k", "264"},                     // exact, 1x2 cluster
+      {"--m", "129", "--n", "2056", "--k", "1000", "--dtype", "bf16"},  // nearest, bf16
+      {"--m", "3001", "--n", "1000", "--k", "520"}                      // exact, transposed
   };
   for (const std::vector<std::string>& shape : shapes) {
     std::vector<std::string> arguments = {"--export", export_dir().string(), "--require-gpu"};

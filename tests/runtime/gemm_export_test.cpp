@@ -353,26 +353,35 @@ TEST(GemmExportWithNvrtc, ExportsARealCubinThatLoadsBack) {
   EXPECT_EQ(choice.kernel->source_hash, built.source_hash);
 }
 
-// A wgmma entry: its own entry point and argument list, and the three tensor maps to encode for the
-// exported shape, each checked when the manifest is read (a changed box is refused by name).
-TEST(GemmExportWithNvrtc, AWgmmaEntrySaysHowToBuildItsTensorMaps) {
-  TemporaryDirectory directory;
+// Builds `config` for sm_90a at 1000x1016x264 bf16, stores it as tuned and exports it for the
+// H200 into `directory`/export (options.out_dir). Returns why NVRTC cannot be loaded, else "".
+std::string export_one_wgmma_entry(const TemporaryDirectory& directory, const GemmConfig& config,
+                                   ExportOptions& options) {
   std::unique_ptr<CubinBuilder> builder;
   try {
     builder = make_nvrtc_cubin_builder(directory.path() / "cubins");
   } catch (const std::runtime_error& error) {
-    GTEST_SKIP() << error.what();
+    return error.what();
   }
   const GemmProblem shape = gemm_shape(1000, 1016, 264, DataType::bf16);
-  const GemmConfig wgmma =
-      gemm_config_named("wgmma-m128n256k64s3-cooperative-c2x1-static-swzn1024");
-  const BuiltCubin built = builder->build(shape, wgmma, "sm_90a");
+  const BuiltCubin built = builder->build(shape, config, "sm_90a");
   TunedDatabase tuned(directory.path() / "results.db");
-  tuned.add(shape, wgmma.key(), 0.03, "", built.source_hash);
-  ExportOptions options;
+  tuned.add(shape, config.key(), 0.03, "", built.source_hash);
   options.gpu = "h200";
   options.out_dir = directory.path() / "export";
   export_kernels(tuned.database(), *builder, options);
+  return {};
+}
+
+// A wgmma entry: its own entry point and argument list, and the three tensor maps to encode for the
+// exported shape, each checked when the manifest is read (a changed box is refused by name).
+TEST(GemmExportWithNvrtc, AWgmmaEntrySaysHowToBuildItsTensorMaps) {
+  TemporaryDirectory directory;
+  const GemmConfig wgmma =
+      gemm_config_named("wgmma-m128n256k64s3-cooperative-c2x1-static-swzn1024");
+  ExportOptions options;
+  const std::string no_nvrtc = export_one_wgmma_entry(directory, wgmma, options);
+  if (!no_nvrtc.empty()) GTEST_SKIP() << no_nvrtc;
 
   const LoadedExport loaded = load_export(options.out_dir);
   ASSERT_EQ(loaded.manifest.gemm_kernels.size(), 1u);
@@ -398,6 +407,43 @@ TEST(GemmExportWithNvrtc, AWgmmaEntrySaysHowToBuildItsTensorMaps) {
     ADD_FAILURE() << "a changed tensor map was accepted";
   } catch (const UsageError& error) {
     EXPECT_NE(std::string(error.what()).find("tensor_maps"), std::string::npos) << error.what();
+  }
+}
+
+// A transposed wgmma entry (C^T = B^T A^T): its maps in argument order, B first, A's box as many
+// rows as the tile is wide (over two cluster rows), C's box as many rows as the tile is wide; the
+// manifest says what to swap, and a manifest that drops that line is refused.
+TEST(GemmExportWithNvrtc, ATransposedEntrySaysWhatToSwap) {
+  TemporaryDirectory directory;
+  const GemmConfig transposed =
+      gemm_config_named("wgmma-m128n176k64s4-cooperative-c2x2-transposed-static-swz0");
+  ExportOptions options;
+  const std::string no_nvrtc = export_one_wgmma_entry(directory, transposed, options);
+  if (!no_nvrtc.empty()) GTEST_SKIP() << no_nvrtc;
+
+  EXPECT_EQ(load_export(options.out_dir).manifest.gemm_kernels.at(0).config, transposed);
+  std::ifstream in(options.out_dir / "manifest.json");
+  nlohmann::json manifest = nlohmann::json::parse(in);
+  nlohmann::json& entry = manifest.at("gemm_kernels").at(0);
+  const nlohmann::json& maps = entry.at("tensor_maps");
+  EXPECT_EQ(maps.at(0).at("operand"), "B");
+  EXPECT_EQ(maps.at(0).at("dims"), nlohmann::json({1016, 264}));
+  EXPECT_EQ(maps.at(0).at("box"), nlohmann::json({64, 64}));
+  EXPECT_EQ(maps.at(1).at("operand"), "A");
+  EXPECT_EQ(maps.at(1).at("dims"), nlohmann::json({264, 1000}));
+  EXPECT_EQ(maps.at(1).at("box"), nlohmann::json({64, 88}));
+  EXPECT_EQ(maps.at(2).at("operand"), "C");
+  EXPECT_EQ(maps.at(2).at("box"), nlohmann::json({64, 176}));
+  EXPECT_NE(entry.at("product").get<std::string>().find("pass the problem's n as the entry's m"),
+            std::string::npos);
+
+  entry.erase("product");
+  std::ofstream(options.out_dir / "manifest.json") << manifest.dump(2);
+  try {
+    TunedCatalog::open_export(options.out_dir);
+    ADD_FAILURE() << "a transposed entry without its product line was accepted";
+  } catch (const UsageError& error) {
+    EXPECT_NE(std::string(error.what()).find("product"), std::string::npos) << error.what();
   }
 }
 

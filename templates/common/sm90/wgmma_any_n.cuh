@@ -3,10 +3,11 @@
 // wgmma m64nNk16 (PTX ISA "wgmma.mma_async", sm_90a), fp32 accumulators, f16/bf16 inputs, for
 // every N = 16..256 step 16; descriptors, fence/commit/wait and the accumulator layout are in
 // common/sm90/wgmma.cuh.
-//   wgmma_ss_n<N, E, TransB>(d, desc_a, desc_b, scale_d): d[N/2] (+)= A(smem) * B(smem)
+//   wgmma_ss_n<N, E, TransB, TransA>(d, desc_a, desc_b, scale_d): d[N/2] (+)= A(smem) * B(smem)
 //   wgmma_rs_n<N, E, TransB>(d, a, desc_b, scale_d): A from 4 registers per thread, laid out as
 //     the mma.sync m16n8k16 A fragment of the thread's warp rows (16*warp .. 16*warp+15).
-// scale_d == 0 overwrites d. TransB = 1 for an MN-major B (swr's row-major B), 0 for K-major.
+// scale_d == 0 overwrites d. TransB = 1 for an MN-major B (swr's row-major B), 0 for K-major;
+// TransA likewise for A (1: MN-major, as a GEMM computing C^T = B^T A^T reads swr's B).
 #pragma once
 
 #include "common/element.cuh"
@@ -16,11 +17,11 @@
 namespace swr {
 namespace sm90 {
 
-template <int N, Element E, int TransB>
+template <int N, Element E, int TransB, int TransA = 0>
 __device__ __forceinline__ void wgmma_ss_n(float* d, unsigned long long desc_a,
                                            unsigned long long desc_b, int scale_d) {
   static_assert(N % 16 == 0 && N >= 16 && N <= 256, "wgmma N: multiple of 16 up to 256");
-  WgmmaSs<N, E>::template run<TransB>(d, desc_a, desc_b, scale_d);
+  WgmmaSs<N, E>::template run<TransB, TransA>(d, desc_a, desc_b, scale_d);
 }
 template <int N, Element E, int TransB>
 __device__ __forceinline__ void wgmma_rs_n(float* d, const unsigned* a, unsigned long long desc_b,

@@ -1,9 +1,12 @@
 // Epilogue of one consumer warpgroup: fp32 accumulators -> 16-bit C staged in 128B-swizzled
 // shared memory -> TMA store (clipped at the matrix edge by the copy engine; a tile's part chunk,
 // BlockN % 64 columns, by direct stores), or 16-byte direct stores (EpilogueKind::direct).
+// A kernel computing C^T (ProductOrder::bt_times_at) stages its tile transposed, by stmatrix.trans,
+// and stores it with TMA boxes of C itself.
 #pragma once
 
 #include "common/element.cuh"
+#include "common/ptx.cuh"
 #include "common/sm90/mbarrier.cuh"
 #include "common/sm90/tma.cuh"
 #include "common/sm90/warpgroup.cuh"
@@ -31,6 +34,32 @@ __device__ __forceinline__ void stage_accumulators(
       const unsigned high = pack_pair<T::kElement>(acc[slice][4 * j + 2], acc[slice][4 * j + 3]);
       asm volatile("st.shared.b32 [%0], %1;" ::"r"(address), "r"(low) : "memory");
       asm volatile("st.shared.b32 [%0], %1;" ::"r"(address + 8 * 128), "r"(high) : "memory");
+    }
+  }
+}
+
+// The same for a tile of C^T, staged as C: kWgSlices chunks of [BlockN rows of C][64 columns of
+// C] (slice s = columns 64s..64s+63 of the warpgroup's part), 128B-swizzled like map_c's box. One
+// stmatrix.x4.trans takes two n8 blocks of a warp's 16 rows of C^T: each of its 8x8 matrices'
+// columns becomes 16 bytes of one row of C, unit (2 * warp + half) ^ (row % 8) of that row.
+template <class T>
+__device__ __forceinline__ void stage_accumulators_transposed(
+    const float (&acc)[T::kWgSlices][T::kAccumulators], unsigned base, int warp, int lane) {
+  static_assert(T::kBlockN % 16 == 0, "n8 blocks in pairs");
+  const int matrix = lane / 8;
+  const int unit = 2 * warp + matrix % 2;
+#pragma unroll
+  for (int slice = 0; slice < T::kWgSlices; ++slice) {
+#pragma unroll
+    for (int j = 0; j < T::kBlockN / 8; j += 2) {
+      const unsigned fragment[4] = {
+          pack_pair<T::kElement>(acc[slice][4 * j], acc[slice][4 * j + 1]),
+          pack_pair<T::kElement>(acc[slice][4 * j + 2], acc[slice][4 * j + 3]),
+          pack_pair<T::kElement>(acc[slice][4 * j + 4], acc[slice][4 * j + 5]),
+          pack_pair<T::kElement>(acc[slice][4 * j + 6], acc[slice][4 * j + 7])};
+      const int row = 8 * (j + matrix / 2) + lane % 8;  // a row of C: a column of C^T
+      stmatrix_x4_transposed(base + slice * T::kCChunkBytes + row * 128 + ((unit ^ (row & 7)) << 4),
+                             fragment);
     }
   }
 }
@@ -86,9 +115,24 @@ struct Epilogue {
     if constexpr (T::kEpilogue == EpilogueKind::tma_store) {
       if (thread == 0) tma_store_wait_read<0>();  // the previous tile's store has read `staging`
       named_barrier_sync(barrier, kWarpgroupThreads);
-      stage_accumulators<T>(acc, base, warp, lane);
+      if constexpr (T::kTransposed) {
+        stage_accumulators_transposed<T>(acc, base, warp, lane);
+      } else {
+        stage_accumulators<T>(acc, base, warp, lane);
+      }
       fence_proxy_async_shared();  // generic-proxy writes -> visible to the TMA store
       named_barrier_sync(barrier, kWarpgroupThreads);
+      if constexpr (T::kTransposed) {
+        // row0, col0: the warpgroup's first row and column of C^T, i.e. column and row of C.
+        if (thread == 0) {
+#pragma unroll
+          for (int slice = 0; slice < T::kWgSlices; ++slice) {
+            tma_store_2d(out.map, staging + slice * T::kCChunkBytes, row0 + slice * 64, col0);
+          }
+          tma_store_commit();
+        }
+        return;
+      }
       if (thread == 0) {
 #pragma unroll
         for (int chunk = 0; chunk < T::kFullChunks; ++chunk) {

@@ -12,6 +12,9 @@
 // (gemm/stream_k.cuh) walks items of a tile and a k range; a contributor's partial sums go
 // through gemm_stream_k_sm90.cuh's scratch to the CTA that stores the tile.
 // Tails: TMA zero-fills out-of-bounds loads (M, N and K tails), the TMA store clips.
+// ProductOrder::bt_times_at (gemm_traits_sm90.cuh) runs the same kernel on C^T = B^T · A^T: its
+// m, n are swr's N, M, the first operand (swr's B) arrives MN-major, the second (swr's A) K-major,
+// and the epilogue writes the tile transposed into C.
 // Entry (see generator/gemm_kernel_source.cpp for a rendered source): gemm_ws<Traits>(maps, m, n,
 // k, swizzle_axis, swizzle_group, tile_counter) with __launch_bounds__(Traits::kThreads, 1).
 #pragma once
@@ -109,6 +112,43 @@ struct Problem {
 
 // ---- producer: one thread
 // ------------------------------------------------------------------------
+// One k block of a K-major operand tile ([rows][64 k] swizzled; box {64, rows / Sharers}): the
+// CTA at place `place` of the Sharers CTAs that share the tile loads its rows and multicasts them
+// to `mask`; the other places' rows complete it.
+template <int Sharers, int ShareBytes, int BoxRows>
+__device__ __forceinline__ void load_k_major(unsigned char* tile,
+                                             const ::swr::sm90::TmaDescriptor* map,
+                                             unsigned long long* full, int k, int row0, int place,
+                                             unsigned mask) {
+  using namespace ::swr::sm90;
+  if constexpr (Sharers == 1) {
+    tma_load_2d(tile, map, full, k, row0);
+  } else {
+    tma_load_2d_multicast(tile + place * ShareBytes, map, full, k, row0 + place * BoxRows,
+                          static_cast<unsigned short>(mask));
+  }
+}
+
+// One k block of an MN-major operand tile (Chunks chunks of [64 k][64 columns], 8 KB apart): the
+// CTA at place `place` loads the chunks c with c % Sharers == place (128x192 tiles split 2 + 1).
+template <int Sharers, int Chunks>
+__device__ __forceinline__ void load_mn_major(unsigned char* tile,
+                                              const ::swr::sm90::TmaDescriptor* map,
+                                              unsigned long long* full, int column0, int k,
+                                              int place, unsigned mask) {
+  using namespace ::swr::sm90;
+#pragma unroll
+  for (int chunk = 0; chunk < Chunks; ++chunk) {
+    if constexpr (Sharers == 1) {
+      tma_load_2d(tile + chunk * 8192, map, full, column0 + chunk * 64, k);
+    } else {
+      if (chunk % Sharers != place) continue;
+      tma_load_2d_multicast(tile + chunk * 8192, map, full, column0 + chunk * 64, k,
+                            static_cast<unsigned short>(mask));
+    }
+  }
+}
+
 template <class T>
 __device__ __forceinline__ void produce(const SharedPlan<T>& plan, const Problem<T>& p,
                                         const ::swr::sm90::TmaDescriptor* map_a,
@@ -152,33 +192,20 @@ __device__ __forceinline__ void produce(const SharedPlan<T>& plan, const Problem
     for (int kb = k_begin; kb < k_end; ++kb) {
       pipe.producer_acquire(state);
       unsigned long long* full = &pipe.full[state.index];
+      // Every share multicast to us completes on our `full` barrier, so it expects the whole stage.
       mbarrier_arrive_expect_tx(full, T::kStageBytes);
-      if constexpr (T::kClusterN == 1) {
-        tma_load_2d(plan.a(state.index), map_a, full, kb * T::kBlockK, row0);
+      const int k0 = kb * T::kBlockK;
+      // The first operand is shared along a cluster row, the second down a cluster column.
+      if constexpr (T::kTransposed) {
+        load_mn_major<T::kClusterN, T::kAChunks>(plan.a(state.index), map_a, full, row0, k0,
+                                                 p.cluster_column, p.row_mask);
+        load_k_major<T::kClusterM, T::kBShareBytes, T::kBoxB1>(plan.b(state.index), map_b, full, k0,
+                                                               col0, p.cluster_row, p.column_mask);
       } else {
-        // Our rows of the shared A tile land in every CTA of our cluster row (as B's chunks below
-        // down a cluster column); the other columns' rows complete ours.
-        tma_load_2d_multicast(plan.a(state.index) + p.cluster_column * T::kAShareBytes, map_a, full,
-                              kb * T::kBlockK, row0 + p.cluster_column * T::kBoxA1,
-                              static_cast<unsigned short>(p.row_mask));
-      }
-      if constexpr (T::kClusterM == 1) {
-#pragma unroll
-        for (int chunk = 0; chunk < T::kChunks; ++chunk) {
-          tma_load_2d(plan.b(state.index) + chunk * T::kBChunkBytes, map_b, full, col0 + chunk * 64,
-                      kb * T::kBlockK);
-        }
-      } else {
-        // Our share of B (chunks c with c % ClusterM == our row; 128x192 tiles split 2 + 1)
-        // lands in every CTA of our cluster column and completes on each one's `full` barrier;
-        // the other rows' shares complete ours, so `full` still expects kStageBytes.
-#pragma unroll
-        for (int chunk = 0; chunk < T::kChunks; ++chunk) {
-          if (chunk % T::kClusterM != p.cluster_row) continue;
-          tma_load_2d_multicast(plan.b(state.index) + chunk * T::kBChunkBytes, map_b, full,
-                                col0 + chunk * 64, kb * T::kBlockK,
-                                static_cast<unsigned short>(p.column_mask));
-        }
+        load_k_major<T::kClusterN, T::kAShareBytes, T::kBoxA1>(plan.a(state.index), map_a, full, k0,
+                                                               row0, p.cluster_column, p.row_mask);
+        load_mn_major<T::kClusterM, T::kChunks>(plan.b(state.index), map_b, full, col0, k0,
+                                                p.cluster_row, p.column_mask);
       }
       state.advance();
     }
@@ -197,17 +224,24 @@ __device__ __forceinline__ void mainloop(const SharedPlan<T>& plan, int k_blocks
   int previous = 0;
   for (int kb = 0; kb < k_blocks; ++kb) {
     pipe.consumer_wait(state);
+    // An m64 slice of A is 64 rows of K-major A or one 64-column chunk of MN-major A: 8 KB
+    // either way. A k16 step is 32 bytes along a K-major row, 16 rows (2 KB) down an MN-major
+    // chunk.
     const unsigned char* a = plan.a(state.index) + row_base * 128;
     const unsigned char* b = plan.b(state.index);
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < T::kBlockK / 16; ++kk) {
-      const unsigned long long desc_b = make_desc_mnmajor_sw128(b + kk * 2048, T::kBChunkBytes);
+      const unsigned long long desc_b =
+          T::kTransposed ? make_desc_kmajor_sw128(b + kk * 32)
+                         : make_desc_mnmajor_sw128(b + kk * 2048, T::kBChunkBytes);
 #pragma unroll
       for (int slice = 0; slice < T::kWgSlices; ++slice) {
-        wgmma_ss_n<T::kBlockN, T::kElement, 1>(
-            acc[slice], make_desc_kmajor_sw128(a + slice * 64 * 128 + kk * 32), desc_b,
-            (kb | kk) != 0);
+        const unsigned long long desc_a =
+            T::kTransposed ? make_desc_mnmajor_sw128(a + slice * 8192 + kk * 2048, 8192)
+                           : make_desc_kmajor_sw128(a + slice * 8192 + kk * 32);
+        wgmma_ss_n<T::kBlockN, T::kElement, T::kTransposed ? 0 : 1, T::kTransposed ? 1 : 0>(
+            acc[slice], desc_a, desc_b, (kb | kk) != 0);
       }
     }
     wgmma_commit();
