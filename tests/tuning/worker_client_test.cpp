@@ -61,6 +61,8 @@ TEST(WorkerClient, MeasuresThroughTheWorkerAndKeepsItForTheNextVariant) {
   expect_measured(first);
   // The worker decoded the request: the config came through the pipe.
   EXPECT_EQ(first.method.at("config_key"), job.config.key());
+  // The request's round trip as the tuner saw it, beside the worker's own phases.
+  EXPECT_GE(first.method.at("host_ms").at("round_trip").get<double>(), 0.0);
   expect_measured(client.measure(job));
   EXPECT_EQ(client.workers_started(), 1);
   EXPECT_EQ(client.device_name(), "Fake GPU");

@@ -89,6 +89,7 @@ WorkerReply MeasurementDevice::measure_guarded(const MeasurementSteps& steps) {
     return reply;
   }
 
+  const auto load_start = std::chrono::steady_clock::now();
   if (steps.load_kernel) {
     try {
       steps.load_kernel();
@@ -98,8 +99,12 @@ WorkerReply MeasurementDevice::measure_guarded(const MeasurementSteps& steps) {
     }
   }
 
+  const double load_ms = host_ms_since(load_start);
   try {
+    const auto measure_start = std::chrono::steady_clock::now();
     reply.outcome = steps.measure_loaded();
+    reply.outcome.method["host_ms"]["load"] = load_ms;
+    reply.outcome.method["host_ms"]["check_time_count"] = host_ms_since(measure_start);
     // Make the inputs afresh (with their reference) rather than fail every later variant against
     // damaged ones.
     if (reply.outcome.status == db::MeasurementStatus::wrong_result) steps.forget_inputs();

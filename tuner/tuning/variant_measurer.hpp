@@ -3,6 +3,7 @@
 // fake, so that the session's bookkeeping (resume, limits, interruption) is tested without a GPU.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -18,6 +19,13 @@
 #include "tuner/counters/l2_metric_set.hpp"
 
 namespace swr {
+
+// Host milliseconds since `start`: the method's "host_ms" (where a variant's measurement time goes;
+// on a host of several GPUs it shows what the devices' workers wait for).
+inline double host_ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
 
 // One compiled variant to measure.
 struct VariantJob {

@@ -127,6 +127,7 @@ VariantOutcome WorkerClient::measure(const VariantJob& job) {
 }
 
 VariantOutcome WorkerClient::measure_message(const nlohmann::json& message, double timeout) {
+  const auto sent = std::chrono::steady_clock::now();
   const std::string request = message.dump();
   // A worker found dead before it took the request (it ended between variants) is replaced once.
   for (int attempt = 0;; ++attempt) {
@@ -154,6 +155,9 @@ VariantOutcome WorkerClient::measure_message(const nlohmann::json& message, doub
       }
       // The worker exits by itself after a lost context; the next variant starts a new one.
       if (reply.context_lost) end_worker_and_describe(false);
+      // The whole request as the tuner saw it (the worker's own phases are beside it).
+      if (reply.outcome.method.is_object())
+        reply.outcome.method["host_ms"]["round_trip"] = host_ms_since(sent);
       return reply.outcome;
     }
     case ChildProcess::ReadStatus::end_of_file:
