@@ -290,12 +290,12 @@ std::string wgmma_shape_problem(const GemmConfig& config) {
     return "stream-K persistence needs the cooperative consumer mode (pingpong's warpgroups "
            "skip each other's k blocks in the ring, which stream-K makes uneven)";
   }
-  if (config.transposed && config.cluster_m > 1 && (config.block_n / config.cluster_m) % 8 != 0) {
-    return "cluster " + cluster + " splits A's " + std::to_string(config.block_n) +
-           " rows into shares that are not whole 8-row swizzle atoms";
-  }
-  if (!config.transposed && config.cluster_n > 1 && (config.block_m / config.cluster_n) % 8 != 0) {
-    return "cluster " + cluster + " splits A's " + std::to_string(config.block_m) +
+  // A (K-major) is shared by rows: block_m of them along a cluster row, or transposed (the
+  // kernel's second operand) block_n down a cluster column.
+  const int a_rows = config.transposed ? config.block_n : config.block_m;
+  const int a_sharers = config.transposed ? config.cluster_m : config.cluster_n;
+  if (a_sharers > 1 && (a_rows / a_sharers) % 8 != 0) {
+    return "cluster " + cluster + " splits A's " + std::to_string(a_rows) +
            " rows into shares that are not whole 8-row swizzle atoms";
   }
   if (config.swizzle_stride < 0) {

@@ -129,9 +129,10 @@ __device__ __forceinline__ void load_k_major(unsigned char* tile,
   }
 }
 
-// One k block of an MN-major operand tile (Chunks chunks of [64 k][64 columns], 8 KB apart): the
-// CTA at place `place` loads the chunks c with c % Sharers == place (128x192 tiles split 2 + 1).
-template <int Sharers, int Chunks>
+// One k block of an MN-major operand tile (Chunks chunks of [64 k][64 columns], ChunkBytes
+// apart): the CTA at place `place` loads the chunks c with c % Sharers == place (128x192 tiles
+// split 2 + 1).
+template <int Sharers, int Chunks, int ChunkBytes>
 __device__ __forceinline__ void load_mn_major(unsigned char* tile,
                                               const ::swr::sm90::TmaDescriptor* map,
                                               unsigned long long* full, int column0, int k,
@@ -140,10 +141,10 @@ __device__ __forceinline__ void load_mn_major(unsigned char* tile,
 #pragma unroll
   for (int chunk = 0; chunk < Chunks; ++chunk) {
     if constexpr (Sharers == 1) {
-      tma_load_2d(tile + chunk * 8192, map, full, column0 + chunk * 64, k);
+      tma_load_2d(tile + chunk * ChunkBytes, map, full, column0 + chunk * 64, k);
     } else {
       if (chunk % Sharers != place) continue;
-      tma_load_2d_multicast(tile + chunk * 8192, map, full, column0 + chunk * 64, k,
+      tma_load_2d_multicast(tile + chunk * ChunkBytes, map, full, column0 + chunk * 64, k,
                             static_cast<unsigned short>(mask));
     }
   }
@@ -197,15 +198,15 @@ __device__ __forceinline__ void produce(const SharedPlan<T>& plan, const Problem
       const int k0 = kb * T::kBlockK;
       // The first operand is shared along a cluster row, the second down a cluster column.
       if constexpr (T::kTransposed) {
-        load_mn_major<T::kClusterN, T::kAChunks>(plan.a(state.index), map_a, full, row0, k0,
-                                                 p.cluster_column, p.row_mask);
+        load_mn_major<T::kClusterN, T::kAChunks, T::kChunkBytes>(
+            plan.a(state.index), map_a, full, row0, k0, p.cluster_column, p.row_mask);
         load_k_major<T::kClusterM, T::kBShareBytes, T::kBoxB1>(plan.b(state.index), map_b, full, k0,
                                                                col0, p.cluster_row, p.column_mask);
       } else {
         load_k_major<T::kClusterN, T::kAShareBytes, T::kBoxA1>(plan.a(state.index), map_a, full, k0,
                                                                row0, p.cluster_column, p.row_mask);
-        load_mn_major<T::kClusterM, T::kChunks>(plan.b(state.index), map_b, full, col0, k0,
-                                                p.cluster_row, p.column_mask);
+        load_mn_major<T::kClusterM, T::kChunks, T::kChunkBytes>(
+            plan.b(state.index), map_b, full, col0, k0, p.cluster_row, p.column_mask);
       }
       state.advance();
     }
@@ -234,12 +235,13 @@ __device__ __forceinline__ void mainloop(const SharedPlan<T>& plan, int k_blocks
     for (int kk = 0; kk < T::kBlockK / 16; ++kk) {
       const unsigned long long desc_b =
           T::kTransposed ? make_desc_kmajor_sw128(b + kk * 32)
-                         : make_desc_mnmajor_sw128(b + kk * 2048, T::kBChunkBytes);
+                         : make_desc_mnmajor_sw128(b + kk * 2048, T::kChunkBytes);
 #pragma unroll
       for (int slice = 0; slice < T::kWgSlices; ++slice) {
         const unsigned long long desc_a =
-            T::kTransposed ? make_desc_mnmajor_sw128(a + slice * 8192 + kk * 2048, 8192)
-                           : make_desc_kmajor_sw128(a + slice * 8192 + kk * 32);
+            T::kTransposed
+                ? make_desc_mnmajor_sw128(a + slice * T::kChunkBytes + kk * 2048, T::kChunkBytes)
+                : make_desc_kmajor_sw128(a + slice * T::kChunkBytes + kk * 32);
         wgmma_ss_n<T::kBlockN, T::kElement, T::kTransposed ? 0 : 1, T::kTransposed ? 1 : 0>(
             acc[slice], desc_a, desc_b, (kb | kk) != 0);
       }

@@ -83,8 +83,9 @@ struct Traits {
   static constexpr int kFullChunks = BlockN / 64;
   static constexpr int kPartColumns = BlockN % 64;
   static constexpr int kABytes = BlockM * BlockK * 2;
-  static constexpr int kBChunkBytes = BlockK * 64 * 2;
-  static constexpr int kBBytes = kTransposed ? BlockN * 128 : kChunks * kBChunkBytes;
+  // One MN-major chunk, [64 k][64 columns], of either operand; also an m64 slice of K-major A.
+  static constexpr int kChunkBytes = BlockK * 64 * 2;
+  static constexpr int kBBytes = kTransposed ? BlockN * 128 : kChunks * kChunkBytes;
   static constexpr int kStageBytes = kABytes + kBBytes;
   static constexpr int kCChunkBytes = kTransposed ? BlockN * 128 : kWgRows * 64 * 2;
   static constexpr int kCBytesPerConsumer = (kTransposed ? kWgSlices : kChunks) * kCChunkBytes;
