@@ -25,6 +25,11 @@ strides are copied to row-major first (explain() says `copies_inputs`). GEMM rea
 [m, k], [k, n]. A shape nothing tuned serves, or a scale other than 1/sqrt(D), follows
 `fallback`: "sdpa" (the default) runs PyTorch's own operator with a warning, once per shape;
 "error" raises swr.KernelRefused.
+
+Training: a call that autograd records (grad mode on, an input that requires grad) is never
+detached. matmul's op has a registered backward (dA = dC B^T, dB = A^T dC, each a product swr
+runs where its shape is tuned). attention runs swr only where swr also serves the shape's
+backward; until then the fallback policy covers the whole op, forward and backward.
 """
 import ctypes
 import os
@@ -280,6 +285,63 @@ def _on_device(index, run, *tensors):
         return run(*tensors)
 
 
+def _wants_grad(*tensors):
+    """Whether autograd records a call on `tensors`: grad mode is on (not no_grad, not inference
+    mode) and one of them requires grad."""
+    return torch.is_grad_enabled() and any(
+        isinstance(tensor, torch.Tensor) and tensor.requires_grad for tensor in tensors)
+
+
+def _attention_backward_refusal(problem):
+    """Why swr cannot run the backward of `problem` (None when it can)."""
+    return "swr has no attention backward kernel yet: the forward alone would detach the graph"
+
+
+def _attention_with_grad(q, k, v, is_causal, scale, enable_gqa, fallback, catalog):
+    """attention() when autograd records the call: never a detached result. Until swr serves the
+    backward of the shape, the fallback policy applies to the whole op."""
+    number = _catalog_number(catalog)
+    problem = _attention_problem(q, k, v, is_causal, scale, fallback, enable_gqa)
+    refusal = _attention_backward_refusal(problem)
+    described = _inputs.shape_text(*problem)
+    if fallback == "error":
+        raise KernelRefused(f"{described}: inputs require grad and {refusal} (fallback='error'; "
+                            "fallback='sdpa' runs PyTorch's operator for forward and backward)")
+    key = (number, q.device.index, "attention-backward", problem, scale)
+    if not torch.compiler.is_compiling() and key not in _warned:
+        _warned.add(key)
+        warnings.warn(f"swr: {described}: inputs require grad and {refusal}; running torch "
+                      "scaled_dot_product_attention for forward and backward instead (warned once "
+                      "per shape)", RuntimeWarning, stacklevel=_caller_outside_stacklevel())
+    gqa = {"enable_gqa": True} if enable_gqa else {}
+    return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=problem[7],
+                                                            scale=scale, **gqa)
+
+
+def _matmul_backward_products(a, b):
+    """{"grad_a": (m, k, n), "grad_b": (k, n, m)}: the (m, n, k) GEMM problems of dA = dC B^T and
+    dB = A^T dC for the inputs that require grad."""
+    m, k = a.shape
+    n = b.shape[1]
+    products = {}
+    if a.requires_grad:
+        products["grad_a"] = (m, k, n)
+    if b.requires_grad:
+        products["grad_b"] = (k, n, m)
+    return products
+
+
+def _check_matmul_backward_served(a, b, fallback, catalog):
+    """Under fallback "error", refuses before the forward runs a product whose backward swr does
+    not serve (the backward would refuse it later, after the forward's work)."""
+    _, _, _, dtype = _gemm_problem(a, b, fallback)
+    if fallback != "error":
+        return
+    number = _catalog_number(catalog)
+    for name, (m, n, k) in _matmul_backward_products(a, b).items():
+        _plan(number, a.device.index, "gemm", (m, n, k, dtype), None, fallback)
+
+
 _hot_paths = {}  # HotPath class -> the one over PyTorch, made once (it keeps its runners)
 
 
@@ -311,7 +373,14 @@ def attention(q, k, v, is_causal=False, scale=None, enable_gqa=False, *, fallbac
     torch.nn.functional.scaled_dot_product_attention, for [B, H, S, D] CUDA fp16/bf16 tensors;
     enable_gqa=True, as SDPA's, lets K and V have fewer heads (a divisor of Q's: grouped-query
     attention, each K/V head serving consecutive query heads). `catalog`: a swr.Catalog, None for
-    the default (swr.default_catalog_path())."""
+    the default (swr.default_catalog_path()).
+
+    When autograd records the call (grad mode on and an input that requires grad), the result is
+    never detached: swr serves the call only where it also serves its backward; otherwise the
+    `fallback` policy applies to the whole op ("sdpa": PyTorch's operator for forward and
+    backward, warned once per shape; "error": swr.KernelRefused naming why)."""
+    if _wants_grad(q, k, v):
+        return _attention_with_grad(q, k, v, is_causal, scale, enable_gqa, fallback, catalog)
     if torch.compiler.is_compiling():  # the op, which the graph keeps
         return torch.ops.swr.attention(q, k, v, bool(is_causal), scale, fallback,
                                        _catalog_number(catalog), bool(enable_gqa))
@@ -321,7 +390,15 @@ def attention(q, k, v, is_causal=False, scale=None, enable_gqa=False, *, fallbac
 
 def matmul(a, b, *, fallback="sdpa", catalog=None):
     """a @ b for 2-D CUDA fp16/bf16 tensors [m, k] and [k, n]. fallback "sdpa" (the same word
-    for every op: PyTorch's own operator, here torch.matmul) or "error"."""
+    for every op: PyTorch's own operator, here torch.matmul) or "error".
+
+    Under autograd the op's backward computes dA = dC B^T and dB = A^T dC, each a product of its
+    own shape that swr runs where the catalog serves it and the fallback policy decides
+    otherwise (explain_matmul says which)."""
+    if _wants_grad(a, b):
+        if not torch.compiler.is_compiling():
+            _check_matmul_backward_served(a, b, fallback, catalog)
+        return torch.ops.swr.matmul(a, b, fallback, _catalog_number(catalog))
     if torch.compiler.is_compiling():
         return torch.ops.swr.matmul(a, b, fallback, _catalog_number(catalog))
     return _eager_matmul(a, b, fallback, catalog)
@@ -331,8 +408,8 @@ def matmul(a, b, *, fallback="sdpa", catalog=None):
 def _attention_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, is_causal: bool,
                   scale: Optional[float], fallback: str, catalog: int,
                   enable_gqa: bool) -> torch.Tensor:
-    return attention(q, k, v, is_causal, scale, enable_gqa, fallback=fallback,
-                     catalog=_numbered_catalog(catalog))
+    return _eager_attention(q, k, v, is_causal, scale, fallback, _numbered_catalog(catalog),
+                            enable_gqa)
 
 
 @_attention_op.register_fake
@@ -343,13 +420,36 @@ def _attention_fake(q, k, v, is_causal, scale, fallback, catalog, enable_gqa):
 
 @torch.library.custom_op("swr::matmul", mutates_args=())
 def _matmul_op(a: torch.Tensor, b: torch.Tensor, fallback: str, catalog: int) -> torch.Tensor:
-    return matmul(a, b, fallback=fallback, catalog=_numbered_catalog(catalog))
+    # Autograd runs this with inputs that may require grad: straight to the eager path.
+    return _eager_matmul(a, b, fallback, _numbered_catalog(catalog))
 
 
 @_matmul_op.register_fake
 def _matmul_fake(a, b, fallback, catalog):
     m, n, _, _ = _gemm_problem(a, b, fallback)
     return a.new_empty((m, n))
+
+
+def _matmul_setup_context(ctx, inputs, output):
+    a, b, fallback, catalog = inputs
+    ctx.save_for_backward(a if b.requires_grad else None, b if a.requires_grad else None)
+    ctx.fallback, ctx.catalog = fallback, catalog
+
+
+def _matmul_backward(ctx, grad):
+    """dA = dC B^T and dB = A^T dC, each through matmul(): swr where the catalog serves its shape
+    (the transposed operand is copied to row-major first), else the fallback policy."""
+    a, b = ctx.saved_tensors
+    catalog = _numbered_catalog(ctx.catalog)
+    grad_a = grad_b = None
+    if ctx.needs_input_grad[0]:
+        grad_a = matmul(grad, b.t(), fallback=ctx.fallback, catalog=catalog)
+    if ctx.needs_input_grad[1]:
+        grad_b = matmul(a.t(), grad, fallback=ctx.fallback, catalog=catalog)
+    return grad_a, grad_b, None, None
+
+
+_matmul_op.register_autograd(_matmul_backward, setup_context=_matmul_setup_context)
 
 
 def _explained(plan, copies):
@@ -369,17 +469,31 @@ def explain(q, k, v, is_causal=False, scale=None, enable_gqa=False, *, catalog=N
     """What attention(q, k, v, ...) runs, without running it: {"runs": "swr" | "fallback",
     "match": exact | nearest | none, "variant", "distance", "tuned_shape", "measured" (the
     tuner's figures), "why_not_swr", "copies_inputs" (a tensor the kernels cannot read as it
-    lies is copied first)}."""
+    lies is copied first), "backward": {"runs", "why_not_swr"}: what a call that autograd records
+    runs for the backward (when that is the fallback, its forward is the fallback too)}."""
     problem = _attention_problem(q, k, v, is_causal, scale, "sdpa", bool(enable_gqa))
     plan = _plan(_catalog_number(catalog), q.device.index, "attention", problem, scale, "explain")
     copies = not all(t.is_contiguous() or _inputs.kernel_strides(tuple(t.shape), t.stride(),
                                                                  t.data_ptr()) is not None
                      for t in (q, k, v))
-    return _explained(plan, copies)
+    answer = _explained(plan, copies)
+    refusal = _attention_backward_refusal(problem)
+    answer["backward"] = ({"runs": "fallback", "why_not_swr": refusal} if refusal is not None
+                          else {"runs": "swr"})
+    return answer
 
 
 def explain_matmul(a, b, *, catalog=None):
-    """What matmul(a, b) runs, as explain() says it."""
+    """What matmul(a, b) runs, as explain() says it, with "backward": {"grad_a", "grad_b"}: what
+    each product of the backward runs (dA = dC B^T of shape m x k, dB = A^T dC of k x n), as
+    explain() says it, with its "shape"."""
     problem = _gemm_problem(a, b, "sdpa")
-    plan = _plan(_catalog_number(catalog), a.device.index, "gemm", problem, None, "explain")
-    return _explained(plan, not (a.is_contiguous() and b.is_contiguous()))
+    number = _catalog_number(catalog)
+    plan = _plan(number, a.device.index, "gemm", problem, None, "explain")
+    answer = _explained(plan, not (a.is_contiguous() and b.is_contiguous()))
+    m, n, k, dtype = problem
+    answer["backward"] = {}
+    for name, (pm, pn, pk) in (("grad_a", (m, k, n)), ("grad_b", (k, n, m))):
+        product = _plan(number, a.device.index, "gemm", (pm, pn, pk, dtype), None, "explain")
+        answer["backward"][name] = dict(_explained(product, True), shape=f"m={pm} n={pn} k={pk}")
+    return answer
