@@ -5,10 +5,24 @@ namespace swr {
 LoadedCubin::LoadedCubin(const CudaDriver& driver, const std::vector<char>& cubin,
                          const char* entry, int threads, int dynamic_shared_bytes,
                          const std::string& label)
+    : LoadedCubin(driver, cubin, std::vector<const char*>{entry}, threads, dynamic_shared_bytes,
+                  label) {}
+
+LoadedCubin::LoadedCubin(const CudaDriver& driver, const std::vector<char>& cubin,
+                         const std::vector<const char*>& entries, int threads,
+                         int dynamic_shared_bytes, const std::string& label)
     : driver_(driver) {
   SWR_CU(driver_, cuModuleLoadData(&module_, cubin.data()));
   try {
-    SWR_CU(driver_, cuModuleGetFunction(&function_, module_, entry));
+    // Every entry but the last may be missing: an older cubin carries an older launch ABI.
+    for (entry_index_ = 0; entry_index_ + 1 < entries.size(); ++entry_index_) {
+      if (driver_.cuModuleGetFunction(&function_, module_, entries[entry_index_]) == CUDA_SUCCESS) {
+        break;
+      }
+    }
+    if (entry_index_ + 1 == entries.size()) {
+      SWR_CU(driver_, cuModuleGetFunction(&function_, module_, entries.back()));
+    }
     SWR_CU(driver_, cuFuncSetAttribute(function_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                        dynamic_shared_bytes));
     SWR_CU(driver_, cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm_, function_, threads,
@@ -22,6 +36,12 @@ LoadedCubin::LoadedCubin(const CudaDriver& driver, const std::vector<char>& cubi
     driver_.cuModuleUnload(module_);
     throw;
   }
+}
+
+CUfunction LoadedCubin::other_function(const char* entry) const {
+  CUfunction function = nullptr;
+  SWR_CU(driver_, cuModuleGetFunction(&function, module_, entry));
+  return function;
 }
 
 LoadedCubin::~LoadedCubin() {

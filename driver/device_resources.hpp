@@ -37,11 +37,20 @@ class LoadedCubin {
   // `dynamic_shared_bytes` fits on one SM (`label` names the variant in that message).
   LoadedCubin(const CudaDriver& driver, const std::vector<char>& cubin, const char* entry,
               int threads, int dynamic_shared_bytes, const std::string& label);
+  // The first of `entries` the cubin has (a launch ABI and the older ones it still launches);
+  // entry_index() says which. A DriverError (not found) when it has none of them.
+  LoadedCubin(const CudaDriver& driver, const std::vector<char>& cubin,
+              const std::vector<const char*>& entries, int threads, int dynamic_shared_bytes,
+              const std::string& label);
   ~LoadedCubin();
   LoadedCubin(const LoadedCubin&) = delete;
   LoadedCubin& operator=(const LoadedCubin&) = delete;
 
   CUfunction function() const { return function_; }
+  std::size_t entry_index() const { return entry_index_; }
+  // Another entry of the same module (a family whose work is several kernels launched in turn),
+  // with no dynamic shared memory: a DriverError when the cubin lacks it.
+  CUfunction other_function(const char* entry) const;
   int blocks_per_sm() const { return blocks_per_sm_; }
   int registers_per_thread() const { return registers_; }
 
@@ -49,6 +58,7 @@ class LoadedCubin {
   const CudaDriver& driver_;
   CUmodule module_ = nullptr;
   CUfunction function_ = nullptr;
+  std::size_t entry_index_ = 0;
   int blocks_per_sm_ = 0;
   int registers_ = 0;
 };

@@ -12,10 +12,7 @@ namespace {
 
 using config_parsing::key_fields_text;
 using config_parsing::parse_key_fields;
-using config_parsing::take_int;
-using config_parsing::take_prefix;
 
-constexpr std::string_view kHeadGroupsKeyPrefix = "groups";
 constexpr std::string_view kFaultKeySuffix = "fault";
 constexpr std::string_view kHangKeySuffix = "hang";
 constexpr std::string_view kWgmmaKeyPrefix = "wgmma";
@@ -50,27 +47,6 @@ bool boolean_field(const nlohmann::json& json, const char* name) {
                      (it == json.end() ? std::string("nothing") : it->dump()) + ")");
   }
   return it->get<bool>();
-}
-
-std::string swizzle_key_token(const AttentionConfig& config) {
-  if (config.swizzle == TileSwizzle::head_groups) {
-    return std::string(kHeadGroupsKeyPrefix) + std::to_string(config.head_group);
-  }
-  return std::string(to_string(config.swizzle));
-}
-
-bool parse_swizzle_token(std::string_view token, AttentionConfig& config) {
-  if (take_prefix(token, kHeadGroupsKeyPrefix)) {
-    const std::optional<int> group = take_int(token, 1);
-    if (!group || !token.empty()) return false;
-    config.swizzle = TileSwizzle::head_groups;
-    config.head_group = *group;
-    return true;
-  }
-  const std::optional<TileSwizzle> swizzle = parse_tile_swizzle(token);
-  if (!swizzle || *swizzle == TileSwizzle::head_groups) return false;
-  config.swizzle = *swizzle;
-  return true;
 }
 
 }  // namespace
@@ -157,7 +133,7 @@ std::string AttentionConfig::key() const {
   key += '-';
   key += to_string(persistence);
   key += '-';
-  key += swizzle_key_token(*this);
+  key += config_parsing::swizzle_key_token(swizzle, head_group);
   if (planted_fault) {
     key += '-';
     key += kFaultKeySuffix;
@@ -210,7 +186,9 @@ std::optional<AttentionConfig> AttentionConfig::from_key(std::string_view key) {
   if (!order || !persistence) return std::nullopt;
   config.order = *order;
   config.persistence = *persistence;
-  if (!parse_swizzle_token(parts[3], config)) return std::nullopt;
+  if (!config_parsing::parse_swizzle_token(parts[3], config.swizzle, config.head_group)) {
+    return std::nullopt;
+  }
   // Only the canonical spelling is a key: "m0128...", "static_loop" and the like are not.
   if (config.key() != key) return std::nullopt;
   return config;

@@ -87,4 +87,29 @@ void ConfigJsonFields::fail(const char* name, const std::string& rule,
   throw UsageError(what_ + ": field \"" + name + "\" " + rule + " (got " + value.dump() + ")");
 }
 
+namespace {
+constexpr std::string_view kHeadGroupsKeyPrefix = "groups";
+}  // namespace
+
+std::string swizzle_key_token(TileSwizzle swizzle, int head_group) {
+  if (swizzle == TileSwizzle::head_groups) {
+    return std::string(kHeadGroupsKeyPrefix) + std::to_string(head_group);
+  }
+  return std::string(to_string(swizzle));
+}
+
+bool parse_swizzle_token(std::string_view token, TileSwizzle& swizzle, int& head_group) {
+  if (take_prefix(token, kHeadGroupsKeyPrefix)) {
+    const std::optional<int> group = take_int(token, 1);
+    if (!group || !token.empty()) return false;
+    swizzle = TileSwizzle::head_groups;
+    head_group = *group;
+    return true;
+  }
+  const std::optional<TileSwizzle> parsed = parse_tile_swizzle(token);
+  if (!parsed || *parsed == TileSwizzle::head_groups) return false;
+  swizzle = *parsed;
+  return true;
+}
+
 }  // namespace swr::config_parsing

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "swr/attention_config.hpp"
 #include "swr/usage_error.hpp"
 
 namespace swr::config_parsing {
@@ -30,6 +31,11 @@ struct KeyField {
 std::string key_fields_text(std::initializer_list<std::pair<std::string_view, int>> fields);
 // The reverse: every prefix in order, each followed by a positive number, and nothing after.
 bool parse_key_fields(std::string_view token, std::initializer_list<KeyField> fields);
+
+// The swizzle token of an attention key (both passes): the swizzle's name, or "groups<N>" for
+// head_groups of N; and the reverse (false for anything else, the outputs untouched).
+std::string swizzle_key_token(TileSwizzle swizzle, int head_group);
+bool parse_swizzle_token(std::string_view token, TileSwizzle& swizzle, int& head_group);
 
 // The fields of a config's JSON object; every message starts with `what` ("config JSON").
 class ConfigJsonFields {

@@ -7,48 +7,8 @@
 namespace swr {
 namespace {
 
-// Spellings of the template's enumerators (templates/attention/forward_kernel.cuh).
-const char* template_order(KvOrder order) {
-  return order == KvOrder::sawtooth ? "swr::attention::KvOrder::sawtooth"
-                                    : "swr::attention::KvOrder::cyclic";
-}
-
-const char* template_persistence(Persistence persistence) {
-  switch (persistence) {
-    case Persistence::grid:
-      return "swr::attention::Persistence::grid";
-    case Persistence::static_loop:
-      return "swr::attention::Persistence::static_loop";
-    case Persistence::dynamic:
-      return "swr::attention::Persistence::dynamic";
-  }
-  return "";
-}
-
-const char* template_swizzle(TileSwizzle swizzle) {
-  switch (swizzle) {
-    case TileSwizzle::head_major:
-      return "swr::attention::TileSwizzle::head_major";
-    case TileSwizzle::heads_interleaved:
-      return "swr::attention::TileSwizzle::heads_interleaved";
-    case TileSwizzle::head_groups:
-      return "swr::attention::TileSwizzle::head_groups";
-  }
-  return "";
-}
-
 const char* boolean(bool value) {
   return value ? "true" : "false";
-}
-
-// "d128_f16_causal": the part of the problem that is compiled in.
-std::string compiled_problem_part(const AttentionProblem& problem) {
-  std::string part = "d";
-  part += std::to_string(problem.head_dim);
-  part += '_';
-  part += to_string(problem.dtype);
-  part += problem.causal ? "_causal" : "_noncausal";
-  return part;
 }
 
 std::string render_mma_sync_text(const AttentionProblem& problem, const AttentionConfig& config,
@@ -76,8 +36,8 @@ std::string render_mma_sync_text(const AttentionProblem& problem, const Attentio
   text += "extern \"C\" __global__ void __launch_bounds__(Traits::kThreads) ";
   text += std::string(kAttentionEntryName) +
           "(const void* q, const void* k, const void* v, void* o,\n"
-          "    const swr::attention::AttentionArgs args) {\n";
-  text += "  swr::attention::forward<Traits>(q, k, v, o, args);\n";
+          "    const swr::attention::AttentionArgs args, float* lse) {\n";
+  text += "  swr::attention::forward<Traits>(q, k, v, o, args, lse);\n";
   text += "}\n";
   return text;
 }
@@ -124,18 +84,57 @@ std::string render_wgmma_text(const AttentionProblem& problem, const AttentionCo
   text += "    const __grid_constant__ swr::sm90::TmaDescriptor q_map,\n";
   text += "    const __grid_constant__ swr::sm90::TmaDescriptor k_map,\n";
   text += "    const __grid_constant__ swr::sm90::TmaDescriptor v_map, void* o,\n";
-  text += "    const swr::attention::AttentionArgs args) {\n";
+  text += "    const swr::attention::AttentionArgs args, float* lse) {\n";
   if (config.planted_fault) {
     // Test-only, as in the mma_sync template: prove fault isolation.
     text +=
         "  if (threadIdx.x == 0) *reinterpret_cast<volatile int*>(static_cast<size_t>(8)) = 1;\n";
   }
-  text += "  swr::attention::sm90::forward<Traits>(&q_map, &k_map, &v_map, o, args);\n";
+  text += "  swr::attention::sm90::forward<Traits>(&q_map, &k_map, &v_map, o, args, lse);\n";
   text += "}\n";
   return text;
 }
 
 }  // namespace
+
+const char* template_order(KvOrder order) {
+  return order == KvOrder::sawtooth ? "swr::attention::KvOrder::sawtooth"
+                                    : "swr::attention::KvOrder::cyclic";
+}
+
+const char* template_persistence(Persistence persistence) {
+  switch (persistence) {
+    case Persistence::grid:
+      return "swr::attention::Persistence::grid";
+    case Persistence::static_loop:
+      return "swr::attention::Persistence::static_loop";
+    case Persistence::dynamic:
+      return "swr::attention::Persistence::dynamic";
+  }
+  return "";
+}
+
+const char* template_swizzle(TileSwizzle swizzle) {
+  switch (swizzle) {
+    case TileSwizzle::head_major:
+      return "swr::attention::TileSwizzle::head_major";
+    case TileSwizzle::heads_interleaved:
+      return "swr::attention::TileSwizzle::heads_interleaved";
+    case TileSwizzle::head_groups:
+      return "swr::attention::TileSwizzle::head_groups";
+  }
+  return "";
+}
+
+// "d128_f16_causal": the part of the problem that is compiled in.
+std::string compiled_problem_part(const AttentionProblem& problem) {
+  std::string part = "d";
+  part += std::to_string(problem.head_dim);
+  part += '_';
+  part += to_string(problem.dtype);
+  part += problem.causal ? "_causal" : "_noncausal";
+  return part;
+}
 
 std::string template_element(DataType type, const std::string& scope) {
   return scope + "Element::" + (type == DataType::bf16 ? "bf16" : "f16");

@@ -11,10 +11,13 @@
 namespace swr {
 
 // The one entry point every rendered attention kernel defines (extern "C"). Its name states the
-// launch ABI: "_v2" takes Q, K, V (pointers or tensor maps), O and the AttentionArgs block
-// (templates/attention/attention_args.cuh) by value. Cubins of the entry before it
-// (kLegacyAttentionEntryName: sizes and pointers one by one) are never launched.
-inline constexpr const char* kAttentionEntryName = "swr_attention_forward_v2";
+// launch ABI: "_v3" takes Q, K, V (pointers or tensor maps), O, the AttentionArgs block
+// (templates/attention/attention_args.cuh) by value, and where to write the rows' log-sum-exp
+// for the backward (null: nowhere). Cubins of "_v2" (the same without the log-sum-exp) still
+// launch for inference; those of the entry before it (kLegacyAttentionEntryName: sizes and
+// pointers one by one) are never launched.
+inline constexpr const char* kAttentionEntryName = "swr_attention_forward_v3";
+inline constexpr const char* kAttentionEntryWithoutLse = "swr_attention_forward_v2";
 inline constexpr const char* kLegacyAttentionEntryName = "swr_attention_forward";
 
 struct HeaderFile {
@@ -29,6 +32,9 @@ struct KernelSource {
   std::vector<HeaderFile> headers;  // every template header, embedded at build time
   int threads_per_block = 0;
   int dynamic_shared_bytes = 0;
+  // A family whose work is several kernels of one module (the attention backward): their entry
+  // points in launch order, `entry` among them. Empty: `entry` alone.
+  std::vector<std::string> launch_sequence;
 };
 
 // The compile-time part of the problem (head dim, dtype, causal) goes into the source too;
@@ -38,6 +44,14 @@ KernelSource render_attention_kernel(const AttentionProblem& problem,
 
 // Every header under templates/, embedded into the library at build time.
 const std::vector<HeaderFile>& embedded_template_headers();
+
+// The template enumerators of the attention schedule's knobs (templates/attention/
+// attention_schedule.cuh), as a rendered source spells them, for either pass.
+const char* template_order(KvOrder order);
+const char* template_persistence(Persistence persistence);
+const char* template_swizzle(TileSwizzle swizzle);
+// "d128_f16_causal": the part of an attention problem that is compiled in.
+std::string compiled_problem_part(const AttentionProblem& problem);
 
 // swr::Element's enumerator for `type` (templates/common/element.cuh) as a rendered source names
 // it from `scope`: "swr::", or "swr::attention::" in the attention mma_sync source, which names it

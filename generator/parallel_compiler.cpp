@@ -93,6 +93,16 @@ void compile_in_parallel(const NvrtcCompiler& compiler, const CubinCache* cache,
   if (worker_error) std::rethrow_exception(worker_error);
 }
 
+std::vector<CompiledKernel> compile_sources(const NvrtcCompiler& compiler, const CubinCache* cache,
+                                            const std::vector<KernelSource>& sources,
+                                            const std::string& arch, int threads) {
+  std::vector<CompiledKernel> kernels(sources.size());
+  parallel_for(sources.size(), threads, [&](std::size_t i) {
+    kernels[i] = load_or_compile(compiler, cache, sources[i], arch);
+  });
+  return kernels;
+}
+
 std::map<std::string, GemmBinary> compile_gemm_binaries(const NvrtcCompiler& compiler,
                                                         const CubinCache* cache,
                                                         const GemmProblem& problem,

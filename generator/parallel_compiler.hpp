@@ -34,6 +34,12 @@ void compile_in_parallel(const NvrtcCompiler& compiler, const CubinCache* cache,
                          const std::vector<CompileJob>& jobs, int threads,
                          const std::function<void(const CompileResult&)>& on_result);
 
+// Compiles (or loads from the cache) every source for `arch` on a pool of `threads` threads
+// (<= 0: hardware threads), whatever its family; the results in the order of `sources`.
+std::vector<CompiledKernel> compile_sources(const NvrtcCompiler& compiler, const CubinCache* cache,
+                                            const std::vector<KernelSource>& sources,
+                                            const std::string& arch, int threads);
+
 struct GemmBinary {
   KernelSource source;
   CompiledKernel kernel;  // kernel.ok false: the log says why

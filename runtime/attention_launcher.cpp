@@ -22,43 +22,14 @@ AttentionKernelModule::AttentionKernelModule(const CudaDriver& driver,
       config_(config),
       dynamic_shared_bytes_(dynamic_shared_bytes),
       sm_count_(sm_count),
-      kernel_(driver, cubin, kAttentionEntryName, config.threads(), dynamic_shared_bytes,
-              config.key()) {}
+      kernel_(driver, cubin, {kAttentionEntryName, kAttentionEntryWithoutLse}, config.threads(),
+              dynamic_shared_bytes, config.key()) {}
 
 int AttentionKernelModule::grid_size(const AttentionProblem& problem) const {
   const long long tiles = attention_tile_count(problem, config_);
   if (config_.persistence == Persistence::grid) return static_cast<int>(tiles);
   return static_cast<int>(std::min<long long>(tiles, wave_size()));
 }
-
-namespace {
-
-// A stride of a dimension longer than 1 that is not a multiple of `elements` (what accesses of
-// 2 * `elements` bytes need), or empty.
-std::string unaligned_stride(const char* tensor, const attention::TensorStrides& strides, int batch,
-                             int heads, int seq, int elements, const char* accesses) {
-  const std::pair<const char*, std::pair<long long, int>> dims[] = {
-      {"batch", {strides.batch, batch}},
-      {"head", {strides.head, heads}},
-      {"seq", {strides.seq, seq}}};
-  for (const auto& [name, dim] : dims) {
-    if (dim.second > 1 && dim.first % elements != 0) {
-      return std::string(tensor) + "'s " + name + " stride " + std::to_string(dim.first) +
-             " elements is not a multiple of " + std::to_string(elements) + " (" +
-             std::to_string(2 * elements) + " bytes), which its " + accesses + " need";
-    }
-  }
-  return {};
-}
-
-std::string unaligned_pointer(const char* tensor, CUdeviceptr pointer, int bytes,
-                              const char* accesses) {
-  if (pointer % bytes == 0) return {};
-  return std::string(tensor) + " at " + std::to_string(pointer) + " is not " +
-         std::to_string(bytes) + "-byte aligned, which the kernel's " + accesses + " need";
-}
-
-}  // namespace
 
 std::string attention_layout_refusal(const AttentionProblem& problem, const AttentionConfig& config,
                                      const AttentionLayout& layout,
@@ -97,6 +68,15 @@ void AttentionKernelModule::launch(const AttentionProblem& problem, const Attent
   if (std::string why = attention_layout_refusal(problem, config_, layout, buffers); !why.empty()) {
     throw KernelRefused("cannot run " + config_.key() + " on " + problem.key() + ": " + why);
   }
+  if (buffers.lse != 0 && !writes_lse()) {
+    throw KernelRefused("cannot write the log-sum-exp with " + config_.key() +
+                        ": its cubin was exported by a build whose kernels do not (entry \"" +
+                        kAttentionEntryWithoutLse + "\"); export it again with this build");
+  }
+  if (buffers.lse % 4 != 0) {
+    throw KernelRefused("the log-sum-exp at " + std::to_string(buffers.lse) +
+                        " is not 4-byte aligned, which its fp32 stores need");
+  }
   AttentionTensorMapCache::Maps maps{};
   if (config_.is_wgmma()) {
     maps =
@@ -114,10 +94,12 @@ void AttentionKernelModule::launch(const AttentionProblem& problem, const Attent
   void* o = reinterpret_cast<void*>(buffers.o);
   attention::AttentionArgs args =
       attention_launch_args(problem, layout, buffers.tile_counter, wave_size());
+  float* lse = reinterpret_cast<float*>(buffers.lse);
   // The argument lists of the rendered kernels (generator/kernel_source.cpp): the tensors as
-  // pointers (mma_sync) or Q, K, V as tensor maps by value (wgmma), then O and the block.
-  void* mma_sync_arguments[] = {&q, &k, &v, &o, &args};
-  void* wgmma_arguments[] = {&maps.q.map, &maps.k.map, &maps.v.map, &o, &args};
+  // pointers (mma_sync) or Q, K, V as tensor maps by value (wgmma), then O, the block and the
+  // log-sum-exp (an older cubin's entry, without it, reads the first five only).
+  void* mma_sync_arguments[] = {&q, &k, &v, &o, &args, &lse};
+  void* wgmma_arguments[] = {&maps.q.map, &maps.k.map, &maps.v.map, &o, &args, &lse};
   SWR_CU(
       driver_,
       cuLaunchKernel(kernel_.function(), grid, 1, 1, config_.threads(), 1, 1, dynamic_shared_bytes_,

@@ -23,6 +23,8 @@ struct AttentionBuffers {
   bool tile_counter_zeroed = false;
   // As swr::AttentionTensors takes them: all 0 is contiguous [B, H, S, D].
   ElementStrides q_strides{}, k_strides{}, v_strides{}, o_strides{};
+  // [B, H, S_q] fp32, contiguous: each row's log-sum-exp for the backward; 0 writes none.
+  CUdeviceptr lse = 0;
 };
 
 // Why `config` cannot run on these buffers laid out so (empty when it can): the mma.sync kernels
@@ -47,12 +49,16 @@ class AttentionKernelModule {
   // One CTA per Q tile for `grid`, at most one wave for the persistent modes.
   int grid_size(const AttentionProblem& problem) const;
   int registers_per_thread() const { return kernel_.registers_per_thread(); }
+  // Whether the cubin's entry takes the log-sum-exp (kAttentionEntryName); an older export's
+  // (kAttentionEntryWithoutLse) runs without it.
+  bool writes_lse() const { return kernel_.entry_index() == 0; }
   int tensor_map_encodings() const { return tensor_maps_.encodings(); }
 
   // Softmax scale 1/sqrt(D). `persistent_ctas` > 0 caps the persistent grid (tests use it to make
   // each CTA take several tiles). Before launching: UsageError for strides that are not a layout
   // (resolve_attention_layout), KernelRefused for a layout the variant cannot read
-  // (attention_layout_refusal) and when a wgmma variant's tensors cannot be described by TMA.
+  // (attention_layout_refusal), when a wgmma variant's tensors cannot be described by TMA, and for
+  // a log-sum-exp asked of a cubin that cannot write it (writes_lse).
   void launch(const AttentionProblem& problem, const AttentionBuffers& buffers, CUstream stream,
               int persistent_ctas = 0) const;
 

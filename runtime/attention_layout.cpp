@@ -56,17 +56,43 @@ attention::TensorStrides checked_strides(const char* tensor, const ElementStride
   return {given.batch, given.head, given.seq};
 }
 
-attention::TensorStrides resolved(const char* tensor, const ElementStrides& given,
-                                  const AttentionProblem& problem, int heads, int seq) {
-  if (given.is_default()) return contiguous_strides(problem, heads, seq);
-  return checked_strides(tensor, given, problem.batch, heads, seq, problem.head_dim);
-}
-
 bool same(const attention::TensorStrides& a, const attention::TensorStrides& b) {
   return a.batch == b.batch && a.head == b.head && a.seq == b.seq;
 }
 
 }  // namespace
+
+// A stride of a dimension longer than 1 that is not a multiple of `elements` (what accesses of
+// 2 * `elements` bytes need), or empty.
+std::string unaligned_stride(const char* tensor, const attention::TensorStrides& strides, int batch,
+                             int heads, int seq, int elements, const char* accesses) {
+  const std::pair<const char*, std::pair<long long, int>> dims[] = {
+      {"batch", {strides.batch, batch}},
+      {"head", {strides.head, heads}},
+      {"seq", {strides.seq, seq}}};
+  for (const auto& [name, dim] : dims) {
+    if (dim.second > 1 && dim.first % elements != 0) {
+      return std::string(tensor) + "'s " + name + " stride " + std::to_string(dim.first) +
+             " elements is not a multiple of " + std::to_string(elements) + " (" +
+             std::to_string(2 * elements) + " bytes), which its " + accesses + " need";
+    }
+  }
+  return {};
+}
+
+std::string unaligned_pointer(const char* tensor, CUdeviceptr pointer, int bytes,
+                              const char* accesses) {
+  if (pointer % bytes == 0) return {};
+  return std::string(tensor) + " at " + std::to_string(pointer) + " is not " +
+         std::to_string(bytes) + "-byte aligned, which the kernel's " + accesses + " need";
+}
+
+attention::TensorStrides resolve_tensor_strides(const char* tensor, const ElementStrides& given,
+                                                const AttentionProblem& problem, int heads,
+                                                int seq) {
+  if (given.is_default()) return contiguous_strides(problem, heads, seq);
+  return checked_strides(tensor, given, problem.batch, heads, seq, problem.head_dim);
+}
 
 attention::TensorStrides contiguous_strides(const AttentionProblem& problem, int heads, int seq) {
   const long long row = problem.head_dim;
@@ -79,10 +105,10 @@ AttentionLayout resolve_attention_layout(const AttentionProblem& problem,
                                          const ElementStrides& v_strides,
                                          const ElementStrides& o_strides) {
   const int kv_heads = problem.kv_head_count();
-  return {resolved("q", q_strides, problem, problem.heads, problem.seq_q),
-          resolved("k", k_strides, problem, kv_heads, problem.seq_kv),
-          resolved("v", v_strides, problem, kv_heads, problem.seq_kv),
-          resolved("o", o_strides, problem, problem.heads, problem.seq_q)};
+  return {resolve_tensor_strides("q", q_strides, problem, problem.heads, problem.seq_q),
+          resolve_tensor_strides("k", k_strides, problem, kv_heads, problem.seq_kv),
+          resolve_tensor_strides("v", v_strides, problem, kv_heads, problem.seq_kv),
+          resolve_tensor_strides("o", o_strides, problem, problem.heads, problem.seq_q)};
 }
 
 bool is_contiguous(const AttentionProblem& problem, const AttentionLayout& layout) {

@@ -22,6 +22,20 @@ struct AttentionLayout {
 // Contiguous [B, H, S, D] strides of a tensor of `heads` heads and `seq` rows.
 attention::TensorStrides contiguous_strides(const AttentionProblem& problem, int heads, int seq);
 
+// One tensor's strides given (all 0: contiguous [B, heads, seq, D]), checked as below; `tensor`
+// names it in the error.
+attention::TensorStrides resolve_tensor_strides(const char* tensor, const ElementStrides& given,
+                                                const AttentionProblem& problem, int heads,
+                                                int seq);
+
+// Why a kernel's accesses of 2 * `elements` bytes cannot reach `tensor`'s rows (a stride of a
+// dimension longer than 1 that is not a multiple of `elements`), or empty; likewise a pointer not
+// `bytes`-aligned. `accesses` names them in the message ("16-byte copies").
+std::string unaligned_stride(const char* tensor, const attention::TensorStrides& strides, int batch,
+                             int heads, int seq, int elements, const char* accesses);
+std::string unaligned_pointer(const char* tensor, CUdeviceptr pointer, int bytes,
+                              const char* accesses);
+
 // The strides given (all 0: contiguous), checked: a D stride other than 1, a negative stride, or
 // rows of different (batch, head, row) that overlap are a UsageError naming the tensor and value.
 AttentionLayout resolve_attention_layout(const AttentionProblem& problem,

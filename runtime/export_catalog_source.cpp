@@ -146,7 +146,10 @@ class ExportCatalogSource : public CatalogSource {
     auto shared = std::make_shared<const Kernel>(std::move(kernel));
     cubins_[shared.get()] = export_.cubins.at(exported.cubin_file);
     if constexpr (std::is_same_v<Kernel, TunedKernel>) {
-      if (exported.entry != kAttentionEntryName) legacy_entries_[shared.get()] = exported.entry;
+      // Entries without the log-sum-exp still launch (for inference: AttentionKernelModule).
+      if (exported.entry != kAttentionEntryName && exported.entry != kAttentionEntryWithoutLse) {
+        legacy_entries_[shared.get()] = exported.entry;
+      }
     }
     return shared;
   }

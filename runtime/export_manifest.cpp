@@ -20,7 +20,7 @@ constexpr std::size_t kMaxManifestBytes = std::size_t{64} << 20;
 int required_schema_version(const ExportManifest& manifest) {
   // Attention kernels of this build take the launch-argument block: an older reader must refuse
   // them rather than launch them with its own argument list.
-  if (!manifest.kernels.empty()) return kManifestLaunchArgsVersion;
+  if (!manifest.kernels.empty()) return kManifestLseVersion;
   return kManifestGemmVersion;
 }
 

@@ -6,9 +6,10 @@
 // contradict each other (a key that is not its shape) fail with the field's path.
 //
 // Versions: 1 lists attention kernels only; 2 adds "gemm_kernels"; 3 changes the attention
-// kernels' launch ABI (kManifestLaunchArgsVersion). An export is written with the lowest version
-// that holds it (3 with attention kernels, 2 with GEMM kernels alone); every version up to
-// kManifestSchemaVersion reads, and a build that reads only older ones refuses a newer export.
+// kernels' launch ABI (kManifestLaunchArgsVersion); 4 adds the log-sum-exp argument to it
+// (kManifestLseVersion). An export is written with the lowest version that holds it (4 with
+// attention kernels, 2 with GEMM kernels alone); every version up to kManifestSchemaVersion reads,
+// and a build that reads only older ones refuses a newer export.
 #pragma once
 
 #include <cstdint>
@@ -29,19 +30,28 @@ namespace swr {
 inline constexpr const char* kManifestFileName = "manifest.json";
 inline constexpr const char* kManifestFormat = "swr-kernel-export";
 // Raised when a field changes meaning or a required one is added; readers refuse newer versions.
-inline constexpr int kManifestSchemaVersion = 3;
+inline constexpr int kManifestSchemaVersion = 4;
 // The first version with "gemm_kernels".
 inline constexpr int kManifestGemmVersion = 2;
 // The first version whose attention kernels take the launch-argument block (entry
-// kAttentionEntryName, "arguments" kAttentionArguments) and whose problems may carry kv_heads and
-// causal_align. Older attention entries are read, for their measurements, and never launched.
+// kAttentionEntryWithoutLse, "arguments" kAttentionArgumentsWithoutLse) and whose problems may
+// carry kv_heads and causal_align. Older attention entries are read, for their measurements, and
+// never launched.
 inline constexpr int kManifestLaunchArgsVersion = 3;
+// The first version whose attention kernels also take where to write the log-sum-exp (entry
+// kAttentionEntryName, "arguments" kAttentionArguments). Version 3's still launch, for inference.
+inline constexpr int kManifestLseVersion = 4;
 // How an attention entry is called, for a program that launches its cubin without swr.
-inline constexpr const char* kAttentionArguments =
-    "q, k, v (pointers; wgmma: tensor maps, see tensor_maps), o, then one AttentionArgs struct by "
-    "value (templates/attention/attention_args.cuh: batch, heads, kv_heads, seq_q, seq_kv, "
-    "causal_shift, scale_log2 = log2(e) / sqrt(head_dim), tile_counter, wave_size = blocks_per_sm "
-    "* sm_count, then element strides {batch, head, seq} of q, k, v and o)";
+#define SWR_ATTENTION_ARGUMENTS                                                                   \
+  "q, k, v (pointers; wgmma: tensor maps, see tensor_maps), o, then one AttentionArgs struct by " \
+  "value (templates/attention/attention_args.cuh: batch, heads, kv_heads, seq_q, seq_kv, "        \
+  "causal_shift, scale_log2 = log2(e) / sqrt(head_dim), tile_counter, wave_size = blocks_per_sm " \
+  "* sm_count, then element strides {batch, head, seq} of q, k, v and o)"
+inline constexpr const char* kAttentionArguments = SWR_ATTENTION_ARGUMENTS
+    ", then lse (float*: [batch, heads, seq_q] fp32, each row's natural "
+    "log-sum-exp, for the backward; null: none is written)";
+inline constexpr const char* kAttentionArgumentsWithoutLse = SWR_ATTENTION_ARGUMENTS;
+#undef SWR_ATTENTION_ARGUMENTS
 
 // What every exported kernel has, whichever its family: the GPU, how to launch the cubin, the
 // cubin itself and the measurement that made it the best.

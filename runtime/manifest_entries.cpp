@@ -125,7 +125,7 @@ nlohmann::json grid_rule_json(Persistence persistence) {
 nlohmann::json tensor_maps_json(const AttentionConfig& config) {
   return {{"arguments",
            "q_map, k_map, v_map (CUtensorMap by value, __grid_constant__), o, then the "
-           "AttentionArgs block by value (see \"arguments\" of the entry)"},
+           "AttentionArgs block by value and lse (see \"arguments\" of the entry)"},
           {"encode", "cuTensorMapEncodeTiled"},
           {"data_type", "FLOAT16 or BFLOAT16, the problem's dtype"},
           {"rank", 3},
@@ -167,13 +167,16 @@ ExportedKernel read_attention_kernel(const JsonFieldReader& kernel, int schema_v
   // Each version's kernels have one launch ABI, named by the entry: an older export's is read (its
   // measurements import) but never launched (the export catalog refuses it).
   read_kernel_base(kernel,
-                   schema_version >= kManifestLaunchArgsVersion ? kAttentionEntryName
-                                                                : kLegacyAttentionEntryName,
+                   schema_version >= kManifestLseVersion          ? kAttentionEntryName
+                   : schema_version >= kManifestLaunchArgsVersion ? kAttentionEntryWithoutLse
+                                                                  : kLegacyAttentionEntryName,
                    exported.config.threads(), exported);
   require_attention_launch_fields(kernel, exported);
   if (schema_version >= kManifestLaunchArgsVersion) {
-    require_equal(kernel, "arguments", kernel.text("arguments"), kAttentionArguments,
-                  "this build's attention entry takes");
+    require_equal(
+        kernel, "arguments", kernel.text("arguments"),
+        schema_version >= kManifestLseVersion ? kAttentionArguments : kAttentionArgumentsWithoutLse,
+        "the attention entry of this manifest version takes");
   }
   const JsonFieldReader grid = kernel.object("grid");
   require_equal(grid, "rule", grid.text("rule"), grid_rule_name(exported.config.persistence),

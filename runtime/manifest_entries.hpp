@@ -36,7 +36,8 @@ DataType read_dtype(const JsonFieldReader& problem);
 nlohmann::json kernel_json(const ExportedKernel& kernel);
 nlohmann::json kernel_json(const ExportedGemmKernel& kernel);
 // An attention entry of a manifest of `schema_version`: its "entry" must be the one that version's
-// builds wrote (kLegacyAttentionEntryName before kManifestLaunchArgsVersion).
+// builds wrote (kLegacyAttentionEntryName before kManifestLaunchArgsVersion, then
+// kAttentionEntryWithoutLse before kManifestLseVersion).
 ExportedKernel read_attention_kernel(const JsonFieldReader& kernel, int schema_version);
 ExportedGemmKernel read_gemm_kernel(const JsonFieldReader& kernel);
 

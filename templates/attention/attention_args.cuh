@@ -42,6 +42,12 @@ struct AttentionArgs {
 static_assert(sizeof(TensorStrides) == 24 && sizeof(AttentionArgs) == 144,
               "the launch-argument block has one layout on host and device");
 
+// Element offset of row 0 of (batch, head) in the log-sum-exp, [batch, heads, seq_q] fp32
+// contiguous (what the forward writes when asked and the backward reads).
+SWR_HOST_DEVICE long long lse_row0(const AttentionArgs& args, int batch, int head) {
+  return (static_cast<long long>(batch) * args.heads + head) * args.seq_q;
+}
+
 // The K/V head query head `head` reads: consecutive query heads share one K/V head.
 SWR_HOST_DEVICE int kv_head_of(int head, int heads, int kv_heads) {
   return head / (heads / kv_heads);

@@ -35,10 +35,11 @@ struct Traits {
 
 // q, o: [batch, heads, seq_q, HeadDim]; k, v: [batch, kv_heads, seq_kv, HeadDim], each laid out
 // by its strides in `args`; query head h reads K/V head kv_head_of(h). args.tile_counter (dynamic
-// persistence only) must be 0 at launch.
+// persistence only) must be 0 at launch. lse: [batch, heads, seq_q] fp32, the rows' log-sum-exp
+// for the backward (log_sum_exp), or null: the inference path writes nothing more.
 template <class T>
 __device__ void forward(const void* q, const void* k, const void* v, void* o,
-                        const AttentionArgs& args) {
+                        const AttentionArgs& args, float* lse) {
   if constexpr (T::kPlantedFault) {
     // Test-only variant: an illegal address, so the tuner's fault isolation can be proved.
     if (threadIdx.x == 0) *reinterpret_cast<volatile int*>(static_cast<size_t>(8)) = 1;
@@ -59,6 +60,7 @@ __device__ void forward(const void* q, const void* k, const void* v, void* o,
                      static_cast<const unsigned short*>(k) + row_offset(args.k, batch, kv_head, 0),
                      static_cast<const unsigned short*>(v) + row_offset(args.v, batch, kv_head, 0),
                      static_cast<unsigned short*>(o) + row_offset(args.o, batch, head, 0),
+                     lse == nullptr ? nullptr : lse + lse_row0(args, batch, head),
                      coord.q_tile * T::kBlockM, args, [round](int step, int kv_tiles) {
                        return kv_tile_at(T::kOrder, step, kv_tiles, round);
                      });

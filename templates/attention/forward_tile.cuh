@@ -43,9 +43,10 @@ struct ForwardTile {
   // Computes rows [q_row0, q_row0 + kBlockM) of one (batch, head): q and o point at its row 0,
   // k and v at row 0 of its K/V head; rows are args' seq strides apart. kv_tile_of(step,
   // kv_tiles) names the K/V tile read at each step 0..kv_tiles-1.
+  // lse_rows: row 0 of the (batch, head)'s log-sum-exp, or null when the caller wants none.
   template <class KvTileOf>
   __device__ void compute(const unsigned short* q, const unsigned short* k, const unsigned short* v,
-                          unsigned short* o, int q_row0, const AttentionArgs& args,
+                          unsigned short* o, float* lse_rows, int q_row0, const AttentionArgs& args,
                           KvTileOf kv_tile_of) {
     WarpRows<T> rows;
     rows.lane = threadIdx.x % 32;
@@ -113,6 +114,7 @@ struct ForwardTile {
     // O / l, staged through the Q tile for 16-byte coalesced stores. Every warp is past its last
     // read of Q: those happen before the "V(step) visible" barrier of the last step.
     rows.store_normalised(q_tile());
+    if (lse_rows != nullptr) rows.store_lse(lse_rows, q_row0, seq_q);
     __syncthreads();
     q_rows.store(q_tile(), o, q_row0, seq_q, args.o.seq);
   }

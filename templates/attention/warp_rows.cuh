@@ -3,15 +3,12 @@
 // registers as mma.sync m16n8k16 fragments; shared memory is only read (K, V) or written (O).
 #pragma once
 
+#include "attention/row_statistics.cuh"
 #include "common/ptx.cuh"
 #include "common/swizzled_tile.cuh"
 
 namespace swr {
 namespace attention {
-
-__device__ __forceinline__ float negative_infinity() {
-  return __int_as_float(0xff800000);
-}
 
 template <class T>
 struct WarpRows {
@@ -201,6 +198,22 @@ struct WarpRows {
         }
       }
     }
+  }
+
+  // The natural log-sum-exp of each of this warp's rows, ln(sum_j exp(S_ij * scale)), which the
+  // backward recomputes P from; +inf for a row that saw no key (its P is 0 everywhere). lse_rows:
+  // row 0 of the (batch, head); rows at or past seq_q are not written.
+  __device__ __forceinline__ void store_lse(float* lse_rows, int q_row0, int seq_q) const {
+#pragma unroll
+    for (int m = 0; m < kRowAtoms; ++m)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        float sum = row_sum[m][h];
+        sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+        sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+        const int row = q_row0 + first_row + m * 16 + group() + h * 8;
+        if (quad() == 0 && row < seq_q) lse_rows[row] = log_sum_exp(row_max[m][h], sum);
+      }
   }
 
   // O / l as 16-bit values into `tile` (this warp's rows).

@@ -46,14 +46,14 @@ using Traits = swr::attention::Traits<
     swr::attention::TileSwizzle::head_groups,
     /*head_group*/ 4, /*planted_fault*/ false>;
 static_assert(swr::attention::ForwardTile<Traits>::kSharedBytes == 98304, "resource model and template disagree on shared memory");
-extern "C" __global__ void __launch_bounds__(Traits::kThreads) swr_attention_forward_v2(const void* q, const void* k, const void* v, void* o,
-    const swr::attention::AttentionArgs args) {
-  swr::attention::forward<Traits>(q, k, v, o, args);
+extern "C" __global__ void __launch_bounds__(Traits::kThreads) swr_attention_forward_v3(const void* q, const void* k, const void* v, void* o,
+    const swr::attention::AttentionArgs args, float* lse) {
+  swr::attention::forward<Traits>(q, k, v, o, args, lse);
 }
 )";
   EXPECT_EQ(source.text, expected);
   EXPECT_EQ(source.name, "m128n64w8s2-sawtooth-static-groups4_d128_f16_causal.cu");
-  EXPECT_EQ(source.entry, "swr_attention_forward_v2");
+  EXPECT_EQ(source.entry, "swr_attention_forward_v3");
   EXPECT_EQ(source.threads_per_block, 256);
   EXPECT_EQ(source.dynamic_shared_bytes, 98304);
 }

@@ -41,7 +41,7 @@ TEST_F(ExportManifestTest, ReadsBackWhatWasWritten) {
   const ExportManifest read = read_manifest_file(out_ / "manifest.json");
   const ExportManifest& written = summary_.manifest;
   // Attention kernels take the launch-argument block: the version that says so.
-  EXPECT_EQ(read.schema_version, kManifestLaunchArgsVersion);
+  EXPECT_EQ(read.schema_version, kManifestLseVersion);
   EXPECT_EQ(read.swr_version, SWR_VERSION);
   EXPECT_EQ(read.created_at, written.created_at);
   EXPECT_EQ(read.gpu, "h200");
@@ -77,7 +77,7 @@ TEST_F(ExportManifestTest, ReadsBackWhatWasWritten) {
 TEST_F(ExportManifestTest, FollowsTheSchema) {
   const nlohmann::json json = manifest_json();
   EXPECT_EQ(json.at("format"), "swr-kernel-export");
-  EXPECT_EQ(json.at("schema_version"), 3);
+  EXPECT_EQ(json.at("schema_version"), 4);
   EXPECT_TRUE(json.at("created_at").is_string());
   const nlohmann::json& kernel = json.at("kernels").at(0);
   for (const char* field : {"gpu", "problem", "config", "grid", "cubin", "measured"}) {
@@ -90,7 +90,7 @@ TEST_F(ExportManifestTest, FollowsTheSchema) {
   for (const char* field : {"block_threads", "dynamic_shared_bytes"}) {
     EXPECT_TRUE(kernel.at(field).is_number_integer()) << field;
   }
-  EXPECT_EQ(kernel.at("entry"), "swr_attention_forward_v2");
+  EXPECT_EQ(kernel.at("entry"), "swr_attention_forward_v3");
   EXPECT_EQ(kernel.at("arguments"), kAttentionArguments);
   // Shape keys sort b2_h4... first: its best is the dynamic variant, then the static one.
   EXPECT_EQ(kernel.at("grid").at("rule"), "dynamic");
@@ -169,9 +169,9 @@ INSTANTIATE_TEST_SUITE_P(
         ManifestCorruption{"unknown_entry", "/kernels/0/entry", "main",
                            "kernels[0].entry is \"main\""},
         ManifestCorruption{"newer_schema", "/schema_version", kManifestSchemaVersion + 1,
-                           "schema_version 4 is newer"},
+                           "schema_version 5 is newer"},
         ManifestCorruption{"older_version_other_entry", "/schema_version", 2,
-                           "kernels[0].entry is \"swr_attention_forward_v2\" but every kernel of "
+                           "kernels[0].entry is \"swr_attention_forward_v3\" but every kernel of "
                            "its family has the entry \"swr_attention_forward\""},
         ManifestCorruption{"other_arguments", "/kernels/0/arguments", "q, k, v, o",
                            "kernels[0].arguments is \"q, k, v, o\""},
@@ -229,6 +229,27 @@ TEST_F(ExportManifestTest, AnOlderLaunchAbiIsReadButNeverLaunched) {
   write_manifest(manifest_json_written_);
   const std::unique_ptr<CatalogSource> current = open_export_source(out_);
   EXPECT_TRUE(current->exported_cubin(*current->exact("h200", shape)));
+}
+
+// An export of manifest version 3 (entry "swr_attention_forward_v2", the launch-argument block
+// without the log-sum-exp) still launches, for inference: its cubins are handed out.
+TEST_F(ExportManifestTest, AnExportWithoutTheLogSumExpStillLaunches) {
+  nlohmann::json json = manifest_json();
+  json["schema_version"] = 3;
+  for (nlohmann::json& kernel : json["kernels"]) {
+    kernel["entry"] = kAttentionEntryWithoutLse;
+    kernel["arguments"] = kAttentionArgumentsWithoutLse;
+  }
+  write_manifest(json);
+  EXPECT_EQ(refusal(), "");
+  EXPECT_EQ(read_manifest_file(out_ / "manifest.json").kernels.at(0).entry,
+            kAttentionEntryWithoutLse);
+  const std::unique_ptr<CatalogSource> source = open_export_source(out_);
+  EXPECT_TRUE(source->exported_cubin(*source->exact("h200", attention_shape(8, 1, 16384, 64))));
+  // A version 3 entry with this build's arguments is refused: they are not the ones it takes.
+  json["kernels"][0]["arguments"] = kAttentionArguments;
+  write_manifest(json);
+  EXPECT_NE(refusal().find("kernels[0].arguments is"), std::string::npos) << refusal();
 }
 
 // GQA and bottom-right problems round-trip through the manifest with their fields.

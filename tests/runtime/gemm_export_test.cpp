@@ -60,7 +60,7 @@ TEST_F(GemmExportTest, WritesTheBestGemmOfEveryTunedShapeBesideAttention) {
   EXPECT_EQ(summary.cubin_files, 4u);
 
   const LoadedExport loaded = load_export(out_);
-  EXPECT_EQ(loaded.manifest.schema_version, kManifestLaunchArgsVersion);
+  EXPECT_EQ(loaded.manifest.schema_version, kManifestLseVersion);
   std::map<std::string, std::string> best_by_shape;
   for (const ExportedGemmKernel& kernel : loaded.manifest.gemm_kernels) {
     best_by_shape[kernel.problem.key()] = kernel.config.key();
@@ -86,7 +86,7 @@ TEST_F(GemmExportTest, WritesTheBestGemmOfEveryTunedShapeBesideAttention) {
 TEST_F(GemmExportTest, FollowsTheSchema) {
   export_to(out_, FakeCubinBuilder());
   const nlohmann::json json = manifest_json();
-  EXPECT_EQ(json.at("schema_version"), 3);  // with an attention kernel: its launch ABI's version
+  EXPECT_EQ(json.at("schema_version"), 4);  // with an attention kernel: its launch ABI's version
   EXPECT_EQ(json.at("kernels").size(), 1u);
   const nlohmann::json& gemm = json.at("gemm_kernels");
   ASSERT_EQ(gemm.size(), 4u);
@@ -209,7 +209,7 @@ TEST_F(GemmExportTest, ExportsAreWrittenWithTheLowestVersionThatHoldsThem) {
   options.out_dir = out_;
   export_kernels(attention_only.database(), FakeCubinBuilder(), options);
   nlohmann::json json = manifest_json();
-  EXPECT_EQ(json.at("schema_version"), 3);
+  EXPECT_EQ(json.at("schema_version"), 4);
   EXPECT_EQ(json.at("gemm_kernels"), nlohmann::json::array());
   const TunedCatalog catalog = TunedCatalog::open_export(out_);
   EXPECT_EQ(catalog.best("h200", attention_).match, MatchKind::exact);
@@ -287,7 +287,7 @@ INSTANTIATE_TEST_SUITE_P(
         ManifestCorruption{"bad_gpu", "/gemm_kernels/3/gpu/sm_count", 0,
                            "gemm_kernels[3].gpu.sm_count must be an integer from 1"},
         ManifestCorruption{"newer_schema", "/schema_version", kManifestSchemaVersion + 1,
-                           "schema_version 4 is newer"}),
+                           "schema_version 5 is newer"}),
     [](const ::testing::TestParamInfo<ManifestCorruption>& info) {
       return std::string(info.param.name);
     });

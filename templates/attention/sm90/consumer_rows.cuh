@@ -7,16 +7,13 @@
 // still in flight (intra-warpgroup overlap).
 #pragma once
 
+#include "attention/row_statistics.cuh"
 #include "common/element.cuh"
 #include "common/sm90/tma.cuh"
 
 namespace swr {
 namespace attention {
 namespace sm90 {
-
-__device__ __forceinline__ float negative_infinity() {
-  return __int_as_float(0xff800000);
-}
 
 // 2^x on the MUFU unit without exp2f's range fix-ups (what --use_fast_math gives FA3):
 // ex2.approx.ftz maps -inf to +0, which the masking relies on.
@@ -144,9 +141,11 @@ struct ConsumerRows {
   }
 
   // O / l as 16-bit pairs straight to global memory, rows `row_stride` elements apart from
-  // o_head (rows past seq_q are not written; a row that saw no key has l = 0 and is written 0).
+  // o_head (rows past seq_q are not written; a row that saw no key has l = 0 and is written 0),
+  // and when lse_rows (row 0 of the head's log-sum-exp) is not null, each row's log-sum-exp.
   __device__ __forceinline__ void store(const float* output, unsigned short* o_head,
-                                        long long row_stride, int q_row0, int seq_q) const {
+                                        long long row_stride, int q_row0, int seq_q,
+                                        float* lse_rows) const {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       float sum = row_sum[h];
@@ -154,6 +153,9 @@ struct ConsumerRows {
       sum += __shfl_xor_sync(0xffffffffu, sum, 2);
       const float inverse = sum > 0.f ? 1.f / sum : 0.f;
       const int row = q_row0 + first_row + group() + h * 8;
+      if (lse_rows != nullptr && quad() == 0 && row < seq_q) {
+        lse_rows[row] = log_sum_exp(row_max[h], sum);
+      }
       if (row < seq_q) {
         unsigned* out_row = reinterpret_cast<unsigned*>(o_head + row * row_stride);
 #pragma unroll

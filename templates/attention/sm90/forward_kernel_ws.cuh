@@ -141,7 +141,7 @@ __device__ __forceinline__ void fence_words(unsigned* x) {
 
 template <class T>
 __device__ __forceinline__ void consume(unsigned char* tiles, SharedStorage<T>& bars,
-                                        unsigned short* o, const AttentionArgs& args) {
+                                        unsigned short* o, const AttentionArgs& args, float* lse) {
   using Rows = ConsumerRows<T>;
   constexpr int kS = Rows::kScoreRegs;
   constexpr int kO = Rows::kOutputRegs;
@@ -340,7 +340,8 @@ __device__ __forceinline__ void consume(unsigned char* tiles, SharedStorage<T>& 
           }
           q_state.advance();
         }
-        rows.store(out, o_head, args.o.seq, q_row0, args.seq_q);
+        rows.store(out, o_head, args.o.seq, q_row0, args.seq_q,
+                   lse == nullptr ? nullptr : lse + lse_row0(args, heads.batch, heads.head));
       });
 }
 
@@ -349,10 +350,11 @@ __device__ __forceinline__ void consume(unsigned char* tiles, SharedStorage<T>& 
 // softmax_scale * log2(e); wave_size: CTAs resident at once (grid persistence: what the sawtooth
 // order flips on); tile_counter: 0 at launch (dynamic persistence).
 // Launch: kThreads threads, kDynamicSharedBytes of dynamic shared memory (opt-in attribute).
+// lse: [batch, heads, seq_q] fp32 for the rows' log-sum-exp, or null (nothing more written).
 template <class T>
 __device__ __forceinline__ void forward(const TmaDescriptor* q_map, const TmaDescriptor* k_map,
                                         const TmaDescriptor* v_map, void* o,
-                                        const AttentionArgs& args) {
+                                        const AttentionArgs& args, float* lse) {
   extern __shared__ __align__(1024) unsigned char shared_memory[];
   unsigned char* tiles = reinterpret_cast<unsigned char*>(
       (reinterpret_cast<unsigned long long>(shared_memory) + 1023) & ~1023ull);
@@ -376,7 +378,7 @@ __device__ __forceinline__ void forward(const TmaDescriptor* q_map, const TmaDes
     if (threadIdx.x == 0) produce<T>(q_map, k_map, v_map, tiles, bars, args);
   } else {
     swr::sm90::warpgroup_reg_alloc<T::kConsumerRegisters>();
-    consume<T>(tiles, bars, static_cast<unsigned short*>(o), args);
+    consume<T>(tiles, bars, static_cast<unsigned short*>(o), args, lse);
   }
 }
 

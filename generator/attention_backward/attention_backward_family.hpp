@@ -1,0 +1,78 @@
+// The attention backward as a family of the generator: its resource rules (what a CTA of a
+// config needs and whether the template takes it), its rendered module (three kernels launched
+// in turn), and its variant space. The problem and config are the public
+// swr/attention_backward_problem.hpp and swr/attention_backward_config.hpp.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "generator/kernel_source.hpp"
+#include "generator/resource_model.hpp"
+#include "generator/variant_space.hpp"
+#include "swr/attention_backward_config.hpp"
+#include "swr/attention_backward_problem.hpp"
+#include "swr/gpu_profile.hpp"
+
+namespace swr {
+
+// The module's entry points, in launch order (templates/attention/backward/): the preprocess
+// (delta, L * log2(e), zeroed dQ accumulator), the main kernel, the postprocess (dQ's dtype).
+inline constexpr const char* kBackwardPreprocessEntryName = "swr_attention_backward_pre_v1";
+inline constexpr const char* kBackwardEntryName = "swr_attention_backward_v1";
+inline constexpr const char* kBackwardPostprocessEntryName = "swr_attention_backward_post_v1";
+
+// K, V, stages x (Q, dO tiles, L and delta lists), and the dS^T tile
+// (templates/attention/backward/backward_kernel.cuh BackwardTile::kSharedBytes).
+int attention_backward_shared_bytes(const AttentionBackwardProblem& problem,
+                                    const AttentionBackwardConfig& config);
+
+// Why the template cannot take `config` for `problem` (empty when it can): its static_asserts in
+// words.
+std::string attention_backward_tile_problem(const AttentionBackwardProblem& problem,
+                                            const AttentionBackwardConfig& config);
+
+// Registers per thread before compiling: dK and dV of the warp's K/V rows, S^T and dP^T of a
+// step, and bookkeeping.
+int estimate_attention_backward_registers(const AttentionBackwardProblem& problem,
+                                          const AttentionBackwardConfig& config);
+
+// The tile rules, the instruction path's target rule, then threads, shared memory, registers and
+// occupancy on `gpu` (the compiled register count replaces the estimate when given).
+ResourceUse attention_backward_resource_use(const AttentionBackwardProblem& problem,
+                                            const AttentionBackwardConfig& config,
+                                            const GpuProfile& gpu, int compiled_registers = -1);
+
+// The module: the three kernels of the config and the problem's compiled part (head dim, dtype,
+// causal); `entry` is the main kernel's, `launch_sequence` all three in order.
+KernelSource render_attention_backward_kernel(const AttentionBackwardProblem& problem,
+                                              const AttentionBackwardConfig& config);
+
+// Q tiles of the walk (seq_q in block_m rows), and the padded rows of the workspace's lists.
+int backward_q_tiles(const AttentionBackwardProblem& problem,
+                     const AttentionBackwardConfig& config);
+
+// The workspace the three kernels share (templates/attention/backward/backward_args.cuh): L and
+// delta lists of the padded rows, the fp32 dQ accumulator, and the deterministic mode's
+// semaphores, each part 256-byte aligned.
+struct BackwardWorkspaceLayout {
+  std::size_t lse_log2 = 0;  // byte offsets
+  std::size_t delta = 0;
+  std::size_t dq_accum = 0;
+  std::size_t semaphores = 0;
+  std::size_t bytes = 0;  // the whole
+};
+BackwardWorkspaceLayout backward_workspace_layout(const AttentionBackwardProblem& problem,
+                                                  const AttentionBackwardConfig& config);
+
+using AttentionBackwardSpace = SpaceOf<AttentionBackwardConfig>;
+
+// Every knob value the generator knows for the problem on the GPU, before pruning.
+std::vector<AttentionBackwardConfig> enumerate_attention_backward_configs(
+    const AttentionBackwardProblem& problem, const GpuProfile& gpu);
+
+// The enumerated configs, each kept or pruned with the reason.
+AttentionBackwardSpace build_attention_backward_space(const AttentionBackwardProblem& problem,
+                                                      const GpuProfile& gpu);
+
+}  // namespace swr

@@ -1,0 +1,76 @@
+// The attention backward's rendered module: the main kernel's traits from the config and the
+// problem's compiled part, and the preprocess and postprocess of the same head dim and dtype.
+#include <string>
+
+#include "generator/attention_backward/attention_backward_family.hpp"
+
+namespace swr {
+namespace {
+
+const char* boolean(bool value) {
+  return value ? "true" : "false";
+}
+
+}  // namespace
+
+KernelSource render_attention_backward_kernel(const AttentionBackwardProblem& problem,
+                                              const AttentionBackwardConfig& config) {
+  const AttentionProblem& shape = problem.shape;
+  const int head_group = config.swizzle == TileSwizzle::head_groups ? config.head_group : 1;
+  const std::string element = template_element(shape.dtype, "swr::");
+  const std::string dims = std::to_string(shape.head_dim);
+
+  std::string text;
+  text += "// swr attention backward, config " + config.key() + ", problem " +
+          compiled_problem_part(shape) + "\n";
+  text += "#include \"attention/backward/backward_kernel.cuh\"\n";
+  text += "#include \"attention/backward/workspace_passes.cuh\"\n";
+  text += "using Traits = swr::attention::BackwardTraits<\n";
+  text += "    /*head_dim*/ " + dims + ", /*block_m*/ " + std::to_string(config.block_m) +
+          ", /*block_n*/ " + std::to_string(config.block_n) + ", /*warps*/ " +
+          std::to_string(config.warps) + ", /*stages*/ " + std::to_string(config.stages) + ",\n";
+  text += "    " + element + ", /*causal*/ " + boolean(shape.causal) + ",\n";
+  text += "    " + std::string(template_order(config.order)) + ",\n";
+  text += "    " + std::string(template_persistence(config.persistence)) + ",\n";
+  text += "    " + std::string(template_swizzle(config.swizzle)) + ", /*head_group*/ " +
+          std::to_string(head_group) + ",\n";
+  text += "    /*deterministic_dq*/ " +
+          std::string(boolean(config.dq == DqAccumulation::deterministic)) + ">;\n";
+  // The launch asks for the resource model's bytes: compiling proves the template agrees.
+  text += "static_assert(swr::attention::BackwardTile<Traits>::kSharedBytes == " +
+          std::to_string(attention_backward_shared_bytes(problem, config)) +
+          ", \"resource model and template disagree on shared memory\");\n";
+  text += "extern \"C\" __global__ void __launch_bounds__(swr::attention::kPassThreads) " +
+          std::string(kBackwardPreprocessEntryName) +
+          "(\n    const void* o, const void* d_o, const float* lse,"
+          " const swr::attention::BackwardArgs args) {\n";
+  text += "  swr::attention::backward_preprocess<" + dims + ", " + element +
+          ", Traits::kBlockM>(o, d_o, lse, args);\n}\n";
+  text += "extern \"C\" __global__ void __launch_bounds__(Traits::kThreads) " +
+          std::string(kBackwardEntryName) +
+          "(\n    const void* q, const void* k, const void* v, const void* d_o, void* dk, void* dv,"
+          "\n    const swr::attention::BackwardArgs args) {\n";
+  if (config.planted_fault) {
+    // Test-only, as the forward's: prove fault isolation.
+    text +=
+        "  if (threadIdx.x == 0) *reinterpret_cast<volatile int*>(static_cast<size_t>(8)) = 1;\n";
+  }
+  text += "  swr::attention::backward<Traits>(q, k, v, d_o, dk, dv, args);\n}\n";
+  text += "extern \"C\" __global__ void __launch_bounds__(swr::attention::kPassThreads) " +
+          std::string(kBackwardPostprocessEntryName) +
+          "(\n    void* dq, const swr::attention::BackwardArgs args) {\n";
+  text += "  swr::attention::backward_postprocess<" + dims + ", " + element + ">(dq, args);\n}\n";
+
+  KernelSource source;
+  source.name = config.key() + "_" + compiled_problem_part(shape) + ".cu";
+  source.entry = kBackwardEntryName;
+  source.text = std::move(text);
+  source.headers = embedded_template_headers();
+  source.threads_per_block = config.threads();
+  source.dynamic_shared_bytes = attention_backward_shared_bytes(problem, config);
+  source.launch_sequence = {kBackwardPreprocessEntryName, kBackwardEntryName,
+                            kBackwardPostprocessEntryName};
+  return source;
+}
+
+}  // namespace swr

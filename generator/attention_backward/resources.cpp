@@ -1,0 +1,137 @@
+// The attention backward's resource rules (mma.sync path: templates/attention/backward/).
+#include <string>
+
+#include "generator/attention_backward/attention_backward_family.hpp"
+#include "swr/instruction_path.hpp"
+
+namespace swr {
+namespace {
+
+// Head dims above this split 16 K/V rows over two warps (BackwardTraits::kDSplit).
+constexpr int kSplitAboveHeadDim = 128;
+// Addresses, loop counters, the walk's coordinates and the ldmatrix fragments of a k16 step.
+// Calibrated on the compiled matrix (sm_90a and sm_121): an estimate of 224..244 compiled without
+// spills, 256 spilled (d128 m64n128w8, d256 m64n64w8, d64 m128n128w8).
+constexpr int kBookkeepingRegisters = 64;
+// Every part of the workspace starts on this many bytes (16-byte copies; a generous line).
+constexpr std::size_t kWorkspaceAlignment = 256;
+
+int d_split(int head_dim) {
+  return head_dim > kSplitAboveHeadDim ? 2 : 1;
+}
+
+// Bytes of one row of a SwizzledTile of `columns` 16-bit elements (templates/common/
+// swizzled_tile.cuh): padded by one 16-byte chunk unless a multiple of 64.
+int tile_row_bytes(int columns) {
+  return columns % 64 == 0 ? columns * 2 : (columns / 8 + 1) * 16;
+}
+
+std::size_t aligned(std::size_t bytes) {
+  return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
+}
+
+}  // namespace
+
+int backward_q_tiles(const AttentionBackwardProblem& problem,
+                     const AttentionBackwardConfig& config) {
+  return (problem.shape.seq_q + config.block_m - 1) / config.block_m;
+}
+
+int attention_backward_shared_bytes(const AttentionBackwardProblem& problem,
+                                    const AttentionBackwardConfig& config) {
+  const int head_dim = problem.shape.head_dim;
+  const int kv_tiles = 2 * config.block_n * tile_row_bytes(head_dim);
+  const int stage = 2 * config.block_m * tile_row_bytes(head_dim) + 2 * config.block_m * 4;
+  const int ds_tile = config.block_n * tile_row_bytes(config.block_m);
+  return kv_tiles + config.stages * stage + ds_tile;
+}
+
+std::string attention_backward_tile_problem(const AttentionBackwardProblem& problem,
+                                            const AttentionBackwardConfig& config) {
+  if (config.path != InstructionPath::mma_sync) {
+    return "the backward's " + std::string(to_string(config.path)) +
+           " kernels are not built: mma_sync only";
+  }
+  const int head_dim = problem.shape.head_dim;
+  if (config.warps != 4 && config.warps != 8) {
+    return "warps " + std::to_string(config.warps) + " must be 4 or 8";
+  }
+  if (config.block_n != 32 && config.block_n != 64 && config.block_n != 128) {
+    return "block_n " + std::to_string(config.block_n) + " must be 32, 64 or 128";
+  }
+  const int rows_per_warp = config.block_n * d_split(head_dim) / config.warps;
+  if (rows_per_warp % 16 != 0 || rows_per_warp < 16) {
+    return "K/V rows per warp (block_n " + std::to_string(config.block_n) +
+           (d_split(head_dim) > 1 ? " x 2 above head dim 128" : "") + " / warps " +
+           std::to_string(config.warps) + ") must be whole m16 slices";
+  }
+  if (config.block_m != 32 && config.block_m != 64 && config.block_m != 128) {
+    return "block_m " + std::to_string(config.block_m) + " must be 32, 64 or 128";
+  }
+  const int q_atoms = config.block_m / 16;
+  if (q_atoms % config.warps != 0 && config.warps % q_atoms != 0) {
+    return "dQ's " + std::to_string(q_atoms) + " m16 row slices (block_m " +
+           std::to_string(config.block_m) + ") and the " + std::to_string(config.warps) +
+           " warps must divide one another";
+  }
+  const int column_parts = config.warps > q_atoms ? config.warps / q_atoms : 1;
+  if (head_dim % (16 * column_parts) != 0) {
+    return "dQ's columns (head dim " + std::to_string(head_dim) + ") split over " +
+           std::to_string(column_parts) + " warps must be whole n16 pairs";
+  }
+  if (config.stages < 1 || config.stages > 3) {
+    return "stages " + std::to_string(config.stages) + " must be 1, 2 or 3";
+  }
+  if (config.head_group < 1) {
+    return "head_group " + std::to_string(config.head_group) + " must be at least 1";
+  }
+  return {};
+}
+
+int estimate_attention_backward_registers(const AttentionBackwardProblem& problem,
+                                          const AttentionBackwardConfig& config) {
+  const int split = d_split(problem.shape.head_dim);
+  const int row_atoms = config.block_n * split / config.warps / 16;
+  // dK and dV: 16 rows x head_dim / split per m16 slice, over 32 lanes, twice; S^T and dP^T alike.
+  const int accumulators = row_atoms * problem.shape.head_dim / split;
+  const int step_blocks = row_atoms * config.block_m;
+  return accumulators + step_blocks + kBookkeepingRegisters;
+}
+
+ResourceUse attention_backward_resource_use(const AttentionBackwardProblem& problem,
+                                            const AttentionBackwardConfig& config,
+                                            const GpuProfile& gpu, int compiled_registers) {
+  CtaDemand demand;
+  demand.warps = config.warps;
+  demand.dynamic_shared_bytes = attention_backward_shared_bytes(problem, config);
+  demand.tile_problem = instruction_path_problem(gpu, config.path);
+  if (demand.tile_problem.empty()) {
+    demand.tile_problem = attention_backward_tile_problem(problem, config);
+  }
+  demand.registers_estimated = compiled_registers < 0;
+  demand.registers = demand.registers_estimated
+                         ? estimate_attention_backward_registers(problem, config)
+                         : compiled_registers;
+  return cta_resource_use(demand, gpu);
+}
+
+BackwardWorkspaceLayout backward_workspace_layout(const AttentionBackwardProblem& problem,
+                                                  const AttentionBackwardConfig& config) {
+  const AttentionProblem& shape = problem.shape;
+  const std::size_t heads = static_cast<std::size_t>(shape.batch) * shape.heads;
+  const std::size_t padded_rows =
+      static_cast<std::size_t>(backward_q_tiles(problem, config)) * config.block_m;
+  BackwardWorkspaceLayout layout;
+  layout.lse_log2 = 0;
+  layout.delta = aligned(layout.lse_log2 + heads * padded_rows * sizeof(float));
+  layout.dq_accum = aligned(layout.delta + heads * padded_rows * sizeof(float));
+  layout.semaphores = aligned(layout.dq_accum + heads * static_cast<std::size_t>(shape.seq_q) *
+                                                    shape.head_dim * sizeof(float));
+  const std::size_t semaphores = config.dq == DqAccumulation::deterministic
+                                     ? heads * backward_q_tiles(problem, config) * sizeof(int)
+                                     : 0;
+  layout.bytes = aligned(layout.semaphores + semaphores);
+  return layout;
+}
+
+}  // namespace swr

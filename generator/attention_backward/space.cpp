@@ -1,0 +1,130 @@
+// The attention backward's variant space: every tile with the default schedule, then the schedule
+// knobs (Q-walk order, persistence, swizzle) and the dQ accumulation on the two preferred tiles
+// that fit, as the forward's wgmma space crosses its schedule knobs with base tiles only: the
+// schedule acts on the order of the tiles, which every tile size shares.
+#include <algorithm>
+#include <cstdint>
+#include <iterator>
+#include <string>
+
+#include "generator/attention_backward/attention_backward_family.hpp"
+
+namespace swr {
+namespace {
+
+struct Tile {
+  int block_m;
+  int block_n;
+  int warps;
+};
+
+// In order of preference for the base tiles: the most K/V rows per CTA (the fewest reads of Q
+// and dO) with the most Q rows a step the registers allow. The last is for head dims above 128 on
+// a GPU of 99 KiB of shared memory (GB10): 32 K/V rows of D = 256 are 32 KiB a tile.
+constexpr Tile kTiles[] = {{64, 128, 8}, {32, 128, 8},  {64, 64, 4}, {64, 64, 8}, {32, 64, 4},
+                           {128, 64, 4}, {128, 128, 8}, {32, 64, 8}, {32, 32, 4}};
+// One stage (the copy of step s issued at its own start) is left out: ptxas spilled 8 to 120
+// bytes in 4 of its 80 tiles x head dims, and never with 2 or 3.
+constexpr int kStages[] = {2, 3};
+constexpr int kBaseStages = 2;
+constexpr KvOrder kOrders[] = {KvOrder::cyclic, KvOrder::sawtooth};
+constexpr Persistence kPersistences[] = {Persistence::grid, Persistence::static_loop,
+                                         Persistence::dynamic};
+constexpr TileSwizzle kSwizzles[] = {TileSwizzle::head_major, TileSwizzle::heads_interleaved,
+                                     TileSwizzle::head_groups};
+constexpr DqAccumulation kDqModes[] = {DqAccumulation::atomic, DqAccumulation::deterministic};
+constexpr int kBaseTiles = 2;
+
+AttentionBackwardConfig tile_config(const Tile& tile, int stages) {
+  AttentionBackwardConfig config;
+  config.block_m = tile.block_m;
+  config.block_n = tile.block_n;
+  config.warps = tile.warps;
+  config.stages = stages;
+  return config;
+}
+
+// (batch, K/V head) pairs whose shared reads (Q and dO of the K/V head's query heads) fit the part
+// of the L2 that data every SM reads can use (one partition's share on sm_90, as the forward's
+// head_group_fitting_l2 says), at least one.
+int head_group_fitting_l2(const AttentionBackwardProblem& problem, const GpuProfile& gpu) {
+  const AttentionProblem& shape = problem.shape;
+  const double usable_l2 = static_cast<double>(gpu.l2_bytes) / std::max(gpu.l2_partitions, 1);
+  const double per_kv_head = 2.0 * shape.query_heads_per_kv_head() * shape.seq_q * shape.head_dim *
+                             element_bytes(shape.dtype);
+  const std::int64_t pairs = static_cast<std::int64_t>(shape.batch) * shape.kv_head_count();
+  std::int64_t group = per_kv_head > 0 ? static_cast<std::int64_t>(usable_l2 / per_kv_head) : 1;
+  return static_cast<int>(std::clamp<std::int64_t>(group, 1, std::max<std::int64_t>(pairs, 1)));
+}
+
+// Why a config is redundant or wasteful for this problem; empty when it is worth measuring.
+std::string problem_reason(const AttentionBackwardProblem& problem,
+                           const AttentionBackwardConfig& config) {
+  const AttentionProblem& shape = problem.shape;
+  const std::int64_t pairs = static_cast<std::int64_t>(shape.batch) * shape.kv_head_count();
+  if (config.block_m > 2 * std::max(shape.seq_q, 32)) {
+    return "block_m " + std::to_string(config.block_m) + " is larger than twice seq_q " +
+           std::to_string(shape.seq_q) + ": a step would be mostly padding";
+  }
+  if (pairs == 1 && config.swizzle != TileSwizzle::head_major) {
+    return "batch*kv_heads is 1: every swizzle is the same as head_major";
+  }
+  if (config.swizzle == TileSwizzle::head_groups && config.head_group <= 1) {
+    return "a head group of 1 (one K/V head's Q and dO already fill the usable L2) is the same "
+           "as head_major";
+  }
+  if (config.swizzle == TileSwizzle::head_groups && config.head_group >= pairs) {
+    return "a head group of " + std::to_string(config.head_group) + " covers all " +
+           std::to_string(pairs) + " (batch, K/V head) pairs: the same as heads_interleaved";
+  }
+  return {};
+}
+
+}  // namespace
+
+std::vector<AttentionBackwardConfig> enumerate_attention_backward_configs(
+    const AttentionBackwardProblem& problem, const GpuProfile& gpu) {
+  std::vector<AttentionBackwardConfig> configs;
+  for (const Tile& tile : kTiles) {
+    for (int stages : kStages) configs.push_back(tile_config(tile, stages));
+  }
+  const int group = head_group_fitting_l2(problem, gpu);
+  int bases = 0;
+  for (const Tile& tile : kTiles) {
+    if (bases == kBaseTiles) break;
+    const AttentionBackwardConfig base = tile_config(tile, kBaseStages);
+    if (!attention_backward_resource_use(problem, base, gpu).does_not_fit.empty()) continue;
+    ++bases;
+    for (KvOrder order : kOrders) {
+      for (Persistence persistence : kPersistences) {
+        for (TileSwizzle swizzle : kSwizzles) {
+          for (DqAccumulation dq : kDqModes) {
+            AttentionBackwardConfig config = base;
+            config.order = order;
+            config.persistence = persistence;
+            config.swizzle = swizzle;
+            config.head_group = swizzle == TileSwizzle::head_groups ? group : 1;
+            config.dq = dq;
+            if (config == base) continue;
+            configs.push_back(config);
+          }
+        }
+      }
+    }
+  }
+  return configs;
+}
+
+AttentionBackwardSpace build_attention_backward_space(const AttentionBackwardProblem& problem,
+                                                      const GpuProfile& gpu) {
+  problem.validate();
+  AttentionBackwardSpace space;
+  for (const AttentionBackwardConfig& config : enumerate_attention_backward_configs(problem, gpu)) {
+    std::string reason = attention_backward_resource_use(problem, config, gpu).does_not_fit;
+    if (reason.empty()) reason = problem_reason(problem, config);
+    space.keep_or_prune(config, std::move(reason));
+  }
+  return space;
+}
+
+}  // namespace swr

@@ -1,0 +1,54 @@
+// One point of the attention backward's variant space: which K/V tile a CTA owns, how many Q rows
+// it takes a step, in which order it walks the Q tiles, how CTAs take tiles, and how dQ is
+// summed. The text key is stable forever, as the forward's: the same key is the same kernel.
+#pragma once
+
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "swr/attention_config.hpp"
+#include "swr/export.h"
+#include "swr/instruction_path.hpp"
+
+namespace swr {
+
+// How the K/V tiles' shares of dQ are summed into its fp32 accumulator: `atomic` (fp32 atomics,
+// in whatever order CTAs reach them) or `deterministic` (each Q tile's shares in K/V-tile order,
+// one CTA after another: the same dQ bit for bit on every run).
+enum class DqAccumulation { atomic, deterministic };
+
+SWR_API std::string_view to_string(DqAccumulation accumulation);
+SWR_API std::optional<DqAccumulation> parse_dq_accumulation(std::string_view text);
+
+struct SWR_API AttentionBackwardConfig {
+  int block_m = 64;   // Q rows per step of the walk
+  int block_n = 128;  // K/V rows a CTA owns (its dK and dV stay in registers)
+  int warps = 8;      // mma_sync: each warp owns block_n / warps K/V rows (2x above head dim 128)
+  int stages = 2;     // Q/dO pipeline depth, 1..3
+  // The walk over the Q tiles (of the query heads of the CTA's K/V head): cyclic, or sawtooth
+  // (reversed on every other tile a CTA takes: the Q tiles read last are read first next).
+  KvOrder order = KvOrder::cyclic;
+  Persistence persistence = Persistence::grid;
+  TileSwizzle swizzle = TileSwizzle::head_major;  // over (batch, K/V head) x K/V tiles
+  int head_group = 1;                             // head_groups: (batch, K/V head) pairs a group
+  DqAccumulation dq = DqAccumulation::atomic;
+  InstructionPath path = InstructionPath::mma_sync;
+  // Test-only: the main kernel writes through a null pointer (fault isolation). Never enumerated.
+  bool planted_fault = false;
+
+  int threads() const { return warps * 32; }
+
+  // e.g. "bwd-m64n128w8s2-sawtooth-grid-head_major", "bwd-m64n64w4s2-cyclic-static-groups4-det"
+  // ("-det": deterministic dQ; test-only variants end in "-fault").
+  std::string key() const;
+  static std::optional<AttentionBackwardConfig> from_key(std::string_view key);
+  nlohmann::json to_json() const;
+  // UsageError naming a bad field.
+  static AttentionBackwardConfig from_json(const nlohmann::json& json);
+
+  bool operator==(const AttentionBackwardConfig&) const = default;
+};
+
+}  // namespace swr

@@ -1,0 +1,196 @@
+#include "runtime/attention_backward/backward_launcher.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+#include "generator/attention_backward/attention_backward_family.hpp"
+#include "runtime/attention_layout.hpp"
+#include "swr/runtime_options.hpp"
+
+namespace swr {
+
+BackwardLayout resolve_backward_layout(const AttentionProblem& shape,
+                                       const AttentionBackwardBuffers& buffers) {
+  const int kv_heads = shape.kv_head_count();
+  const auto query = [&](const char* name, const ElementStrides& given) {
+    return resolve_tensor_strides(name, given, shape, shape.heads, shape.seq_q);
+  };
+  const auto key = [&](const char* name, const ElementStrides& given) {
+    return resolve_tensor_strides(name, given, shape, kv_heads, shape.seq_kv);
+  };
+  return {query("q", buffers.q_strides),    key("k", buffers.k_strides),
+          key("v", buffers.v_strides),      query("o", buffers.o_strides),
+          query("dO", buffers.d_o_strides), query("dQ", buffers.dq_strides),
+          key("dK", buffers.dk_strides),    key("dV", buffers.dv_strides)};
+}
+
+std::string backward_buffers_refusal(const AttentionBackwardProblem& problem,
+                                     const AttentionBackwardConfig& config,
+                                     const BackwardLayout& layout,
+                                     const AttentionBackwardBuffers& buffers) {
+  const AttentionProblem& shape = problem.shape;
+  const int kv_heads = shape.kv_head_count();
+  constexpr const char* kCopies = "16-byte copies";
+  struct Tensor {
+    const char* name;
+    CUdeviceptr pointer;
+    const attention::TensorStrides& strides;
+    int heads;
+    int seq;
+  };
+  const Tensor tensors[] = {{"q", buffers.q, layout.q, shape.heads, shape.seq_q},
+                            {"k", buffers.k, layout.k, kv_heads, shape.seq_kv},
+                            {"v", buffers.v, layout.v, kv_heads, shape.seq_kv},
+                            {"o", buffers.o, layout.o, shape.heads, shape.seq_q},
+                            {"dO", buffers.d_o, layout.d_o, shape.heads, shape.seq_q},
+                            {"dQ", buffers.dq, layout.dq, shape.heads, shape.seq_q},
+                            {"dK", buffers.dk, layout.dk, kv_heads, shape.seq_kv},
+                            {"dV", buffers.dv, layout.dv, kv_heads, shape.seq_kv}};
+  for (const Tensor& tensor : tensors) {
+    if (tensor.pointer == 0) return std::string(tensor.name) + " is a null pointer";
+    if (std::string why = unaligned_pointer(tensor.name, tensor.pointer, 16, kCopies);
+        !why.empty()) {
+      return why;
+    }
+    if (std::string why = unaligned_stride(tensor.name, tensor.strides, shape.batch, tensor.heads,
+                                           tensor.seq, 8, kCopies);
+        !why.empty()) {
+      return why;
+    }
+  }
+  if (buffers.lse == 0) {
+    return "the log-sum-exp is a null pointer (the forward writes it when asked: "
+           "AttentionBuffers::lse)";
+  }
+  if (std::string why = unaligned_pointer("the log-sum-exp", buffers.lse, 4, "fp32 loads");
+      !why.empty()) {
+    return why;
+  }
+  const std::size_t needed = backward_workspace_layout(problem, config).bytes;
+  if (buffers.workspace == 0 || buffers.workspace_bytes < needed) {
+    return "the workspace of " + std::to_string(buffers.workspace_bytes) +
+           " bytes is too small: " + config.key() + " on " + problem.key() + " needs " +
+           std::to_string(needed);
+  }
+  if (std::string why = unaligned_pointer("the workspace", buffers.workspace, 256, "lists");
+      !why.empty()) {
+    return why;
+  }
+  if (config.persistence == Persistence::dynamic && buffers.tile_counter == 0) {
+    return "a dynamic-persistence variant needs a tile counter";
+  }
+  return {};
+}
+
+attention::BackwardArgs backward_launch_args(const AttentionBackwardProblem& problem,
+                                             const AttentionBackwardConfig& config,
+                                             const BackwardLayout& layout,
+                                             const AttentionBackwardBuffers& buffers,
+                                             int wave_size) {
+  const AttentionProblem& shape = problem.shape;
+  const BackwardWorkspaceLayout parts = backward_workspace_layout(problem, config);
+  const auto part = [&](std::size_t offset) { return buffers.workspace + offset; };
+  attention::BackwardArgs args{};
+  args.batch = shape.batch;
+  args.heads = shape.heads;
+  args.kv_heads = shape.kv_head_count();
+  args.seq_q = shape.seq_q;
+  args.seq_kv = shape.seq_kv;
+  args.causal_shift = shape.causal_shift();
+  args.seq_q_padded = backward_q_tiles(problem, config) * config.block_m;
+  const double scale = 1.0 / std::sqrt(static_cast<double>(shape.head_dim));
+  args.scale = static_cast<float>(scale);
+  args.scale_log2 = static_cast<float>(scale * std::numbers::log2e);
+  args.wave_size = wave_size;
+  args.tile_counter = reinterpret_cast<int*>(buffers.tile_counter);
+  args.workspace.lse_log2 = reinterpret_cast<float*>(part(parts.lse_log2));
+  args.workspace.delta = reinterpret_cast<float*>(part(parts.delta));
+  args.workspace.dq_accum = reinterpret_cast<float*>(part(parts.dq_accum));
+  args.workspace.semaphores = config.dq == DqAccumulation::deterministic
+                                  ? reinterpret_cast<int*>(part(parts.semaphores))
+                                  : nullptr;
+  args.q = layout.q;
+  args.k = layout.k;
+  args.v = layout.v;
+  args.o = layout.o;
+  args.d_o = layout.d_o;
+  args.dq = layout.dq;
+  args.dk = layout.dk;
+  args.dv = layout.dv;
+  return args;
+}
+
+AttentionBackwardModule::AttentionBackwardModule(const CudaDriver& driver,
+                                                 const std::vector<char>& cubin,
+                                                 const AttentionBackwardConfig& config,
+                                                 int dynamic_shared_bytes, int sm_count)
+    : driver_(driver),
+      config_(config),
+      dynamic_shared_bytes_(dynamic_shared_bytes),
+      sm_count_(sm_count),
+      kernel_(driver, cubin, kBackwardEntryName, config.threads(), dynamic_shared_bytes,
+              config.key()),
+      preprocess_(kernel_.other_function(kBackwardPreprocessEntryName)),
+      postprocess_(kernel_.other_function(kBackwardPostprocessEntryName)) {}
+
+int AttentionBackwardModule::grid_size(const AttentionBackwardProblem& problem) const {
+  const AttentionProblem& shape = problem.shape;
+  const long long kv_tiles = (shape.seq_kv + config_.block_n - 1) / config_.block_n;
+  const long long tiles = kv_tiles * shape.batch * shape.kv_head_count();
+  if (config_.persistence == Persistence::grid) return static_cast<int>(tiles);
+  return static_cast<int>(std::min<long long>(tiles, wave_size()));
+}
+
+namespace {
+
+// CTAs of a pass over `rows` query rows.
+unsigned pass_blocks(long long rows, int head_dim) {
+  const long long rows_per_block = attention::kPassThreads / attention::pass_row_threads(head_dim);
+  return static_cast<unsigned>((rows + rows_per_block - 1) / rows_per_block);
+}
+
+}  // namespace
+
+void AttentionBackwardModule::launch(const AttentionBackwardProblem& problem,
+                                     const AttentionBackwardBuffers& buffers, CUstream stream,
+                                     int persistent_ctas) const {
+  const AttentionProblem& shape = problem.shape;
+  const BackwardLayout layout = resolve_backward_layout(shape, buffers);
+  if (std::string why = backward_buffers_refusal(problem, config_, layout, buffers); !why.empty()) {
+    throw KernelRefused("cannot run " + config_.key() + " on " + problem.key() + ": " + why);
+  }
+  int grid = grid_size(problem);
+  if (persistent_ctas > 0 && config_.persistence != Persistence::grid) {
+    grid = std::min(grid, persistent_ctas);
+  }
+  if (config_.persistence == Persistence::dynamic && !buffers.tile_counter_zeroed) {
+    SWR_CU(driver_, cuMemsetD32Async(buffers.tile_counter, 0, 1, stream));
+  }
+  attention::BackwardArgs args =
+      backward_launch_args(problem, config_, layout, buffers, wave_size());
+  const void* q = reinterpret_cast<const void*>(buffers.q);
+  const void* k = reinterpret_cast<const void*>(buffers.k);
+  const void* v = reinterpret_cast<const void*>(buffers.v);
+  const void* o = reinterpret_cast<const void*>(buffers.o);
+  const void* d_o = reinterpret_cast<const void*>(buffers.d_o);
+  const float* lse = reinterpret_cast<const float*>(buffers.lse);
+  void* dq = reinterpret_cast<void*>(buffers.dq);
+  void* dk = reinterpret_cast<void*>(buffers.dk);
+  void* dv = reinterpret_cast<void*>(buffers.dv);
+  // The entries' argument lists (generator/attention_backward/kernel_source.cpp).
+  void* preprocess_arguments[] = {&o, &d_o, &lse, &args};
+  void* main_arguments[] = {&q, &k, &v, &d_o, &dk, &dv, &args};
+  void* postprocess_arguments[] = {&dq, &args};
+  const long long heads = static_cast<long long>(shape.batch) * shape.heads;
+  SWR_CU(driver_,
+         cuLaunchKernel(preprocess_, pass_blocks(heads * args.seq_q_padded, shape.head_dim), 1, 1,
+                        attention::kPassThreads, 1, 1, 0, stream, preprocess_arguments, nullptr));
+  SWR_CU(driver_, cuLaunchKernel(kernel_.function(), grid, 1, 1, config_.threads(), 1, 1,
+                                 dynamic_shared_bytes_, stream, main_arguments, nullptr));
+  SWR_CU(driver_,
+         cuLaunchKernel(postprocess_, pass_blocks(heads * shape.seq_q, shape.head_dim), 1, 1,
+                        attention::kPassThreads, 1, 1, 0, stream, postprocess_arguments, nullptr));
+}
+
+}  // namespace swr

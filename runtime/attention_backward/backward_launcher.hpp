@@ -1,0 +1,89 @@
+// Runs one compiled attention backward variant: loads its module (the preprocess, main and
+// postprocess kernels), checks what the caller hands it, and launches the three in turn on a
+// stream with a workspace the caller owns (backward_workspace_layout says its size).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "driver/cuda_driver.hpp"
+#include "driver/device_resources.hpp"
+#include "swr/attention.hpp"
+#include "swr/attention_backward_config.hpp"
+#include "swr/attention_backward_problem.hpp"
+#include "templates/attention/backward/backward_args.cuh"
+
+namespace swr {
+
+struct AttentionBackwardBuffers {
+  // Inputs: Q, K, V, O, dO (16-bit elements, [B, H, S, D] views; K, V with H_kv heads) and the
+  // forward's log-sum-exp ([B, H, S_q] fp32, contiguous).
+  CUdeviceptr q = 0, k = 0, v = 0, o = 0, d_o = 0, lse = 0;
+  // Outputs: dQ like Q, dK and dV like K and V.
+  CUdeviceptr dq = 0, dk = 0, dv = 0;
+  // backward_workspace_layout(problem, config).bytes, 256-byte aligned; the preprocess fills it.
+  CUdeviceptr workspace = 0;
+  std::size_t workspace_bytes = 0;
+  CUdeviceptr tile_counter = 0;  // one int; dynamic persistence only
+  bool tile_counter_zeroed = false;
+  // As swr::AttentionTensors takes them: all 0 is contiguous.
+  ElementStrides q_strides{}, k_strides{}, v_strides{}, o_strides{}, d_o_strides{}, dq_strides{},
+      dk_strides{}, dv_strides{};
+};
+
+// The eight tensors' strides as the kernels index them.
+struct BackwardLayout {
+  attention::TensorStrides q, k, v, o, d_o, dq, dk, dv;
+};
+
+// UsageError for strides that are not a layout (as the forward's); then why the kernels cannot
+// run on these buffers (empty when they can): 16-byte copies of every tensor, a 4-byte aligned
+// log-sum-exp, a workspace of the layout's size.
+BackwardLayout resolve_backward_layout(const AttentionProblem& shape,
+                                       const AttentionBackwardBuffers& buffers);
+std::string backward_buffers_refusal(const AttentionBackwardProblem& problem,
+                                     const AttentionBackwardConfig& config,
+                                     const BackwardLayout& layout,
+                                     const AttentionBackwardBuffers& buffers);
+
+class AttentionBackwardModule {
+ public:
+  // Loads the cubin into the current context (a DriverError if the device cannot run it or it
+  // lacks one of the three entries).
+  AttentionBackwardModule(const CudaDriver& driver, const std::vector<char>& cubin,
+                          const AttentionBackwardConfig& config, int dynamic_shared_bytes,
+                          int sm_count);
+  AttentionBackwardModule(const AttentionBackwardModule&) = delete;
+  AttentionBackwardModule& operator=(const AttentionBackwardModule&) = delete;
+
+  int blocks_per_sm() const { return kernel_.blocks_per_sm(); }
+  int wave_size() const { return kernel_.blocks_per_sm() * sm_count_; }
+  int registers_per_thread() const { return kernel_.registers_per_thread(); }
+  // CTAs of the main kernel: one per (K/V tile, batch, K/V head) for `grid`, at most a wave for
+  // the persistent modes.
+  int grid_size(const AttentionBackwardProblem& problem) const;
+
+  // Enqueues the preprocess, the main kernel and the postprocess (and the tile counter's clear).
+  // Before anything: UsageError for bad strides, KernelRefused for buffers the kernels cannot
+  // take (backward_buffers_refusal).
+  void launch(const AttentionBackwardProblem& problem, const AttentionBackwardBuffers& buffers,
+              CUstream stream, int persistent_ctas = 0) const;
+
+ private:
+  const CudaDriver& driver_;
+  AttentionBackwardConfig config_;
+  int dynamic_shared_bytes_ = 0;
+  int sm_count_ = 0;
+  LoadedCubin kernel_;
+  CUfunction preprocess_ = nullptr;
+  CUfunction postprocess_ = nullptr;
+};
+
+// The launch-argument block of the three kernels.
+attention::BackwardArgs backward_launch_args(const AttentionBackwardProblem& problem,
+                                             const AttentionBackwardConfig& config,
+                                             const BackwardLayout& layout,
+                                             const AttentionBackwardBuffers& buffers,
+                                             int wave_size);
+
+}  // namespace swr

@@ -1,0 +1,75 @@
+// What the attention backward's kernels receive at launch besides their tensors: the shape that
+// is not compiled in, where the causal diagonal lies, the tensors' strides, and where the
+// workspace's parts lie. One definition for NVRTC and the host compiler (the launcher), as
+// attention_args.cuh is for the forward: cuLaunchKernel copies the block byte for byte.
+//
+// The backward of O = softmax(Q K^T * scale) V, given dO and the forward's per-row log-sum-exp L
+// (natural log, [B, H, S_q] fp32), is, with P = exp(S * scale - L) recomputed from Q, K and L:
+//   dV = P^T dO,  dP = dO V^T,  dS = P o (dP - delta) with delta = rowsum(dO o O),
+//   dK = scale * dS^T Q,  dQ = scale * dS K.
+// Three kernels of one module run in order (workspace_passes.cuh, backward_kernel.cuh):
+//   preprocess  per query row: delta, L * log2(e), the row's dQ accumulator zeroed, and the
+//               deterministic mode's semaphores zeroed; padding rows get L = +inf (P = 0).
+//   main        a CTA owns a K/V tile and walks the Q tiles that see it: dK and dV in registers,
+//               dQ added into the fp32 accumulator (atomically, or in K/V-tile order).
+//   postprocess dQ = scale * accumulator, in the input dtype at dQ's strides.
+#pragma once
+
+#include "attention/attention_args.cuh"
+#include "common/host_device.cuh"
+
+namespace swr {
+namespace attention {
+
+// The workspace (fp32 and int words, the caller's or the runtime's), in this order:
+//   lse_log2 [B*H][seq_q_padded]  L * log2(e), +inf in padding rows
+//   delta    [B*H][seq_q_padded]  rowsum(dO o O), 0 in padding rows
+//   dq_accum [B*H][seq_q][D]      fp32 dQ / scale, summed over K/V tiles
+//   semaphores [B*H][q_tiles]     deterministic dQ: how many K/V tiles have added to a Q tile
+// seq_q_padded = q_tiles * block_m, so that a Q tile's rows of both lists are always in bounds.
+struct BackwardWorkspace {
+  float* lse_log2;
+  float* delta;
+  float* dq_accum;
+  int* semaphores;
+};
+
+struct BackwardArgs {
+  int batch;
+  int heads;     // query heads
+  int kv_heads;  // heads % kv_heads == 0
+  int seq_q;
+  int seq_kv;
+  int causal_shift;   // query row i sees keys j <= i + causal_shift (attention_args.cuh)
+  int seq_q_padded;   // q_tiles * block_m of the main kernel
+  float scale;        // softmax scale: dK and dQ carry it
+  float scale_log2;   // scale * log2(e)
+  int wave_size;      // CTAs resident at once (grid-mode sawtooth flips on it)
+  int* tile_counter;  // dynamic persistence: one int, 0 at launch
+  BackwardWorkspace workspace;
+  // Element strides of the [B, H, S, D] views (dK and dV: K/V heads).
+  TensorStrides q, k, v, o, d_o, dq, dk, dv;
+};
+static_assert(sizeof(BackwardWorkspace) == 32 && sizeof(BackwardArgs) == 272,
+              "the launch-argument block has one layout on host and device");
+
+// The preprocess and postprocess (workspace_passes.cuh) run CTAs of kPassThreads threads, each
+// query row on pass_row_threads lanes of one warp (the first head_dim / 8 take 8 columns each):
+// the launcher sizes their grids by the same numbers.
+constexpr int kPassThreads = 256;
+SWR_HOST_DEVICE constexpr int pass_row_threads(int head_dim) {
+  return head_dim / 8 <= 4 ? 4 : head_dim / 8 <= 8 ? 8 : head_dim / 8 <= 16 ? 16 : 32;
+}
+
+// Rows of the workspace's lists for query head (batch, head).
+SWR_HOST_DEVICE long long workspace_row(const BackwardArgs& args, int batch, int head) {
+  return (static_cast<long long>(batch) * args.heads + head) * args.seq_q_padded;
+}
+// Element offset of row `row` of query head (batch, head) in the dQ accumulator.
+SWR_HOST_DEVICE long long dq_accum_offset(const BackwardArgs& args, int batch, int head, int row,
+                                          int head_dim) {
+  return ((static_cast<long long>(batch) * args.heads + head) * args.seq_q + row) * head_dim;
+}
+
+}  // namespace attention
+}  // namespace swr

@@ -1,0 +1,56 @@
+// The attention backward's schedule: which K/V tile each CTA owns in which round, and which Q
+// tile (of which query head of its K/V head's group) it reads at each step. The forward's schedule
+// with the roles of Q and K/V swapped: tile_coord and the persistence rules
+// (attention_schedule.cuh) hand out (batch, K/V head, K/V tile) units, and the walk over the Q
+// tiles is cyclic or sawtooth (kv_tile_at's rule): CTAs that run together read the same Q, dO,
+// L and delta tiles, so reversing the walk on every other round finds the tiles read last still
+// in the L2. Pure functions of plain ints, compiled by NVRTC for the kernels and by the host
+// compiler for the L2 model's replay and the tests.
+#pragma once
+
+#include "attention/attention_schedule.cuh"
+#include "common/host_device.cuh"
+
+namespace swr {
+namespace attention {
+
+// The first Q tile with a row that sees a key of K/V tile `kv_tile` (row i sees keys
+// j <= i + causal_shift): 0 without causal; q_tiles when no row does (the tile's dK and dV are 0).
+SWR_HOST_DEVICE int first_q_tile_of_kv_tile(bool causal, int kv_tile, int block_m, int block_n,
+                                            int seq_q, int causal_shift) {
+  const int q_tiles = (seq_q + block_m - 1) / block_m;
+  if (!causal) return 0;
+  const int first_row = kv_tile * block_n - causal_shift;  // the first row seeing the first key
+  if (first_row <= 0) return 0;
+  if (first_row >= seq_q) return q_tiles;
+  return first_row / block_m;
+}
+
+// One step of a CTA's walk: the query head of the group (0 .. group size - 1) and the Q tile.
+struct BackwardStep {
+  int head_in_group;
+  int q_tile;
+};
+
+// Step `step` of the walk over `group_heads` query heads x the Q tiles [first_q_tile, q_tiles):
+// heads outer, tiles inner, the whole sequence reversed on odd rounds by the sawtooth order.
+SWR_HOST_DEVICE BackwardStep backward_step_at(KvOrder order, int step, int group_heads,
+                                              int first_q_tile, int q_tiles, int round) {
+  const int tiles = q_tiles - first_q_tile;
+  const int index = kv_tile_at(order, step, group_heads * tiles, round);
+  BackwardStep at;
+  at.head_in_group = index / tiles;
+  at.q_tile = first_q_tile + index - at.head_in_group * tiles;
+  return at;
+}
+
+// The linear index of (K/V tile, batch * kv_heads + K/V head) units in the grid: tile_coord's
+// rules, with `kv_tiles` in the role of the Q tiles. Never reversed for causal: K/V tile 0 is
+// seen by the most Q tiles, so the natural order already hands out the longest work first.
+SWR_HOST_DEVICE TileCoord backward_tile_coord(TileSwizzle swizzle, int head_group, int linear,
+                                              int kv_tiles, int batch_kv_heads) {
+  return tile_coord(swizzle, head_group, false, linear, kv_tiles, batch_kv_heads);
+}
+
+}  // namespace attention
+}  // namespace swr

@@ -1,0 +1,197 @@
+// The attention backward family without a GPU: its config's key and JSON forms (round trips and
+// refusals), its problem's key and work, the resource model's tile rules and shared memory against
+// the template's own (a rendered static_assert proves them equal when it compiles), the space on
+// GB10 and the H200 (every knob value kept somewhere, what is pruned and why), the workspace's
+// layout, and the rendered module's entries.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+
+#include "generator/attention_backward/attention_backward_family.hpp"
+#include "swr/usage_error.hpp"
+
+namespace swr {
+namespace {
+
+AttentionBackwardProblem problem(int head_dim, bool causal = true, int kv_heads = 0) {
+  AttentionProblem shape{2, 16, 4096, 4096, head_dim, DataType::bf16, causal};
+  shape.kv_heads = kv_heads;
+  return {shape};
+}
+
+TEST(AttentionBackwardConfig, KeysRoundTrip) {
+  AttentionBackwardConfig config;
+  EXPECT_EQ(config.key(), "bwd-m64n128w8s2-cyclic-grid-head_major");
+  config.order = KvOrder::sawtooth;
+  config.persistence = Persistence::static_loop;
+  config.swizzle = TileSwizzle::head_groups;
+  config.head_group = 4;
+  config.dq = DqAccumulation::deterministic;
+  EXPECT_EQ(config.key(), "bwd-m64n128w8s2-sawtooth-static-groups4-det");
+  for (const std::string key :
+       {"bwd-m64n128w8s2-cyclic-grid-head_major", "bwd-m32n64w4s1-sawtooth-dynamic-det",
+        "bwd-m64n128w8s2-sawtooth-static-groups4-det",
+        "bwd-m32n64w8s3-cyclic-grid-head_major-fault",
+        "bwd-wgmma-m64n128w12s2-cyclic-grid-heads_interleaved"}) {
+    const auto parsed = AttentionBackwardConfig::from_key(key);
+    if (key == "bwd-m32n64w4s1-sawtooth-dynamic-det") {
+      EXPECT_FALSE(parsed) << "a key without its swizzle";
+      continue;
+    }
+    ASSERT_TRUE(parsed) << key;
+    EXPECT_EQ(parsed->key(), key);
+    EXPECT_EQ(AttentionBackwardConfig::from_json(parsed->to_json()), *parsed);
+  }
+}
+
+TEST(AttentionBackwardConfig, OnlyCanonicalKeysParse) {
+  for (const char* key :
+       {"m64n128w8s2-cyclic-grid-head_major", "bwd-m64n128w8-cyclic-grid-head_major",
+        "bwd-m064n128w8s2-cyclic-grid-head_major", "bwd-m64n128w8s2-static-grid-head_major",
+        "bwd-m64n128w8s2-cyclic-static_loop-head_major", "bwd-m64n128w8s2-cyclic-grid-groups0",
+        "bwd-m64n128w8s2-cyclic-grid-head_major-det-det", "bwd-m64n128w8s2-cyclic-grid-head_groups",
+        "bwd-m64n128w8s2-cyclic-grid-head_major-fault-det", ""}) {
+    EXPECT_FALSE(AttentionBackwardConfig::from_key(key)) << key;
+  }
+}
+
+TEST(AttentionBackwardConfig, BadJsonFieldsAreNamed) {
+  nlohmann::json json = AttentionBackwardConfig{}.to_json();
+  json["dq"] = "sometimes";
+  try {
+    AttentionBackwardConfig::from_json(json);
+    FAIL() << "accepted dq \"sometimes\"";
+  } catch (const UsageError& error) {
+    EXPECT_NE(std::string(error.what()).find("\"dq\" must be one of atomic, deterministic"),
+              std::string::npos)
+        << error.what();
+  }
+  json = AttentionBackwardConfig{}.to_json();
+  json["key"] = "bwd-m64n64w4s2-cyclic-grid-head_major";
+  EXPECT_THROW(AttentionBackwardConfig::from_json(json), UsageError);
+}
+
+TEST(AttentionBackwardProblem, KeyAndWork) {
+  const AttentionBackwardProblem p = problem(128);
+  EXPECT_EQ(p.key(), "bwd_" + p.shape.key());
+  EXPECT_DOUBLE_EQ(p.flops(), 2.5 * p.shape.flops());
+  EXPECT_EQ(AttentionBackwardProblem::from_json(p.to_json()), p);
+  AttentionBackwardProblem bad = p;
+  bad.shape.head_dim = 48;
+  EXPECT_THROW(bad.validate(), UsageError);
+}
+
+TEST(AttentionBackwardResources, TileRulesInWords) {
+  AttentionBackwardConfig config;
+  config.warps = 8;
+  config.block_n = 64;  // 8 rows a warp at head dim 128
+  EXPECT_NE(attention_backward_tile_problem(problem(128), config).find("whole m16 slices"),
+            std::string::npos);
+  EXPECT_EQ(attention_backward_tile_problem(problem(256), config), "")
+      << "above 128 two warps share 16 rows";
+  config = {};
+  config.block_m = 32;  // 2 row slices over 8 warps: 4 column parts
+  EXPECT_NE(attention_backward_tile_problem(problem(80), config).find("n16 pairs"),
+            std::string::npos);
+  config = {};
+  config.path = InstructionPath::wgmma;
+  EXPECT_NE(attention_backward_tile_problem(problem(128), config).find("mma_sync only"),
+            std::string::npos);
+}
+
+TEST(AttentionBackwardResources, SharedMemoryOfTheTiles) {
+  AttentionBackwardConfig config;  // m64 n128 s2
+  // K, V: 2 x 128 rows x 256 B; stages: 2 x (2 x 64 x 256 + 2 x 64 x 4); dS^T: 128 x 128 B.
+  EXPECT_EQ(attention_backward_shared_bytes(problem(128), config),
+            2 * 128 * 256 + 2 * (2 * 64 * 256 + 512) + 128 * 128);
+  config.block_m = 32;  // dS^T rows of 32 columns are padded to 5 chunks
+  EXPECT_EQ(attention_backward_shared_bytes(problem(80), config),
+            2 * 128 * 176 + 2 * (2 * 32 * 176 + 256) + 128 * 80);
+}
+
+TEST(AttentionBackwardSpace, EveryKnobValueIsKeptOnBothTargets) {
+  for (const char* gpu_name : {"gb10", "h200"}) {
+    const GpuProfile gpu = find_gpu_profile(gpu_name).value();
+    std::set<std::string> seen;
+    for (int head_dim : kSupportedHeadDims) {
+      const AttentionBackwardSpace space = build_attention_backward_space(problem(head_dim), gpu);
+      EXPECT_FALSE(space.configs.empty()) << gpu_name << " d" << head_dim;
+      for (const AttentionBackwardConfig& config : space.configs) {
+        const ResourceUse use = attention_backward_resource_use(problem(head_dim), config, gpu);
+        EXPECT_TRUE(use.does_not_fit.empty()) << config.key();
+        EXPECT_LE(use.dynamic_shared_bytes, gpu.shared_memory_per_block_optin) << config.key();
+        EXPECT_EQ(config.path, InstructionPath::mma_sync) << config.key();
+        seen.insert("m" + std::to_string(config.block_m) + "n" + std::to_string(config.block_n) +
+                    "w" + std::to_string(config.warps));
+        seen.insert("s" + std::to_string(config.stages));
+        seen.insert(std::string(to_string(config.order)));
+        seen.insert(std::string(to_string(config.persistence)));
+        seen.insert(std::string(to_string(config.swizzle)));
+        seen.insert(std::string(to_string(config.dq)));
+      }
+      for (const Pruned<AttentionBackwardConfig>& pruned : space.pruned) {
+        EXPECT_FALSE(pruned.reason.empty()) << pruned.config.key();
+      }
+    }
+    for (const char* value : {"m64n128w8", "m32n128w8", "m64n64w4", "m32n64w4", "m32n32w4", "s2",
+                              "s3", "cyclic", "sawtooth", "grid", "static", "dynamic", "head_major",
+                              "heads_interleaved", "head_groups", "atomic", "deterministic"}) {
+      EXPECT_TRUE(seen.count(value)) << gpu_name << " keeps no config with " << value;
+    }
+    // 64 K/V rows split over 8 warps serve head dims above 128 only, whose two stages outgrow
+    // GB10's 99 KiB (32 K/V rows over 4 warps serve them there).
+    for (const char* split_tile : {"m64n64w8", "m32n64w8"}) {
+      EXPECT_EQ(seen.count(split_tile), std::string(gpu_name) == "h200" ? 1u : 0u) << split_tile;
+    }
+  }
+}
+
+TEST(AttentionBackwardSpace, GroupedHeadsGroupByKvHead) {
+  const GpuProfile gpu = find_gpu_profile("h200").value();
+  // 2 batches x 2 K/V heads: a head group of 4 would cover them all, 1 changes nothing.
+  AttentionBackwardProblem gqa = problem(128, true, 2);
+  gqa.shape.seq_q = gqa.shape.seq_kv = 131072;
+  for (const AttentionBackwardConfig& config : build_attention_backward_space(gqa, gpu).configs) {
+    if (config.swizzle == TileSwizzle::head_groups) {
+      EXPECT_GT(config.head_group, 1) << config.key();
+      EXPECT_LT(config.head_group, 4) << config.key();
+    }
+  }
+}
+
+TEST(AttentionBackwardWorkspace, PartsAreAlignedAndSized) {
+  AttentionBackwardConfig config;
+  config.dq = DqAccumulation::deterministic;
+  AttentionBackwardProblem p = problem(64);
+  p.shape.seq_q = 1000;  // 16 Q tiles of 64: lists of 1024 padded rows
+  const BackwardWorkspaceLayout layout = backward_workspace_layout(p, config);
+  const std::size_t heads = 2 * 16;
+  EXPECT_EQ(layout.lse_log2, 0u);
+  EXPECT_EQ(layout.delta, heads * 1024 * 4);
+  EXPECT_EQ(layout.dq_accum, 2 * heads * 1024 * 4);
+  EXPECT_EQ(layout.semaphores, layout.dq_accum + heads * 1000 * 64 * 4);
+  EXPECT_EQ(layout.bytes, layout.semaphores + heads * 16 * 4);
+  for (std::size_t offset : {layout.delta, layout.dq_accum, layout.semaphores, layout.bytes}) {
+    EXPECT_EQ(offset % 256, 0u);
+  }
+  config.dq = DqAccumulation::atomic;  // no semaphores
+  EXPECT_EQ(backward_workspace_layout(p, config).bytes, layout.semaphores);
+}
+
+TEST(AttentionBackwardSource, RendersTheThreeEntriesInLaunchOrder) {
+  const KernelSource source = render_attention_backward_kernel(problem(128), {});
+  EXPECT_EQ(source.entry, kBackwardEntryName);
+  EXPECT_EQ(source.launch_sequence,
+            (std::vector<std::string>{kBackwardPreprocessEntryName, kBackwardEntryName,
+                                      kBackwardPostprocessEntryName}));
+  for (const std::string& entry : source.launch_sequence) {
+    EXPECT_NE(source.text.find(entry + "("), std::string::npos) << entry;
+  }
+  EXPECT_EQ(source.name, "bwd-m64n128w8s2-cyclic-grid-head_major_d128_bf16_causal.cu");
+  EXPECT_EQ(source.threads_per_block, 256);
+}
+
+}  // namespace
+}  // namespace swr
