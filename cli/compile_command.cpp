@@ -1,7 +1,12 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "generator/attention_backward/attention_backward_family.hpp"
+#include "generator/problem_json.hpp"
+#include "swr/usage_error.hpp"
+#include "tuner/family_compilation.hpp"
 #include "tuner/gemm_compilation.hpp"
+#include "tuner/gpu_detection.hpp"
 #include "tuner/kernel_directory.hpp"
 #include "tuner/variant_compilation.hpp"
 
@@ -42,6 +47,56 @@ int run_gemm_compile(const CompileCommandOptions& options) {
   return report_compiled(target, compile_gemm_variants(target, configs, settings), settings);
 }
 
+// The attention backward: the per-variant lines while compiling, then the summary, or the JSON
+// form of every variant. Its modules ship through `swr-tune export` (the manifest says their three
+// entries and their order), not through --out's kernel directories.
+int run_backward_compile(const CompileCommandOptions& options) {
+  const AttentionBackwardProblem problem = resolve_backward_problem(options.problem);
+  const GpuProfile gpu = resolve_gpu(options.problem.gpu);
+  const CompileSettings settings = parse_compile_options(options.compile);
+  if (settings.out_dir) {
+    throw UsageError(
+        "--out writes kernel directories of the attention and GEMM families: allowed "
+        "with --family attention-backward are the other options (its kernels ship "
+        "through `swr-tune export`)");
+  }
+  const AttentionBackwardSpace space =
+      select_family_space<AttentionBackwardFamily>(problem, gpu, options.problem.config_keys);
+  const std::vector<AttentionBackwardConfig> configs = first_runnable_configs(
+      space, settings.limit, problem.key(), gpu.name, "swr-tune space --family attention-backward");
+  const FamilyCompileOutcome<AttentionBackwardFamily> outcome =
+      compile_family_variants<AttentionBackwardFamily>(problem, gpu, configs, settings);
+  if (settings.json) {
+    nlohmann::json variants = nlohmann::json::array();
+    for (std::size_t i = 0; i < configs.size(); ++i) {
+      const CompiledKernel& kernel = outcome.kernels[i];
+      variants.push_back({{"key", configs[i].key()},
+                          {"ok", kernel.ok},
+                          {"entries", outcome.sources[i].launch_sequence},
+                          {"registers", kernel.registers},
+                          {"spill_bytes", kernel.spill_bytes},
+                          {"dynamic_shared_bytes", outcome.sources[i].dynamic_shared_bytes},
+                          {"cubin_bytes", kernel.cubin.size()},
+                          {"from_cache", kernel.from_cache},
+                          {"log", kernel.ok ? std::string() : kernel.log}});
+    }
+    std::cout << nlohmann::json{{"family", kAttentionBackwardFamilyName},
+                                {"problem", keyed_problem_json(problem)},
+                                {"gpu", gpu.name},
+                                {"arch", gpu.arch},
+                                {"seconds", outcome.seconds},
+                                {"failed", outcome.failed},
+                                {"from_cache", outcome.from_cache},
+                                {"cache_dir", outcome.cache_dir.string()},
+                                {"variants", std::move(variants)}}
+                     .dump(2)
+              << '\n';
+  } else {
+    print_family_compile_summary<AttentionBackwardFamily>(problem, gpu, outcome);
+  }
+  return outcome.failed > 0 ? 1 : 0;
+}
+
 }  // namespace
 
 CLI::App* add_compile_command(CLI::App& app, CompileCommandOptions& options) {
@@ -58,12 +113,14 @@ CLI::App* add_compile_command(CLI::App& app, CompileCommandOptions& options) {
       "launch argument, listed per variant in kernels.json).\n"
       "Examples:\n"
       "  swr-tune compile --gpu h200 --seq 16384 --head-dim 128 --out kernels/\n"
-      "  swr-tune compile --family gemm --gpu h200 --size 4096 --out gemm-kernels/");
+      "  swr-tune compile --family gemm --gpu h200 --size 4096 --out gemm-kernels/\n"
+      "  swr-tune compile --family attention-backward --gpu gb10 --seq 8192 --head-dim 128");
   return command;
 }
 
 int run_compile_command(const CompileCommandOptions& options) {
   if (is_gemm_family(options.problem.gemm)) return run_gemm_compile(options);
+  if (is_attention_backward_family(options.problem.gemm)) return run_backward_compile(options);
   // Every value is checked before anything is compiled or written.
   const Target target = resolve_target(options.problem);
   const CompileSettings settings = parse_compile_options(options.compile);

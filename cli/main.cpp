@@ -67,7 +67,8 @@ int main(int argc, char** argv) {
   // A closed pipe is an error to report (checked_output), not a signal that kills the command
   // before it stores its results. The measurement workers keep the default.
   if (argc != 2 || (std::string(argv[1]) != swr::kMeasureWorkerSubcommand &&
-                    std::string(argv[1]) != swr::kMeasureGemmWorkerSubcommand)) {
+                    std::string(argv[1]) != swr::kMeasureGemmWorkerSubcommand &&
+                    std::string(argv[1]) != swr::kMeasureAttentionBackwardWorkerSubcommand)) {
     signal(SIGPIPE, SIG_IGN);
   } else {
     signal(SIGPIPE, SIG_DFL);
@@ -77,6 +78,9 @@ int main(int argc, char** argv) {
   }
   if (argc == 2 && std::string(argv[1]) == swr::kMeasureGemmWorkerSubcommand) {
     return swr::run_gemm_measurement_worker();
+  }
+  if (argc == 2 && std::string(argv[1]) == swr::kMeasureAttentionBackwardWorkerSubcommand) {
+    return swr::run_attention_backward_measurement_worker();
   }
 
   CLI::App app(

@@ -126,7 +126,7 @@ Target resolve_target(const ProblemOptions& options) {
 }
 
 void add_gemm_shape_options(CLI::App& command, GemmOptions& options) {
-  command.add_option("--family", options.family, "Kernel family: attention, gemm")
+  command.add_option("--family", options.family, std::string("Kernel family: ") + kFamilyNames)
       ->type_name("NAME")
       ->capture_default_str();
   command.add_option("--m", options.m, "GEMM: rows of A and C")->type_name("M");
@@ -147,10 +147,10 @@ void add_gemm_sweep_options(CLI::App& command, GemmOptions& options) {
       ->type_name("DIR");
 }
 
-bool is_gemm_family(const GemmOptions& options) {
-  if (options.family == "gemm") return true;
-  if (options.family != "attention") {
-    throw UsageError("bad --family '" + options.family + "': allowed attention, gemm");
+Family parse_family(const GemmOptions& options) {
+  if (options.family == kGemmFamilyName) return Family::gemm;
+  if (options.family != kAttentionFamilyName && options.family != kAttentionBackwardFamilyName) {
+    throw UsageError("bad --family '" + options.family + "': allowed " + kFamilyNames);
   }
   const bool gemm_option = !options.m.empty() || !options.n.empty() || !options.k.empty() ||
                            !options.size.empty() || options.sweep || !options.sweep_out.empty();
@@ -159,7 +159,21 @@ bool is_gemm_family(const GemmOptions& options) {
         "--m, --n, --k, --size, --sweep and --sweep-out belong to the GEMM family: allowed with "
         "--family gemm");
   }
-  return false;
+  return options.family == kAttentionFamilyName ? Family::attention : Family::attention_backward;
+}
+
+bool is_gemm_family(const GemmOptions& options) {
+  return parse_family(options) == Family::gemm;
+}
+
+bool is_attention_backward_family(const GemmOptions& options) {
+  return parse_family(options) == Family::attention_backward;
+}
+
+AttentionBackwardProblem resolve_backward_problem(const ProblemOptions& options) {
+  check_gpu_option(options.gpu);
+  require(options.seq, "--seq", "a positive integer (query rows per head)");
+  return {parse_attention_problem(options)};
 }
 
 GemmProblem single_gemm_problem(const GemmOptions& options, DataType dtype) {

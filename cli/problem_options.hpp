@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "generator/kernel_family.hpp"
+#include "swr/attention_backward_problem.hpp"
 #include "swr/gemm_config.hpp"
 #include "swr/gemm_problem.hpp"
 #include "tuner/gemm_compilation.hpp"
@@ -71,9 +73,18 @@ void add_gemm_sweep_options(CLI::App& command, GemmOptions& options);
 // Parses a positive integer option value; throws UsageError "bad --name 'text': allowed ...".
 int parse_positive(const std::string& text, const std::string& option_name);
 
-// True for --family gemm; UsageError for a family that does not exist, or GEMM options given
+// The kernel families --family names (generator/kernel_family.hpp).
+enum class Family { attention, attention_backward, gemm };
+inline constexpr const char* kFamilyNames = "attention, attention-backward, gemm";
+// The family --family names; UsageError for one that does not exist, or GEMM options given
 // without --family gemm.
+Family parse_family(const GemmOptions& options);
+// True for --family gemm (attention-backward), with parse_family's refusals.
 bool is_gemm_family(const GemmOptions& options);
+bool is_attention_backward_family(const GemmOptions& options);
+// The backward problem the attention options name (the forward's shape), checked as
+// resolve_target checks it; --config keys are the caller's to check.
+AttentionBackwardProblem resolve_backward_problem(const ProblemOptions& options);
 
 // The attention problem that --seq, --seq-kv, --batch, --heads, --head-dim, --dtype, --causal,
 // --kv-heads and --causal-align name, every value checked in that order: UsageError naming the

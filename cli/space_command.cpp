@@ -3,9 +3,12 @@
 #include <iostream>
 #include <map>
 
+#include "generator/attention_backward/attention_backward_family.hpp"
 #include "generator/problem_json.hpp"
 #include "generator/resource_model.hpp"
+#include "tuner/family_compilation.hpp"
 #include "tuner/gemm_compilation.hpp"
+#include "tuner/gpu_detection.hpp"
 #include "tuner/json_forms.hpp"
 #include "tuner/text_format.hpp"
 
@@ -91,6 +94,24 @@ int run_gemm_space(const SpaceOptions& options) {
   return 0;
 }
 
+int run_backward_space(const SpaceOptions& options) {
+  const AttentionBackwardProblem problem = resolve_backward_problem(options.problem);
+  const GpuProfile gpu = resolve_gpu(options.problem.gpu);
+  const AttentionBackwardSpace space =
+      select_family_space<AttentionBackwardFamily>(problem, gpu, options.problem.config_keys);
+  const auto resources_of = [&](const AttentionBackwardConfig& config) {
+    return attention_backward_resource_use(problem, config, gpu);
+  };
+  if (options.json) {
+    nlohmann::json output = space_json(problem, gpu, space, resources_of);
+    output["family"] = kAttentionBackwardFamilyName;
+    std::cout << output.dump(2) << '\n';
+  } else {
+    print_table(problem, gpu, space, options.show_pruned, resources_of);
+  }
+  return 0;
+}
+
 }  // namespace
 
 CLI::App* add_space_command(CLI::App& app, SpaceOptions& options) {
@@ -103,12 +124,14 @@ CLI::App* add_space_command(CLI::App& app, SpaceOptions& options) {
   command->footer(
       "Examples:\n"
       "  swr-tune space --gpu gb10 --seq 131072 --head-dim 128 --causal\n"
-      "  swr-tune space --family gemm --gpu h200 --size 4096 --show-pruned");
+      "  swr-tune space --family gemm --gpu h200 --size 4096 --show-pruned\n"
+      "  swr-tune space --family attention-backward --gpu h200 --seq 16384 --head-dim 128");
   return command;
 }
 
 int run_space_command(const SpaceOptions& options) {
   if (is_gemm_family(options.problem.gemm)) return run_gemm_space(options);
+  if (is_attention_backward_family(options.problem.gemm)) return run_backward_space(options);
   const Target target = resolve_target(options.problem);
   const AttentionSpace space = select_space(target, options.problem.config_keys);
   const auto resources_of = [&](const AttentionConfig& config) {

@@ -3,8 +3,10 @@
 
 #include "cli/commands.hpp"
 #include "driver/device_context.hpp"
+#include "generator/attention_backward/attention_backward_family.hpp"
 #include "swr/usage_error.hpp"
 #include "tuner/attention_tuning_job.hpp"
+#include "tuner/family_compilation.hpp"
 #include "tuner/gemm_tuning_job.hpp"
 #include "tuner/gpu_detection.hpp"
 #include "tuner/plan_file.hpp"
@@ -51,6 +53,38 @@ TuningJob attention_job(const TuneOptions& options) {
     // A --config the target cannot run is bad input now, before the database is located.
     if (!problem.config_keys.empty()) select_space({shape, target.gpu}, problem.config_keys);
     job.attention.push_back({shape, problem.config_keys});
+  }
+  return job;
+}
+
+// `swr-tune --family attention-backward --gpu G --seq S ...`: the backward of the attention
+// problem the options name (the causal and non-causal ones with --both).
+TuningJob attention_backward_job(const TuneOptions& options) {
+  const ProblemOptions& problem = options.problem;
+  const TuningOptions& tuning = options.tuning;
+  if (tuning.both && problem.causal) {
+    throw UsageError(
+        "--both and --causal exclude each other: allowed one of them (--both tunes the causal "
+        "and the non-causal shape)");
+  }
+  if (!tuning.model_top.empty()) {
+    throw UsageError(
+        "--model-top ranks attention forward variants: allowed with --family "
+        "attention-backward are the attention problem options and the tuning options");
+  }
+  if (tuning.plant_fault) {
+    throw UsageError(
+        "--plant-fault plants an attention forward variant: allowed with --family "
+        "attention-backward are the attention problem options and the tuning options");
+  }
+  TuningJob job = common_job(options);
+  const AttentionBackwardProblem asked = resolve_backward_problem(problem);
+  job.gpu = resolve_gpu(problem.gpu);
+  for (const AttentionProblem& shape : attention_problems_to_tune(asked.shape, tuning.both)) {
+    const AttentionBackwardProblem backward{shape};
+    // A --config the target cannot run is bad input now, before the database is located.
+    select_family_space<AttentionBackwardFamily>(backward, job.gpu, problem.config_keys);
+    job.attention_backward.push_back({backward, problem.config_keys});
   }
   return job;
 }
@@ -168,6 +202,8 @@ CLI::App* add_tune_command(CLI::App& app, TuneOptions& options) {
       "  swr-tune tune --gpu gb10 --seq 131072 --head-dim 128 --causal\n"
       "  swr-tune tune --family gemm --gpu h200 --m 8192 --n 4096 --k 1024 --dtype bf16\n"
       "  swr-tune tune --family gemm --gpu h200 --sweep\n"
+      "  swr-tune tune --family attention-backward --gpu h200 --seq 16384 --heads 16 "
+      "--head-dim 128 --causal\n"
       "  swr-tune tune --gpu h200 --plan plan.json --devices all\n"
       "  swr-tune tune --gpu h200 --plan plan.json --shard $SLURM_ARRAY_TASK_ID/"
       "$SLURM_ARRAY_TASK_COUNT --db shard-$SLURM_ARRAY_TASK_ID.db");
@@ -178,7 +214,9 @@ CLI::App* add_tune_command(CLI::App& app, TuneOptions& options) {
 int run_tune_command(const TuneOptions& options) {
   TuningJob job = !options.tuning.plan.empty()           ? plan_job(options)
                   : is_gemm_family(options.problem.gemm) ? gemm_job(options)
-                                                         : attention_job(options);
+                  : is_attention_backward_family(options.problem.gemm)
+                      ? attention_backward_job(options)
+                      : attention_job(options);
   selected_device_ordinal();  // a bad $SWR_DEVICE is bad input too
   job.tuning.database = writable_database(options.tuning);
   return run_tuning_job(job);

@@ -64,7 +64,7 @@ class IdentityWriter {
     return id;
   }
 
-  ProblemId problem(const std::variant<AttentionProblem, GemmProblem>& problem) {
+  ProblemId problem(const decltype(PortableMeasurement::problem)& problem) {
     return std::visit(
         [this](const auto& shape) {
           const std::string key = std::string(family_of(shape)) + '\n' + shape.key();
@@ -74,7 +74,7 @@ class IdentityWriter {
         problem);
   }
 
-  ConfigId config(const std::variant<AttentionConfig, GemmConfig>& config) {
+  ConfigId config(const decltype(PortableMeasurement::config)& config) {
     return std::visit(
         [this](const auto& variant) {
           const std::string key = std::string(family_of(variant)) + '\n' + variant.key();
@@ -118,22 +118,24 @@ DataType dtype_named(const std::string& dtype, const std::filesystem::path& path
   return *type;
 }
 
-// The GPU, then the attention shape columns, then the GEMM ones, after the measurement row's:
-// one of the two shapes is NULL.
+// The GPU, then the problem's family, the attention shape columns, then the GEMM ones, after the
+// measurement row's: one of the two shapes is NULL.
 std::string portable_columns(int schema_version) {
   return ", g.name, g.arch, g.sm_count, g.l2_bytes, g.device_name, g.driver_version, "
-         "g.cuda_version, a.problem_id, " +
+         "g.cuda_version, p.family, a.problem_id, " +
          attention_shape_columns("a", schema_version) +
          ", gp.problem_id, gp.m, gp.n, gp.k, gp.dtype";
 }
 constexpr int kAttentionShapeColumnCount = 1 + 9;  // problem id + attention_shape_columns
-constexpr int kPortableColumnCount = 7 + kAttentionShapeColumnCount + 5;
+constexpr int kPortableColumnCount = 8 + kAttentionShapeColumnCount + 5;
 
-// Measurements whose problem has a shape row of a family this build reads.
+// Measurements whose problem has a shape row of a family this build reads (an attention shape
+// row belongs to either attention pass).
 constexpr const char* kPortableJoins =
     " FROM measurements AS m JOIN configs AS c ON c.id = m.config_id"
-    " JOIN gpus AS g ON g.id = m.gpu_id"
+    " JOIN gpus AS g ON g.id = m.gpu_id JOIN problems AS p ON p.id = m.problem_id"
     " LEFT JOIN attention_problems AS a ON a.problem_id = m.problem_id"
+    "   AND p.family IN ('attention', 'attention-backward')"
     " LEFT JOIN gemm_problems AS gp ON gp.problem_id = m.problem_id";
 
 }  // namespace
@@ -162,7 +164,7 @@ std::vector<PortableMeasurement> ResultsDatabase::portable_measurements(
   SQLite::Statement& query = lease.statement();
   // Where the GPU, the attention shape and the GEMM shape columns start.
   const int gpu_columns = query.getColumnCount() - kPortableColumnCount;
-  const int attention_columns = gpu_columns + 7;
+  const int attention_columns = gpu_columns + 8;
   const int gemm_columns = attention_columns + kAttentionShapeColumnCount;
   std::vector<PortableMeasurement> measurements;
   while (query.executeStep()) {
@@ -179,12 +181,18 @@ std::vector<PortableMeasurement> ResultsDatabase::portable_measurements(
     portable.gpu.device_name = text();
     portable.gpu.driver_version = text();
     portable.gpu.cuda_version = text();
+    const std::string family = text();
     if (!query.getColumn(attention_columns).isNull()) {
       ColumnReader shape(query, attention_columns + 1);  // past the problem id
       const AttentionProblem problem =
           read_attention_shape(shape, "a problem in " + path_.string());
-      portable.problem = problem;
-      portable.config = AttentionConfig::from_json(stored.config_json);
+      if (family == kAttentionBackwardFamily) {
+        portable.problem = AttentionBackwardProblem{problem};
+        portable.config = AttentionBackwardConfig::from_json(stored.config_json);
+      } else {
+        portable.problem = problem;
+        portable.config = AttentionConfig::from_json(stored.config_json);
+      }
     } else {
       column = gemm_columns + 1;
       GemmProblem problem;

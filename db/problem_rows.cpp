@@ -36,6 +36,12 @@ void insert_shape_row(StatementCache& statements, std::int64_t id,
   lease.statement().exec();
 }
 
+// The backward's shape is the forward's: the same table, told apart by problems.family.
+void insert_shape_row(StatementCache& statements, std::int64_t id,
+                      const AttentionBackwardProblem& problem) {
+  insert_shape_row(statements, id, problem.shape);
+}
+
 void insert_shape_row(StatementCache& statements, std::int64_t id, const GemmProblem& problem) {
   StatementLease lease = statements.lease(
       "INSERT INTO gemm_problems (problem_id, m, n, k, dtype) VALUES (?, ?, ?, ?, ?)");
@@ -138,6 +144,9 @@ ConfigId config_row(StatementCache& statements, const Config& config) {
 
 template ProblemId problem_rows(StatementCache&, SQLite::Database&, const AttentionProblem&);
 template ProblemId problem_rows(StatementCache&, SQLite::Database&, const GemmProblem&);
+template ProblemId problem_rows(StatementCache&, SQLite::Database&,
+                                const AttentionBackwardProblem&);
+template ConfigId config_row(StatementCache&, const AttentionBackwardConfig&);
 template ConfigId config_row(StatementCache&, const AttentionConfig&);
 template ConfigId config_row(StatementCache&, const GemmConfig&);
 

@@ -10,6 +10,9 @@
 #include <string>
 
 #include "db/records.hpp"
+#include "generator/kernel_family.hpp"
+#include "swr/attention_backward_config.hpp"
+#include "swr/attention_backward_problem.hpp"
 #include "swr/attention_config.hpp"
 #include "swr/attention_problem.hpp"
 #include "swr/gemm_config.hpp"
@@ -20,8 +23,9 @@ namespace swr::db {
 class StatementCache;
 class ColumnReader;
 
-inline constexpr const char* kAttentionFamily = "attention";
-inline constexpr const char* kGemmFamily = "gemm";
+inline constexpr const char* kAttentionFamily = kAttentionFamilyName;
+inline constexpr const char* kAttentionBackwardFamily = kAttentionBackwardFamilyName;
+inline constexpr const char* kGemmFamily = kGemmFamilyName;
 
 // problems.family of a problem or config type.
 inline const char* family_of(const AttentionProblem&) {
@@ -29,6 +33,12 @@ inline const char* family_of(const AttentionProblem&) {
 }
 inline const char* family_of(const GemmProblem&) {
   return kGemmFamily;
+}
+inline const char* family_of(const AttentionBackwardProblem&) {
+  return kAttentionBackwardFamily;
+}
+inline const char* family_of(const AttentionBackwardConfig&) {
+  return kAttentionBackwardFamily;
 }
 inline const char* family_of(const AttentionConfig&) {
   return kAttentionFamily;

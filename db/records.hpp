@@ -11,6 +11,8 @@
 #include <string_view>
 #include <variant>
 
+#include "swr/attention_backward_config.hpp"
+#include "swr/attention_backward_problem.hpp"
 #include "swr/attention_config.hpp"
 #include "swr/attention_problem.hpp"
 #include "swr/gemm_config.hpp"
@@ -174,15 +176,15 @@ using TunedGemmShape = TunedShapeOf<GemmProblem>;
 // mean nothing outside their file; identities (GPU hardware, problem key, config key) do.
 struct PortableMeasurement {
   GpuRecord gpu;
-  // Of one family: an AttentionProblem with an AttentionConfig, or a GemmProblem with a
-  // GemmConfig (import refuses a mixed pair).
-  std::variant<AttentionProblem, GemmProblem> problem;
-  std::variant<AttentionConfig, GemmConfig> config;
+  // Of one family: an AttentionProblem with an AttentionConfig, a GemmProblem with a GemmConfig,
+  // or an AttentionBackwardProblem with an AttentionBackwardConfig (import refuses a mixed pair).
+  std::variant<AttentionProblem, GemmProblem, AttentionBackwardProblem> problem;
+  std::variant<AttentionConfig, GemmConfig, AttentionBackwardConfig> config;
   // The figures; its ids are ignored, measured_at must be set (the time is part of the fact).
   MeasurementRecord record;
 };
 
-// "attention" or "gemm", and the problem's key, whichever the family.
+// The family's name ("attention", "gemm", "attention-backward") and the problem's key.
 const char* family_of(const PortableMeasurement& measurement);
 std::string problem_key(const PortableMeasurement& measurement);
 

@@ -150,17 +150,6 @@ GpuId ResultsDatabase::upsert_gpu(const GpuRecord& gpu) {
   return id.value();
 }
 
-ProblemId ResultsDatabase::upsert_problem(const AttentionProblem& problem) {
-  require_writable("upsert_problem");
-  problem.validate();
-  return committed(*database_, [&] { return problem_rows(*statements_, *database_, problem); });
-}
-
-ConfigId ResultsDatabase::upsert_config(const AttentionConfig& config) {
-  require_writable("upsert_config");
-  return committed(*database_, [&] { return config_row(*statements_, config); });
-}
-
 std::optional<GpuId> ResultsDatabase::find_gpu(const GpuRecord& gpu) const {
   StatementLease query_lease = statements_->lease(
       "SELECT id FROM gpus WHERE name = ? AND arch = ? AND sm_count = ?"
@@ -186,32 +175,39 @@ std::vector<StoredGpu> ResultsDatabase::gpus_named(std::string_view name) const 
   return gpus;
 }
 
-std::optional<ProblemId> ResultsDatabase::find_problem(const AttentionProblem& problem) const {
-  return find_problem_row(*statements_, kAttentionFamily, problem.key());
-}
-
-std::optional<ConfigId> ResultsDatabase::find_config(const AttentionConfig& config) const {
-  return find_config_row(*statements_, kAttentionFamily, config.key());
-}
-
-ProblemId ResultsDatabase::upsert_problem(const GemmProblem& problem) {
+template <class Problem>
+ProblemId ResultsDatabase::upsert_problem(const Problem& problem) {
   require_writable("upsert_problem");
   problem.validate();
   return committed(*database_, [&] { return problem_rows(*statements_, *database_, problem); });
 }
 
-ConfigId ResultsDatabase::upsert_config(const GemmConfig& config) {
+template <class Config>
+ConfigId ResultsDatabase::upsert_config(const Config& config) {
   require_writable("upsert_config");
   return committed(*database_, [&] { return config_row(*statements_, config); });
 }
 
-std::optional<ProblemId> ResultsDatabase::find_problem(const GemmProblem& problem) const {
-  return find_problem_row(*statements_, kGemmFamily, problem.key());
+template <class Problem>
+std::optional<ProblemId> ResultsDatabase::find_problem(const Problem& problem) const {
+  return find_problem_row(*statements_, family_of(problem), problem.key());
 }
 
-std::optional<ConfigId> ResultsDatabase::find_config(const GemmConfig& config) const {
-  return find_config_row(*statements_, kGemmFamily, config.key());
+template <class Config>
+std::optional<ConfigId> ResultsDatabase::find_config(const Config& config) const {
+  return find_config_row(*statements_, family_of(config), config.key());
 }
+
+// Every family's.
+#define SWR_FAMILY_ROWS(Problem, Config)                                                 \
+  template ProblemId ResultsDatabase::upsert_problem(const Problem&);                    \
+  template ConfigId ResultsDatabase::upsert_config(const Config&);                       \
+  template std::optional<ProblemId> ResultsDatabase::find_problem(const Problem&) const; \
+  template std::optional<ConfigId> ResultsDatabase::find_config(const Config&) const;
+SWR_FAMILY_ROWS(AttentionProblem, AttentionConfig)
+SWR_FAMILY_ROWS(AttentionBackwardProblem, AttentionBackwardConfig)
+SWR_FAMILY_ROWS(GemmProblem, GemmConfig)
+#undef SWR_FAMILY_ROWS
 
 StoredGpu ResultsDatabase::gpu(GpuId id) const {
   StatementLease query_lease =

@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "db/records.hpp"
+#include "swr/attention_backward_config.hpp"
+#include "swr/attention_backward_problem.hpp"
 #include "swr/attention_config.hpp"
 #include "swr/attention_problem.hpp"
 #include "swr/gemm_config.hpp"
@@ -34,10 +36,10 @@ enum class OpenMode {
 
 struct StoredProblem {
   ProblemId id{};
-  std::string family;  // "attention" or "gemm"
+  std::string family;  // "attention", "attention-backward" or "gemm"
   std::string key;
   nlohmann::json json;
-  std::optional<AttentionProblem> attention;  // the shape, for the attention family
+  std::optional<AttentionProblem> attention;  // the shape, for both attention passes
 };
 
 // A (gpu, problem) that has measurements, for listings such as `swr-tune show`.
@@ -66,20 +68,21 @@ class ResultsDatabase {
 
   // Insert-or-find by identity. upsert_gpu also stores the record's driver and CUDA versions.
   GpuId upsert_gpu(const GpuRecord& gpu);
-  ProblemId upsert_problem(const AttentionProblem& problem);  // validates the problem first
-  ConfigId upsert_config(const AttentionConfig& config);
+  // Any family's problem or config (db/problem_rows.hpp: a problems row of the family's name with
+  // the problem's JSON and its family's shape row: attention_problems for both attention passes,
+  // gemm_problems for GEMM; a configs row with the config's JSON). upsert_problem validates first.
+  template <class Problem>
+  ProblemId upsert_problem(const Problem& problem);
+  template <class Config>
+  ConfigId upsert_config(const Config& config);
 
   // Lookups that never write (for read-only use).
   std::optional<GpuId> find_gpu(const GpuRecord& gpu) const;  // by identity, versions ignored
   std::vector<StoredGpu> gpus_named(std::string_view name) const;
-  std::optional<ProblemId> find_problem(const AttentionProblem& problem) const;
-  std::optional<ConfigId> find_config(const AttentionConfig& config) const;
-  // The GEMM family: problems rows with family 'gemm', json {"m", "n", "k", "dtype"}, and a
-  // gemm_problems row with the shape; configs rows with family 'gemm' and GemmConfig's JSON.
-  ProblemId upsert_problem(const GemmProblem& problem);  // validates the problem first
-  ConfigId upsert_config(const GemmConfig& config);
-  std::optional<ProblemId> find_problem(const GemmProblem& problem) const;
-  std::optional<ConfigId> find_config(const GemmConfig& config) const;
+  template <class Problem>
+  std::optional<ProblemId> find_problem(const Problem& problem) const;
+  template <class Config>
+  std::optional<ConfigId> find_config(const Config& config) const;
   StoredGpu gpu(GpuId id) const;
   StoredProblem problem(ProblemId id) const;
 
@@ -109,6 +112,10 @@ class ResultsDatabase {
   std::vector<TunedShape> tuned_attention_shapes(GpuId gpu) const;
   std::vector<TunedShape> tuned_attention_shapes_like(GpuId gpu,
                                                       const AttentionProblem& like) const;
+  // The same of the backward pass (its problems are keyed by the forward's shape).
+  std::vector<TunedShape> tuned_attention_backward_shapes(GpuId gpu) const;
+  std::vector<TunedShape> tuned_attention_backward_shapes_like(GpuId gpu,
+                                                               const AttentionProblem& like) const;
   std::vector<TunedGemmShape> tuned_gemm_shapes(GpuId gpu) const;
   std::vector<TunedGemmShape> tuned_gemm_shapes_like(GpuId gpu, DataType dtype) const;
 

@@ -293,6 +293,39 @@ Migration gqa_shape_columns() {
            "'top_left' CHECK (causal_align IN ('top_left', 'bottom_right'))"}};
 }
 
+// Version 5: problems.family and configs.family take any kernel family's name, not only
+// 'attention' and 'gemm': a new family (the attention backward first) is a descriptor, not a
+// schema change. SQLite cannot alter a CHECK; loosening one changes nothing stored, so the tables'
+// definitions are rewritten in place and the schema cookie bumped (SQLite's documented procedure
+// for such changes, https://sqlite.org/lang_altertable.html section 7). Every stored row
+// satisfies the new rule.
+Migration any_family_name() {
+  Migration migration{5, "problems.family and configs.family: any family's name", {}, {}};
+  migration.apply = [](SQLite::Database& database) {
+    // Only the tables whose definition still holds version 1's CHECK (a file copied from a newer
+    // one and set back, as the tests make, already takes any name).
+    const char* kOldCheck = "'CHECK (family IN (''attention'', ''gemm''))'";
+    const std::string tables_with_old_check =
+        std::string(" WHERE type = 'table' AND name IN ('problems', 'configs') AND instr(sql, ") +
+        kOldCheck + ") > 0";
+    const int found =
+        database.execAndGet("SELECT COUNT(*) FROM sqlite_schema" + tables_with_old_check).getInt();
+    if (found == 0) return;
+    const int cookie = database.execAndGet("PRAGMA schema_version").getInt();
+    database.exec("PRAGMA writable_schema = ON");
+    database.exec(std::string("UPDATE sqlite_schema SET sql = replace(sql, ") + kOldCheck +
+                  ", 'CHECK (length(family) > 0)')" + tables_with_old_check);
+    database.exec("PRAGMA schema_version = " + std::to_string(cookie + 1));
+    database.exec("PRAGMA writable_schema = OFF");
+    // The rewritten definitions must parse, and the file still check.
+    const std::string verdict = database.execAndGet("PRAGMA quick_check(1)").getString();
+    if (verdict != "ok") {
+      throw std::runtime_error("schema migration 5 left the file failing its check: " + verdict);
+    }
+  };
+  return migration;
+}
+
 #undef SWR_UTC_TIME_GLOB
 
 }  // namespace
@@ -314,6 +347,7 @@ void apply_migrations(SQLite::Database& database, std::span<const Migration> mig
     if (current >= migration.version) continue;
     database.exec(kCreateVersionTable);
     for (const std::string& statement : migration.statements) database.exec(statement);
+    if (migration.apply) migration.apply(database);
     SQLite::Statement record(database,
                              "INSERT INTO schema_version (version, description, applied_at) "
                              "VALUES (?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))");
@@ -327,8 +361,8 @@ void apply_migrations(SQLite::Database& database, std::span<const Migration> mig
 }
 
 std::span<const Migration> schema_migrations() {
-  static const std::vector<Migration> migrations = {initial_schema(), gemm_problems(),
-                                                    drop_best_view(), gqa_shape_columns()};
+  static const std::vector<Migration> migrations = {
+      initial_schema(), gemm_problems(), drop_best_view(), gqa_shape_columns(), any_family_name()};
   return migrations;
 }
 

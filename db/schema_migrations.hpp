@@ -7,6 +7,7 @@
 
 #include <SQLiteCpp/Database.h>
 
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -17,6 +18,9 @@ struct Migration {
   int version = 0;  // 1, 2, 3, ... in order
   std::string description;
   std::vector<std::string> statements;
+  // After the statements, in the same transaction: a change SQL alone cannot say (one that reads
+  // the schema first). Empty for most.
+  std::function<void(SQLite::Database&)> apply;
 };
 
 // The highest version applied; 0 for a database without a schema_version table.

@@ -64,33 +64,55 @@ std::vector<std::string> ResultsDatabase::gpu_names() const {
   return names;
 }
 
-std::vector<TunedShape> ResultsDatabase::tuned_attention_shapes(GpuId gpu) const {
-  StatementLease lease = statements_->lease("SELECT " + shape_columns(schema_version_) +
-                                            " FROM attention_problems AS a WHERE" +
-                                            has_valid_variant("a") + " ORDER BY a.problem_id");
+namespace {
+
+// Attention shape rows of one pass's problems (`family`, bound as ?5): both passes share the
+// shape table.
+std::string of_family(const char* alias) {
+  return std::string(" AND EXISTS (SELECT 1 FROM problems AS p WHERE p.id = ") + alias +
+         ".problem_id AND p.family = ?5)";
+}
+
+std::vector<TunedShape> tuned_shapes(StatementCache& statements, int schema_version,
+                                     const std::filesystem::path& path, GpuId gpu,
+                                     const char* family, const AttentionProblem* like) {
+  // attention_problems_by_shape leads with (head_dim, dtype, causal): one index range.
+  const std::string like_columns =
+      like != nullptr ? " a.head_dim = ?2 AND a.dtype = ?3 AND a.causal = ?4 AND" : "";
+  StatementLease lease = statements.lease(
+      "SELECT " + shape_columns(schema_version) + " FROM attention_problems AS a WHERE" +
+      like_columns + has_valid_variant("a") + of_family("a") + " ORDER BY a.problem_id");
   SQLite::Statement& query = lease.statement();
   query.bind(1, raw(gpu));
+  if (like != nullptr) {
+    query.bind(2, like->head_dim);
+    query.bind(3, std::string(to_string(like->dtype)));
+    query.bind(4, like->causal ? 1 : 0);
+  }
+  query.bind(5, family);
   std::vector<TunedShape> shapes;
-  while (query.executeStep()) shapes.push_back(read_shape(query, path_));
+  while (query.executeStep()) shapes.push_back(read_shape(query, path));
   return shapes;
+}
+
+}  // namespace
+
+std::vector<TunedShape> ResultsDatabase::tuned_attention_shapes(GpuId gpu) const {
+  return tuned_shapes(*statements_, schema_version_, path_, gpu, kAttentionFamily, nullptr);
 }
 
 std::vector<TunedShape> ResultsDatabase::tuned_attention_shapes_like(
     GpuId gpu, const AttentionProblem& like) const {
-  // attention_problems_by_shape leads with (head_dim, dtype, causal): one index range.
-  StatementLease lease = statements_->lease(
-      "SELECT " + shape_columns(schema_version_) +
-      " FROM attention_problems AS a WHERE a.head_dim = ?2 AND a.dtype = ?3 AND a.causal = ?4"
-      " AND" +
-      has_valid_variant("a") + " ORDER BY a.problem_id");
-  SQLite::Statement& query = lease.statement();
-  query.bind(1, raw(gpu));
-  query.bind(2, like.head_dim);
-  query.bind(3, std::string(to_string(like.dtype)));
-  query.bind(4, like.causal ? 1 : 0);
-  std::vector<TunedShape> shapes;
-  while (query.executeStep()) shapes.push_back(read_shape(query, path_));
-  return shapes;
+  return tuned_shapes(*statements_, schema_version_, path_, gpu, kAttentionFamily, &like);
+}
+
+std::vector<TunedShape> ResultsDatabase::tuned_attention_backward_shapes(GpuId gpu) const {
+  return tuned_shapes(*statements_, schema_version_, path_, gpu, kAttentionBackwardFamily, nullptr);
+}
+
+std::vector<TunedShape> ResultsDatabase::tuned_attention_backward_shapes_like(
+    GpuId gpu, const AttentionProblem& like) const {
+  return tuned_shapes(*statements_, schema_version_, path_, gpu, kAttentionBackwardFamily, &like);
 }
 
 std::vector<TunedGemmShape> ResultsDatabase::tuned_gemm_shapes(GpuId gpu) const {

@@ -31,34 +31,28 @@ CompiledKernel load_or_compile(const NvrtcCompiler& compiler, const CubinCache* 
   return kernel;
 }
 
-CompileResult compile_one(const NvrtcCompiler& compiler, const CubinCache* cache,
-                          const CompileJob& job) {
-  CompileResult result{job, render_attention_kernel(job.problem, job.config), {}};
-  result.kernel = load_or_compile(compiler, cache, result.source, job.arch);
-  return result;
-}
-
 }  // namespace
 
-void compile_in_parallel(const NvrtcCompiler& compiler, const CubinCache* cache,
-                         const std::vector<CompileJob>& jobs, int threads,
-                         const std::function<void(const CompileResult&)>& on_result) {
-  if (jobs.empty()) return;
+void compile_sources_in_parallel(
+    const NvrtcCompiler& compiler, const CubinCache* cache,
+    const std::vector<KernelSource>& sources, const std::string& arch, int threads,
+    const std::function<void(std::size_t, CompiledKernel&&)>& on_result) {
+  if (sources.empty()) return;
   std::mutex mutex;
   std::condition_variable ready;
-  std::deque<CompileResult> finished;  // guarded by mutex
-  bool compiling = true;               // guarded by mutex
-  std::exception_ptr worker_error;     // guarded by mutex
+  std::deque<std::pair<std::size_t, CompiledKernel>> finished;  // guarded by mutex
+  bool compiling = true;                                        // guarded by mutex
+  std::exception_ptr worker_error;                              // guarded by mutex
   std::atomic<bool> stop{false};
 
   // The fan-out runs beside this thread, which hands the results to on_result as they complete.
   std::thread compiling_thread([&] {
     try {
-      parallel_for(jobs.size(), threads, [&](std::size_t index) {
+      parallel_for(sources.size(), threads, [&](std::size_t index) {
         if (stop) return;
-        CompileResult result = compile_one(compiler, cache, jobs[index]);
+        CompiledKernel kernel = load_or_compile(compiler, cache, sources[index], arch);
         std::lock_guard lock(mutex);
-        finished.push_back(std::move(result));
+        finished.emplace_back(index, std::move(kernel));
         ready.notify_one();
       });
     } catch (...) {
@@ -77,12 +71,12 @@ void compile_in_parallel(const NvrtcCompiler& compiler, const CubinCache* cache,
     std::unique_lock lock(mutex);
     ready.wait(lock, [&] { return !finished.empty() || !compiling; });
     if (finished.empty()) break;
-    CompileResult result = std::move(finished.front());
+    std::pair<std::size_t, CompiledKernel> result = std::move(finished.front());
     finished.pop_front();
     lock.unlock();
     if (callback_error) continue;
     try {
-      on_result(result);
+      on_result(result.first, std::move(result.second));
     } catch (...) {
       callback_error = std::current_exception();
       stop = true;
@@ -91,6 +85,27 @@ void compile_in_parallel(const NvrtcCompiler& compiler, const CubinCache* cache,
   compiling_thread.join();
   if (callback_error) std::rethrow_exception(callback_error);
   if (worker_error) std::rethrow_exception(worker_error);
+}
+
+void compile_in_parallel(const NvrtcCompiler& compiler, const CubinCache* cache,
+                         const std::vector<CompileJob>& jobs, int threads,
+                         const std::function<void(const CompileResult&)>& on_result) {
+  // Rendering is cheap; the jobs of one call share an arch in practice, but each keeps its own.
+  std::vector<KernelSource> sources;
+  sources.reserve(jobs.size());
+  for (const CompileJob& job : jobs)
+    sources.push_back(render_attention_kernel(job.problem, job.config));
+  std::map<std::string, std::vector<std::size_t>> by_arch;
+  for (std::size_t i = 0; i < jobs.size(); ++i) by_arch[jobs[i].arch].push_back(i);
+  for (const auto& [arch, indices] : by_arch) {
+    std::vector<KernelSource> of_arch;
+    for (std::size_t i : indices) of_arch.push_back(sources[i]);
+    compile_sources_in_parallel(
+        compiler, cache, of_arch, arch, threads, [&](std::size_t index, CompiledKernel&& kernel) {
+          const std::size_t job = indices[index];
+          on_result(CompileResult{jobs[job], sources[job], std::move(kernel)});
+        });
+  }
 }
 
 std::vector<CompiledKernel> compile_sources(const NvrtcCompiler& compiler, const CubinCache* cache,

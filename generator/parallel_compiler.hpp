@@ -34,6 +34,15 @@ void compile_in_parallel(const NvrtcCompiler& compiler, const CubinCache* cache,
                          const std::vector<CompileJob>& jobs, int threads,
                          const std::function<void(const CompileResult&)>& on_result);
 
+// Compiles (or loads from the cache) every source for `arch` on a pool of threads, whatever its
+// family, calling on_result(index into `sources`, kernel) from the calling thread in completion
+// order, so that a caller can measure one while the next compiles. An exception of on_result
+// stops the compiles not yet started and is rethrown once the ones in flight end.
+void compile_sources_in_parallel(
+    const NvrtcCompiler& compiler, const CubinCache* cache,
+    const std::vector<KernelSource>& sources, const std::string& arch, int threads,
+    const std::function<void(std::size_t, CompiledKernel&&)>& on_result);
+
 // Compiles (or loads from the cache) every source for `arch` on a pool of `threads` threads
 // (<= 0: hardware threads), whatever its family; the results in the order of `sources`.
 std::vector<CompiledKernel> compile_sources(const NvrtcCompiler& compiler, const CubinCache* cache,

@@ -6,16 +6,21 @@
 
 #include <nlohmann/json.hpp>
 
+#include "generator/kernel_family.hpp"
+#include "swr/attention_backward_problem.hpp"
 #include "swr/attention_problem.hpp"
 #include "swr/gemm_problem.hpp"
 
 namespace swr {
 
 inline const char* problem_family_name(const AttentionProblem&) {
-  return "attention";
+  return kAttentionFamilyName;
+}
+inline const char* problem_family_name(const AttentionBackwardProblem&) {
+  return kAttentionBackwardFamilyName;
 }
 inline const char* problem_family_name(const GemmProblem&) {
-  return "gemm";
+  return kGemmFamilyName;
 }
 
 // The fields plus "key".

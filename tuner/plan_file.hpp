@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "swr/attention_backward_problem.hpp"
 #include "swr/attention_problem.hpp"
 #include "swr/gemm_config.hpp"
 #include "swr/gemm_problem.hpp"
@@ -24,11 +25,15 @@ inline constexpr std::size_t kPlanFileMaxBytes = 1 << 20;
 inline constexpr std::size_t kPlanMaxValuesPerField = 4096;
 inline constexpr std::size_t kPlanMaxProblems = 10000;
 
-// One problem and the variants to tune for it: the whole space when `config_keys` is empty.
-struct PlannedAttention {
-  AttentionProblem problem;
+// One problem of a family whose configs are named by key, and the variants to tune for it: the
+// whole space when `config_keys` is empty.
+template <class Problem>
+struct PlannedOf {
+  Problem problem;
   std::vector<std::string> config_keys;
 };
+using PlannedAttention = PlannedOf<AttentionProblem>;
+using PlannedAttentionBackward = PlannedOf<AttentionBackwardProblem>;
 struct PlannedGemm {
   GemmProblem problem;
   std::vector<GemmConfig> configs;

@@ -8,13 +8,16 @@
 #include <string>
 
 #include "driver/device_context.hpp"
+#include "generator/attention_backward/attention_backward_family.hpp"
 #include "swr/usage_error.hpp"
 #include "tuner/attention_tuning_job.hpp"
+#include "tuner/family_compilation.hpp"
 #include "tuner/gemm_tuning_job.hpp"
 #include "tuner/gpu_detection.hpp"
 #include "tuner/gpu_lock.hpp"
 #include "tuner/model_ranking.hpp"
 #include "tuner/progress_display.hpp"
+#include "tuner/tuning/family_tuning_session.hpp"
 #include "tuner/tuning/interrupt_flag.hpp"
 #include "tuner/tuning/worker_client.hpp"
 
@@ -35,6 +38,13 @@ int compile_without_device(const TuningJob& job) {
   if (!gemm.empty()) {
     exit_code = std::max(exit_code, compile_gemm_binaries_only(gemm, job.gpu, job.compile,
                                                                job.tuning.database, present));
+  }
+  if (!job.attention_backward.empty()) {
+    exit_code = std::max(exit_code, compile_family_only<AttentionBackwardFamily>(
+                                        job.gpu, job.attention_backward, job.compile));
+    std::cout << "nothing was timed: "
+              << (present ? "the GPU here is " + present->name : no_present_gpu_reason())
+              << ", not " << job.gpu.name << "\n";
   }
   return exit_code;
 }
@@ -75,6 +85,12 @@ int run_tuning_job(const TuningJob& job) {
   std::vector<TuningShape> attention =
       attention_tuning_shapes(job.attention, gpu, job.plant_fault, choose);
   std::vector<GemmTuningShape> gemm = gemm_tuning_shapes(job.gemm, gpu, job.gemm_sweep);
+  const auto backward = family_tuning_shapes<AttentionBackwardFamily>(job.attention_backward, gpu);
+  if (job.shard && !backward.empty()) {
+    throw UsageError(
+        "--shard splits plans of the attention and GEMM families: allowed without "
+        "--family attention-backward");
+  }
   if (job.shard) {
     const ShardedPlan sharded = keep_shard(*job.shard, attention, gemm);
     std::cout << "shard " << job.shard->text() << ": " << sharded.variants
@@ -106,8 +122,10 @@ int run_tuning_job(const TuningJob& job) {
   // One worker process per device and family, each told its device; started at its first variant.
   std::vector<std::unique_ptr<WorkerClient>> attention_workers;
   std::vector<std::unique_ptr<GemmWorkerClient>> gemm_workers;
+  std::vector<std::unique_ptr<BackwardWorkerClient>> backward_workers;
   std::vector<VariantMeasurer*> attention_measurers;
   std::vector<GemmVariantMeasurer*> gemm_measurers;
+  std::vector<BackwardVariantMeasurer*> backward_measurers;
   for (const PresentDevice& device : selection.devices) {
     const std::map<std::string, std::string> environment = {
         {"SWR_DEVICE", std::to_string(device.ordinal)}};
@@ -116,6 +134,8 @@ int run_tuning_job(const TuningJob& job) {
     attention_measurers.push_back(attention_workers.back().get());
     gemm_workers.push_back(std::make_unique<GemmWorkerClient>(interrupt, environment));
     gemm_measurers.push_back(gemm_workers.back().get());
+    backward_workers.push_back(std::make_unique<BackwardWorkerClient>(interrupt, environment));
+    backward_measurers.push_back(backward_workers.back().get());
   }
   TuningSession attention_session(TuningPlan{settings, attention}, attention_measurers, interrupt);
   const int attention_missing = attention.empty() ? 0 : attention_session.find_missing();
@@ -123,7 +143,15 @@ int run_tuning_job(const TuningJob& job) {
   GemmTuningPlan gemm_plan{settings, gemm};
   if (gemm_plan.limit) gemm_plan.limit = std::max(0, *gemm_plan.limit - attention_missing);
   GemmTuningSession gemm_session(gemm_plan, gemm_measurers, interrupt);
-  const int missing = attention_missing + (gemm.empty() ? 0 : gemm_session.find_missing());
+  const int gemm_missing = gemm.empty() ? 0 : gemm_session.find_missing();
+  TuningPlanOf<AttentionBackwardProblem, AttentionBackwardConfig> backward_plan{settings, backward};
+  if (backward_plan.limit) {
+    backward_plan.limit = std::max(0, *backward_plan.limit - attention_missing - gemm_missing);
+  }
+  FamilyTuningSession<AttentionBackwardFamily> backward_session(backward_plan, backward_measurers,
+                                                                interrupt);
+  const int missing =
+      attention_missing + gemm_missing + (backward.empty() ? 0 : backward_session.find_missing());
 
   // One GPU, one tuner: held from the first measurement to the end of the run.
   std::optional<GpuLocks> locks;
@@ -147,6 +175,10 @@ int run_tuning_job(const TuningJob& job) {
     exit_code = summary.exit_code();
     if (job.gemm_sweep) write_gemm_sweep(gemm_plan, summary, job.sweep_out);
   }
+  // As above: each family's workers end before the next family's profile the device.
+  for (const std::unique_ptr<GemmWorkerClient>& worker : gemm_workers) worker->stop_worker();
+  if (!backward.empty() && exit_code == 0)
+    exit_code = backward_session.run(progress.get()).exit_code();
   return exit_code;
 }
 

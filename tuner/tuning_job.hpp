@@ -23,6 +23,7 @@ namespace swr {
 struct TuningJob {
   GpuProfile gpu;  // as named: the datasheet profile (the present device's for auto)
   std::vector<PlannedAttention> attention;
+  std::vector<PlannedAttentionBackward> attention_backward;
   std::vector<PlannedGemm> gemm;
   bool gemm_sweep = false;
   std::filesystem::path sweep_out;  // empty: bench/results/gemm-sweep-<gpu>

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "generator/kernel_family.hpp"
 #include "generator/kernel_source.hpp"
 #include "generator/resource_model.hpp"
 #include "generator/variant_space.hpp"
@@ -74,5 +75,27 @@ std::vector<AttentionBackwardConfig> enumerate_attention_backward_configs(
 // The enumerated configs, each kept or pruned with the reason.
 AttentionBackwardSpace build_attention_backward_space(const AttentionBackwardProblem& problem,
                                                       const GpuProfile& gpu);
+
+}  // namespace swr
+
+namespace swr {
+
+// The attention backward as a kernel family (generator/kernel_family.hpp).
+struct AttentionBackwardFamily {
+  using Problem = AttentionBackwardProblem;
+  using Config = AttentionBackwardConfig;
+  static constexpr const char* kName = kAttentionBackwardFamilyName;
+  static constexpr const char* kMeasuredEntry = kBackwardEntryName;
+  static SpaceOf<Config> space(const Problem& problem, const GpuProfile& gpu) {
+    return build_attention_backward_space(problem, gpu);
+  }
+  static ResourceUse resources(const Problem& problem, const Config& config, const GpuProfile& gpu,
+                               int compiled_registers = -1) {
+    return attention_backward_resource_use(problem, config, gpu, compiled_registers);
+  }
+  static KernelSource render(const Problem& problem, const Config& config) {
+    return render_attention_backward_kernel(problem, config);
+  }
+};
 
 }  // namespace swr

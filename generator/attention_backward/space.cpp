@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <iterator>
 #include <string>
+#include <vector>
 
 #include "generator/attention_backward/attention_backward_family.hpp"
 
@@ -18,11 +19,21 @@ struct Tile {
   int warps;
 };
 
-// In order of preference for the base tiles: the most K/V rows per CTA (the fewest reads of Q
-// and dO) with the most Q rows a step the registers allow. The last is for head dims above 128 on
-// a GPU of 99 KiB of shared memory (GB10): 32 K/V rows of D = 256 are 32 KiB a tile.
-constexpr Tile kTiles[] = {{64, 128, 8}, {32, 128, 8},  {64, 64, 4}, {64, 64, 8}, {32, 64, 4},
-                           {128, 64, 4}, {128, 128, 8}, {32, 64, 8}, {32, 32, 4}};
+// The tiles each head dim's accumulators allow, in order of preference for the base tiles: the
+// most K/V rows per CTA (the fewest reads of Q and dO) with the most Q rows a step the registers
+// allow, as FlashAttention-2 picks its backward tiles per head dim. Each list is what compiled
+// without spills for every schedule on sm_90a and sm_121 (tests/generator/
+// attention_backward_compile_test.cpp): 64 Q rows a step with 128 K/V rows only up to head dim 64
+// (at 96 ptxas spilled on sm_90a), 64 Q rows over 8 split warps only at 160 (at 192 one schedule
+// spilled). 32 K/V rows over 4 warps serve the largest head dims on a GPU of 99 KiB (GB10).
+std::vector<Tile> tiles_for(int head_dim) {
+  if (head_dim <= 64) {
+    return {{64, 128, 8}, {32, 128, 8}, {64, 64, 4}, {32, 64, 4}, {128, 64, 4}, {128, 128, 8}};
+  }
+  if (head_dim <= 128) return {{32, 128, 8}, {64, 64, 4}, {32, 64, 4}};
+  if (head_dim <= 160) return {{64, 64, 8}, {32, 64, 8}, {32, 32, 4}};
+  return {{32, 64, 8}, {32, 32, 4}};
+}
 // One stage (the copy of step s issued at its own start) is left out: ptxas spilled 8 to 120
 // bytes in 4 of its 80 tiles x head dims, and never with 2 or 3.
 constexpr int kStages[] = {2, 3};
@@ -85,12 +96,13 @@ std::string problem_reason(const AttentionBackwardProblem& problem,
 std::vector<AttentionBackwardConfig> enumerate_attention_backward_configs(
     const AttentionBackwardProblem& problem, const GpuProfile& gpu) {
   std::vector<AttentionBackwardConfig> configs;
-  for (const Tile& tile : kTiles) {
+  const std::vector<Tile> tiles = tiles_for(problem.shape.head_dim);
+  for (const Tile& tile : tiles) {
     for (int stages : kStages) configs.push_back(tile_config(tile, stages));
   }
   const int group = head_group_fitting_l2(problem, gpu);
   int bases = 0;
-  for (const Tile& tile : kTiles) {
+  for (const Tile& tile : tiles) {
     if (bases == kBaseTiles) break;
     const AttentionBackwardConfig base = tile_config(tile, kBaseStages);
     if (!attention_backward_resource_use(problem, base, gpu).does_not_fit.empty()) continue;

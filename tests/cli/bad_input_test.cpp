@@ -188,7 +188,8 @@ TEST(BadInput, GemmQueryRejectsEveryBadValue) {
     std::vector<std::string> said;  // each must be in the message
   };
   const std::vector<Case> cases = {
-      {{"--family", "matmul", "--size", "1024"}, {"'matmul'", "allowed attention, gemm"}},
+      {{"--family", "matmul", "--size", "1024"},
+       {"'matmul'", "allowed attention, attention-backward, gemm"}},
       {{"--family", "gemm", "--m", "0", "--n", "64", "--k", "64"},
        {"'0'", "allowed a positive integer"}},
       {{"--family", "gemm", "--m", "64", "--n", "wide", "--k", "64"},

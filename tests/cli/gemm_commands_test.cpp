@@ -223,7 +223,7 @@ TEST(GemmCommandsBadInput, OneLineAndNothingWritten) {
   };
   const std::vector<Case> cases = {
       {{"--family", "matmul", "--gpu", "h200", "--size", "1024"},
-       {"'matmul'", "allowed attention, gemm"}},
+       {"'matmul'", "allowed attention, attention-backward, gemm"}},
       {{"--family", "gemm", "--gpu", "a100", "--size", "1024"}, {"'a100'", "allowed"}},
       {{"--family", "gemm", "--size", "1024"}, {"missing --gpu", "allowed"}},
       {{"--family", "gemm", "--gpu", "h200", "--size", "0"}, {"'0'", "allowed a positive integer"}},

@@ -63,7 +63,7 @@ std::vector<BackwardCase> knob_cases() {
   struct Tile {
     int block_m, block_n, warps, head_dim;
   };
-  const Tile tiles[] = {{64, 128, 8, 64}, {32, 128, 8, 128}, {64, 64, 4, 64},   {64, 64, 8, 192},
+  const Tile tiles[] = {{64, 128, 8, 64}, {32, 128, 8, 128}, {64, 64, 4, 64},   {64, 64, 8, 160},
                         {32, 64, 4, 128}, {128, 64, 4, 32},  {128, 128, 8, 32}, {32, 64, 8, 256}};
   const Persistence persistences[] = {Persistence::grid, Persistence::static_loop,
                                       Persistence::dynamic};
@@ -103,9 +103,9 @@ std::vector<BackwardCase> head_dim_cases() {
       {80, "bwd-m64n64w4s2-cyclic-static-head_major",
        "bwd-m64n64w4s3-sawtooth-grid-heads_interleaved"},
       {96, "bwd-m32n64w4s2-cyclic-grid-heads_interleaved",
-       "bwd-m64n128w8s2-cyclic-dynamic-head_major-det"},
+       "bwd-m32n128w8s2-cyclic-dynamic-head_major-det"},
       {160, "bwd-m64n64w8s2-sawtooth-static-head_major", "bwd-m64n64w8s1-cyclic-grid-head_major"},
-      {192, "bwd-m64n64w8s2-cyclic-grid-head_major-det", "bwd-m32n64w8s2-sawtooth-dynamic-groups2"},
+      {192, "bwd-m32n32w4s2-cyclic-grid-head_major-det", "bwd-m32n64w8s2-sawtooth-dynamic-groups2"},
       {256, "bwd-m32n64w8s2-cyclic-grid-head_major",
        "bwd-m32n64w8s1-sawtooth-static-head_major-det"},
   };

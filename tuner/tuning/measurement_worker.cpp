@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "tuner/attention_backward/backward_measurement_bench.hpp"
 #include "tuner/tuning/attention_measurement_bench.hpp"
 #include "tuner/tuning/gemm_measurement_bench.hpp"
 #include "tuner/tuning/worker_protocol.hpp"
@@ -82,6 +83,11 @@ int run_measurement_worker() {
 int run_gemm_measurement_worker() {
   return serve_measurements<GemmMeasurementBench, GemmVariantJob>("swr GEMM measurement worker",
                                                                   gemm_job_from_measure_request);
+}
+
+int run_attention_backward_measurement_worker() {
+  return serve_measurements<AttentionBackwardMeasurementBench, BackwardVariantJob>(
+      "swr attention backward measurement worker", backward_job_from_measure_request);
 }
 
 }  // namespace swr

@@ -1,5 +1,6 @@
-// The measurement workers: `swr-tune __measure-worker` (attention) and `swr-tune
-// __measure-gemm-worker` (GEMM; its requests carry "family": "gemm"), started by WorkerClient.
+// The measurement workers: `swr-tune __measure-worker` (attention), `swr-tune
+// __measure-gemm-worker` (GEMM; its requests carry "family": "gemm") and `swr-tune
+// __measure-attention-backward-worker` ("family": "attention-backward"), started by WorkerClient.
 // Each opens the device, says "ready", then measures one variant per request line
 // (worker_protocol.hpp) until it is told to quit or its stdin closes.
 // When a variant kills the CUDA context it reports the fault and exits, and the tuner starts a
@@ -12,5 +13,6 @@ namespace swr {
 // request it cannot read, 3 after a variant killed the context.
 int run_measurement_worker();
 int run_gemm_measurement_worker();
+int run_attention_backward_measurement_worker();
 
 }  // namespace swr

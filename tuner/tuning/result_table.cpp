@@ -10,6 +10,7 @@
 #include "swr/attention_config.hpp"
 #include "swr/gemm_config.hpp"
 #include "tuner/text_format.hpp"
+#include "tuner/tuning/walk_order_twins.hpp"
 
 namespace swr {
 
@@ -34,9 +35,7 @@ std::string format(const char* pattern, double value) {
 }
 
 std::optional<KvOrder> order_of(const StoredMeasurement& measurement) {
-  const std::optional<AttentionConfig> config = AttentionConfig::from_key(measurement.config_key);
-  if (!config) return std::nullopt;
-  return config->order;
+  return walk_order_of(measurement.config_key);
 }
 
 const StoredMeasurement* fastest_with_order(const std::vector<StoredMeasurement>& measurements,
@@ -180,16 +179,16 @@ void print_order_comparison(std::ostream& out, const std::vector<StoredMeasureme
     }
   }
   if (winner == nullptr) return;
-  std::optional<AttentionConfig> twin = AttentionConfig::from_key(winner->config_key);
-  if (!twin) return;
-  const KvOrder winner_order = twin->order;
-  twin->order = winner_order == KvOrder::cyclic ? KvOrder::sawtooth : KvOrder::cyclic;
-  const std::string twin_key = twin->key();
+  const std::optional<KvOrder> winner_order = walk_order_of(winner->config_key);
+  const std::optional<std::string> twin = walk_order_twin(winner->config_key);
+  if (!winner_order || !twin) return;
+  const KvOrder twin_order = *winner_order == KvOrder::cyclic ? KvOrder::sawtooth : KvOrder::cyclic;
+  const std::string& twin_key = *twin;
   const StoredMeasurement* twin_measurement = nullptr;
   for (const StoredMeasurement& measurement : measurements) {
     if (measurement.config_key == twin_key) twin_measurement = &measurement;
   }
-  out << "winner vs its twin (same tile, persistence and swizzle, " << to_string(twin->order)
+  out << "winner vs its twin (same tile, persistence and swizzle, " << to_string(twin_order)
       << " order):\n";
   std::string missing = "not measured";
   if (twin_measurement != nullptr && !is_valid_measurement(*twin_measurement)) {
@@ -197,8 +196,8 @@ void print_order_comparison(std::ostream& out, const std::vector<StoredMeasureme
               first_line(twin_measurement->record.error) + ")";
     twin_measurement = nullptr;
   }
-  print_pair(out, std::string(to_string(winner_order)), *winner,
-             std::string(to_string(twin->order)), twin_measurement, twin_key + " " + missing);
+  print_pair(out, std::string(to_string(*winner_order)), *winner,
+             std::string(to_string(twin_order)), twin_measurement, twin_key + " " + missing);
 }
 
 nlohmann::json measurement_json(const StoredMeasurement& measurement) {

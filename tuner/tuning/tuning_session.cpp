@@ -9,6 +9,7 @@
 #include "generator/parallel_compiler.hpp"
 #include "tuner/device_random_fill.hpp"
 #include "tuner/tuning/device_pool.hpp"
+#include "tuner/tuning/family_tuning_session.hpp"
 #include "tuner/tuning/result_table.hpp"
 #include "tuner/tuning/timing_statistics.hpp"
 #include "tuner/tuning/tuning_run.hpp"
@@ -22,17 +23,6 @@ struct StopTuning {};
 
 std::string variant_id(const AttentionProblem& problem, const AttentionConfig& config) {
   return problem.key() + "/" + config.key();
-}
-
-// "ok  1.234 ms  345.6 TFLOP/s  L2 misses 1.20e9  hit 56.0%  DRAM 109.2 GB", or the failure.
-std::string outcome_text(const db::MeasurementRecord& record) {
-  if (record.status != db::MeasurementStatus::ok) return failed_outcome_text(record);
-  char text[200];
-  std::snprintf(text, sizeof(text), "ok  %s ms  %.1f TFLOP/s  L2 misses %s  hit %s  DRAM %s GB",
-                format_milliseconds(record.median_ms).c_str(), record.tflops.value_or(0),
-                format_count(record.l2_sector_misses).c_str(),
-                format_hit_rate(record.l2_hit_rate).c_str(), format_dram_gigabytes(record).c_str());
-  return text;
 }
 
 // Per stored shape: its variants by time, and cyclic against sawtooth.
@@ -139,8 +129,8 @@ TuningSummary TuningSession::run(ProgressDisplay* progress) {
     db::MeasurementRecord record = measured_variant_record(
         run.record_context(variant), result.job.problem, plan_.gpu, result, outcome);
     add_selection(record, result);
-    run.record(record, result.job.config.key(), result.job.problem.key(), outcome_text(record),
-               measurers_.size() > 1 ? device_names[device] : "");
+    run.record(record, result.job.config.key(), result.job.problem.key(),
+               measured_outcome_text(record), measurers_.size() > 1 ? device_names[device] : "");
     std::optional<double>& best = best_ms[variant.shape];
     if (record.status == db::MeasurementStatus::ok && record.median_ms &&
         (!best || *record.median_ms < *best)) {
@@ -164,7 +154,7 @@ TuningSummary TuningSession::run(ProgressDisplay* progress) {
               compile_failure_record(run.record_context(pending_[item]), result);
           add_selection(record, result);
           run.record(record, result.job.config.key(), result.job.problem.key(),
-                     outcome_text(record));
+                     measured_outcome_text(record));
         }
       });
     }

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "db/records.hpp"
+#include "swr/attention_backward_config.hpp"
+#include "swr/attention_backward_problem.hpp"
 #include "swr/attention_config.hpp"
 #include "swr/attention_problem.hpp"
 #include "swr/gemm_config.hpp"
@@ -27,10 +29,12 @@ inline double host_ms_since(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
-// One compiled variant to measure.
-struct VariantJob {
-  AttentionProblem problem;
-  AttentionConfig config;
+// One compiled variant of a family whose variants are one kernel binary each (both attention
+// passes) to measure.
+template <class Problem, class Config>
+struct VariantJobOf {
+  Problem problem;
+  Config config;
   std::vector<char> cubin;
   int dynamic_shared_bytes = 0;
   GpuProfile gpu;  // the device it runs on (SM count sizes the persistent grid)
@@ -40,6 +44,8 @@ struct VariantJob {
   // runs (its counters are still taken). Unset: the full run count.
   std::optional<double> stop_timing_above_ms;
 };
+using VariantJob = VariantJobOf<AttentionProblem, AttentionConfig>;
+using BackwardVariantJob = VariantJobOf<AttentionBackwardProblem, AttentionBackwardConfig>;
 
 // What measuring it gave. Failed variants carry their status and error text.
 struct VariantOutcome {
@@ -58,13 +64,18 @@ struct VariantOutcome {
   bool dropped = false;
 };
 
-class VariantMeasurer {
+template <class Problem, class Config>
+class VariantMeasurerOf {
  public:
-  virtual ~VariantMeasurer() = default;
+  using Job = VariantJobOf<Problem, Config>;
+  virtual ~VariantMeasurerOf() = default;
   // Never throws for a fault of the variant itself (that is an outcome); throws when measuring is
   // impossible altogether (e.g. the device cannot be opened).
-  virtual VariantOutcome measure(const VariantJob& job) = 0;
+  virtual VariantOutcome measure(const Job& job) = 0;
 };
+using VariantMeasurer = VariantMeasurerOf<AttentionProblem, AttentionConfig>;
+using BackwardVariantMeasurer =
+    VariantMeasurerOf<AttentionBackwardProblem, AttentionBackwardConfig>;
 
 // One GEMM measurement: a compiled variant, or the cuBLAS baseline of the problem.
 struct GemmVariantJob {

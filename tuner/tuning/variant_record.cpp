@@ -122,6 +122,24 @@ ProblemWork problem_work(const AttentionProblem& problem) {
   return {problem.flops(), compulsory_attention_bytes(problem)};
 }
 
+ProblemWork problem_work(const AttentionBackwardProblem& problem) {
+  const AttentionProblem& shape = problem.shape;
+  const double element = static_cast<double>(element_bytes(shape.dtype));
+  const double query_rows = static_cast<double>(shape.batch) * shape.heads * shape.seq_q;
+  const double key_rows = static_cast<double>(shape.batch) * shape.kv_head_count() * shape.seq_kv;
+  // Q, O, dO, dQ and K, V, dK, dV, plus L.
+  const double bytes = 4.0 * (query_rows + key_rows) * shape.head_dim * element + 4.0 * query_rows;
+  return {problem.flops(), bytes};
+}
+
+std::string compulsory_bytes_note(const AttentionProblem&) {
+  return "compulsory bytes (Q, K, V, O once)";
+}
+
+std::string compulsory_bytes_note(const AttentionBackwardProblem&) {
+  return "compulsory bytes (Q, K, V, O, dO, L read once; dQ, dK, dV written once)";
+}
+
 ProblemWork problem_work(const GemmProblem& problem) {
   return {problem.flops(), problem.compulsory_bytes()};
 }
@@ -138,8 +156,8 @@ db::MeasurementRecord measured_variant_record(const VariantRecordContext& contex
                                                          compiled.source, compiled.kernel, outcome);
   const L2Counters& counters = outcome.counters;
   record.method["roofline_bytes"] = counters.dram_bytes_read && counters.dram_bytes_written
-                                        ? "measured DRAM bytes"
-                                        : "compulsory bytes (Q, K, V, O once)";
+                                        ? std::string("measured DRAM bytes")
+                                        : compulsory_bytes_note(problem);
   return record;
 }
 

@@ -15,6 +15,7 @@
 #include "generator/kernel_source.hpp"
 #include "generator/nvrtc_compiler.hpp"
 #include "generator/parallel_compiler.hpp"
+#include "swr/attention_backward_problem.hpp"
 #include "swr/attention_problem.hpp"
 #include "swr/gemm_problem.hpp"
 #include "swr/gpu_profile.hpp"
@@ -35,6 +36,11 @@ struct ProblemWork {
 double compulsory_attention_bytes(const AttentionProblem& problem);
 
 ProblemWork problem_work(const AttentionProblem& problem);
+// Q, K, V, O, dO and L read once, dQ, dK and dV written once; 2.5x the forward's FLOPs.
+ProblemWork problem_work(const AttentionBackwardProblem& problem);
+// What a record's roofline counted when the DRAM counters are missing, in words.
+std::string compulsory_bytes_note(const AttentionProblem& problem);
+std::string compulsory_bytes_note(const AttentionBackwardProblem& problem);
 ProblemWork problem_work(const GemmProblem& problem);  // A and B read once, C written once
 
 // max(FLOPs / peak, bytes / bandwidth) on `gpu`: 0 where the profile knows neither rate.

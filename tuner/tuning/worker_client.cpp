@@ -43,6 +43,19 @@ double variant_timeout_seconds(const AttentionProblem& problem, const GpuProfile
                   timeouts.expected_time_multiple * expected_measurement_seconds(problem, gpu));
 }
 
+double expected_measurement_seconds(const AttentionBackwardProblem& problem,
+                                    const GpuProfile& gpu) {
+  const ProblemWork work = problem_work(problem);
+  const double roofline = roofline_seconds(work.flops, work.compulsory_bytes, gpu);
+  return 2.0 + 40.0 * roofline + 4.0 * problem.shape.flops() / 1e12;
+}
+
+double variant_timeout_seconds(const AttentionBackwardProblem& problem, const GpuProfile& gpu,
+                               const WorkerTimeouts& timeouts) {
+  return std::max(timeouts.minimum_variant_seconds,
+                  timeouts.expected_time_multiple * expected_measurement_seconds(problem, gpu));
+}
+
 std::vector<std::string> measurement_worker_command(const char* subcommand) {
   std::error_code error;
   std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
@@ -119,6 +132,11 @@ std::string WorkerClient::end_worker_and_describe(bool kill_now) {
 VariantOutcome GemmWorkerClient::measure(const GemmVariantJob& job) {
   return worker_.measure_message(gemm_measure_request(job),
                                  gemm_measurement_timeout_seconds(job.problem, job.gpu));
+}
+
+VariantOutcome BackwardWorkerClient::measure(const BackwardVariantJob& job) {
+  return worker_.measure_message(measure_request(job),
+                                 variant_timeout_seconds(job.problem, job.gpu, WorkerTimeouts{}));
 }
 
 VariantOutcome WorkerClient::measure(const VariantJob& job) {

@@ -29,10 +29,17 @@ struct WorkerTimeouts {
 double expected_measurement_seconds(const AttentionProblem& problem, const GpuProfile& gpu);
 double variant_timeout_seconds(const AttentionProblem& problem, const GpuProfile& gpu,
                                const WorkerTimeouts& timeouts);
+// The backward's: its own roofline, plus the GPU reference of new inputs (an exact forward of
+// every row and the sampled gradients, a few passes over S_q x S_kv at ~1 TFLOP/s).
+double expected_measurement_seconds(const AttentionBackwardProblem& problem, const GpuProfile& gpu);
+double variant_timeout_seconds(const AttentionBackwardProblem& problem, const GpuProfile& gpu,
+                               const WorkerTimeouts& timeouts);
 
 // The hidden subcommands of the real workers (measurement_worker.hpp), one per family.
 inline constexpr const char* kMeasureWorkerSubcommand = "__measure-worker";
 inline constexpr const char* kMeasureGemmWorkerSubcommand = "__measure-gemm-worker";
+inline constexpr const char* kMeasureAttentionBackwardWorkerSubcommand =
+    "__measure-attention-backward-worker";
 // The command that starts a real worker: this executable with the family's hidden subcommand.
 std::vector<std::string> measurement_worker_command(
     const char* subcommand = kMeasureWorkerSubcommand);
@@ -83,6 +90,21 @@ class GemmWorkerClient : public GemmVariantMeasurer {
       : worker_(measurement_worker_command(kMeasureGemmWorkerSubcommand), WorkerTimeouts{},
                 &interrupt, std::move(environment)) {}
   VariantOutcome measure(const GemmVariantJob& job) override;
+  void stop_worker() { worker_.stop_worker(); }
+
+ private:
+  WorkerClient worker_;
+};
+
+// The attention backward's worker behind its session's measurer interface.
+class BackwardWorkerClient : public BackwardVariantMeasurer {
+ public:
+  BackwardWorkerClient(const InterruptFlag& interrupt,
+                       std::map<std::string, std::string> environment)
+      : worker_(measurement_worker_command(kMeasureAttentionBackwardWorkerSubcommand),
+                WorkerTimeouts{}, &interrupt, std::move(environment)) {}
+  VariantOutcome measure(const BackwardVariantJob& job) override;
+  void stop_worker() { worker_.stop_worker(); }
 
  private:
   WorkerClient worker_;

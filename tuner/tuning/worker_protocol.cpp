@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "generator/kernel_family.hpp"
 #include "tuner/tuning/variant_record.hpp"
 
 namespace swr {
@@ -99,7 +100,12 @@ GpuProfile measured_gpu_from_json(const nlohmann::json& json) {
   return gpu;
 }
 
-nlohmann::json measure_request(const VariantJob& job) {
+namespace {
+
+// A variant of a family whose variants are one binary each; `family` names it in the request
+// (none for the attention forward, whose requests keep the form they always had).
+template <class Job>
+nlohmann::json variant_request(const Job& job, const char* family) {
   nlohmann::json request = {
       {"type", "measure"},
       {"problem", job.problem.to_json()},
@@ -107,19 +113,44 @@ nlohmann::json measure_request(const VariantJob& job) {
       {"stop_timing_above_ms", job.stop_timing_above_ms ? nlohmann::json(*job.stop_timing_above_ms)
                                                         : nlohmann::json(nullptr)},
   };
+  if (family != nullptr) request["family"] = family;
   add_kernel_fields(request, job);
   return request;
 }
 
-VariantJob job_from_measure_request(const nlohmann::json& request) {
-  VariantJob job;
-  job.problem = AttentionProblem::from_json(request.at("problem"));
-  job.config = AttentionConfig::from_json(request.at("config"));
+template <class Job>
+Job variant_job(const nlohmann::json& request, const char* family) {
+  const std::string asked = request.value("family", std::string());
+  if (asked != (family != nullptr ? family : "")) {
+    throw std::invalid_argument("a measure request of family \"" + asked + "\" is not for this " +
+                                "worker: " + request.dump().substr(0, 200));
+  }
+  Job job;
+  job.problem = decltype(job.problem)::from_json(request.at("problem"));
+  job.config = decltype(job.config)::from_json(request.at("config"));
   read_kernel_fields(request, job);
   if (request.contains("stop_timing_above_ms") && !request["stop_timing_above_ms"].is_null()) {
     job.stop_timing_above_ms = request["stop_timing_above_ms"].get<double>();
   }
   return job;
+}
+
+}  // namespace
+
+nlohmann::json measure_request(const VariantJob& job) {
+  return variant_request(job, nullptr);
+}
+
+VariantJob job_from_measure_request(const nlohmann::json& request) {
+  return variant_job<VariantJob>(request, nullptr);
+}
+
+nlohmann::json measure_request(const BackwardVariantJob& job) {
+  return variant_request(job, kAttentionBackwardFamilyName);
+}
+
+BackwardVariantJob backward_job_from_measure_request(const nlohmann::json& request) {
+  return variant_job<BackwardVariantJob>(request, kAttentionBackwardFamilyName);
 }
 
 nlohmann::json result_message(const WorkerReply& reply) {

@@ -47,6 +47,9 @@ void read_kernel_fields(const nlohmann::json& request, Job& job) {
 
 nlohmann::json measure_request(const VariantJob& job);
 VariantJob job_from_measure_request(const nlohmann::json& request);
+// The attention backward's ("family": "attention-backward"; otherwise the forward's form).
+nlohmann::json measure_request(const BackwardVariantJob& job);
+BackwardVariantJob backward_job_from_measure_request(const nlohmann::json& request);
 
 struct WorkerReply {
   VariantOutcome outcome;

@@ -141,9 +141,10 @@ __device__ void backward(const void* q, const void* k, const void* v, const void
         const int first_q_tile = first_q_tile_of_kv_tile(T::kCausal, kv_tile, T::kBlockM,
                                                          T::kBlockN, args.seq_q, args.causal_shift);
         const int steps = group_heads * (q_tiles - first_q_tile);
-        const auto step_at = [&](int step) {
-          return backward_step_at(T::kOrder, step, group_heads, first_q_tile, q_tiles, round);
-        };
+        // The walk, and its steps of the copies (kStages - 1 ahead) and of the math.
+        const BackwardWalk walk(T::kOrder, group_heads, first_q_tile, q_tiles, round);
+        BackwardStep loading = walk.start();
+        BackwardStep computing = loading;
 
         // Shared memory may still be read by the previous tile's dK/dV store.
         __syncthreads();
@@ -155,12 +156,12 @@ __device__ void backward(const void* q, const void* k, const void* v, const void
         kv_rows.load_async(tiles.v_tile(), v_head, kv_row0, args.seq_kv, args.v.seq);
         cp_async_commit();
 
-        // One group per step: its Q and dO tiles and its kBlockM values of L and delta.
+        // One group per step: its Q and dO tiles and its kBlockM values of L and delta. Called
+        // for steps 0, 1, 2, ... in order: `loading` is at `step`.
         const auto issue = [&](int step) {
           if (step < steps) {
-            const BackwardStep at = step_at(step);
-            const int head = kv_head * group_heads + at.head_in_group;
-            const int q_row0 = at.q_tile * T::kBlockM;
+            const int head = kv_head * group_heads + loading.head_in_group;
+            const int q_row0 = loading.q_tile * T::kBlockM;
             const int slot = step % T::kStages;
             q_rows.load_async(
                 tiles.q_tile(slot),
@@ -181,6 +182,7 @@ __device__ void backward(const void* q, const void* k, const void* v, const void
                   (is_delta ? tiles.delta(slot) : tiles.lse_log2(slot)) + 4 * chunk;
               cp_async_16(destination, source, true);
             }
+            walk.advance(loading);
           }
           cp_async_commit();  // empty past the last step: the wait counts stay uniform
         };
@@ -200,9 +202,10 @@ __device__ void backward(const void* q, const void* k, const void* v, const void
             __syncthreads();  // this step's tiles visible; everyone is done with the slot refilled
             issue(step + T::kStages - 1);
           }
-          const BackwardStep at = step_at(step);
-          const int head = kv_head * group_heads + at.head_in_group;
-          const int q_row0 = at.q_tile * T::kBlockM;
+          const int head = kv_head * group_heads + computing.head_in_group;
+          const int q_tile = computing.q_tile;
+          const int q_row0 = q_tile * T::kBlockM;
+          walk.advance(computing);
 
           typename Warp::Block s, dp;
           warp.scores(tiles.k_tile(), tiles.v_tile(), tiles.q_tile(slot), tiles.do_tile(slot), s,
@@ -214,20 +217,18 @@ __device__ void backward(const void* q, const void* k, const void* v, const void
           warp.store_ds(dp, tiles.ds_tile());
           __syncthreads();  // every warp's dS^T is in the tile
 
-          typename Warp::DqPart dq;
-          warp.dq_part(tiles.ds_tile(), tiles.k_tile(), dq);
           float* dq_rows =
               args.workspace.dq_accum + dq_accum_offset(args, batch, head, q_row0, T::kHeadDim);
-          if constexpr (T::kDeterministicDq) {
-            int* semaphore = args.workspace.semaphores +
-                             (static_cast<long long>(batch) * args.heads + head) * q_tiles +
-                             at.q_tile;
-            wait_for_dq_turn(semaphore, kv_tile);
-            warp.add_dq(dq, dq_rows, args.seq_q - q_row0);
-            signal_dq_added(semaphore);
-          } else {
-            warp.add_dq(dq, dq_rows, args.seq_q - q_row0);
+          int* semaphore = args.workspace.semaphores +
+                           (static_cast<long long>(batch) * args.heads + head) * q_tiles + q_tile;
+          if constexpr (T::kDeterministicDq) wait_for_dq_turn(semaphore, kv_tile);
+#pragma unroll
+          for (int chunk = 0; chunk < Warp::kDqChunks; ++chunk) {
+            typename Warp::DqPart dq;
+            warp.dq_part(tiles.ds_tile(), tiles.k_tile(), chunk, dq);
+            warp.add_dq(dq, chunk, dq_rows, args.seq_q - q_row0);
           }
+          if constexpr (T::kDeterministicDq) signal_dq_added(semaphore);
         }
         cp_async_wait<0>();  // no copy may land in the staging tiles below
 

@@ -44,6 +44,43 @@ SWR_HOST_DEVICE BackwardStep backward_step_at(KvOrder order, int step, int group
   return at;
 }
 
+// The same walk one step after another without a division: what the kernel keeps (one walk and
+// two positions on it, the loads running Stages - 1 steps ahead of the math).
+// backward_step_at is its definition; tests/model/backward_schedule_test.cpp checks that both
+// agree on every walk.
+struct BackwardWalk {
+  int first_q_tile;
+  int last_q_tile;
+  int last_head;
+  bool reversed;
+
+  SWR_HOST_DEVICE BackwardWalk(KvOrder order, int group_heads, int first, int q_tiles, int round)
+      : first_q_tile(first),
+        last_q_tile(q_tiles - 1),
+        last_head(group_heads - 1),
+        reversed(order == KvOrder::sawtooth && (round & 1)) {}
+
+  SWR_HOST_DEVICE BackwardStep start() const {
+    return reversed ? BackwardStep{last_head, last_q_tile} : BackwardStep{0, first_q_tile};
+  }
+
+  SWR_HOST_DEVICE void advance(BackwardStep& at) const {
+    if (!reversed) {
+      if (at.q_tile < last_q_tile) {
+        ++at.q_tile;
+      } else {
+        at.q_tile = first_q_tile;
+        ++at.head_in_group;
+      }
+    } else if (at.q_tile > first_q_tile) {
+      --at.q_tile;
+    } else {
+      at.q_tile = last_q_tile;
+      --at.head_in_group;
+    }
+  }
+};
+
 // The linear index of (K/V tile, batch * kv_heads + K/V head) units in the grid: tile_coord's
 // rules, with `kv_tiles` in the role of the Q tiles. Never reversed for causal: K/V tile 0 is
 // seen by the most Q tiles, so the natural order already hands out the longest work first.

@@ -29,7 +29,18 @@ struct BackwardWarp {
   // the columns in kDqColumnParts parts.
   static constexpr int kDqRowAtoms = T::kDqRowAtoms;
   static constexpr int kDqColumns = kHeadDim / T::kDqColumnParts;
-  static constexpr int kDqAtoms = kDqColumns / 8;
+  // dQ's columns are summed and added in the fewest chunks of at most 96 columns (whole n16 pairs):
+  // its accumulators never hold more than 48 registers beside dK and dV (the dS fragments are
+  // read again for each chunk).
+  static constexpr int dq_chunks() {
+    int chunks = (kDqColumns + 95) / 96;
+    while (kDqColumns % chunks != 0 || (kDqColumns / chunks) % 16 != 0) ++chunks;
+    return chunks;
+  }
+  static constexpr int kDqChunks = dq_chunks();
+  static constexpr int kDqChunkColumns = kDqColumns / kDqChunks;
+  static constexpr int kDqAtoms = kDqChunkColumns / 8;
+  static_assert(kDqColumns % kDqChunkColumns == 0, "dQ's columns in whole chunks");
   static_assert(kAccumDim % 16 == 0 && kDqColumns % 16 == 0, "columns in k16/n16 pairs");
 
   using QTile = SwizzledTile<kBlockM, kHeadDim>;  // Q and dO of a step
@@ -192,10 +203,12 @@ struct BackwardWarp {
         }
   }
 
-  // This warp's part of the step's dQ = dS K: rows dq_first_row.., columns dq_first_column..
+  // Chunk `chunk` of this warp's part of the step's dQ = dS K: rows dq_first_row.., columns
+  // dq_first_column + chunk * kDqChunkColumns..
   using DqPart = float[kDqRowAtoms][kDqAtoms][4];
-  __device__ __forceinline__ void dq_part(const DsTile& ds_tile, const KvTile& k_tile,
+  __device__ __forceinline__ void dq_part(const DsTile& ds_tile, const KvTile& k_tile, int chunk,
                                           DqPart& dq) const {
+    const int first_column = dq_first_column + chunk * kDqChunkColumns;
     const unsigned ds_base = ds_tile.shared_base();
     const unsigned k_base = k_tile.shared_base();
 #pragma unroll
@@ -213,10 +226,10 @@ struct BackwardWarp {
                                                                    (dq_first_row + m * 16) / 8));
       }
 #pragma unroll
-      for (int dp = 0; dp < kDqColumns / 16; ++dp) {
+      for (int dp = 0; dp < kDqChunkColumns / 16; ++dp) {
         unsigned b[4];
         ldmatrix_x4_transposed(
-            b, k_base + KvTile::step_offset(k_trans_lane, kk * 16, dq_first_column / 8 + 2 * dp));
+            b, k_base + KvTile::step_offset(k_trans_lane, kk * 16, first_column / 8 + 2 * dp));
 #pragma unroll
         for (int m = 0; m < kDqRowAtoms; ++m) {
           mma_16x8x16<T::kElement>(dq[m][2 * dp], a[m], b[0], b[1]);
@@ -226,9 +239,11 @@ struct BackwardWarp {
     }
   }
 
-  // dq_rows: the accumulator's row 0 of this step's Q tile (rows head_dim apart); rows at or
-  // past `rows` (the tile's rows inside the sequence) are skipped.
-  __device__ __forceinline__ void add_dq(const DqPart& dq, float* dq_rows, int rows) const {
+  // Chunk `chunk` into the accumulator: dq_rows is its row 0 of this step's Q tile (rows head_dim
+  // apart); rows at or past `rows` (the tile's rows inside the sequence) are skipped.
+  __device__ __forceinline__ void add_dq(const DqPart& dq, int chunk, float* dq_rows,
+                                         int rows) const {
+    const int first_column = dq_first_column + chunk * kDqChunkColumns;
 #pragma unroll
     for (int m = 0; m < kDqRowAtoms; ++m)
 #pragma unroll
@@ -238,7 +253,7 @@ struct BackwardWarp {
         float* line = dq_rows + static_cast<long long>(row) * kHeadDim;
 #pragma unroll
         for (int n = 0; n < kDqAtoms; ++n) {
-          const int column = dq_first_column + n * 8 + 2 * quad();
+          const int column = first_column + n * 8 + 2 * quad();
           atomicAdd(line + column, dq[m][n][2 * h]);
           atomicAdd(line + column + 1, dq[m][n][2 * h + 1]);
         }
