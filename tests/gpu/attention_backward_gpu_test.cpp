@@ -275,7 +275,7 @@ TEST_P(AttentionBackwardOnGpu, MatchesReferenceOnModelShapes) {
                                    backward_source.dynamic_shared_bytes, gpu->sm_count);
 
   std::mt19937 rng(std::random_device{}());  // fresh inputs every run
-  const double tolerance = backward_relative_error_tolerance(c.dtype);
+  const double tolerance = relative_error_tolerance(c.dtype);
   for (const ModelShape& shape : model_shapes(c.causal)) {
     AttentionProblem problem{shape.batch, shape.heads, shape.seq_q, shape.seq_kv,
                              c.head_dim,  c.dtype,     c.causal};

@@ -6,7 +6,6 @@
 #include "generator/attention_backward/attention_backward_family.hpp"
 #include "runtime/attention_backward/backward_launcher.hpp"
 #include "tuner/attention_backward/backward_reference_kernel.hpp"
-#include "tuner/attention_backward/reference_backward.hpp"
 #include "tuner/attention_reference_kernel.hpp"
 #include "tuner/counters/l2_counter_session.hpp"
 #include "tuner/device_random_fill.hpp"
@@ -183,8 +182,7 @@ VariantOutcome AttentionBackwardMeasurementBench::measure_loaded(
   const std::string compared = " over " + std::to_string(inputs_->q_rows.size()) +
                                " sampled rows of dQ and " +
                                std::to_string(inputs_->kv_rows.size()) + " of dK and dV (worst)";
-  if (!output_check_passes(worst, backward_relative_error_tolerance(shape.dtype), compared,
-                           outcome)) {
+  if (!output_check_passes(worst, shape.dtype, compared, outcome)) {
     outcome.method = method(job, 0);
     return outcome;
   }

@@ -111,8 +111,4 @@ BackwardReference reference_attention_backward(const AttentionProblem& problem,
   return reference;
 }
 
-double backward_relative_error_tolerance(DataType type) {
-  return type == DataType::f16 ? 1e-2 : 4e-2;
-}
-
 }  // namespace swr

@@ -24,9 +24,7 @@ BackwardReference reference_attention_backward(const AttentionProblem& problem,
                                                const std::vector<std::uint16_t>& v,
                                                const std::vector<std::uint16_t>& d_o);
 
-// The acceptance bound of a gradient's ||got - ref|| / ||ref|| per element type: looser than the
-// forward's (P and dS are rounded to 16 bits before their products, and dS = P (dP - delta)
-// cancels): 1e-2 for f16, 4e-2 for bf16.
-double backward_relative_error_tolerance(DataType type);
-
+// A gradient's ||got - ref|| / ||ref|| is held to the forward's bound (relative_error_tolerance:
+// 2e-3 for f16, 1e-2 for bf16): on the H200 the worst of 176 checked gradients was 3.4e-4 (f16)
+// and 2.6e-3 (bf16), P and dS rounded to 16 bits before their products included.
 }  // namespace swr

@@ -36,13 +36,9 @@ std::string format_number(const char* format, double value) {
 
 bool output_check_passes(const OutputComparison& comparison, DataType dtype,
                          const std::string& compared, VariantOutcome& outcome) {
-  return output_check_passes(comparison, relative_error_tolerance(dtype), compared, outcome);
-}
-
-bool output_check_passes(const OutputComparison& comparison, double tolerance,
-                         const std::string& compared, VariantOutcome& outcome) {
   outcome.relative_error = comparison.relative_error;
   outcome.non_finite = comparison.non_finite;
+  const double tolerance = relative_error_tolerance(dtype);
   if (comparison.passes(tolerance)) return true;
   outcome.status = db::MeasurementStatus::wrong_result;
   outcome.error = "wrong result: relative error " +

@@ -87,9 +87,7 @@ class MeasurementDevice {
 // E<compared> (tolerance T), N non-finite elements".
 bool output_check_passes(const OutputComparison& comparison, DataType dtype,
                          const std::string& compared, VariantOutcome& outcome);
-// The same against another bound (the backward's gradients: backward_relative_error_tolerance).
-bool output_check_passes(const OutputComparison& comparison, double tolerance,
-                         const std::string& compared, VariantOutcome& outcome);
+
 
 // `value` with printf's `format`.
 std::string format_number(const char* format, double value);
