@@ -4,11 +4,16 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/job_options.hpp"
+#include "generator/attention_backward/attention_backward_family.hpp"
 #include "generator/cubin_cache.hpp"
+#include "generator/problem_json.hpp"
+#include "model/backward_prediction.hpp"
 #include "model/gemm_prediction.hpp"
 #include "model/model_prediction.hpp"
 #include "model/prediction_report.hpp"
 #include "model/transfer_check.hpp"
+#include "tuner/family_compilation.hpp"
+#include "tuner/gpu_detection.hpp"
 #include "tuner/model_ranking.hpp"
 
 namespace swr::cli {
@@ -33,7 +38,8 @@ CLI::App* add_model_command(CLI::App& app, ModelOptions& options) {
       "Times come from the time model: step times measured on the H200, scaled to the target,\n"
       "with the DRAM time of the simulated misses (README, \"The time model\").\n"
       "Examples: swr-tune model --gpu gb10 --seq 131072 --batch 8 --head-dim 64\n"
-      "          swr-tune model --family gemm --gpu gb10 --size 8192");
+      "          swr-tune model --family gemm --gpu gb10 --size 8192\n"
+      "          swr-tune model --family attention-backward --gpu gb10 --seq 32768 --head-dim 128");
   return command;
 }
 
@@ -71,10 +77,37 @@ int run_gemm_model(const ModelOptions& options) {
   return 0;
 }
 
+// The backward's replay takes CTAs per SM from the resource model's register estimate (its
+// register counts sit close to the limit, which is what sets one CTA per SM either way).
+int run_backward_model(const ModelOptions& options) {
+  const AttentionBackwardProblem problem = resolve_backward_problem(options.problem);
+  const GpuProfile gpu = resolve_gpu(options.problem.gpu);
+  const AttentionBackwardSpace space =
+      select_family_space<AttentionBackwardFamily>(problem, gpu, options.problem.config_keys);
+  const std::vector<model::BackwardPrediction> predictions =
+      model::predict_backward_space(problem, gpu, space.configs);
+  if (options.json) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const model::BackwardPrediction& prediction : predictions) {
+      rows.push_back(prediction.to_json());
+    }
+    std::cout << nlohmann::json{{"family", kAttentionBackwardFamilyName},
+                                {"problem", keyed_problem_json(problem)},
+                                {"gpu", gpu.name},
+                                {"predictions", std::move(rows)}}
+                     .dump(2)
+              << '\n';
+  } else {
+    std::cout << model::format_backward_predictions(problem, gpu, predictions);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int run_model_command(const ModelOptions& options) {
   if (is_gemm_family(options.problem.gemm)) return run_gemm_model(options);
+  if (is_attention_backward_family(options.problem.gemm)) return run_backward_model(options);
   const Target target = resolve_target(options.problem);
   const AttentionSpace space = select_space(target, options.problem.config_keys);
   const std::vector<int> registers = model_registers(options, target, space.configs);

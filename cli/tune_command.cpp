@@ -67,11 +67,6 @@ TuningJob attention_backward_job(const TuneOptions& options) {
         "--both and --causal exclude each other: allowed one of them (--both tunes the causal "
         "and the non-causal shape)");
   }
-  if (!tuning.model_top.empty()) {
-    throw UsageError(
-        "--model-top ranks attention forward variants: allowed with --family "
-        "attention-backward are the attention problem options and the tuning options");
-  }
   if (tuning.plant_fault) {
     throw UsageError(
         "--plant-fault plants an attention forward variant: allowed with --family "

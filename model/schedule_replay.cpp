@@ -15,6 +15,8 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
   return (a + b - 1) / b;
 }
 
+}  // namespace
+
 attention::TileSwizzle schedule_swizzle(TileSwizzle swizzle) {
   switch (swizzle) {
     case TileSwizzle::head_major:
@@ -27,7 +29,9 @@ attention::TileSwizzle schedule_swizzle(TileSwizzle swizzle) {
   return attention::TileSwizzle::head_groups;
 }
 
-}  // namespace
+attention::KvOrder schedule_order(KvOrder order) {
+  return order == KvOrder::sawtooth ? attention::KvOrder::sawtooth : attention::KvOrder::cyclic;
+}
 
 ScheduleShape ScheduleShape::of(const AttentionProblem& problem, TileShape tile) {
   if (tile.block_m < 1 || tile.block_n < 1) {
@@ -75,9 +79,7 @@ int kv_steps_of(const ScheduleShape& shape, int q_tile) {
 }
 
 int kv_tile_at(KvOrder order, int step, int kv_steps, int round) {
-  const attention::KvOrder schedule_order =
-      order == KvOrder::sawtooth ? attention::KvOrder::sawtooth : attention::KvOrder::cyclic;
-  return attention::kv_tile_at(schedule_order, step, kv_steps, round);
+  return attention::kv_tile_at(schedule_order(order), step, kv_steps, round);
 }
 
 TileDispenser::TileDispenser(Persistence persistence, std::int64_t total_tiles, int wave_size,

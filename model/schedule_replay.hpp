@@ -10,11 +10,16 @@
 #include <optional>
 #include <vector>
 
+#include "attention/attention_schedule.cuh"
 #include "model/closed_form_traffic.hpp"
 #include "swr/attention_config.hpp"
 #include "swr/attention_problem.hpp"
 
 namespace swr::model {
+
+// The host's knob types as the schedule templates spell them (the same enumerators).
+attention::TileSwizzle schedule_swizzle(TileSwizzle swizzle);
+attention::KvOrder schedule_order(KvOrder order);
 
 // The tile grid of one problem.
 struct ScheduleShape {

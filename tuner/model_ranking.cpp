@@ -159,6 +159,64 @@ int store_predictions(const std::filesystem::path& database, const GemmTarget& t
       });
 }
 
+std::vector<std::size_t> model_top_positions(std::size_t ranked, int k) {
+  const std::size_t top = std::min<std::size_t>(static_cast<std::size_t>(k), ranked);
+  std::vector<std::size_t> positions(top);
+  for (std::size_t i = 0; i < top; ++i) positions[i] = i;
+  const std::size_t rest = ranked - top;
+  const std::size_t checks = std::min<std::size_t>(kModelTopChecks, rest);
+  for (std::size_t c = 1; c <= checks; ++c) {
+    // Evenly over the rest: ranks at 1/(checks+1), 2/(checks+1), ... of it.
+    positions.push_back(top + c * rest / (checks + 1));
+  }
+  return positions;
+}
+
+std::vector<AttentionBackwardConfig> backward_model_guided_variants(
+    const AttentionBackwardProblem& problem, const GpuProfile& gpu,
+    const std::vector<AttentionBackwardConfig>& configs, int k,
+    std::map<std::string, nlohmann::json>& selection) {
+  std::vector<model::BackwardPrediction> predictions =
+      model::predict_backward_space(problem, gpu, configs);
+  std::vector<std::size_t> ranked;
+  for (std::size_t i = 0; i < predictions.size(); ++i) {
+    if (predictions[i].runnable) ranked.push_back(i);
+  }
+  // As the table ranks them: by predicted time, then by predicted misses.
+  std::stable_sort(ranked.begin(), ranked.end(), [&](std::size_t a, std::size_t b) {
+    if (predictions[a].predicted_seconds != predictions[b].predicted_seconds) {
+      return predictions[a].predicted_seconds < predictions[b].predicted_seconds;
+    }
+    return predictions[a].misses < predictions[b].misses;
+  });
+  const std::vector<std::size_t> positions = model_top_positions(ranked.size(), k);
+  const std::size_t top = std::min<std::size_t>(static_cast<std::size_t>(k), ranked.size());
+  std::cout << "model-guided tune of " << problem.key() << " (--model-top " << k
+            << "): measuring the model's " << top << " first of " << ranked.size()
+            << " variants (predicted time, then predicted L2 misses) and " << positions.size() - top
+            << " spread-out checks\n";
+  std::vector<AttentionBackwardConfig> variants;
+  for (std::size_t position : positions) {
+    const model::BackwardPrediction& prediction = predictions[ranked[position]];
+    const bool check = position >= top;
+    std::cout << "  " << (check ? "check" : "top  ") << " #" << position + 1 << "  "
+              << prediction.config_key << "  predicted " << prediction.predicted_seconds * 1e3
+              << " ms, " << prediction.misses << " L2 misses\n";
+    selection[problem.key() + "/" + prediction.config_key] = {
+        {"rule", "model top K"},
+        {"k", k},
+        {"space", ranked.size()},
+        {"predicted_rank", position + 1},
+        {"predicted_ms", prediction.predicted_seconds * 1e3},
+        {"predicted_misses", prediction.misses},
+        {"check", check},
+        {"model", "backward schedule replay (model/backward_prediction.hpp)"}};
+    variants.push_back(prediction.config);
+  }
+  std::cout << std::flush;
+  return variants;
+}
+
 std::vector<AttentionConfig> model_guided_variants(
     const Target& target, const std::vector<AttentionConfig>& configs, int k,
     const CompileSettings& settings, std::map<std::string, nlohmann::json>& selection) {
@@ -174,14 +232,11 @@ std::vector<AttentionConfig> model_guided_variants(
   std::stable_sort(ranked.begin(), ranked.end(), [&](std::size_t a, std::size_t b) {
     return predictions[a].predicted_seconds < predictions[b].predicted_seconds;
   });
+  const std::vector<std::size_t> positions = model_top_positions(ranked.size(), k);
   const std::size_t top = std::min<std::size_t>(static_cast<std::size_t>(k), ranked.size());
-  std::vector<std::size_t> chosen(ranked.begin(), ranked.begin() + static_cast<long>(top));
-  const std::size_t rest = ranked.size() - top;
-  const std::size_t checks = std::min<std::size_t>(kModelTopChecks, rest);
-  for (std::size_t c = 1; c <= checks; ++c) {
-    // Evenly over the rest: ranks at 1/(checks+1), 2/(checks+1), ... of it.
-    chosen.push_back(ranked[top + c * rest / (checks + 1)]);
-  }
+  const std::size_t checks = positions.size() - top;
+  std::vector<std::size_t> chosen;
+  for (std::size_t position : positions) chosen.push_back(ranked[position]);
   const std::string calibration =
       time_model ? "time model calibrated on " + time_model->calibration().gpu + " (" +
                        time_model->calibration().checked_on + ")"

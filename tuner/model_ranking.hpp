@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "generator/parallel_compiler.hpp"
+#include "model/backward_prediction.hpp"
 #include "model/gemm_prediction.hpp"
 #include "model/model_prediction.hpp"
 #include "tuner/gemm_compilation.hpp"
@@ -50,6 +51,15 @@ int store_predictions(const std::filesystem::path& database, const GemmTarget& t
 // stdout and adds each chosen variant's "selection" (its predicted rank and time, whether it is a
 // check, the calibration) to `selection`, keyed "<problem key>/<config key>".
 inline constexpr int kModelTopChecks = 3;
+// Positions in a ranking of `ranked` variants that --model-top K measures: the first K, then
+// kModelTopChecks spread evenly over the rest.
+std::vector<std::size_t> model_top_positions(std::size_t ranked, int k);
+// The same for the attention backward, ranked by its schedule replay's predicted time, then its
+// predicted L2 misses; each chosen variant's `selection` entry says why it was.
+std::vector<AttentionBackwardConfig> backward_model_guided_variants(
+    const AttentionBackwardProblem& problem, const GpuProfile& gpu,
+    const std::vector<AttentionBackwardConfig>& configs, int k,
+    std::map<std::string, nlohmann::json>& selection);
 std::vector<AttentionConfig> model_guided_variants(
     const Target& target, const std::vector<AttentionConfig>& configs, int k,
     const CompileSettings& settings, std::map<std::string, nlohmann::json>& selection);

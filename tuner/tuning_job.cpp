@@ -9,6 +9,7 @@
 
 #include "driver/device_context.hpp"
 #include "generator/attention_backward/attention_backward_family.hpp"
+#include "model/backward_prediction.hpp"
 #include "swr/usage_error.hpp"
 #include "tuner/attention_tuning_job.hpp"
 #include "tuner/family_compilation.hpp"
@@ -42,6 +43,15 @@ int compile_without_device(const TuningJob& job) {
   if (!job.attention_backward.empty()) {
     exit_code = std::max(exit_code, compile_family_only<AttentionBackwardFamily>(
                                         job.gpu, job.attention_backward, job.compile));
+    // What the model ranks first, for the GPU that is not here.
+    for (const auto& shape :
+         family_tuning_shapes<AttentionBackwardFamily>(job.attention_backward, job.gpu)) {
+      std::cout << "\n"
+                << model::format_backward_predictions(
+                       shape.problem, job.gpu,
+                       model::predict_backward_space(shape.problem, job.gpu, shape.configs,
+                                                     job.compile.jobs));
+    }
     std::cout << "nothing was timed: "
               << (present ? "the GPU here is " + present->name : no_present_gpu_reason())
               << ", not " << job.gpu.name << "\n";
@@ -85,7 +95,13 @@ int run_tuning_job(const TuningJob& job) {
   std::vector<TuningShape> attention =
       attention_tuning_shapes(job.attention, gpu, job.plant_fault, choose);
   std::vector<GemmTuningShape> gemm = gemm_tuning_shapes(job.gemm, gpu, job.gemm_sweep);
-  const auto backward = family_tuning_shapes<AttentionBackwardFamily>(job.attention_backward, gpu);
+  auto backward = family_tuning_shapes<AttentionBackwardFamily>(job.attention_backward, gpu);
+  if (job.tuning.model_top) {
+    for (auto& shape : backward) {
+      shape.configs = backward_model_guided_variants(shape.problem, job.gpu, shape.configs,
+                                                     *job.tuning.model_top, chosen_by_model);
+    }
+  }
   if (job.shard && !backward.empty()) {
     throw UsageError(
         "--shard splits plans of the attention and GEMM families: allowed without "

@@ -155,6 +155,19 @@ unsigned pass_blocks(long long rows, int head_dim) {
 void AttentionBackwardModule::launch(const AttentionBackwardProblem& problem,
                                      const AttentionBackwardBuffers& buffers, CUstream stream,
                                      int persistent_ctas) const {
+  launch_kernels(problem, buffers, stream, persistent_ctas, true);
+}
+
+void AttentionBackwardModule::launch_main(const AttentionBackwardProblem& problem,
+                                          const AttentionBackwardBuffers& buffers,
+                                          CUstream stream) const {
+  launch_kernels(problem, buffers, stream, 0, false);
+}
+
+void AttentionBackwardModule::launch_kernels(const AttentionBackwardProblem& problem,
+                                             const AttentionBackwardBuffers& buffers,
+                                             CUstream stream, int persistent_ctas,
+                                             bool with_passes) const {
   const AttentionProblem& shape = problem.shape;
   const BackwardLayout layout = resolve_backward_layout(shape, buffers);
   if (std::string why = backward_buffers_refusal(problem, config_, layout, buffers); !why.empty()) {
@@ -183,14 +196,18 @@ void AttentionBackwardModule::launch(const AttentionBackwardProblem& problem,
   void* main_arguments[] = {&q, &k, &v, &d_o, &dk, &dv, &args};
   void* postprocess_arguments[] = {&dq, &args};
   const long long heads = static_cast<long long>(shape.batch) * shape.heads;
-  SWR_CU(driver_,
-         cuLaunchKernel(preprocess_, pass_blocks(heads * args.seq_q_padded, shape.head_dim), 1, 1,
-                        attention::kPassThreads, 1, 1, 0, stream, preprocess_arguments, nullptr));
+  if (with_passes) {
+    SWR_CU(driver_,
+           cuLaunchKernel(preprocess_, pass_blocks(heads * args.seq_q_padded, shape.head_dim), 1, 1,
+                          attention::kPassThreads, 1, 1, 0, stream, preprocess_arguments, nullptr));
+  }
   SWR_CU(driver_, cuLaunchKernel(kernel_.function(), grid, 1, 1, config_.threads(), 1, 1,
                                  dynamic_shared_bytes_, stream, main_arguments, nullptr));
-  SWR_CU(driver_,
-         cuLaunchKernel(postprocess_, pass_blocks(heads * shape.seq_q, shape.head_dim), 1, 1,
-                        attention::kPassThreads, 1, 1, 0, stream, postprocess_arguments, nullptr));
+  if (with_passes) {
+    SWR_CU(driver_, cuLaunchKernel(postprocess_, pass_blocks(heads * shape.seq_q, shape.head_dim),
+                                   1, 1, attention::kPassThreads, 1, 1, 0, stream,
+                                   postprocess_arguments, nullptr));
+  }
 }
 
 }  // namespace swr

@@ -68,8 +68,17 @@ class AttentionBackwardModule {
   // take (backward_buffers_refusal).
   void launch(const AttentionBackwardProblem& problem, const AttentionBackwardBuffers& buffers,
               CUstream stream, int persistent_ctas = 0) const;
+  // The main kernel alone, on a workspace a launch() already filled (its dQ accumulator keeps
+  // adding up): what the L2 counters measure, since the passes around it only stream rows and
+  // CUPTI on the H200 names the ranges of a launch by number, not by kernel.
+  void launch_main(const AttentionBackwardProblem& problem, const AttentionBackwardBuffers& buffers,
+                   CUstream stream) const;
 
  private:
+  void launch_kernels(const AttentionBackwardProblem& problem,
+                      const AttentionBackwardBuffers& buffers, CUstream stream, int persistent_ctas,
+                      bool with_passes) const;
+
   const CudaDriver& driver_;
   AttentionBackwardConfig config_;
   int dynamic_shared_bytes_ = 0;

@@ -1,0 +1,71 @@
+// What the L2 model predicts for an attention backward variant: its exact schedule
+// (templates/attention/backward/backward_schedule.cuh: which K/V tile each CTA owns in which
+// round, its walk over the Q tiles of its group's query heads, cyclic or sawtooth) replayed
+// through an LRU model of the profile's L2, the CTAs of a wave in lock-step (one Q tile a tick,
+// as the forward's progress model), and a time from the DRAM bytes and the path's measured rate.
+//
+// Per step a CTA reads the Q and dO tiles and their L and delta lists and adds into the Q tile's
+// rows of the fp32 dQ accumulator (atomics resolved in the L2: a read and a write of those
+// sectors); per tile it reads its K and V tiles once and writes dK and dV once. The shared reads
+// live in each L2 partition once (the CTAs of partition p are slots p, p + P, ...), as the
+// forward's model keeps K and V: which is what makes the walk order matter once a head's Q and dO
+// outgrow the partition.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <vector>
+
+#include "swr/attention_backward_config.hpp"
+#include "swr/attention_backward_problem.hpp"
+#include "swr/gpu_profile.hpp"
+
+namespace swr::model {
+
+// The rate the mma.sync backward reached on the H200 at head dim 128 as a fraction of the
+// profile's dense tensor peak: the best variant of B2 H16 S16384 D128 bf16 (non-causal 202.9
+// TFLOP/s, causal 202.1) over the h200 profile's 989 TFLOP/s, from
+// bench/results/attention-backward-h200/tune-mma-sync.json (tests/model check the figure against
+// that file).
+inline constexpr double kMmaSyncBackwardPeakFraction = 0.205;
+
+struct BackwardPrediction {
+  AttentionBackwardConfig config;
+  std::string config_key;
+  bool runnable = true;  // false: the variant does not fit the GPU; `note` says why
+  std::int64_t requested_sectors = 0;
+  std::int64_t compulsory_misses = 0;
+  std::int64_t misses = 0;
+  double hit_rate = 0;
+  std::int64_t dram_bytes_read = 0;
+  std::int64_t dram_bytes_written = 0;
+  double predicted_seconds = 0;
+  double predicted_tflops = 0;
+  std::string bound;  // "memory" or "compute"
+  int wave_size = 0;
+  std::string note;
+
+  nlohmann::json to_json() const;
+};
+
+// The replay of one variant (`wave_size` 0: the profile's SMs x the resource model's CTAs per SM).
+// Throws UsageError for an invalid problem, and a config that does not fit the GPU comes back with
+// runnable = false.
+BackwardPrediction predict_backward_variant(const AttentionBackwardProblem& problem,
+                                            const GpuProfile& gpu,
+                                            const AttentionBackwardConfig& config,
+                                            int wave_size = 0);
+
+// Every variant in the order given, on `threads` threads (0: hardware threads).
+std::vector<BackwardPrediction> predict_backward_space(
+    const AttentionBackwardProblem& problem, const GpuProfile& gpu,
+    const std::vector<AttentionBackwardConfig>& configs, int threads = 0);
+
+// The table `swr-tune model` and the compile-only tune print: variants by predicted time.
+std::string format_backward_predictions(const AttentionBackwardProblem& problem,
+                                        const GpuProfile& gpu,
+                                        std::vector<BackwardPrediction> predictions,
+                                        std::size_t rows = 20);
+
+}  // namespace swr::model
