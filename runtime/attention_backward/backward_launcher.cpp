@@ -196,6 +196,13 @@ void AttentionBackwardModule::launch_kernels(const AttentionBackwardProblem& pro
   void* main_arguments[] = {&q, &k, &v, &d_o, &dk, &dv, &args};
   void* postprocess_arguments[] = {&dq, &args};
   const long long heads = static_cast<long long>(shape.batch) * shape.heads;
+  if (!with_passes && config_.dq == DqAccumulation::deterministic) {
+    // The preprocess zeroes the semaphores; the main kernel alone must find them at 0 too, or its
+    // K/V tiles would not add in their order.
+    const BackwardWorkspaceLayout parts = backward_workspace_layout(problem, config_);
+    SWR_CU(driver_, cuMemsetD32Async(buffers.workspace + parts.semaphores, 0,
+                                     (parts.bytes - parts.semaphores) / sizeof(int), stream));
+  }
   if (with_passes) {
     SWR_CU(driver_,
            cuLaunchKernel(preprocess_, pass_blocks(heads * args.seq_q_padded, shape.head_dim), 1, 1,

@@ -102,7 +102,7 @@ __device__ __forceinline__ void wait_for_dq_turn(const int* semaphore, int count
     int seen;
     do {
       asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(seen) : "l"(semaphore));
-    } while (seen != count);
+    } while (seen < count);  // it never passes count before this CTA adds (count + 1 waits)
   }
   __syncthreads();
 }
