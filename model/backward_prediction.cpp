@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "attention/backward/backward_schedule.cuh"
+#include "templates/attention/backward/backward_schedule.cuh"
 #include "generator/attention_backward/attention_backward_family.hpp"
 #include "model/cache_models.hpp"
 #include "model/schedule_replay.hpp"

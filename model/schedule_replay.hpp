@@ -10,7 +10,7 @@
 #include <optional>
 #include <vector>
 
-#include "attention/attention_schedule.cuh"
+#include "templates/attention/attention_schedule.cuh"
 #include "model/closed_form_traffic.hpp"
 #include "swr/attention_config.hpp"
 #include "swr/attention_problem.hpp"
