@@ -53,6 +53,7 @@ void launch_decided(const AttentionDecision& decision, StreamWorkspaces& workspa
   buffers.k_strides = tensors.k_strides;
   buffers.v_strides = tensors.v_strides;
   buffers.o_strides = tensors.o_strides;
+  buffers.lse = tensors.lse;
   if (decision.choice.kernel->config.persistence == Persistence::dynamic) {
     if (tensors.workspace != 0) {
       buffers.tile_counter = tensors.workspace;

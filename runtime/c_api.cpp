@@ -20,15 +20,18 @@
 #include "driver/device_identity.hpp"
 #include "runtime/tuned_kernel_forms.hpp"
 #include "swr/attention.hpp"
+#include "swr/attention_backward.hpp"
 #include "swr/gemm.hpp"
 #include "swr/tuned_catalog.hpp"
 #include "swr/usage_error.hpp"
 
-// One family's prepared launch (the other is empty).
+// One family's prepared launch (the others are empty).
 struct swr_prepared {
+  enum class Family { attention, gemm, attention_backward };
   swr::PreparedAttention attention;
   swr::PreparedGemm gemm;
-  bool is_attention = false;
+  swr::PreparedAttentionBackward backward;
+  Family family = Family::attention;
 };
 
 // The catalog, one launcher per GPU name asked for (the launchers keep the kernels they have
@@ -40,6 +43,7 @@ struct swr_catalog {
   std::mutex mutex;
   std::map<std::string, std::unique_ptr<swr::Attention>> attention;
   std::map<std::string, std::unique_ptr<swr::Gemm>> gemm;
+  std::map<std::string, std::unique_ptr<swr::AttentionBackward>> backward;
   // By (family and gpu name, problem key, context id); declared last, so freed first.
   std::map<std::tuple<std::string, std::string, unsigned long long>, std::unique_ptr<swr_prepared>>
       prepared;
@@ -175,13 +179,14 @@ char* copied(const std::string& text) {
   return copy;
 }
 
-template <class Problem>
-void write_choice(const swr_catalog* catalog, const char* gpu, const Problem& problem,
-                  char** json) {
+template <class Problem, class... Filter>
+void write_choice(const swr_catalog* catalog, const char* gpu, const Problem& problem, char** json,
+                  const Filter&... filter) {
   if (gpu == nullptr || *gpu == '\0') {
     throw swr::UsageError("gpu name is empty: allowed a GPU name as `swr-tune gpus` lists it");
   }
-  nlohmann::json output = swr::tuned_choice_json(catalog->catalog.best(gpu, problem), problem);
+  nlohmann::json output =
+      swr::tuned_choice_json(catalog->catalog.best(gpu, problem, filter...), problem);
   output["gpu"] = gpu;
   output["source"] = catalog->catalog.description();
   *json = copied(output.dump());
@@ -213,13 +218,33 @@ swr_prepared* kept_prepared(swr_catalog* catalog, const std::string& family_and_
   return kept.get();
 }
 
-void require_family(const swr_prepared* prepared, bool attention) {
-  require(prepared, "prepared");
-  if (prepared->is_attention != attention) {
-    throw swr::UsageError(std::string("a prepared ") + (attention ? "GEMM" : "attention") +
-                          " launch: allowed one of swr_prepare_" +
-                          (attention ? "attention" : "gemm"));
+const char* family_name(swr_prepared::Family family) {
+  switch (family) {
+    case swr_prepared::Family::attention:
+      return "attention";
+    case swr_prepared::Family::gemm:
+      return "gemm";
+    case swr_prepared::Family::attention_backward:
+      return "attention_backward";
   }
+  return "unknown";
+}
+
+void require_family(const swr_prepared* prepared, swr_prepared::Family family) {
+  require(prepared, "prepared");
+  if (prepared->family != family) {
+    throw swr::UsageError(std::string("a prepared ") + family_name(prepared->family) +
+                          " launch: allowed one of swr_prepare_" + family_name(family));
+  }
+}
+
+swr::DqRequirement dq_requirement(uint32_t flags) {
+  if ((flags & ~SWR_BACKWARD_DETERMINISTIC) != 0) {
+    throw swr::UsageError("flags " + std::to_string(flags) +
+                          ": allowed 0 or SWR_BACKWARD_DETERMINISTIC (1)");
+  }
+  return (flags & SWR_BACKWARD_DETERMINISTIC) != 0 ? swr::DqRequirement::deterministic
+                                                   : swr::DqRequirement::any;
 }
 
 void run_attention(swr_catalog* catalog, const char* gpu, const swr::AttentionProblem& problem,
@@ -236,7 +261,7 @@ swr_prepared* prepare_attention(swr_catalog* catalog, const char* gpu,
                                 const swr::AttentionProblem& problem) {
   auto made = std::make_unique<swr_prepared>();
   made->attention = launcher_for(catalog, catalog->attention, gpu_name(gpu)).prepare(problem);
-  made->is_attention = true;
+  made->family = swr_prepared::Family::attention;
   const unsigned long long context = made->attention.context_id();
   return kept_prepared(catalog, "attention " + gpu_name(gpu), problem.key(), context,
                        std::move(made));
@@ -244,7 +269,7 @@ swr_prepared* prepare_attention(swr_catalog* catalog, const char* gpu,
 
 void launch_prepared_attention(const swr_prepared* prepared, const swr::AttentionTensors& tensors,
                                uint32_t flags, uintptr_t stream) {
-  require_family(prepared, true);
+  require_family(prepared, swr_prepared::Family::attention);
   if ((flags & ~SWR_WORKSPACE_ZEROED) != 0) {
     throw swr::UsageError("flags " + std::to_string(flags) +
                           ": allowed 0 or SWR_WORKSPACE_ZEROED (1)");
@@ -406,6 +431,7 @@ swr_status swr_prepare_gemm(swr_catalog* catalog, const char* gpu, const swr_gem
     const swr::GemmProblem asked = gemm_problem(problem);
     auto made = std::make_unique<swr_prepared>();
     made->gemm = launcher_for(catalog, catalog->gemm, gpu_name(gpu)).prepare(asked);
+    made->family = swr_prepared::Family::gemm;
     const unsigned long long context = made->gemm.context_id();
     *prepared =
         kept_prepared(catalog, "gemm " + gpu_name(gpu), asked.key(), context, std::move(made));
@@ -432,8 +458,94 @@ swr_status swr_launch_attention_v2(const swr_prepared* prepared, uint64_t q, uin
 swr_status swr_launch_gemm(const swr_prepared* prepared, uint64_t a, uint64_t b, uint64_t c,
                            uintptr_t stream) {
   return guarded([&] {
-    require_family(prepared, false);
+    require_family(prepared, swr_prepared::Family::gemm);
     prepared->gemm.run(swr::GemmTensors{a, b, c}, reinterpret_cast<swr::StreamHandle>(stream));
+  });
+}
+
+swr_status swr_launch_attention_v3(const swr_prepared* prepared, uint64_t q, uint64_t k, uint64_t v,
+                                   uint64_t o, uint64_t lse, const swr_attention_strides* strides,
+                                   uint64_t workspace, uint32_t flags, uintptr_t stream) {
+  return guarded([&] {
+    swr::AttentionTensors tensors = attention_tensors(q, k, v, o, workspace, strides);
+    tensors.lse = lse;
+    launch_prepared_attention(prepared, tensors, flags, stream);
+  });
+}
+
+swr_status swr_best_attention_backward(const swr_catalog* catalog, const char* gpu,
+                                       const swr_attention_problem_v2* problem, uint32_t flags,
+                                       char** json) {
+  return guarded([&] {
+    require(catalog, "catalog");
+    require(json, "json");
+    *json = nullptr;
+    const swr::DqRequirement dq = dq_requirement(flags);
+    write_choice(catalog, gpu, swr::AttentionBackwardProblem{attention_problem(problem)}, json, dq);
+  });
+}
+
+swr_status swr_prepare_attention_backward(swr_catalog* catalog, const char* gpu,
+                                          const swr_attention_problem_v2* problem, uint32_t flags,
+                                          swr_prepared** prepared) {
+  return guarded([&] {
+    require(catalog, "catalog");
+    require(prepared, "prepared");
+    *prepared = nullptr;
+    const swr::DqRequirement dq = dq_requirement(flags);
+    const swr::AttentionBackwardProblem asked{attention_problem(problem)};
+    auto made = std::make_unique<swr_prepared>();
+    made->backward = launcher_for(catalog, catalog->backward, gpu_name(gpu)).prepare(asked, dq);
+    made->family = swr_prepared::Family::attention_backward;
+    const unsigned long long context = made->backward.context_id();
+    const std::string family = dq == swr::DqRequirement::deterministic
+                                   ? "attention_backward deterministic "
+                                   : "attention_backward ";
+    *prepared =
+        kept_prepared(catalog, family + gpu_name(gpu), asked.key(), context, std::move(made));
+  });
+}
+
+swr_status swr_attention_backward_workspace_bytes(const swr_prepared* prepared, uint64_t* bytes) {
+  return guarded([&] {
+    require(bytes, "bytes");
+    *bytes = 0;
+    require_family(prepared, swr_prepared::Family::attention_backward);
+    *bytes = prepared->backward.workspace_bytes();
+  });
+}
+
+swr_status swr_launch_attention_backward(const swr_prepared* prepared, uint64_t q, uint64_t k,
+                                         uint64_t v, uint64_t o, uint64_t d_o, uint64_t lse,
+                                         uint64_t dq, uint64_t dk, uint64_t dv,
+                                         const swr_attention_backward_strides* strides,
+                                         uint64_t workspace, uint64_t workspace_bytes,
+                                         uintptr_t stream) {
+  return guarded([&] {
+    require_family(prepared, swr_prepared::Family::attention_backward);
+    swr::AttentionBackwardTensors tensors;
+    tensors.q = q;
+    tensors.k = k;
+    tensors.v = v;
+    tensors.o = o;
+    tensors.d_o = d_o;
+    tensors.lse = lse;
+    tensors.dq = dq;
+    tensors.dk = dk;
+    tensors.dv = dv;
+    tensors.workspace = workspace;
+    tensors.workspace_bytes = workspace_bytes;
+    if (strides != nullptr) {
+      tensors.q_strides = element_strides(strides->q);
+      tensors.k_strides = element_strides(strides->k);
+      tensors.v_strides = element_strides(strides->v);
+      tensors.o_strides = element_strides(strides->o);
+      tensors.d_o_strides = element_strides(strides->d_o);
+      tensors.dq_strides = element_strides(strides->dq);
+      tensors.dk_strides = element_strides(strides->dk);
+      tensors.dv_strides = element_strides(strides->dv);
+    }
+    prepared->backward.run(tensors, reinterpret_cast<swr::StreamHandle>(stream));
   });
 }
 

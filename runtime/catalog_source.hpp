@@ -2,7 +2,7 @@
 // or an export directory), and the answers given so far (its State). The catalog asks a source
 // for the exact shape first, then for the shapes that could stand in for it, and picks the
 // nearest itself (swr/shape_distance.hpp), so both sources answer alike. Each family (attention,
-// GEMM) has its own three questions.
+// its backward, GEMM) has its own three questions.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +32,7 @@ struct Candidate {
 
 using CandidateShape = Candidate<AttentionProblem>;
 using GemmCandidateShape = Candidate<GemmProblem>;
+using BackwardCandidateShape = Candidate<AttentionBackwardProblem>;
 
 // Implementations guard their own state: the catalog calls them from any thread.
 class CatalogSource {
@@ -59,6 +60,15 @@ class CatalogSource {
   virtual std::shared_ptr<const TunedGemmKernel> best(
       const GemmCandidateShape& candidate) const = 0;
 
+  // The same for the attention backward, keeping only variants that meet `dq`; candidates share
+  // the forward shape's compiled part. A source without backward kernels answers none.
+  virtual std::shared_ptr<const TunedAttentionBackwardKernel> exact(
+      const std::string& gpu, const AttentionBackwardProblem& problem, DqRequirement dq) const = 0;
+  virtual std::vector<BackwardCandidateShape> candidates(
+      const std::string& gpu, const AttentionBackwardProblem& like) const = 0;
+  virtual std::shared_ptr<const TunedAttentionBackwardKernel> best(
+      const BackwardCandidateShape& candidate, DqRequirement dq) const = 0;
+
   // The cubin an export holds for a kernel this source handed out; null for a database.
   virtual std::shared_ptr<const std::vector<char>> exported_cubin(
       const TunedKernelBase& kernel) const {
@@ -75,8 +85,10 @@ std::unique_ptr<CatalogSource> open_export_source(const std::filesystem::path& d
 // Equality and hash of every field of a shape (AttentionProblem has no operator==).
 bool same_shape(const AttentionProblem& a, const AttentionProblem& b);
 bool same_shape(const GemmProblem& a, const GemmProblem& b);
+bool same_shape(const AttentionBackwardProblem& a, const AttentionBackwardProblem& b);
 std::size_t shape_hash(const AttentionProblem& problem);
 std::size_t shape_hash(const GemmProblem& problem);
+std::size_t shape_hash(const AttentionBackwardProblem& problem);
 
 template <class Problem>
 struct AnswerKey {
@@ -132,6 +144,8 @@ struct TunedCatalog::State {
   std::unique_ptr<CatalogSource> source;
   RememberedAnswers<AttentionProblem, TunedChoice> attention_answers;
   RememberedAnswers<GemmProblem, TunedGemmChoice> gemm_answers;
+  RememberedAnswers<AttentionBackwardProblem, TunedBackwardChoice> backward_answers;
+  RememberedAnswers<AttentionBackwardProblem, TunedBackwardChoice> deterministic_backward_answers;
 };
 
 // The lookup itself, without the memory: exact, else the nearest candidate, else none with why.
@@ -139,5 +153,7 @@ TunedChoice choose_tuned_kernel(const CatalogSource& source, const std::string& 
                                 const AttentionProblem& problem);
 TunedGemmChoice choose_tuned_kernel(const CatalogSource& source, const std::string& gpu,
                                     const GemmProblem& problem);
+TunedBackwardChoice choose_tuned_kernel(const CatalogSource& source, const std::string& gpu,
+                                        const AttentionBackwardProblem& problem, DqRequirement dq);
 
 }  // namespace swr

@@ -3,6 +3,7 @@
 #include <mutex>
 
 #include "driver/cuda_driver.hpp"
+#include "runtime/attention_backward/backward_launcher.hpp"
 #include "runtime/attention_launcher.hpp"
 #include "runtime/gemm_launcher.hpp"
 
@@ -51,6 +52,7 @@ const LoadedKernel<Module>& LoadedKernels<Module>::find_or_load(
 
 template class LoadedKernels<AttentionKernelModule>;
 template class LoadedKernels<GemmKernelModule>;
+template class LoadedKernels<AttentionBackwardModule>;
 
 StreamWorkspaces::~StreamWorkspaces() {
   const CudaDriver* driver = CudaDriver::try_get();

@@ -7,9 +7,12 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "swr/attention_backward_config.hpp"
+#include "swr/attention_backward_problem.hpp"
 #include "swr/attention_config.hpp"
 #include "swr/attention_problem.hpp"
 #include "swr/gemm_config.hpp"
@@ -36,6 +39,15 @@ class CubinBuilder {
   // swizzle build the same cubin.
   virtual BuiltCubin build(const GemmProblem& problem, const GemmConfig& config,
                            const std::string& arch) const = 0;
+  // An attention backward module (its three kernels); `problem` gives the forward shape's
+  // compiled part.
+  virtual BuiltCubin build(const AttentionBackwardProblem& problem,
+                           const AttentionBackwardConfig& config, const std::string& arch) const {
+    (void)problem;
+    (void)config;
+    throw std::runtime_error("this cubin builder does not build attention backward modules (" +
+                             arch + ")");
+  }
 };
 
 // Throws std::runtime_error when NVRTC cannot be loaded.

@@ -6,6 +6,7 @@
 #include "db/results_database.hpp"
 #include "runtime/catalog_source.hpp"
 #include "runtime/tuned_kernel_forms.hpp"
+#include "swr/attention_backward_config.hpp"
 
 namespace swr {
 namespace {
@@ -55,16 +56,40 @@ class DatabaseCatalogSource : public CatalogSource {
     return best_of<TunedGemmKernel>(candidate);
   }
 
+  std::shared_ptr<const TunedAttentionBackwardKernel> exact(const std::string& gpu,
+                                                            const AttentionBackwardProblem& problem,
+                                                            DqRequirement dq) const override {
+    return exact_of<TunedAttentionBackwardKernel>(gpu, problem, dq);
+  }
+
+  std::vector<BackwardCandidateShape> candidates(
+      const std::string& gpu, const AttentionBackwardProblem& like) const override {
+    return candidates_of<AttentionBackwardProblem>(gpu, [&](db::GpuId id) {
+      std::vector<db::TunedShapeOf<AttentionBackwardProblem>> shapes;
+      for (const db::TunedShape& shape :
+           database_.tuned_attention_backward_shapes_like(id, like.shape)) {
+        shapes.push_back({shape.id, AttentionBackwardProblem{shape.problem}});
+      }
+      return shapes;
+    });
+  }
+
+  std::shared_ptr<const TunedAttentionBackwardKernel> best(const BackwardCandidateShape& candidate,
+                                                           DqRequirement dq) const override {
+    return best_of<TunedAttentionBackwardKernel>(candidate, dq);
+  }
+
  private:
   // The fastest of the GPU rows of that name that tuned exactly `problem`.
   template <class Kernel, class Problem>
-  std::shared_ptr<const Kernel> exact_of(const std::string& gpu, const Problem& problem) const {
+  std::shared_ptr<const Kernel> exact_of(const std::string& gpu, const Problem& problem,
+                                         DqRequirement dq = DqRequirement::any) const {
     std::lock_guard lock(mutex_);
     const std::optional<db::ProblemId> problem_id = database_.find_problem(problem);
     if (!problem_id) return nullptr;
     std::shared_ptr<const Kernel> fastest;
     for (const db::StoredGpu& stored : gpus_named(gpu)) {
-      std::shared_ptr<const Kernel> kernel = best_locked<Kernel>(stored, problem, *problem_id);
+      std::shared_ptr<const Kernel> kernel = best_locked<Kernel>(stored, problem, *problem_id, dq);
       if (kernel && (!fastest || kernel->measured.median_ms < fastest->measured.median_ms)) {
         fastest = std::move(kernel);
       }
@@ -87,13 +112,14 @@ class DatabaseCatalogSource : public CatalogSource {
   }
 
   template <class Kernel, class Problem>
-  std::shared_ptr<const Kernel> best_of(const Candidate<Problem>& candidate) const {
+  std::shared_ptr<const Kernel> best_of(const Candidate<Problem>& candidate,
+                                        DqRequirement dq = DqRequirement::any) const {
     std::lock_guard lock(mutex_);
     for (const auto& [name, gpus] : gpus_by_name_) {
       for (const db::StoredGpu& stored : gpus) {
         if (raw(stored.id) != candidate.gpu_handle) continue;
-        return best_locked<Kernel>(stored, candidate.problem,
-                                   db::ProblemId{candidate.shape_handle});
+        return best_locked<Kernel>(stored, candidate.problem, db::ProblemId{candidate.shape_handle},
+                                   dq);
       }
     }
     return nullptr;
@@ -109,10 +135,24 @@ class DatabaseCatalogSource : public CatalogSource {
     return known->second;
   }
 
+  // The best valid variant (best_for), or with `deterministic` the fastest valid one whose dQ is
+  // deterministic (by its config's newest measurement, as measurements_for ranks them).
   template <class Kernel, class Problem>
   std::shared_ptr<const Kernel> best_locked(const db::StoredGpu& gpu, const Problem& problem,
-                                            db::ProblemId problem_id) const {
-    const std::optional<db::StoredMeasurement> best = database_.best_for(gpu.id, problem_id);
+                                            db::ProblemId problem_id, DqRequirement dq) const {
+    std::optional<db::StoredMeasurement> best;
+    if (dq == DqRequirement::any) {
+      best = database_.best_for(gpu.id, problem_id);
+    } else {
+      for (db::StoredMeasurement& measured : database_.measurements_for(gpu.id, problem_id)) {
+        if (measured.record.status != db::MeasurementStatus::ok) continue;
+        const auto config = AttentionBackwardConfig::from_key(measured.config_key);
+        if (config && config->dq == DqAccumulation::deterministic) {
+          best = std::move(measured);
+          break;
+        }
+      }
+    }
     if (!best) return nullptr;
     return std::make_shared<const Kernel>(tuned_kernel_from_database(gpu.gpu, problem, *best));
   }

@@ -120,6 +120,21 @@ class ExportCatalogSource : public CatalogSource {
     return gemm_.best(candidate);
   }
 
+  // Exports carry no backward kernels (manifest version 4): the catalog says so.
+  std::shared_ptr<const TunedAttentionBackwardKernel> exact(const std::string&,
+                                                            const AttentionBackwardProblem&,
+                                                            DqRequirement) const override {
+    return nullptr;
+  }
+  std::vector<BackwardCandidateShape> candidates(const std::string&,
+                                                 const AttentionBackwardProblem&) const override {
+    return {};
+  }
+  std::shared_ptr<const TunedAttentionBackwardKernel> best(const BackwardCandidateShape&,
+                                                           DqRequirement) const override {
+    return nullptr;
+  }
+
   std::shared_ptr<const std::vector<char>> exported_cubin(
       const TunedKernelBase& kernel) const override {
     if (const auto legacy = legacy_entries_.find(&kernel); legacy != legacy_entries_.end()) {

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "driver/device_identity.hpp"
+#include "generator/attention_backward/attention_backward_family.hpp"
 #include "generator/cubin_cache.hpp"
 #include "generator/gemm_kernel_source.hpp"
 #include "generator/kernel_source.hpp"
@@ -31,6 +32,14 @@ std::string variant_mismatch(const TunedKernel& kernel, const AttentionProblem& 
   }
   if (differs.empty()) return {};
   return "variant " + kernel.config_key + " is compiled for " + differs;
+}
+
+std::string variant_mismatch(const TunedAttentionBackwardKernel& kernel,
+                             const AttentionBackwardProblem& problem) {
+  TunedKernel forward;
+  forward.config_key = kernel.config_key;
+  forward.problem = kernel.problem.shape;
+  return variant_mismatch(forward, problem.shape);
 }
 
 std::string variant_mismatch(const TunedGemmKernel& kernel, const GemmProblem& problem) {
@@ -155,6 +164,13 @@ KernelRuntime::Cubin KernelRuntime::compiled_cubin(const Kernel& kernel) {
 
 KernelRuntime::Cubin KernelRuntime::cubin_for(const TunedKernel& kernel) {
   if (std::optional<Cubin> stored = stored_cubin(kernel, kAttentionEntryName)) {
+    return *std::move(stored);
+  }
+  return compiled_cubin(kernel);
+}
+
+KernelRuntime::Cubin KernelRuntime::cubin_for(const TunedAttentionBackwardKernel& kernel) {
+  if (std::optional<Cubin> stored = stored_cubin(kernel, kBackwardEntryName)) {
     return *std::move(stored);
   }
   return compiled_cubin(kernel);

@@ -20,6 +20,7 @@
 #include "runtime/context_resources.hpp"
 #include "runtime/cubin_builder.hpp"
 #include "swr/attention.hpp"
+#include "swr/attention_backward_problem.hpp"
 #include "swr/gemm.hpp"
 #include "swr/runtime_options.hpp"
 #include "swr/tuned_catalog.hpp"
@@ -31,6 +32,9 @@ namespace swr {
 // Why `kernel` cannot run `problem` (its head dim, dtype or causal mode is compiled in and
 // differs), or empty when it can.
 std::string variant_mismatch(const TunedKernel& kernel, const AttentionProblem& problem);
+// The same for the backward, whose compiled part is its forward shape's.
+std::string variant_mismatch(const TunedAttentionBackwardKernel& kernel,
+                             const AttentionBackwardProblem& problem);
 // The same for a GEMM, whose dtype is compiled in (m, n and k are launch arguments).
 std::string variant_mismatch(const TunedGemmKernel& kernel, const GemmProblem& problem);
 
@@ -58,6 +62,10 @@ template <>
 struct TunedKernelFor<GemmProblem> {
   using type = TunedGemmKernel;
 };
+template <>
+struct TunedKernelFor<AttentionBackwardProblem> {
+  using type = TunedAttentionBackwardKernel;
+};
 
 // What a call decided: the choice, the device, the loaded kernel and the context it runs in.
 template <class Kernel, class Module>
@@ -78,17 +86,17 @@ class KernelRuntime {
 
   // Validates the problem, looks it up for the calling thread's device and loads its kernel into
   // `kernels` on first use. Throws UsageError for an invalid problem, KernelRefused for a call
-  // that cannot run.
-  template <class Module, class Problem>
+  // that cannot run. `filter`: what the catalog's lookup also takes (the backward's DqRequirement).
+  template <class Module, class Problem, class... Filter>
   KernelDecision<typename TunedKernelFor<Problem>::type, Module> decide(
-      const Problem& problem, LoadedKernels<Module>& kernels) {
+      const Problem& problem, LoadedKernels<Module>& kernels, const Filter&... filter) {
     using Kernel = typename TunedKernelFor<Problem>::type;
     problem.validate();
     KernelDecision<Kernel, Module> decision;
     decision.context = current_context();
     decision.device = &identity(decision.context.device);
     const std::string& gpu = options_.gpu.empty() ? decision.device->gpu_name : options_.gpu;
-    decision.choice = catalog_.best(gpu, problem);
+    decision.choice = catalog_.best(gpu, problem, filter...);
     if (!decision.choice) {
       throw KernelRefused("no tuned kernel for " + problem.key() + " on " + gpu + ": " +
                           decision.choice.why_none);
@@ -125,6 +133,7 @@ class KernelRuntime {
   // allowed; KernelRefused when there is none.
   Cubin cubin_for(const TunedKernel& kernel);
   Cubin cubin_for(const TunedGemmKernel& kernel);
+  Cubin cubin_for(const TunedAttentionBackwardKernel& kernel);
   // The export's file or the cubin cache's with `entry` (the family's current launch ABI);
   // nullopt when neither has it.
   std::optional<Cubin> stored_cubin(const TunedKernelBase& kernel, const std::string& entry) const;

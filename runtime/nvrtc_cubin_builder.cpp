@@ -2,6 +2,7 @@
 // both families): the same rendering, options and cache key, so the source hash compares.
 #include <stdexcept>
 
+#include "generator/attention_backward/attention_backward_family.hpp"
 #include "generator/cubin_cache.hpp"
 #include "generator/gemm_kernel_source.hpp"
 #include "generator/kernel_source.hpp"
@@ -23,6 +24,11 @@ class NvrtcCubinBuilder : public CubinBuilder {
   BuiltCubin build(const GemmProblem& problem, const GemmConfig& config,
                    const std::string& arch) const override {
     return compile(render_gemm_kernel(problem, config), config.key(), arch);
+  }
+
+  BuiltCubin build(const AttentionBackwardProblem& problem, const AttentionBackwardConfig& config,
+                   const std::string& arch) const override {
+    return compile(render_attention_backward_kernel(problem, config), config.key(), arch);
   }
 
  private:

@@ -21,6 +21,10 @@ std::string compiled_part_text(const AttentionProblem& problem) {
   return text;
 }
 
+std::string compiled_part_text(const AttentionBackwardProblem& problem) {
+  return "the backward of " + compiled_part_text(problem.shape);
+}
+
 std::string compiled_part_text(const GemmProblem& problem) {
   return "GEMM " + std::string(to_string(problem.dtype));
 }
@@ -28,6 +32,11 @@ std::string compiled_part_text(const GemmProblem& problem) {
 std::optional<double> candidate_distance(const AttentionProblem& wanted,
                                          const CandidateShape& candidate) {
   return shape_distance(wanted, candidate.problem, candidate.scale);
+}
+
+std::optional<double> candidate_distance(const AttentionBackwardProblem& wanted,
+                                         const BackwardCandidateShape& candidate) {
+  return shape_distance(wanted.shape, candidate.problem.shape, candidate.scale);
 }
 
 std::optional<double> candidate_distance(const GemmProblem& wanted,
@@ -45,12 +54,13 @@ void combine(std::size_t& seed, std::size_t value) {
   seed ^= value + 0x9e3779b97f4a7c15ull + (seed << 6) + (seed >> 2);
 }
 
-// Exact, else the nearest candidate, else none with why: the same for every family.
-template <class Kernel, class Problem>
+// Exact, else the nearest candidate, else none with why: the same for every family (`filter`: what
+// the backward's variants must meet, passed on to the source).
+template <class Kernel, class Problem, class... Filter>
 TunedChoiceOf<Kernel> choose(const CatalogSource& source, const std::string& gpu,
-                             const Problem& problem) {
+                             const Problem& problem, const Filter&... filter) {
   TunedChoiceOf<Kernel> choice;
-  if (std::shared_ptr<const Kernel> exact = source.exact(gpu, problem)) {
+  if (std::shared_ptr<const Kernel> exact = source.exact(gpu, problem, filter...)) {
     choice.match = MatchKind::exact;
     choice.kernel = std::move(exact);
     return choice;
@@ -71,7 +81,7 @@ TunedChoiceOf<Kernel> choose(const CatalogSource& source, const std::string& gpu
     }
   }
   if (nearest != nullptr) {
-    if (std::shared_ptr<const Kernel> kernel = source.best(*nearest)) {
+    if (std::shared_ptr<const Kernel> kernel = source.best(*nearest, filter...)) {
       choice.match = MatchKind::nearest;
       choice.kernel = std::move(kernel);
       choice.distance = nearest_distance;
@@ -90,13 +100,14 @@ TunedChoiceOf<Kernel> choose(const CatalogSource& source, const std::string& gpu
   return choice;
 }
 
-template <class Kernel, class Problem, class Answers>
+template <class Kernel, class Problem, class Answers, class... Filter>
 TunedChoiceOf<Kernel> remembered_choice(const CatalogSource& source, Answers& answers,
-                                        std::string_view gpu, const Problem& problem) {
+                                        std::string_view gpu, const Problem& problem,
+                                        const Filter&... filter) {
   problem.validate();
   AnswerKey<Problem> key{std::string(gpu), problem};
   if (auto known = answers.find(key)) return *std::move(known);
-  TunedChoiceOf<Kernel> choice = choose_tuned_kernel(source, key.gpu, problem);
+  TunedChoiceOf<Kernel> choice = choose_tuned_kernel(source, key.gpu, problem, filter...);
   return answers.remember(std::move(key), std::move(choice));
 }
 
@@ -135,6 +146,14 @@ std::size_t shape_hash(const AttentionProblem& p) {
   return seed;
 }
 
+bool same_shape(const AttentionBackwardProblem& a, const AttentionBackwardProblem& b) {
+  return same_shape(a.shape, b.shape);
+}
+
+std::size_t shape_hash(const AttentionBackwardProblem& problem) {
+  return shape_hash(problem.shape) ^ 0x62776400u;  // not the forward's key
+}
+
 std::size_t shape_hash(const GemmProblem& p) {
   std::size_t seed = 0;
   for (int value : {p.m, p.n, p.k, static_cast<int>(p.dtype)}) {
@@ -151,6 +170,21 @@ TunedChoice choose_tuned_kernel(const CatalogSource& source, const std::string& 
 TunedGemmChoice choose_tuned_kernel(const CatalogSource& source, const std::string& gpu,
                                     const GemmProblem& problem) {
   return choose<TunedGemmKernel>(source, gpu, problem);
+}
+
+TunedBackwardChoice choose_tuned_kernel(const CatalogSource& source, const std::string& gpu,
+                                        const AttentionBackwardProblem& problem, DqRequirement dq) {
+  TunedBackwardChoice choice = choose<TunedAttentionBackwardKernel>(source, gpu, problem, dq);
+  if (!choice && source.is_export()) {
+    choice.why_none = source.description() +
+                      " holds no backward kernels (an export carries forward and GEMM kernels): "
+                      "open the results database the backward was tuned into";
+  } else if (!choice && dq == DqRequirement::deterministic) {
+    choice.why_none +=
+        "; deterministic dQ was asked for (torch.use_deterministic_algorithms): "
+        "tune the backward space, whose variants ending in -det are deterministic";
+  }
+  return choice;
 }
 
 TunedCatalog TunedCatalog::open_database(const std::filesystem::path& path) {
@@ -176,6 +210,15 @@ TunedGemmChoice TunedCatalog::best(std::string_view gpu, const GemmProblem& prob
   return remembered_choice<TunedGemmKernel>(*state_->source, state_->gemm_answers, gpu, problem);
 }
 
+TunedBackwardChoice TunedCatalog::best(std::string_view gpu,
+                                       const AttentionBackwardProblem& problem,
+                                       DqRequirement dq) const {
+  auto& answers = dq == DqRequirement::deterministic ? state_->deterministic_backward_answers
+                                                     : state_->backward_answers;
+  return remembered_choice<TunedAttentionBackwardKernel>(*state_->source, answers, gpu, problem,
+                                                         dq);
+}
+
 std::vector<std::string> TunedCatalog::gpu_names() const {
   return state_->source->gpu_names();
 }
@@ -191,6 +234,8 @@ bool TunedCatalog::is_export() const {
 void TunedCatalog::forget_answers() const {
   state_->attention_answers.clear();
   state_->gemm_answers.clear();
+  state_->backward_answers.clear();
+  state_->deterministic_backward_answers.clear();
 }
 
 }  // namespace swr

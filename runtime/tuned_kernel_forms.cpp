@@ -1,5 +1,6 @@
 #include "runtime/tuned_kernel_forms.hpp"
 
+#include "generator/attention_backward/attention_backward_family.hpp"
 #include "generator/problem_json.hpp"
 #include "generator/resource_model.hpp"
 
@@ -144,6 +145,18 @@ TunedGemmKernel tuned_kernel_from_database(const db::GpuRecord& gpu, const GemmP
   return kernel;
 }
 
+TunedAttentionBackwardKernel tuned_kernel_from_database(const db::GpuRecord& gpu,
+                                                        const AttentionBackwardProblem& problem,
+                                                        const db::StoredMeasurement& stored) {
+  TunedAttentionBackwardKernel kernel;
+  fill_from_database(kernel, gpu, stored);
+  kernel.problem = problem;
+  kernel.config = AttentionBackwardConfig::from_json(stored.config_json);
+  kernel.dynamic_shared_bytes = stored.record.dynamic_shared_bytes.value_or(
+      attention_backward_shared_bytes(problem, kernel.config));
+  return kernel;
+}
+
 TunedKernel tuned_kernel_from_export(const ExportedKernel& exported) {
   return from_export<TunedKernel>(exported);
 }
@@ -158,6 +171,15 @@ nlohmann::json tuned_kernel_json(const TunedKernel& kernel) {
 
 nlohmann::json tuned_kernel_json(const TunedGemmKernel& kernel) {
   return kernel_json(kernel);
+}
+
+nlohmann::json tuned_kernel_json(const TunedAttentionBackwardKernel& kernel) {
+  return kernel_json(kernel);
+}
+
+nlohmann::json tuned_choice_json(const TunedBackwardChoice& choice,
+                                 const AttentionBackwardProblem& asked) {
+  return choice_json(choice, asked);
 }
 
 nlohmann::json tuned_choice_json(const TunedChoice& choice, const AttentionProblem& asked) {

@@ -18,13 +18,19 @@ TunedKernel tuned_kernel_from_database(const db::GpuRecord& gpu, const Attention
                                        const db::StoredMeasurement& stored);
 TunedGemmKernel tuned_kernel_from_database(const db::GpuRecord& gpu, const GemmProblem& problem,
                                            const db::StoredMeasurement& stored);
+TunedAttentionBackwardKernel tuned_kernel_from_database(const db::GpuRecord& gpu,
+                                                        const AttentionBackwardProblem& problem,
+                                                        const db::StoredMeasurement& stored);
 TunedKernel tuned_kernel_from_export(const ExportedKernel& exported);
 TunedGemmKernel tuned_kernel_from_export(const ExportedGemmKernel& exported);
 
 nlohmann::json tuned_kernel_json(const TunedKernel& kernel);
 nlohmann::json tuned_kernel_json(const TunedGemmKernel& kernel);
+nlohmann::json tuned_kernel_json(const TunedAttentionBackwardKernel& kernel);
 // {"family", "asked", "match", and "distance", "tuned_shape", "kernel" or "why"}.
 nlohmann::json tuned_choice_json(const TunedChoice& choice, const AttentionProblem& asked);
 nlohmann::json tuned_choice_json(const TunedGemmChoice& choice, const GemmProblem& asked);
+nlohmann::json tuned_choice_json(const TunedBackwardChoice& choice,
+                                 const AttentionBackwardProblem& asked);
 
 }  // namespace swr

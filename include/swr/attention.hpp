@@ -48,6 +48,10 @@ struct AttentionTensors {
   // bytes (strides multiples of 8 elements, 16-byte aligned pointers); a layout a kernel cannot
   // read is refused (KernelRefused) before anything is launched.
   ElementStrides q_strides{}, k_strides{}, v_strides{}, o_strides{};
+  // Optional: [batch, heads, seq_q] fp32, contiguous, 4-byte aligned. When set, the kernel also
+  // writes each query row's log-sum-exp (natural log, of the scaled scores): what
+  // swr::AttentionBackward needs. 0, the default, writes nothing extra (inference).
+  DevicePointer lse = 0;
 };
 
 // The options swr::Gemm takes too.

@@ -195,6 +195,56 @@ SWR_API swr_status swr_launch_attention_v2(const swr_prepared* prepared, uint64_
                                            const swr_attention_strides* strides, uint64_t workspace,
                                            uint32_t flags, uintptr_t stream);
 
+/* swr_launch_attention_v2 that also writes each query row's log-sum-exp to `lse` ([batch, heads,
+   seq_q] fp32, contiguous, 4-byte aligned; 0: none, as v2): what the backward needs. */
+SWR_API swr_status swr_launch_attention_v3(const swr_prepared* prepared, uint64_t q, uint64_t k,
+                                           uint64_t v, uint64_t o, uint64_t lse,
+                                           const swr_attention_strides* strides, uint64_t workspace,
+                                           uint32_t flags, uintptr_t stream);
+
+/* The attention backward (swr::AttentionBackward): dQ, dK, dV from Q, K, V, the forward's O and
+   log-sum-exp, and dO. Backward variants come from a results database (an export holds none). */
+
+/* Element strides, {batch, head, seq, dim} each as swr_attention_strides: Q, K, V, O, dO, dQ, dK,
+   dV (K, V, dK, dV with kv_heads heads of seq_kv rows). Four 0s: contiguous. */
+typedef struct swr_attention_backward_strides {
+  int64_t q[4];
+  int64_t k[4];
+  int64_t v[4];
+  int64_t o[4];
+  int64_t d_o[4];
+  int64_t dq[4];
+  int64_t dk[4];
+  int64_t dv[4];
+} swr_attention_backward_strides;
+
+/* The backward lookups' flags: only variants whose dQ is the same bit for bit on every run (what
+   torch.use_deterministic_algorithms asks); none tuned is "match": "none" /
+   SWR_ERROR_KERNEL_REFUSED. */
+#define SWR_BACKWARD_DETERMINISTIC 1u
+
+/* swr_best_attention_v2 for the backward of that problem. */
+SWR_API swr_status swr_best_attention_backward(const swr_catalog* catalog, const char* gpu,
+                                               const swr_attention_problem_v2* problem,
+                                               uint32_t flags, char** json);
+/* Decides and loads the backward of a problem (as swr_prepare_attention_v2). */
+SWR_API swr_status swr_prepare_attention_backward(swr_catalog* catalog, const char* gpu,
+                                                  const swr_attention_problem_v2* problem,
+                                                  uint32_t flags, swr_prepared** prepared);
+/* The workspace (device bytes, 256-byte aligned) a launch of the prepared backward needs. */
+SWR_API swr_status swr_attention_backward_workspace_bytes(const swr_prepared* prepared,
+                                                          uint64_t* bytes);
+/* Enqueues the prepared backward on `stream`: writes dq, dk, dv; fills the caller's workspace
+   (at least swr_attention_backward_workspace_bytes; one per launch that may overlap). A workspace
+   too small, a null tensor or a layout the kernels cannot read is refused before anything runs. */
+SWR_API swr_status swr_launch_attention_backward(const swr_prepared* prepared, uint64_t q,
+                                                 uint64_t k, uint64_t v, uint64_t o, uint64_t d_o,
+                                                 uint64_t lse, uint64_t dq, uint64_t dk,
+                                                 uint64_t dv,
+                                                 const swr_attention_backward_strides* strides,
+                                                 uint64_t workspace, uint64_t workspace_bytes,
+                                                 uintptr_t stream);
+
 /* The name the catalog knows CUDA device `ordinal` by ("h200", as swr_run_* look it up when `gpu`
    is null), as a string to free with swr_string_free: what a caller passes to swr_best_* to
    learn what would run on that device, without launching. */

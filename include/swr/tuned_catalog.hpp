@@ -15,6 +15,8 @@
 #include <string_view>
 #include <vector>
 
+#include "swr/attention_backward_config.hpp"
+#include "swr/attention_backward_problem.hpp"
 #include "swr/attention_config.hpp"
 #include "swr/attention_problem.hpp"
 #include "swr/export.h"
@@ -25,6 +27,7 @@ namespace swr {
 
 class Attention;
 class Gemm;
+class AttentionBackward;
 
 enum class MatchKind {
   exact,    // this very shape was tuned on this GPU
@@ -80,6 +83,17 @@ struct TunedGemmKernel : TunedKernelBase {
   GemmConfig config;
 };
 
+// The best attention backward variant of one tuned (GPU, shape).
+struct TunedAttentionBackwardKernel : TunedKernelBase {
+  AttentionBackwardProblem problem;  // the tuned shape (the one asked for only when exact)
+  AttentionBackwardConfig config;
+};
+
+// What a backward lookup must return: any variant (the fastest), or one whose dQ is the same bit
+// for bit on every run (DqAccumulation::deterministic), as torch.use_deterministic_algorithms
+// asks.
+enum class DqRequirement { any, deterministic };
+
 // How a lookup was answered (TunedChoice for attention, TunedGemmChoice for GEMM).
 template <class Kernel>
 struct TunedChoiceOf {
@@ -93,6 +107,7 @@ struct TunedChoiceOf {
 
 using TunedChoice = TunedChoiceOf<TunedKernel>;
 using TunedGemmChoice = TunedChoiceOf<TunedGemmKernel>;
+using TunedBackwardChoice = TunedChoiceOf<TunedAttentionBackwardKernel>;
 
 class SWR_API TunedCatalog {
  public:
@@ -113,7 +128,13 @@ class SWR_API TunedCatalog {
   // dtype, so the nearest tuned shape of the same dtype stands in for an untuned one.
   TunedGemmChoice best(std::string_view gpu, const GemmProblem& problem) const;
 
-  // GPU names with tuned results (of either family).
+  // The best backward variant for `problem` (the fastest, or the fastest deterministic one), exact
+  // else nearest as for the forward. Backward variants come from a results database only:
+  // exports hold forward and GEMM kernels.
+  TunedBackwardChoice best(std::string_view gpu, const AttentionBackwardProblem& problem,
+                           DqRequirement dq = DqRequirement::any) const;
+
+  // GPU names with tuned results (of any family).
   std::vector<std::string> gpu_names() const;
   // "results database /path" or "export /dir".
   std::string description() const;
@@ -125,6 +146,7 @@ class SWR_API TunedCatalog {
  private:
   friend class Attention;  // take an export's cubins from the source behind the catalog
   friend class Gemm;
+  friend class AttentionBackward;
   struct State;  // the source and the answers; copies of a catalog share it
 
   explicit TunedCatalog(std::shared_ptr<State> state) : state_(std::move(state)) {}

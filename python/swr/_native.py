@@ -101,6 +101,15 @@ class AttentionStrides(ctypes.Structure):
     _fields_ = [(name, ctypes.c_int64 * 4) for name in ("q", "k", "v", "o")]
 
 
+class BackwardStrides(ctypes.Structure):
+    """swr_attention_backward_strides: {batch, head, seq, dim} of q, k, v, o, dO, dQ, dK, dV."""
+    _fields_ = [(name, ctypes.c_int64 * 4)
+                for name in ("q", "k", "v", "o", "d_o", "dq", "dk", "dv")]
+
+
+BACKWARD_DETERMINISTIC = 1  # SWR_BACKWARD_DETERMINISTIC
+
+
 class AttentionTensors(ctypes.Structure):
     _fields_ = [("q", ctypes.c_uint64), ("k", ctypes.c_uint64), ("v", ctypes.c_uint64),
                 ("o", ctypes.c_uint64), ("workspace", ctypes.c_uint64)]
@@ -164,6 +173,21 @@ class Native:
             "swr_launch_attention_v2": (status, [handle] + [device_word] * 4
                                         + [ctypes.POINTER(AttentionStrides), device_word,
                                            ctypes.c_uint32, device_word]),
+            # The forward that writes the log-sum-exp, and the backward.
+            "swr_launch_attention_v3": (status, [handle] + [device_word] * 5
+                                        + [ctypes.POINTER(AttentionStrides), device_word,
+                                           ctypes.c_uint32, device_word]),
+            "swr_best_attention_backward": (status, [handle, ctypes.c_char_p,
+                                                     ctypes.POINTER(AttentionProblemV2),
+                                                     ctypes.c_uint32, string_out]),
+            "swr_prepare_attention_backward": (status, [handle, ctypes.c_char_p,
+                                                        ctypes.POINTER(AttentionProblemV2),
+                                                        ctypes.c_uint32, ctypes.POINTER(handle)]),
+            "swr_attention_backward_workspace_bytes": (status, [handle,
+                                                                ctypes.POINTER(ctypes.c_uint64)]),
+            "swr_launch_attention_backward": (status, [handle] + [device_word] * 9
+                                              + [ctypes.POINTER(BackwardStrides), device_word,
+                                                 ctypes.c_uint64, device_word]),
             "swr_default_catalog_path": (status, [string_out]),
             "swr_device_gpu_name": (status, [ctypes.c_int, string_out]),
             "swr_string_free": (None, [ctypes.c_void_p]),

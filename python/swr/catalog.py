@@ -37,6 +37,24 @@ def attention_strides(q, k, v, o):
     return strides
 
 
+def backward_strides(**given):
+    """swr_attention_backward_strides from (batch, head, seq, dim) element-stride tuples named
+    q, k, v, o, d_o, dq, dk, dv (a name left out or None: that tensor is contiguous)."""
+    strides = _native.BackwardStrides()
+    for name, value in given.items():
+        if name not in dict(_native.BackwardStrides._fields_):
+            raise _native.InvalidArgument(
+                f"backward_strides({name}=...): allowed "
+                + ", ".join(field for field, _ in _native.BackwardStrides._fields_))
+        if value is not None:
+            getattr(strides, name)[:] = [int(x) for x in value]
+    return strides
+
+
+def _backward_flags(deterministic):
+    return _native.BACKWARD_DETERMINISTIC if deterministic else 0
+
+
 def _gpu(gpu):
     return None if gpu is None else str(gpu).encode()
 
@@ -76,7 +94,7 @@ class Launch:
     function at `address`, from compiled code) and pass a nonzero status to `fail`. Closing the
     catalog sets `handle` to None: the C call then refuses it instead of touching freed memory."""
 
-    def __init__(self, catalog, function, handle, strided_function=None):
+    def __init__(self, catalog, function, handle, strided_function=None, lse_function=None):
         self._catalog = catalog  # kept alive as long as the launch
         self.function = function
         self.address = ctypes.cast(function, ctypes.c_void_p).value
@@ -84,6 +102,18 @@ class Launch:
         # attention: function(handle, q, k, v, o, byref(AttentionStrides), workspace, flags,
         # stream), for tensors that are not contiguous (swr_launch_attention_v2).
         self.strided_function = strided_function
+        # attention: function(handle, q, k, v, o, lse, strides or None, workspace, flags, stream),
+        # which also writes each row's log-sum-exp (swr_launch_attention_v3).
+        self.lse_function = lse_function
+
+    def call_with_lse(self, q, k, v, o, lse, strides=None, workspace=0, flags=0, stream=0):
+        """The forward that also writes lse ([B, H, S_q] fp32, contiguous): what a backward
+        needs. `strides`: attention_strides(...) or None (contiguous)."""
+        status = self.lse_function(self.handle, q, k, v, o, lse,
+                                   None if strides is None else ctypes.byref(strides), workspace,
+                                   flags, stream)
+        if status:
+            self.fail(status)
 
     def __call__(self, *pointers, stream=0):
         status = self.function(self.handle, *pointers, stream)
@@ -93,6 +123,27 @@ class Launch:
     def fail(self, status):
         self._catalog._open_handle()  # a closed catalog says so
         self._catalog._native.check(status)
+
+
+class BackwardLaunch(Launch):
+    """One attention backward prepared (swr_prepare_attention_backward): `workspace_bytes` is the
+    device workspace a call needs (the caller allocates it, one per call that may overlap);
+    call it as launch(q, k, v, o, d_o, lse, dq, dk, dv, workspace=, strides=, stream=)."""
+
+    def __init__(self, catalog, function, handle, workspace_bytes):
+        super().__init__(catalog, function, handle)
+        self.workspace_bytes = workspace_bytes
+
+    def __call__(self, q, k, v, o, d_o, lse, dq, dk, dv, workspace=0, strides=None, stream=0,
+                 workspace_bytes=None):
+        """`strides`: backward_strides(...) or None (all contiguous); `workspace_bytes`: the
+        workspace's size (default: self.workspace_bytes)."""
+        size = self.workspace_bytes if workspace_bytes is None else workspace_bytes
+        status = self.function(self.handle, q, k, v, o, d_o, lse, dq, dk, dv,
+                               None if strides is None else ctypes.byref(strides), workspace,
+                               size, stream)
+        if status:
+            self.fail(status)
 
 
 class Catalog:
@@ -190,9 +241,41 @@ class Catalog:
         for tensors that are not contiguous its strided_function (swr_launch_attention_v2)."""
         problem = _attention_problem(batch, heads, seq_q, seq_kv, head_dim, dtype, causal,
                                      kv_heads, causal_align)
-        return self._prepared(self._native.lib.swr_prepare_attention_v2, ctypes.byref(problem),
-                              gpu, self._native.lib.swr_launch_attention,
-                              self._native.lib.swr_launch_attention_v2)
+        launch = self._prepared(self._native.lib.swr_prepare_attention_v2, ctypes.byref(problem),
+                                gpu, self._native.lib.swr_launch_attention,
+                                self._native.lib.swr_launch_attention_v2)
+        launch.lse_function = self._native.lib.swr_launch_attention_v3
+        return launch
+
+    def best_attention_backward(self, gpu, batch, heads, seq_q, head_dim, dtype="f16",
+                                causal=False, seq_kv=None, kv_heads=0, causal_align="top_left",
+                                deterministic=False):
+        """best_attention for the backward of that problem ("family": "attention-backward");
+        `deterministic`: only variants whose dQ is the same bit for bit on every run."""
+        problem = _attention_problem(batch, heads, seq_q, seq_kv, head_dim, dtype, causal,
+                                     kv_heads, causal_align)
+        return json.loads(self._native.take_string(
+            self._native.lib.swr_best_attention_backward, self._open_handle(), _gpu(gpu),
+            ctypes.byref(problem), _backward_flags(deterministic)))
+
+    def attention_backward_launch(self, batch, heads, seq_q, head_dim, dtype="f16", causal=False,
+                                  seq_kv=None, gpu=None, kv_heads=0, causal_align="top_left",
+                                  deterministic=False):
+        """The backward of one problem prepared in the calling thread's current CUDA context
+        (BackwardLaunch)."""
+        problem = _attention_problem(batch, heads, seq_q, seq_kv, head_dim, dtype, causal,
+                                     kv_heads, causal_align)
+        handle = ctypes.c_void_p()
+        self._native.check(self._native.lib.swr_prepare_attention_backward(
+            self._open_handle(), _gpu(gpu), ctypes.byref(problem), _backward_flags(deterministic),
+            ctypes.byref(handle)))
+        size = ctypes.c_uint64()
+        self._native.check(self._native.lib.swr_attention_backward_workspace_bytes(
+            handle, ctypes.byref(size)))
+        launch = BackwardLaunch(self, self._native.lib.swr_launch_attention_backward, handle.value,
+                                size.value)
+        self._launches.add(launch)
+        return launch
 
     def gemm_launch(self, m, n, k, dtype="f16", gpu=None):
         """run_gemm prepared for one problem (as attention_launch): launch(a, b, c, stream=s)."""

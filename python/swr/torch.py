@@ -27,9 +27,14 @@ strides are copied to row-major first (explain() says `copies_inputs`). GEMM rea
 "error" raises swr.KernelRefused.
 
 Training: a call that autograd records (grad mode on, an input that requires grad) is never
-detached. matmul's op has a registered backward (dA = dC B^T, dB = A^T dC, each a product swr
-runs where its shape is tuned). attention runs swr only where swr also serves the shape's
-backward; until then the fallback policy covers the whole op, forward and backward.
+detached. attention then runs the op torch.ops.swr.attention_train, whose forward writes each
+row's log-sum-exp and whose registered backward (torch.ops.swr.attention_backward) launches the
+catalog's backward variant for the shape (exact, else nearest; under
+torch.use_deterministic_algorithms(True) only a variant whose dQ is deterministic). swr runs the
+pair where it serves both passes of the shape; otherwise the fallback policy covers the whole op,
+forward and backward. matmul's op has a registered backward (dA = dC B^T, dB = A^T dC, each a
+product swr runs where its shape is tuned). Under no_grad or inference mode nothing extra is
+written.
 """
 import ctypes
 import os
@@ -46,7 +51,8 @@ if not hasattr(torch.library, "custom_op"):
 
 from . import _hotpath, _inputs  # noqa: E402
 from ._native import KernelRefused  # noqa: E402
-from .catalog import Catalog, attention_strides, device_gpu_name, numbered_catalog
+from .catalog import (Catalog, attention_strides, backward_strides, device_gpu_name,  # noqa: E402
+                      numbered_catalog)
 
 _default_catalog = None
 _lock = threading.Lock()
@@ -125,11 +131,19 @@ def _decide(catalog, device_index, family, problem, refusal):
     """The catalog's answer for `problem` on the device, and its launch when swr serves it,
     prepared in the device's context (the runtime loads the kernel there now)."""
     gpu = device_gpu_name(device_index)
-    if family == "attention":
+    backward = family in _BACKWARD_FAMILIES
+    deterministic = family == _DETERMINISTIC_BACKWARD
+    if family == "attention" or backward:
         batch, heads, seq_q, seq_kv, head_dim, kv_heads, dtype, causal = problem
-        choice = catalog.best_attention(gpu, batch, heads, seq_q, head_dim, dtype, causal, seq_kv,
-                                        kv_heads)
-        described = _inputs.shape_text(*problem)
+        if backward:
+            choice = catalog.best_attention_backward(gpu, batch, heads, seq_q, head_dim, dtype,
+                                                     causal, seq_kv, kv_heads,
+                                                     deterministic=deterministic)
+            described = "the backward of " + _inputs.shape_text(*problem)
+        else:
+            choice = catalog.best_attention(gpu, batch, heads, seq_q, head_dim, dtype, causal,
+                                            seq_kv, kv_heads)
+            described = _inputs.shape_text(*problem)
     else:
         m, n, k, dtype = problem
         choice = catalog.best_gemm(gpu, m, n, k, dtype)
@@ -142,7 +156,11 @@ def _decide(catalog, device_index, family, problem, refusal):
         return _Plan(None, choice, refusal, False, device_index)
     try:
         with torch.cuda.device(device_index):
-            if family == "attention":
+            if backward:
+                launch = catalog.attention_backward_launch(batch, heads, seq_q, head_dim, dtype,
+                                                           causal, seq_kv, gpu, kv_heads,
+                                                           deterministic=deterministic)
+            elif family == "attention":
                 launch = catalog.attention_launch(batch, heads, seq_q, head_dim, dtype, causal,
                                                   seq_kv, gpu, kv_heads)
             else:
@@ -155,20 +173,31 @@ def _decide(catalog, device_index, family, problem, refusal):
 
 _plans = {}  # (catalog, device, family, problem, scale) -> _Plan
 _warned = set()
+# The backward's families: any variant, or one whose dQ is the same bit for bit on every run
+# (torch.use_deterministic_algorithms).
+_DETERMINISTIC_BACKWARD = "attention-backward-deterministic"
+_BACKWARD_FAMILIES = ("attention-backward", _DETERMINISTIC_BACKWARD)
 
 
-def _plan(catalog_number, device_index, family, problem, scale, fallback):
-    """The plan of a problem, decided on its first call; raises under fallback "error" when swr
-    does not serve it, warns once per shape under "sdpa"."""
+def _decided_plan(catalog_number, device_index, family, problem, scale):
+    """The plan of a problem, decided on its first call and remembered."""
     key = (catalog_number, device_index, family, problem, scale)
     plan = _plans.get(key)
     if plan is None:
-        refusal = _inputs.scale_refusal(scale, problem[4]) if family == "attention" else None
+        refusal = (_inputs.scale_refusal(scale, problem[4]) if family != "gemm" else None)
         catalog = _catalog(catalog_number)
         with _lock:  # one preparation per shape, however many threads ask at once
             plan = _plans.get(key)
             if plan is None:
                 plan = _plans[key] = _decide(catalog, device_index, family, problem, refusal)
+    return plan
+
+
+def _plan(catalog_number, device_index, family, problem, scale, fallback):
+    """The plan of a problem (_decided_plan); raises under fallback "error" when swr does not
+    serve it, warns once per shape under "sdpa"."""
+    key = (catalog_number, device_index, family, problem, scale)
+    plan = _decided_plan(catalog_number, device_index, family, problem, scale)
     if plan.refusal is not None:
         if fallback == "error":
             raise KernelRefused(plan.refusal + " (fallback='error'; fallback='sdpa' runs "
@@ -292,30 +321,141 @@ def _wants_grad(*tensors):
         isinstance(tensor, torch.Tensor) and tensor.requires_grad for tensor in tensors)
 
 
-def _attention_backward_refusal(problem):
-    """Why swr cannot run the backward of `problem` (None when it can)."""
-    return "swr has no attention backward kernel yet: the forward alone would detach the graph"
+def _backward_family(deterministic):
+    return _DETERMINISTIC_BACKWARD if deterministic else "attention-backward"
+
+
+def _training_plans(number, device_index, problem, scale, deterministic):
+    """The forward's and the backward's plans of a call that autograd records, and why swr cannot
+    serve the pair (None when it serves both: the forward then writes the log-sum-exp the
+    backward reads)."""
+    forward = _decided_plan(number, device_index, "attention", problem, scale)
+    backward = _decided_plan(number, device_index, _backward_family(deterministic), problem,
+                             scale)
+    refusal = forward.refusal or backward.refusal
+    if refusal is not None and deterministic and backward.refusal is not None:
+        refusal += " (torch.use_deterministic_algorithms(True) asks for a deterministic dQ)"
+    return forward, backward, refusal
+
+
+def _training_fallback(refusal, fallback, key):
+    """The fallback policy for the whole op of a call autograd records: raise ("error") or warn
+    once per shape ("sdpa")."""
+    if fallback == "error":
+        raise KernelRefused(f"{refusal} (inputs require grad; fallback='error'; fallback='sdpa' "
+                            "runs PyTorch's operator for forward and backward)")
+    if key not in _warned:
+        _warned.add(key)
+        warnings.warn(f"swr: {refusal}; inputs require grad: running torch "
+                      "scaled_dot_product_attention for forward and backward instead (warned "
+                      "once per shape)", RuntimeWarning, stacklevel=_caller_outside_stacklevel())
+
+
+def _sdpa(q, k, v, causal, scale, enable_gqa):
+    gqa = {"enable_gqa": True} if enable_gqa else {}  # torch >= 2.5 has it
+    return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal,
+                                                            scale=scale, **gqa)
+
+
+def _kernel_view(tensor):
+    """`tensor` and its (batch, head, seq, dim) strides as the kernels read it: as it lies when
+    they can, else a row-major copy."""
+    taken = _inputs.kernel_strides(tuple(tensor.shape), tensor.stride(), tensor.data_ptr())
+    if taken is None:
+        tensor = tensor.contiguous()
+        taken = tensor.stride()
+    return tensor, tuple(taken)
+
+
+def _lse_shape(q):
+    return (q.shape[0], q.shape[1], q.shape[2])
+
+
+def _training_refusal(number, device_index, problem, scale):
+    """(why swr cannot serve both passes of `problem` or None, whether the backward must be
+    deterministic): what a call under autograd runs, decided on the first call of a shape."""
+    deterministic = torch.are_deterministic_algorithms_enabled()
+    return _training_plans(number, device_index, problem, scale, deterministic)[2], deterministic
+
+
+# While torch.compile traces, the decision is made once and kept in the graph as a constant, as
+# the catalog's answers are for a shape (the op's implementation holds the remembered plans).
+_traced_training_refusal = torch._dynamo.assume_constant_result(_training_refusal)
+
+
+_device_context = torch.cuda.device  # the launches' device, current while they are enqueued
+
+
+def _training_forward(q, k, v, is_causal, scale, fallback, catalog, enable_gqa, deterministic):
+    """(out, lse): swr's forward that also writes each row's log-sum-exp. Outputs row-major."""
+    problem = _attention_problem(q, k, v, is_causal, scale, fallback, enable_gqa)
+    device_index = q.device.index
+    forward, _, refusal = _training_plans(catalog, device_index, problem, scale, deterministic)
+    if refusal is not None:  # attention() decided otherwise: a catalog replaced meanwhile
+        raise KernelRefused(refusal)
+    lse = torch.empty(_lse_shape(q), dtype=torch.float32, device=q.device)
+    with _device_context(device_index):
+        tensors = [_kernel_view(t) for t in (q, k, v)]
+        out = torch.empty(q.shape, dtype=q.dtype, device=q.device)
+        layout = attention_strides(*(strides for _, strides in tensors), out.stride())
+        workspace = 0
+        if forward.dynamic_workspace:  # a counter of its own, cleared by swr on the stream
+            workspace = torch.empty(1, dtype=torch.int32, device=q.device).data_ptr()
+        (q, _), (k, _), (v, _) = tensors
+        forward.launch.call_with_lse(q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
+                                     lse.data_ptr(), layout, workspace, 0,
+                                     _raw_stream(device_index))
+    return out, lse
+
+
+def _training_backward(grad, q, k, v, out, lse, is_causal, scale, fallback, catalog, enable_gqa,
+                       deterministic):
+    """(dq, dk, dv), row-major: the catalog's backward variant for the shape (the plan the
+    forward's call decided, remembered)."""
+    problem = _attention_problem(q, k, v, is_causal, scale, fallback, enable_gqa)
+    device_index = q.device.index
+    _, backward, refusal = _training_plans(catalog, device_index, problem, scale, deterministic)
+    if refusal is not None:
+        raise KernelRefused(refusal)
+    with _device_context(device_index):
+        views = {name: _kernel_view(t) for name, t in
+                 (("q", q), ("k", k), ("v", v), ("o", out), ("d_o", grad))}
+        dq = torch.empty(q.shape, dtype=q.dtype, device=q.device)
+        dk = torch.empty(k.shape, dtype=k.dtype, device=k.device)
+        dv = torch.empty(v.shape, dtype=v.dtype, device=v.device)
+        launch = backward.launch
+        workspace = torch.empty(launch.workspace_bytes, dtype=torch.uint8, device=q.device)
+        strides = backward_strides(**{name: taken for name, (_, taken) in views.items()},
+                                   dq=dq.stride(), dk=dk.stride(), dv=dv.stride())
+        launch(views["q"][0].data_ptr(), views["k"][0].data_ptr(), views["v"][0].data_ptr(),
+               views["o"][0].data_ptr(), views["d_o"][0].data_ptr(), lse.contiguous().data_ptr(),
+               dq.data_ptr(), dk.data_ptr(), dv.data_ptr(), workspace=workspace.data_ptr(),
+               strides=strides, stream=_raw_stream(device_index))
+    return dq, dk, dv
 
 
 def _attention_with_grad(q, k, v, is_causal, scale, enable_gqa, fallback, catalog):
-    """attention() when autograd records the call: never a detached result. Until swr serves the
-    backward of the shape, the fallback policy applies to the whole op."""
+    """attention() when autograd records the call: never a detached result. Where swr serves
+    both passes of the shape (a deterministic backward under torch.use_deterministic_algorithms),
+    the training op: its forward writes the log-sum-exp, its registered backward launches the
+    backward variant. Otherwise the fallback policy covers the whole op."""
     number = _catalog_number(catalog)
     problem = _attention_problem(q, k, v, is_causal, scale, fallback, enable_gqa)
-    refusal = _attention_backward_refusal(problem)
-    described = _inputs.shape_text(*problem)
-    if fallback == "error":
-        raise KernelRefused(f"{described}: inputs require grad and {refusal} (fallback='error'; "
-                            "fallback='sdpa' runs PyTorch's operator for forward and backward)")
-    key = (number, q.device.index, "attention-backward", problem, scale)
-    if not torch.compiler.is_compiling() and key not in _warned:
-        _warned.add(key)
-        warnings.warn(f"swr: {described}: inputs require grad and {refusal}; running torch "
-                      "scaled_dot_product_attention for forward and backward instead (warned once "
-                      "per shape)", RuntimeWarning, stacklevel=_caller_outside_stacklevel())
-    gqa = {"enable_gqa": True} if enable_gqa else {}
-    return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=problem[7],
-                                                            scale=scale, **gqa)
+    compiling = torch.compiler.is_compiling()
+    decide = _traced_training_refusal if compiling else _training_refusal
+    refusal, deterministic = decide(number, q.device.index, problem, scale)
+    if refusal is not None:
+        if compiling:
+            if fallback == "error":
+                raise KernelRefused(f"{refusal} (inputs require grad; fallback='error')")
+        else:
+            _training_fallback(refusal, fallback,
+                               (number, q.device.index, "training", problem, scale,
+                                deterministic))
+        return _sdpa(q, k, v, problem[7], scale, enable_gqa)
+    out, _ = torch.ops.swr.attention_train(q, k, v, bool(is_causal), scale, fallback, number,
+                                           bool(enable_gqa), deterministic)
+    return out
 
 
 def _matmul_backward_products(a, b):
@@ -418,6 +558,59 @@ def _attention_fake(q, k, v, is_causal, scale, fallback, catalog, enable_gqa):
     return q.new_empty(q.shape)
 
 
+@torch.library.custom_op("swr::attention_train", mutates_args=())
+def _attention_train_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, is_causal: bool,
+                        scale: Optional[float], fallback: str, catalog: int, enable_gqa: bool,
+                        deterministic: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """(out, lse [B, H, S_q] fp32): attention's forward that the backward op needs."""
+    return _training_forward(q, k, v, is_causal, scale, fallback, catalog, enable_gqa,
+                             deterministic)
+
+
+@_attention_train_op.register_fake
+def _attention_train_fake(q, k, v, is_causal, scale, fallback, catalog, enable_gqa,
+                          deterministic):
+    _attention_problem(q, k, v, is_causal, scale, fallback, enable_gqa)
+    return q.new_empty(q.shape), q.new_empty(_lse_shape(q), dtype=torch.float32)
+
+
+@torch.library.custom_op("swr::attention_backward", mutates_args=())
+def _attention_backward_op(grad: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
+                           v: torch.Tensor, out: torch.Tensor, lse: torch.Tensor,
+                           is_causal: bool, scale: Optional[float], fallback: str, catalog: int,
+                           enable_gqa: bool, deterministic: bool
+                           ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(dq, dk, dv) of attention_train's out, given its gradient `grad`."""
+    return _training_backward(grad, q, k, v, out, lse, is_causal, scale, fallback, catalog,
+                              enable_gqa, deterministic)
+
+
+@_attention_backward_op.register_fake
+def _attention_backward_fake(grad, q, k, v, out, lse, is_causal, scale, fallback, catalog,
+                             enable_gqa, deterministic):
+    _attention_problem(q, k, v, is_causal, scale, fallback, enable_gqa)
+    return q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape)
+
+
+def _attention_train_setup_context(ctx, inputs, output):
+    q, k, v, is_causal, scale, fallback, catalog, enable_gqa, deterministic = inputs
+    out, lse = output
+    ctx.mark_non_differentiable(lse)
+    ctx.save_for_backward(q, k, v, out, lse)
+    ctx.options = (is_causal, scale, fallback, catalog, enable_gqa, deterministic)
+
+
+def _attention_train_backward(ctx, grad, grad_lse):
+    q, k, v, out, lse = ctx.saved_tensors
+    dq, dk, dv = torch.ops.swr.attention_backward(grad.contiguous(), q, k, v, out, lse,
+                                                  *ctx.options)
+    return dq, dk, dv, None, None, None, None, None, None
+
+
+_attention_train_op.register_autograd(_attention_train_backward,
+                                      setup_context=_attention_train_setup_context)
+
+
 @torch.library.custom_op("swr::matmul", mutates_args=())
 def _matmul_op(a: torch.Tensor, b: torch.Tensor, fallback: str, catalog: int) -> torch.Tensor:
     # Autograd runs this with inputs that may require grad: straight to the eager path.
@@ -469,17 +662,22 @@ def explain(q, k, v, is_causal=False, scale=None, enable_gqa=False, *, catalog=N
     """What attention(q, k, v, ...) runs, without running it: {"runs": "swr" | "fallback",
     "match": exact | nearest | none, "variant", "distance", "tuned_shape", "measured" (the
     tuner's figures), "why_not_swr", "copies_inputs" (a tensor the kernels cannot read as it
-    lies is copied first), "backward": {"runs", "why_not_swr"}: what a call that autograd records
-    runs for the backward (when that is the fallback, its forward is the fallback too)}."""
+    lies is copied first), "backward": the same of the backward variant, with "deterministic"
+    (torch.are_deterministic_algorithms_enabled()): what a call that autograd records runs for
+    the backward; "runs" is "swr" only where swr serves both passes (else both fall back)}."""
     problem = _attention_problem(q, k, v, is_causal, scale, "sdpa", bool(enable_gqa))
     plan = _plan(_catalog_number(catalog), q.device.index, "attention", problem, scale, "explain")
     copies = not all(t.is_contiguous() or _inputs.kernel_strides(tuple(t.shape), t.stride(),
                                                                  t.data_ptr()) is not None
                      for t in (q, k, v))
     answer = _explained(plan, copies)
-    refusal = _attention_backward_refusal(problem)
-    answer["backward"] = ({"runs": "fallback", "why_not_swr": refusal} if refusal is not None
-                          else {"runs": "swr"})
+    deterministic = torch.are_deterministic_algorithms_enabled()
+    _, backward, refusal = _training_plans(_catalog_number(catalog), q.device.index, problem,
+                                           scale, deterministic)
+    answer["backward"] = dict(_explained(backward, copies), deterministic=deterministic)
+    answer["backward"]["runs"] = "swr" if refusal is None else "fallback"
+    if refusal is not None:
+        answer["backward"]["why_not_swr"] = refusal
     return answer
 
 

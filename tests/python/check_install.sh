@@ -83,7 +83,7 @@ install "$scratch/venv"
 check "$scratch/venv" compiled,python
 SWR_TEST_HOT_PATHS=compiled,python "$scratch/venv/bin/python" -m pytest -q -p no:cacheprovider \
   -rs "$tests/test_swr_inputs.py" "$tests/test_swr_binding.py" "$tests/test_swr_hot_path.py" \
-  "$tests/test_swr_torch.py"
+  "$tests/test_swr_torch.py" "$tests/test_swr_torch_autograd.py" "$tests/test_swr_torch_training.py"
 
 # Where the C compiler fails: installed all the same, the Python hot path alone.
 install "$scratch/venv-no-compiler" CC=false

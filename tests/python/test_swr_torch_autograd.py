@@ -41,6 +41,16 @@ def cpu_float64_allowed():
             mock.patch.object(inputs, "catalog_dtype", any_dtype)]
 
 
+def untuned_plan(number, device, family, problem, scale):
+    """A plan as swr.torch decides it for a shape the catalog has nothing tuned for."""
+    described = swr_torch._inputs.shape_text(*problem)
+    if family != "attention":
+        described = "the backward of " + described
+    why = f"no tuned kernel for {described} on h200: nothing tuned with head dim 4"
+    return swr_torch._Plan(None, {"match": "none", "gpu": "h200", "source": "test", "why": why},
+                           why, False, device)
+
+
 @unittest.skipIf(torch is None, "torch is not installed")
 class AttentionUnderAutogradTest(unittest.TestCase):
     def setUp(self):
@@ -52,6 +62,10 @@ class AttentionUnderAutogradTest(unittest.TestCase):
                                          side_effect=AssertionError("forward-only path taken"))
         self.forward_only = forward_only.start()
         self.addCleanup(forward_only.stop)
+        # No catalog here: every plan is the one of a shape nothing tuned serves.
+        untuned = mock.patch.object(swr_torch, "_decided_plan", side_effect=untuned_plan)
+        untuned.start()
+        self.addCleanup(untuned.stop)
         swr_torch._warned.clear()
         torch.manual_seed(0)
 

@@ -58,6 +58,17 @@ std::string fake_source_hash(const AttentionProblem& problem, const AttentionCon
          arch;
 }
 
+std::string fake_source_hash(const AttentionBackwardProblem& problem,
+                             const AttentionBackwardConfig& config, const std::string& arch) {
+  return "fake-" + config.key() + "-" + problem.key() + "-" + arch;
+}
+
+AttentionBackwardConfig backward_config_named(const std::string& key) {
+  const std::optional<AttentionBackwardConfig> config = AttentionBackwardConfig::from_key(key);
+  if (!config) throw std::invalid_argument("test backward config key '" + key + "' does not parse");
+  return *config;
+}
+
 GemmProblem gemm_shape(int m, int n, int k, DataType dtype) {
   return GemmProblem{m, n, k, dtype};
 }
@@ -160,6 +171,18 @@ std::int64_t TunedDatabase::add(const GemmProblem& problem, const std::string& c
                                 double median_ms, const std::string& measured_at,
                                 const std::string& source_hash) {
   return add_valid(problem, gemm_config_named(config_key), median_ms, measured_at, source_hash);
+}
+
+std::int64_t TunedDatabase::add(const AttentionBackwardProblem& problem,
+                                const std::string& config_key, double median_ms,
+                                const std::string& measured_at, const std::string& source_hash) {
+  return add_valid(problem, backward_config_named(config_key), median_ms, measured_at, source_hash);
+}
+
+std::int64_t TunedDatabase::add_failure(const AttentionBackwardProblem& problem,
+                                        const std::string& config_key,
+                                        const std::string& measured_at) {
+  return add_failed(problem, backward_config_named(config_key), measured_at);
 }
 
 std::int64_t TunedDatabase::add_failure(const GemmProblem& problem, const std::string& config_key,

@@ -10,6 +10,8 @@
 #include "run_swr_tune.hpp"
 #include "runtime/cubin_builder.hpp"
 #include "runtime/kernel_exporter.hpp"
+#include "swr/attention_backward_config.hpp"
+#include "swr/attention_backward_problem.hpp"
 #include "swr/attention_config.hpp"
 #include "swr/attention_problem.hpp"
 #include "swr/gemm_config.hpp"
@@ -37,6 +39,11 @@ std::string fake_source_hash(const AttentionProblem& problem, const AttentionCon
 // The same for a GEMM kernel binary: configs that differ only in their swizzle share it.
 std::string fake_source_hash(const GemmProblem& problem, const GemmConfig& config,
                              const std::string& arch);
+
+// The same for an attention backward module.
+std::string fake_source_hash(const AttentionBackwardProblem& problem,
+                             const AttentionBackwardConfig& config, const std::string& arch);
+AttentionBackwardConfig backward_config_named(const std::string& key);
 
 // Cubins that are an ELF header and the variant's name; the source hash as above, or `changed`
 // for the variants listed there (a template edited since tuning).
@@ -75,6 +82,12 @@ class TunedDatabase {
   std::int64_t add(const GemmProblem& problem, const std::string& config_key, double median_ms,
                    const std::string& measured_at = "", const std::string& source_hash = "");
   std::int64_t add_failure(const GemmProblem& problem, const std::string& config_key,
+                           const std::string& measured_at = "");
+  // The same for the attention backward of a shape.
+  std::int64_t add(const AttentionBackwardProblem& problem, const std::string& config_key,
+                   double median_ms, const std::string& measured_at = "",
+                   const std::string& source_hash = "");
+  std::int64_t add_failure(const AttentionBackwardProblem& problem, const std::string& config_key,
                            const std::string& measured_at = "");
   std::int64_t measurement_rows() const;
 

@@ -1,0 +1,226 @@
+#!/usr/bin/env python3
+"""A training step of attention, head to head: swr (swr.torch.attention under autograd: its
+forward writing the log-sum-exp, then its tuned backward), FlashAttention-4 (flash_attn.cute, where
+importable), cuDNN and FlashAttention-2 (PyTorch SDPA's backends), on the same inputs, timed
+interleaved with the L2 flushed before every run (device_timing.py). Each point reports, per
+candidate, the forward + backward time and TFLOP/s (FLOPs = 4 B H S^2 D, halved for causal, the
+backward counted as 2.5x the forward: 3.5x in all) and the backward alone (fwd+bwd minus the
+forward, both medians of the same interleaved run), and swr's ratio to the faster of FA4 and cuDNN.
+Every candidate's dQ, dK and dV are checked against SDPA's math path in fp32 on a small copy of the
+point first (the same dtype bound as the forward); swr must run its own kernels for both passes
+(explain() says so), else the point says why and is left out.
+
+    python3 bench/training_step.py --catalog tuned.db --out results.json
+    python3 bench/training_step.py --points 2x16x16384x128-causal --catalog tuned.db
+"""
+import argparse
+import json
+import sys
+import time
+
+import device_timing
+
+# Issue 27's points: S in {4096, 16384, 32768} x D in {64, 128} x causal or not (B x H chosen to
+# keep ~16-32k tokens of batch), GQA 32/8 at D128, D256.
+DEFAULT_POINTS = (
+    [f"{b}x{h}x{s}x{d}-{m}" for s, b in ((4096, 4), (16384, 2), (32768, 1)) for d, h in
+     ((64, 32), (128, 16)) for m in ("noncausal", "causal")]
+    + ["1x32x32768x128-kv8-causal", "1x8x8192x256-causal", "1x8x8192x256-noncausal"])
+TOLERANCE = {"float16": 2e-3, "bfloat16": 1e-2}
+
+
+def parse_point(text):
+    """BxHxSxD[-kvN]-causal|noncausal -> dict."""
+    parts = text.split("-")
+    dims = [int(x) for x in parts[0].split("x")]
+    if len(dims) != 4 or parts[-1] not in ("causal", "noncausal"):
+        raise ValueError(f"point {text!r}: allowed BxHxSxD[-kvN]-causal|noncausal")
+    kv = int(parts[1][2:]) if len(parts) == 3 and parts[1].startswith("kv") else dims[1]
+    return {"batch": dims[0], "heads": dims[1], "seq": dims[2], "head_dim": dims[3],
+            "kv_heads": kv, "causal": parts[-1] == "causal", "name": text}
+
+
+def flops(point):
+    full = 4.0 * point["batch"] * point["heads"] * point["seq"] ** 2 * point["head_dim"]
+    return full / 2 if point["causal"] else full
+
+
+def candidates(torch, swr_torch, catalog, point, dtype):
+    """{name: step(q, k, v, grad) -> (out, dq, dk, dv)} for every peer that runs here."""
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    gqa = point["kv_heads"] != point["heads"]
+    found = {}
+
+    def swr_step(q, k, v, grad):
+        out = swr_torch.attention(q, k, v, is_causal=point["causal"], enable_gqa=gqa,
+                                  fallback="error", catalog=catalog)
+        dq, dk, dv = torch.autograd.grad(out, (q, k, v), grad)
+        return out, dq, dk, dv
+    found["swr"] = swr_step
+
+    for name, backend in (("cudnn", SDPBackend.CUDNN_ATTENTION),
+                          ("flash2", SDPBackend.FLASH_ATTENTION)):
+        def sdpa_step(q, k, v, grad, backend=backend):
+            with sdpa_kernel(backend):
+                out = F.scaled_dot_product_attention(q, k, v, is_causal=point["causal"],
+                                                     enable_gqa=gqa)
+            dq, dk, dv = torch.autograd.grad(out, (q, k, v), grad)
+            return out, dq, dk, dv
+        found[name] = sdpa_step
+    try:
+        from flash_attn.cute.interface import flash_attn_func
+
+        def fa4_step(q, k, v, grad):
+            # FA4 takes [B, S, H, D]: the same tensors seen transposed (no copy).
+            out = flash_attn_func(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
+                                  causal=point["causal"])
+            out = out[0] if isinstance(out, tuple) else out
+            out = out.transpose(1, 2)
+            dq, dk, dv = torch.autograd.grad(out, (q, k, v), grad)
+            return out, dq, dk, dv
+        found["fa4"] = fa4_step
+    except Exception as error:  # not installed here: said in the results
+        found["fa4"] = f"unavailable: {str(error).splitlines()[0][:200]}"
+    return found
+
+
+def inputs(torch, point, dtype, seq=None, batch=None):
+    """Q [B, S, H, D] projections seen as [B, H, S, D] (what a model hands attention), K, V with
+    their heads, and the output gradient; all requiring grad."""
+    seq = seq or point["seq"]
+    batch = batch or point["batch"]
+    make = lambda h: torch.randn(batch, seq, h, point["head_dim"], device="cuda",
+                                 dtype=dtype).transpose(1, 2).requires_grad_(True)
+    q, k, v = make(point["heads"]), make(point["kv_heads"]), make(point["kv_heads"])
+    grad = torch.randn(batch, point["heads"], seq, point["head_dim"], device="cuda", dtype=dtype)
+    return q, k, v, grad
+
+
+def check(torch, step, point, dtype):
+    """The worst relative error of out, dQ, dK, dV against SDPA math in fp32 on a small copy."""
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    q, k, v, grad = inputs(torch, point, dtype, seq=min(point["seq"], 1031), batch=1)
+    got = step(q, k, v, grad)
+    q32, k32, v32 = (t.detach().float().requires_grad_(True) for t in (q, k, v))
+    with sdpa_kernel(SDPBackend.MATH):
+        out = F.scaled_dot_product_attention(q32, k32, v32, is_causal=point["causal"],
+                                             enable_gqa=point["kv_heads"] != point["heads"])
+    want = (out,) + torch.autograd.grad(out, (q32, k32, v32), grad.float())
+    return max(((g.float() - w).norm() / w.norm()).item() for g, w in zip(got, want))
+
+
+def run_point(torch, swr_torch, catalog, point, dtype, flush, target_s):
+    result = {"point": point["name"], "dtype": str(dtype).removeprefix("torch."),
+              "flops_forward": flops(point), "candidates": {}}
+    steps = candidates(torch, swr_torch, catalog, point, dtype)
+    q, k, v, grad = inputs(torch, point, dtype)
+    explained = swr_torch.explain(q, k, v, is_causal=point["causal"],
+                                  enable_gqa=point["kv_heads"] != point["heads"], catalog=catalog)
+    result["swr_explain"] = explained
+    if explained["runs"] != "swr" or explained["backward"]["runs"] != "swr":
+        steps["swr"] = ("not swr's kernels: " + explained.get("why_not_swr", "") +
+                        explained["backward"].get("why_not_swr", ""))
+    timed = {}
+    for name, step in steps.items():
+        if isinstance(step, str):
+            result["candidates"][name] = {"status": step}
+            continue
+        try:
+            error = check(torch, step, point, dtype)
+        except Exception as failure:  # a peer refusing the shape: said, not fatal
+            result["candidates"][name] = {"status": "refused: " + str(failure).splitlines()[0]}
+            continue
+        status = "ok" if error <= TOLERANCE[result["dtype"]] else "wrong"
+        result["candidates"][name] = {"status": status, "relative_error": error}
+        if status != "ok":
+            continue
+        timed[name + " fwd+bwd"] = lambda step=step: step(q, k, v, grad)
+        if name == "swr":
+            timed[name + " fwd"] = lambda: swr_torch.attention(
+                q, k, v, is_causal=point["causal"], enable_gqa=point["kv_heads"] != point["heads"],
+                fallback="error", catalog=catalog)
+        elif name == "fa4":
+            from flash_attn.cute.interface import flash_attn_func
+            timed[name + " fwd"] = lambda: flash_attn_func(
+                q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), causal=point["causal"])
+        else:
+            import torch.nn.functional as F
+            from torch.nn.attention import SDPBackend, sdpa_kernel
+            backend = SDPBackend.CUDNN_ATTENTION if name == "cudnn" else SDPBackend.FLASH_ATTENTION
+
+            def forward_only(backend=backend):
+                with sdpa_kernel(backend):
+                    return F.scaled_dot_product_attention(
+                        q, k, v, is_causal=point["causal"],
+                        enable_gqa=point["kv_heads"] != point["heads"])
+            timed[name + " fwd"] = forward_only
+    summaries = device_timing.time_interleaved(torch, timed, flush, target_s=target_s)
+    fwd_flops = flops(point)
+    for name, entry in result["candidates"].items():
+        if entry["status"] != "ok":
+            continue
+        step_ms = summaries[name + " fwd+bwd"]["median_ms"]
+        fwd_ms = summaries[name + " fwd"]["median_ms"]
+        entry.update(fwd_bwd_ms=step_ms, fwd_ms=fwd_ms, bwd_ms=step_ms - fwd_ms,
+                     fwd_bwd_tflops=3.5 * fwd_flops / (step_ms * 1e-3) / 1e12,
+                     bwd_tflops=2.5 * fwd_flops / ((step_ms - fwd_ms) * 1e-3) / 1e12,
+                     fwd_tflops=fwd_flops / (fwd_ms * 1e-3) / 1e12,
+                     timing=summaries[name + " fwd+bwd"])
+    peers = [result["candidates"][p]["fwd_bwd_ms"] for p in ("fa4", "cudnn")
+             if result["candidates"].get(p, {}).get("status") == "ok"]
+    if result["candidates"]["swr"]["status"] == "ok" and peers:
+        result["swr_vs_faster_of_fa4_cudnn"] = min(peers) / result["candidates"]["swr"]["fwd_bwd_ms"]
+    return result
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--points", nargs="+", default=DEFAULT_POINTS,
+                        help="BxHxSxD[-kvN]-causal|noncausal (default: issue 27's grid)")
+    parser.add_argument("--dtype", choices=("bf16", "f16"), default="bf16")
+    parser.add_argument("--catalog", help="results database or export swr reads (default: swr's)")
+    parser.add_argument("--target-seconds", type=float, default=0.5,
+                        help="timed seconds per candidate and point")
+    parser.add_argument("--out", help="write every figure as JSON here")
+    args = parser.parse_args(argv)
+    points = [parse_point(p) for p in args.points]  # bad input refused before the GPU is touched
+
+    import torch
+    import swr
+    import swr.torch as swr_torch
+
+    dtype = torch.bfloat16 if args.dtype == "bf16" else torch.float16
+    catalog = swr.Catalog(args.catalog) if args.catalog else None
+    props = torch.cuda.get_device_properties(0)
+    flush = device_timing.L2Flush(torch, props.L2_cache_size)
+    results = {"device": props.name, "torch": torch.__version__,
+               "method": device_timing.METHOD.format(target_s=args.target_seconds, min_reps=3,
+                                                     max_reps=20),
+               "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "points": []}
+    print(f"{'point':32} {'swr':>9} {'fa4':>9} {'cudnn':>9} {'flash2':>9} {'swr/best':>9}"
+          f" {'swr bwd':>9}   (fwd+bwd TFLOP/s; swr bwd alone)")
+    for point in points:
+        result = run_point(torch, swr_torch, catalog, point, dtype, flush, args.target_seconds)
+        results["points"].append(result)
+        cells = []
+        for name in ("swr", "fa4", "cudnn", "flash2"):
+            entry = result["candidates"].get(name, {})
+            cells.append(f"{entry['fwd_bwd_tflops']:9.1f}" if "fwd_bwd_tflops" in entry
+                         else f"{entry.get('status', '-')[:9]:>9}")
+        ratio = result.get("swr_vs_faster_of_fa4_cudnn")
+        bwd = result["candidates"].get("swr", {}).get("bwd_tflops")
+        ratio_text = "-" if ratio is None else f"{ratio:.3f}"
+        bwd_text = "-" if bwd is None else f"{bwd:.1f}"
+        print(f"{point['name']:32} {' '.join(cells)} {ratio_text:>9} {bwd_text:>9}", flush=True)
+        if args.out:
+            with open(args.out, "w") as file:
+                json.dump(results, file, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
