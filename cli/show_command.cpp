@@ -3,12 +3,15 @@
 #include <algorithm>
 #include <iostream>
 #include <set>
+#include <utility>
 
 #include "cli/problem_options.hpp"
 #include "cli/show_views.hpp"
 #include "db/database_location.hpp"
 #include "db/results_database.hpp"
+#include "generator/kernel_family.hpp"
 #include "runtime/manifest_entries.hpp"
+#include "swr/attention_backward_problem.hpp"
 #include "swr/usage_error.hpp"
 #include "tuner/gpu_detection.hpp"
 #include "tuner/text_format.hpp"
@@ -151,10 +154,20 @@ int show_summaries(const db::ResultsDatabase& database, const ShowOptions& optio
   return 0;
 }
 
+// The shape's problem of the pass --family names: its row id (when stored) and its key.
+std::pair<std::optional<db::ProblemId>, std::string> stored_pass(
+    const db::ResultsDatabase& database, const ShowOptions& options) {
+  const AttentionProblem shape = shape_of(options);
+  if (options.gemm.family == kAttentionBackwardFamilyName) {
+    const AttentionBackwardProblem backward{shape};
+    return {database.find_problem(backward), backward.key()};
+  }
+  return {database.find_problem(shape), shape.key()};
+}
+
 int show_shape(const db::ResultsDatabase& database, const ShowOptions& options) {
-  const AttentionProblem problem = shape_of(options);
+  const auto [problem_id, key] = stored_pass(database, options);
   const std::optional<std::set<std::int64_t>> gpus = selected_gpus(database, options);
-  const std::optional<db::ProblemId> problem_id = database.find_problem(problem);
   const std::vector<db::StoredGpu> measured_on = gpus_that_measured(database, problem_id, gpus);
 
   const std::vector<GpuPredictions> predictions =
@@ -175,19 +188,18 @@ int show_shape(const db::ResultsDatabase& database, const ShowOptions& options) 
     nlohmann::json predicted = nlohmann::json::array();
     for (const GpuPredictions& gpu : predictions) predicted.push_back(predictions_json(gpu));
     std::cout << nlohmann::json{{"database", database.path().string()},
-                                {"problem", problem.key()},
+                                {"problem", key},
                                 {"results", results},
                                 {"predictions", predicted}}
                      .dump(2)
               << "\n";
     return 0;
   }
-  for (const GpuPredictions& gpu : predictions) print_predictions(std::cout, problem.key(), gpu);
+  for (const GpuPredictions& gpu : predictions) print_predictions(std::cout, key, gpu);
   if (measured_on.empty()) {
     if (predictions.empty()) {
-      std::cout << "no results for " << problem.key()
-                << (options.gpu.empty() ? "" : " on " + options.gpu) << " in "
-                << database.path().string() << "\n";
+      std::cout << "no results for " << key << (options.gpu.empty() ? "" : " on " + options.gpu)
+                << " in " << database.path().string() << "\n";
     }
     return 0;
   }
@@ -197,7 +209,7 @@ int show_shape(const db::ResultsDatabase& database, const ShowOptions& options) 
     const auto failed = std::count_if(measurements.begin(), measurements.end(), [](const auto& m) {
       return m.record.status != db::MeasurementStatus::ok;
     });
-    std::cout << problem.key() << " on " << gpu.gpu.name << " (" << gpu.gpu.device_name
+    std::cout << key << " on " << gpu.gpu.name << " (" << gpu.gpu.device_name
               << "): " << measurements.size() << " variants measured, " << failed << " failed\n";
     print_all_variants(std::cout, measurements);
     print_order_comparison(std::cout, measurements);

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "driver/cuda_driver.hpp"
+#include "run_swr_tune.hpp"
 #include "swr/device_buffer.hpp"
 #include "swr/swr.h"
 #include "swr/tuned_catalog.hpp"
@@ -106,6 +107,26 @@ TEST_F(BackwardCatalogTest, AnExportHoldsNoBackwardKernelsAndSaysSo) {
   EXPECT_EQ(backward.match, MatchKind::none);
   EXPECT_NE(backward.why_none.find("holds no backward kernels"), std::string::npos)
       << backward.why_none;
+}
+
+// `swr-tune show --family attention-backward --seq ...`: every backward variant of the shape, not
+// the forward's (the same shape's forward rows are there too).
+TEST_F(BackwardCatalogTest, ShowListsTheBackwardVariantsOfAShape) {
+  tuned_.add(tuned_shape_.shape, "m128n64w8s2-cyclic-grid-head_major", 0.7);
+  const std::vector<std::string> shape = {
+      "show",  "--db", tuned_.path().string(), "--batch", "2",       "--heads", "16",
+      "--seq", "4096", "--head-dim",           "128",     "--causal"};
+  std::vector<std::string> backward = shape;
+  backward.insert(backward.end(), {"--family", "attention-backward"});
+  const ProcessResult listed = run_swr_tune(backward);
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_NE(listed.out.find(tuned_shape_.key() + " on h200"), std::string::npos) << listed.out;
+  EXPECT_NE(listed.out.find(kSawtooth), std::string::npos) << listed.out;
+  EXPECT_EQ(listed.out.find("m128n64w8s2-cyclic-grid-head_major"), std::string::npos) << listed.out;
+  const ProcessResult forward = run_swr_tune(shape);
+  ASSERT_EQ(forward.exit_code, 0) << forward.err;
+  EXPECT_NE(forward.out.find("m128n64w8s2-cyclic-grid-head_major"), std::string::npos);
+  EXPECT_EQ(forward.out.find(kSawtooth), std::string::npos) << forward.out;
 }
 
 struct CatalogCloser {
