@@ -122,39 +122,42 @@ MeasuredFigures measured_figures(const db::MeasurementRecord& record) {
   return figures;
 }
 
-TunedKernel tuned_kernel_from_database(const db::GpuRecord& gpu, const AttentionProblem& problem,
-                                       const db::StoredMeasurement& stored) {
-  TunedKernel kernel;
+namespace {
+
+// Any family's kernel from its best measurement; `shared_bytes(problem, config)` is what the
+// tuner records, computed the same way for rows that lack it.
+template <class Tuned, class Problem, class SharedBytes>
+Tuned from_database(const db::GpuRecord& gpu, const Problem& problem,
+                    const db::StoredMeasurement& stored, const SharedBytes& shared_bytes) {
+  Tuned kernel;
   fill_from_database(kernel, gpu, stored);
   kernel.problem = problem;
-  kernel.config = AttentionConfig::from_json(stored.config_json);
-  // Recorded by the tuner; computed the same way for rows that lack it.
-  kernel.dynamic_shared_bytes = stored.record.dynamic_shared_bytes.value_or(
-      attention_dynamic_shared_bytes(problem, kernel.config));
+  kernel.config = decltype(kernel.config)::from_json(stored.config_json);
+  kernel.dynamic_shared_bytes =
+      stored.record.dynamic_shared_bytes.value_or(shared_bytes(problem, kernel.config));
   return kernel;
+}
+
+}  // namespace
+
+TunedKernel tuned_kernel_from_database(const db::GpuRecord& gpu, const AttentionProblem& problem,
+                                       const db::StoredMeasurement& stored) {
+  return from_database<TunedKernel>(gpu, problem, stored, attention_dynamic_shared_bytes);
 }
 
 TunedGemmKernel tuned_kernel_from_database(const db::GpuRecord& gpu, const GemmProblem& problem,
                                            const db::StoredMeasurement& stored) {
-  TunedGemmKernel kernel;
-  fill_from_database(kernel, gpu, stored);
-  kernel.problem = problem;
-  kernel.config = GemmConfig::from_json(stored.config_json);
-  kernel.dynamic_shared_bytes =
-      stored.record.dynamic_shared_bytes.value_or(gemm_dynamic_shared_bytes(kernel.config));
-  return kernel;
+  return from_database<TunedGemmKernel>(gpu, problem, stored,
+                                        [](const GemmProblem&, const GemmConfig& config) {
+                                          return gemm_dynamic_shared_bytes(config);
+                                        });
 }
 
 TunedAttentionBackwardKernel tuned_kernel_from_database(const db::GpuRecord& gpu,
                                                         const AttentionBackwardProblem& problem,
                                                         const db::StoredMeasurement& stored) {
-  TunedAttentionBackwardKernel kernel;
-  fill_from_database(kernel, gpu, stored);
-  kernel.problem = problem;
-  kernel.config = AttentionBackwardConfig::from_json(stored.config_json);
-  kernel.dynamic_shared_bytes = stored.record.dynamic_shared_bytes.value_or(
-      attention_backward_shared_bytes(problem, kernel.config));
-  return kernel;
+  return from_database<TunedAttentionBackwardKernel>(gpu, problem, stored,
+                                                     attention_backward_shared_bytes);
 }
 
 TunedKernel tuned_kernel_from_export(const ExportedKernel& exported) {

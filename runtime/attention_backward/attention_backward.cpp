@@ -78,25 +78,7 @@ void PreparedAttentionBackward::run(const AttentionBackwardTensors& tensors,
   require_prepared_context(decided.decision.context, decided.key);
   const CUstream cu_stream = static_cast<CUstream>(stream);
   AttentionBackwardBuffers buffers;
-  buffers.q = tensors.q;
-  buffers.k = tensors.k;
-  buffers.v = tensors.v;
-  buffers.o = tensors.o;
-  buffers.d_o = tensors.d_o;
-  buffers.lse = tensors.lse;
-  buffers.dq = tensors.dq;
-  buffers.dk = tensors.dk;
-  buffers.dv = tensors.dv;
-  buffers.workspace = tensors.workspace;
-  buffers.workspace_bytes = tensors.workspace_bytes;
-  buffers.q_strides = tensors.q_strides;
-  buffers.k_strides = tensors.k_strides;
-  buffers.v_strides = tensors.v_strides;
-  buffers.o_strides = tensors.o_strides;
-  buffers.d_o_strides = tensors.d_o_strides;
-  buffers.dq_strides = tensors.dq_strides;
-  buffers.dk_strides = tensors.dk_strides;
-  buffers.dv_strides = tensors.dv_strides;
+  static_cast<AttentionBackwardTensors&>(buffers) = tensors;
   if (decided.decision.choice.kernel->config.persistence == Persistence::dynamic) {
     const StreamWorkspaces::TileCounter pooled =
         decided.workspaces->tile_counter(decided.decision.context, cu_stream);

@@ -9,26 +9,18 @@
 #include "driver/cuda_driver.hpp"
 #include "driver/device_resources.hpp"
 #include "swr/attention.hpp"
+#include "swr/attention_backward.hpp"
 #include "swr/attention_backward_config.hpp"
 #include "swr/attention_backward_problem.hpp"
 #include "templates/attention/backward/backward_args.cuh"
 
 namespace swr {
 
-struct AttentionBackwardBuffers {
-  // Inputs: Q, K, V, O, dO (16-bit elements, [B, H, S, D] views; K, V with H_kv heads) and the
-  // forward's log-sum-exp ([B, H, S_q] fp32, contiguous).
-  CUdeviceptr q = 0, k = 0, v = 0, o = 0, d_o = 0, lse = 0;
-  // Outputs: dQ like Q, dK and dV like K and V.
-  CUdeviceptr dq = 0, dk = 0, dv = 0;
-  // backward_workspace_layout(problem, config).bytes, 256-byte aligned; the preprocess fills it.
-  CUdeviceptr workspace = 0;
-  std::size_t workspace_bytes = 0;
+// What the caller hands swr::AttentionBackward (swr/attention_backward.hpp), and the dynamic
+// persistence's tile counter, which the runtime takes from its pool.
+struct AttentionBackwardBuffers : AttentionBackwardTensors {
   CUdeviceptr tile_counter = 0;  // one int; dynamic persistence only
   bool tile_counter_zeroed = false;
-  // As swr::AttentionTensors takes them: all 0 is contiguous.
-  ElementStrides q_strides{}, k_strides{}, v_strides{}, o_strides{}, d_o_strides{}, dq_strides{},
-      dk_strides{}, dv_strides{};
 };
 
 // The eight tensors' strides as the kernels index them.
