@@ -13,7 +13,8 @@
 # 2. Tunes the small GPT's shape (B=8 H=12 S=2048 D=64 causal bf16), both passes, --model-top 10,
 #    timed; trains the GPT 300 steps three times (swr, cuDNN, FlashAttention-2: same init, same
 #    batches) with bench/gpt_training.py; one fwd+bwd step head to head (bench/training_step.py).
-# Each step has a time limit and logs its exit code (bench/device_steps.sh).
+# Each step has a time limit and logs its exit code (bench/device_steps.sh); TESTS_ONLY=1 stops
+# after part 1.
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
@@ -91,6 +92,8 @@ tune b2_h8_kv2_s300_f16 60 --batch 2 --heads 8 --kv-heads 2 --seq 300 --head-dim
   -p no:cacheprovider test_swr_torch_training.py)
 echo "pytest training: $(tail -1 "$W/logs/pytest_training.log")" >> "$STEPS"
 
+# TESTS_ONLY=1: the tests' part alone.
+[[ ${TESTS_ONLY:-0} == 1 ]] && exit 0
 GPT=(--batch 8 --heads 12 --seq 2048 --head-dim 64 --dtype bf16 --causal)
 step "tune forward gpt --model-top 10" 90 "$W/logs/tune_fwd_gpt.log" "$here/bin/swr-tune" \
   --gpu auto "${GPT[@]}" --model-top 10 --db "$DB" -j 16
