@@ -8,12 +8,12 @@
 #include <string>
 #include <vector>
 
-#include "templates/attention/backward/backward_schedule.cuh"
 #include "generator/attention_backward/attention_backward_family.hpp"
 #include "model/cache_models.hpp"
 #include "model/schedule_replay.hpp"
 #include "support/parallel_for.hpp"
 #include "swr/usage_error.hpp"
+#include "templates/attention/backward/backward_schedule.cuh"
 
 namespace swr::model {
 namespace {
@@ -229,7 +229,8 @@ BackwardPrediction predict_backward_variant(const AttentionBackwardProblem& prob
       2 * static_cast<std::int64_t>(shape.batch) * kv_heads * shape.seq_kv * shape.head_dim *
           element +
       static_cast<std::int64_t>(shape.batch) * shape.heads * shape.seq_q * shape.head_dim * 4;
-  const double rate = gpu.peak_tensor_flops * kMmaSyncBackwardPeakFraction;
+  const double rate = gpu.peak_tensor_flops * kMmaSyncBackwardPeakFraction *
+                      backward_rate_share(config, shape.causal);
   const double compute = rate > 0 ? problem.flops() / rate : 0;
   const double memory =
       gpu.dram_bytes_per_second > 0
@@ -241,8 +242,18 @@ BackwardPrediction predict_backward_variant(const AttentionBackwardProblem& prob
       prediction.predicted_seconds > 0 ? problem.flops() / prediction.predicted_seconds / 1e12 : 0;
   prediction.note = "tile LRU per L2 partition (" + std::to_string(partitions) +
                     "), lock-step wave of " + std::to_string(wave_size) +
-                    " CTAs; time: the mma.sync backward's measured share of the tensor peak";
+                    " CTAs; time: the mma.sync backward's measured share of the tensor peak, "
+                    "times its tile's and dQ mode's measured shares";
   return prediction;
+}
+
+double backward_rate_share(const AttentionBackwardConfig& config, bool causal) {
+  double share = 1;
+  if (config.block_n < 128) share *= kNarrowTileRateShare;
+  if (config.dq == DqAccumulation::deterministic) {
+    share *= causal ? kDeterministicCausalRateShare : kDeterministicRateShare;
+  }
+  return share;
 }
 
 std::vector<BackwardPrediction> predict_backward_space(

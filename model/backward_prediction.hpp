@@ -30,6 +30,19 @@ namespace swr::model {
 // that file).
 inline constexpr double kMmaSyncBackwardPeakFraction = 0.205;
 
+// What the knobs cost against that best variant (a 128-row K/V tile, 8 warps, atomic dQ), the
+// medians of the same file's variants: a 64-row tile of 4 warps runs at 0.78 of its rate; a
+// deterministic dQ (each Q tile's shares added in K/V-tile order, CTAs waiting their turn) at
+// 0.70 non-causal and 0.61 causal, where the diagonal's short walks wait longer. Held out: the
+// H200's 13 measured variants of B8 H12 S2048 D64 bf16 causal (bench/results/training-h200),
+// which tests/model compares too.
+inline constexpr double kNarrowTileRateShare = 0.78;
+inline constexpr double kDeterministicRateShare = 0.70;
+inline constexpr double kDeterministicCausalRateShare = 0.61;
+
+// The share of the best variant's rate a config runs at (the product of the above).
+double backward_rate_share(const AttentionBackwardConfig& config, bool causal);
+
 struct BackwardPrediction {
   AttentionBackwardConfig config;
   std::string config_key;
