@@ -19,6 +19,8 @@ class ProgressDisplay {
 
   // Prints one result line (may span lines) and counts one item as done.
   void item_done(const std::string& result_line);
+  // More work than the display was made for (a second pass of a run).
+  void add_to_total(int more) { total_ += more; }
   // Erases the status line; later output starts on a clean line.
   void finish();
 

@@ -17,6 +17,7 @@ namespace swr::testing {
 class FakeVariantMeasurer : public VariantMeasurer {
  public:
   std::vector<std::string> measured_keys;  // in the order asked
+  std::vector<std::string> counted_keys;   // those asked with their L2 counters
   std::set<std::string> wrong_keys;        // these come back as wrong_result
   bool counters_unavailable = false;
   std::chrono::milliseconds delay{0};  // per variant, for time budgets
@@ -46,12 +47,15 @@ class FakeVariantMeasurer : public VariantMeasurer {
       return outcome;
     }
     measured_keys.push_back(key);
+    if (job.collect_counters) counted_keys.push_back(key);
     received_cubin_bytes = job.cubin.size();
     // A time that differs per config, so that there is a fastest one.
     const double time_ms = 1.0 + static_cast<double>(std::hash<std::string>{}(key) % 1000) / 100.0;
     outcome.times_ms = {time_ms * 1.02, time_ms, time_ms * 0.99, time_ms * 1.5};
     outcome.relative_error = 3e-4;
-    if (counters_unavailable) {
+    if (!job.collect_counters) {
+      outcome.counters_skipped = true;
+    } else if (counters_unavailable) {
       outcome.counters_unavailable = "profiling unavailable: fake reason";
       outcome.method["counters"] = "unavailable: fake reason";
     } else {

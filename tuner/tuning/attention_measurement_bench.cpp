@@ -118,11 +118,8 @@ VariantOutcome AttentionMeasurementBench::measure_loaded(const VariantJob& job,
   };
   outcome.times_ms = device_.timed_runs(launch, job.stop_timing_above_ms);
 
-  L2CounterSession& counters = device_.counters();
-  const auto counting_start = std::chrono::steady_clock::now();
-  outcome.counters = counters.measure(stream, launch, kAttentionEntryName);
-  const double counting_ms = host_ms_since(counting_start);
-  if (!counters.available()) outcome.counters_unavailable = counters.unavailable_reason();
+  const double counting_ms =
+      device_.count_l2(outcome, job.collect_counters, launch, kAttentionEntryName);
   outcome.method = method(job, static_cast<int>(outcome.times_ms.size()));
   outcome.method["host_ms"]["counters"] = counting_ms;
   return outcome;

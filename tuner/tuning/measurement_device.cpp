@@ -146,6 +146,24 @@ std::vector<double> MeasurementDevice::timed_runs(const Launch& launch,
   return times;
 }
 
+double MeasurementDevice::count_l2(VariantOutcome& outcome, bool collect, const Launch& launch,
+                                   const std::string& kernel_name) {
+  if (!collect) {
+    outcome.counters_skipped = true;
+    return 0;
+  }
+  const auto counting_start = std::chrono::steady_clock::now();
+  try {
+    outcome.counters = counters_->measure(stream_, launch, kernel_name);
+  } catch (const DriverError&) {
+    throw;  // the variant's own fault: measure_guarded records it
+  } catch (const std::exception& error) {
+    outcome.counters_failed = error.what();
+  }
+  if (!counters_->available()) outcome.counters_unavailable = counters_->unavailable_reason();
+  return host_ms_since(counting_start);
+}
+
 nlohmann::json MeasurementDevice::common_method(int timed_run_count, DataType dtype,
                                                 std::uint64_t seed) const {
   return {

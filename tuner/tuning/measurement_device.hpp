@@ -65,6 +65,13 @@ class MeasurementDevice {
   // device events around the kernel alone; only one when it is over `stop_above_ms`.
   std::vector<double> timed_runs(const Launch& launch, std::optional<double> stop_above_ms = {});
 
+  // The L2 counters of what `launch` enqueues (`kernel_name` picks its range), into `outcome`:
+  // none when `collect` is false (counters_skipped); the session's reason when profiling is
+  // unavailable; counters_failed when the profiler gave nothing for this launch. A driver error
+  // (the variant's fault) propagates. Returns the host milliseconds it took.
+  double count_l2(VariantOutcome& outcome, bool collect, const Launch& launch,
+                  const std::string& kernel_name);
+
   // The method notes every family's rows share: warm-up, run rule, timer, L2 state, tolerance,
   // inputs and isolation.
   nlohmann::json common_method(int timed_run_count, DataType dtype, std::uint64_t seed) const;
@@ -87,7 +94,6 @@ class MeasurementDevice {
 // E<compared> (tolerance T), N non-finite elements".
 bool output_check_passes(const OutputComparison& comparison, DataType dtype,
                          const std::string& compared, VariantOutcome& outcome);
-
 
 // `value` with printf's `format`.
 std::string format_number(const char* format, double value);

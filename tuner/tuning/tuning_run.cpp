@@ -90,6 +90,12 @@ void TuningRun::record(const db::MeasurementRecord& record, const std::string& c
   display_->item_done(line);
 }
 
+void TuningRun::note_counter_policy(db::MeasurementRecord& record) const {
+  if (record.counter_status == db::CounterStatus::skipped_by_policy) {
+    record.counter_note = skipped_counters_note(settings_.counters, settings_.counters_top);
+  }
+}
+
 void TuningRun::finish_progress() {
   if (display_) display_->finish();
 }
@@ -101,9 +107,11 @@ void TuningRun::say_everything_measured() const {
 void TuningRun::say_closing() const {
   const double seconds = std::chrono::duration<double>(Clock::now() - start_).count();
   std::cout << "\nmeasured " << summary_.recorded << " of " << summary_.planned << " variants in "
-            << format_duration(seconds) << " (" << summary_.failed << " failed); results in "
-            << settings_.database.string() << "\n"
-            << std::flush;
+            << format_duration(seconds) << " (" << summary_.failed << " failed";
+  if (summary_.counted_again > 0) {
+    std::cout << ", " << summary_.counted_again << " of them again with counters";
+  }
+  std::cout << "); results in " << settings_.database.string() << "\n" << std::flush;
   if (summary_.interrupted) {
     std::fprintf(stderr,
                  "swr-tune: interrupted: %d of %d variants measured; resume with the same "

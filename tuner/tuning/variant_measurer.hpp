@@ -43,6 +43,8 @@ struct VariantJobOf {
   // A variant whose first timed run is slower than this cannot be the best: it gets no more timed
   // runs (its counters are still taken). Unset: the full run count.
   std::optional<double> stop_timing_above_ms;
+  // False: timing only, no L2 counters (the counters policy, counters_policy.hpp).
+  bool collect_counters = true;
 };
 using VariantJob = VariantJobOf<AttentionProblem, AttentionConfig>;
 using BackwardVariantJob = VariantJobOf<AttentionBackwardProblem, AttentionBackwardConfig>;
@@ -57,6 +59,10 @@ struct VariantOutcome {
   L2Counters counters;                   // empty when profiling is unavailable
   // "profiling unavailable: <reason>" when the counters are missing for that reason.
   std::string counters_unavailable;
+  // The job asked for none (collect_counters false).
+  bool counters_skipped = false;
+  // Why the profiler gave nothing for this variant while it was available.
+  std::string counters_failed;
   std::optional<int> registers;
   std::optional<int> blocks_per_sm;
   nlohmann::json method = nlohmann::json::object();  // how it was checked, timed and counted
@@ -87,6 +93,8 @@ struct GemmVariantJob {
   GpuProfile gpu;  // the device it runs on (SM count sizes the persistent grid)
   // Seed of the random inputs: one per tuning run, so every variant of a run sees the same inputs.
   std::uint64_t seed = 0;
+  // False: timing only, no L2 counters (the counters policy, counters_policy.hpp).
+  bool collect_counters = true;
 };
 
 class GemmVariantMeasurer {

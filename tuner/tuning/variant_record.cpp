@@ -61,6 +61,7 @@ db::MeasurementRecord measured_variant_record(const VariantRecordContext& contex
   }
   record.dram_read_bytes = counters.dram_bytes_read;
   record.dram_write_bytes = counters.dram_bytes_written;
+  set_counter_status(record, outcome);
 
   const DerivedFigures figures = derive_figures(work, gpu, record.median_ms, counters);
   record.tflops = figures.tflops;
@@ -81,6 +82,26 @@ db::MeasurementRecord measured_variant_record(const VariantRecordContext& contex
   record.toolkit_version = context.toolkit_version;
   record.driver_version = context.driver_version;
   return record;
+}
+
+void set_counter_status(db::MeasurementRecord& record, const VariantOutcome& outcome) {
+  using db::CounterStatus;
+  record.counter_note.clear();
+  if (db::derived_counter_status(record) == CounterStatus::collected) {
+    record.counter_status = CounterStatus::collected;
+  } else if (record.status != db::MeasurementStatus::ok) {
+    record.counter_status = CounterStatus::not_reached;
+  } else if (outcome.counters_skipped) {
+    record.counter_status = CounterStatus::skipped_by_policy;
+  } else if (!outcome.counters_unavailable.empty()) {
+    record.counter_status = CounterStatus::unavailable;
+    record.counter_note = outcome.counters_unavailable;
+  } else {
+    record.counter_status = CounterStatus::failed;
+    record.counter_note = outcome.counters_failed.empty()
+                              ? "the profiler returned no counter for this variant"
+                              : outcome.counters_failed;
+  }
 }
 
 db::MeasurementRecord compile_failure_record(const VariantRecordContext& context,

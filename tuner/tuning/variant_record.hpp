@@ -67,6 +67,11 @@ struct VariantRecordContext {
   std::string driver_version;
 };
 
+// Whether the record has counters and why not (db::CounterStatus), from its figures and the
+// outcome: collected, not_reached (the variant failed first), skipped_by_policy, unavailable (the
+// profiler's reason as its note) or failed (why, as its note).
+void set_counter_status(db::MeasurementRecord& record, const VariantOutcome& outcome);
+
 // A measured variant. An outcome that claims ok without a timed run is recorded as a launch error.
 db::MeasurementRecord measured_variant_record(const VariantRecordContext& context,
                                               const ProblemWork& work, const GpuProfile& gpu,

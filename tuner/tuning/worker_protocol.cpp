@@ -164,6 +164,8 @@ nlohmann::json result_message(const WorkerReply& reply) {
       {"non_finite", outcome.non_finite},
       {"counters", counters_to_json(outcome.counters)},
       {"counters_unavailable", outcome.counters_unavailable},
+      {"counters_skipped", outcome.counters_skipped},
+      {"counters_failed", outcome.counters_failed},
       {"registers", optional_number(outcome.registers)},
       {"blocks_per_sm", optional_number(outcome.blocks_per_sm)},
       {"method", outcome.method},
@@ -187,6 +189,8 @@ WorkerReply reply_from_result_message(const nlohmann::json& message) {
   outcome.non_finite = message.value("non_finite", std::int64_t{0});
   if (message.contains("counters")) outcome.counters = counters_from_json(message.at("counters"));
   outcome.counters_unavailable = message.value("counters_unavailable", std::string());
+  outcome.counters_skipped = message.value("counters_skipped", false);
+  outcome.counters_failed = message.value("counters_failed", std::string());
   outcome.registers = read_optional<int>(message, "registers");
   outcome.blocks_per_sm = read_optional<int>(message, "blocks_per_sm");
   outcome.method = message.value("method", nlohmann::json::object());

@@ -36,6 +36,7 @@ void add_kernel_fields(nlohmann::json& request, const Job& job) {
   request["dynamic_shared_bytes"] = job.dynamic_shared_bytes;
   request["gpu"] = measured_gpu_to_json(job.gpu);
   request["seed"] = job.seed;
+  request["counters"] = job.collect_counters;
 }
 template <class Job>
 void read_kernel_fields(const nlohmann::json& request, Job& job) {
@@ -43,6 +44,7 @@ void read_kernel_fields(const nlohmann::json& request, Job& job) {
   job.dynamic_shared_bytes = request.at("dynamic_shared_bytes").get<int>();
   job.gpu = measured_gpu_from_json(request.at("gpu"));
   job.seed = request.at("seed").get<std::uint64_t>();
+  job.collect_counters = request.value("counters", true);
 }
 
 nlohmann::json measure_request(const VariantJob& job);
