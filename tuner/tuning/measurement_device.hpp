@@ -23,9 +23,6 @@ class L2Flush;
 class L2CounterSession;
 class DeviceRandomFill;
 
-// A CUDA error after which the context is unusable (illegal address, trap, ...).
-bool is_context_fatal(CUresult result);
-
 // One measurement of a bench, step by step. measure_guarded turns an exception of any step into
 // the reply's status, so that a faulty variant costs only its own measurement.
 struct MeasurementSteps {
