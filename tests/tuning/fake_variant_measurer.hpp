@@ -78,6 +78,20 @@ class FakeVariantMeasurer : public VariantMeasurer {
     return outcome;
   }
 
+  // Batches (measure_batch) of at most this many; 1: none.
+  std::size_t batch = 1;
+  std::vector<std::vector<std::string>> batches;  // the keys of each batch asked
+  // Called with the batch's number (1, 2, ...) before it is measured: a kill -9 mid-batch.
+  std::function<void(int batch_number)> before_batch;
+
+  std::size_t batch_size() const override { return batch; }
+  std::vector<VariantOutcome> measure_batch(const std::vector<VariantJob>& jobs) override {
+    std::vector<std::string>& keys = batches.emplace_back();
+    for (const VariantJob& job : jobs) keys.push_back(job.config.key());
+    if (before_batch) before_batch(static_cast<int>(batches.size()));
+    return VariantMeasurer::measure_batch(jobs);
+  }
+
   std::size_t received_cubin_bytes = 0;
 };
 

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "tuner/counters/counter_batches.hpp"
 #include "tuner/counters/l2_counter_session.hpp"
 #include "tuner/device_random_fill.hpp"
 #include "tuner/l2_flush.hpp"
@@ -143,6 +144,29 @@ double MeasurementDevice::count_l2(VariantOutcome& outcome, bool collect, const 
   }
   if (!counters_->available()) outcome.counters_unavailable = counters_->unavailable_reason();
   return host_ms_since(counting_start);
+}
+
+void MeasurementDevice::count_deferred(std::vector<DeferredCount>& deferred,
+                                       std::vector<WorkerReply>& replies,
+                                       std::size_t session_size) {
+  if (deferred.empty()) return;
+  const auto counting_start = std::chrono::steady_clock::now();
+  std::vector<BatchLaunch> launches;
+  for (const DeferredCount& count : deferred) launches.push_back(count.launch);
+  CuptiBatchProfiler profiler(*counters_);
+  const BatchedCounters counted =
+      collect_counters_in_batches(profiler, stream_, launches, session_size);
+  const double share_ms = host_ms_since(counting_start) / static_cast<double>(deferred.size());
+  for (std::size_t i = 0; i < deferred.size(); ++i) {
+    VariantOutcome& outcome = replies.at(deferred[i].reply).outcome;
+    outcome.counters = counted.counters[i];
+    outcome.counters_failed = counted.failed[i];
+    if (!counters_->available()) outcome.counters_unavailable = counters_->unavailable_reason();
+    outcome.method["host_ms"]["counters"] = share_ms;
+    outcome.method["counter_batch"] = {{"variants", deferred.size()},
+                                       {"sessions", counted.sessions}};
+  }
+  deferred.clear();
 }
 
 nlohmann::json MeasurementDevice::common_method(int timed_run_count, DataType dtype,

@@ -14,6 +14,7 @@
 
 #include "driver/device_context.hpp"
 #include "swr/data_type.hpp"
+#include "tuner/counters/l2_counter_session.hpp"
 #include "tuner/reference_attention.hpp"
 #include "tuner/tuning/worker_protocol.hpp"
 
@@ -35,6 +36,14 @@ struct MeasurementSteps {
   std::function<void()> forget_inputs;
   // After a lost context: unloading from a dead context is pointless, the process ends.
   std::function<void()> abandon_kernel;
+};
+
+// A variant measured but not yet counted (a batch's counters come in one profiling session after
+// all its variants are timed): its launch owns what it needs (module, tensors), and `reply` is its
+// place among the batch's replies.
+struct DeferredCount {
+  BatchLaunch launch;
+  std::size_t reply = 0;
 };
 
 class MeasurementDevice {
@@ -68,6 +77,12 @@ class MeasurementDevice {
   // (the variant's fault) propagates. Returns the host milliseconds it took.
   double count_l2(VariantOutcome& outcome, bool collect, const Launch& launch,
                   const std::string& kernel_name);
+
+  // The counters of `deferred` in as few profiling sessions as `session_size` allows (0: the
+  // profiler's maximum; counter_batches.hpp), into their replies: counters, or why none; each
+  // reply's host_ms.counters is its share of the sessions' time. Clears `deferred`.
+  void count_deferred(std::vector<DeferredCount>& deferred, std::vector<WorkerReply>& replies,
+                      std::size_t session_size);
 
   // The method notes every family's rows share: warm-up, run rule, timer, L2 state, tolerance,
   // inputs and isolation.

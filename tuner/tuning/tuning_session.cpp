@@ -125,7 +125,7 @@ void TuningSession::measure_pending(const NvrtcCompiler& compiler,
   };
   std::unique_ptr<DevicePool> pool;
   DevicePool::Work work;
-  work.measure = [&](std::size_t device, std::size_t item) {
+  const auto job_of = [&](std::size_t item) {
     const CompileResult& result = compiled[item];
     std::optional<double> stop_timing_above_ms;
     pool->locked([&] {
@@ -133,16 +133,28 @@ void TuningSession::measure_pending(const NvrtcCompiler& compiler,
         stop_timing_above_ms = *best * kSlowVariantFactor;
       }
     });
-    const VariantJob job{result.job.problem,
-                         result.job.config,
-                         result.kernel.cubin,
-                         result.source.dynamic_shared_bytes,
-                         plan_.gpu,
-                         seed,
-                         stop_timing_above_ms,
-                         collect_counters};
-    return measurers_[device]->measure(job);
+    return VariantJob{result.job.problem,
+                      result.job.config,
+                      result.kernel.cubin,
+                      result.source.dynamic_shared_bytes,
+                      plan_.gpu,
+                      seed,
+                      stop_timing_above_ms,
+                      collect_counters};
   };
+  work.measure = [&](std::size_t device, std::size_t item) {
+    return measurers_[device]->measure(job_of(item));
+  };
+  // Counters in batches: one profiling session for many variants (variant_batches.hpp).
+  const std::size_t batch_size = counter_batch_size(measurers_, collect_counters);
+  if (batch_size > 1) {
+    work.batch_size = batch_size;
+    work.measure_batch = [&](std::size_t device, const std::vector<std::size_t>& items) {
+      std::vector<VariantJob> jobs;
+      for (std::size_t item : items) jobs.push_back(job_of(item));
+      return measurers_[device]->measure_batch(jobs);
+    };
+  }
   work.record = [&](std::size_t device, std::size_t item, const VariantOutcome& outcome) {
     if (!run.accept(outcome)) return false;
     const CompileResult& result = compiled[item];

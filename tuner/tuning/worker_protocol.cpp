@@ -198,6 +198,42 @@ WorkerReply reply_from_result_message(const nlohmann::json& message) {
   return reply;
 }
 
+nlohmann::json measure_batch_request(const std::vector<VariantJob>& jobs, bool one_session_each) {
+  nlohmann::json requests = nlohmann::json::array();
+  for (const VariantJob& job : jobs) requests.push_back(measure_request(job));
+  return {{"type", "measure_batch"},
+          {"session_size", one_session_each ? 1 : 0},
+          {"requests", std::move(requests)}};
+}
+
+std::vector<VariantJob> jobs_from_measure_batch_request(const nlohmann::json& request) {
+  if (message_type(request) != "measure_batch") {
+    throw std::invalid_argument("not a measure_batch request: " + request.dump().substr(0, 200));
+  }
+  std::vector<VariantJob> jobs;
+  for (const nlohmann::json& one : request.at("requests")) {
+    jobs.push_back(job_from_measure_request(one));
+  }
+  return jobs;
+}
+
+nlohmann::json batch_result_message(const std::vector<WorkerReply>& replies) {
+  nlohmann::json results = nlohmann::json::array();
+  for (const WorkerReply& reply : replies) results.push_back(result_message(reply));
+  return {{"type", "batch_result"}, {"results", std::move(results)}};
+}
+
+std::vector<WorkerReply> replies_from_batch_result(const nlohmann::json& message) {
+  if (message_type(message) != "batch_result") {
+    throw std::invalid_argument("expected a batch result, got: " + message.dump().substr(0, 200));
+  }
+  std::vector<WorkerReply> replies;
+  for (const nlohmann::json& one : message.at("results")) {
+    replies.push_back(reply_from_result_message(one));
+  }
+  return replies;
+}
+
 nlohmann::json ready_message(const std::string& device_name) {
   return {{"type", "ready"}, {"device", device_name}, {"pid", static_cast<long long>(getpid())}};
 }
