@@ -14,6 +14,7 @@
 #include "tests/generator/temporary_directory.hpp"
 #include "tuner/model_ranking.hpp"
 #include "tuner/tuning/tuning_session.hpp"
+#include "tuner/tuning/variant_record.hpp"
 #include "tuner/tuning/walk_order_twins.hpp"
 
 namespace swr {
@@ -453,6 +454,31 @@ TEST_F(TuningSessionTest, UnavailableProfilerMarksRowsWithItsReason) {
     EXPECT_EQ(row.record.counter_status, db::CounterStatus::unavailable);
     EXPECT_EQ(row.record.counter_note, "profiling unavailable: fake reason");
   }
+}
+
+// The run's end says where each device's time went: checking and timing, L2 counters, loading.
+TEST_F(TuningSessionTest, TheEndSaysTheTimeSplit) {
+  FakeVariantMeasurer measurer;
+  ::testing::internal::CaptureStdout();
+  run(plan(), measurer);
+  const std::string out = ::testing::internal::GetCapturedStdout();
+  EXPECT_NE(out.find("time split: check and timing 0.0s, L2 counters 0.0s (3.0 ms a variant), "
+                     "loading 0.0s, other "),
+            std::string::npos)
+      << out;
+}
+
+TEST(VariantTime, CountersInTheirOwnSessionAreOutOfTheTimingBatchedOnesCameAfter) {
+  const nlohmann::json alone = {
+      {"host_ms", {{"load", 1.0}, {"check_time_count", 10.0}, {"counters", 6.0}}}};
+  const VariantTime own = variant_time(alone);
+  EXPECT_EQ(own.timing_ms, 4.0);
+  EXPECT_EQ(own.counters_ms, 6.0);
+  EXPECT_EQ(own.load_ms, 1.0);
+  nlohmann::json batched = alone;
+  batched["counter_batch"] = {{"variants", 32}, {"sessions", 1}};
+  EXPECT_EQ(variant_time(batched).timing_ms, 10.0);
+  EXPECT_EQ(variant_time(nlohmann::json::object()).timing_ms, 0.0);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -100,6 +101,11 @@ class TuningRun {
   void finish_progress();
 
   void say_everything_measured() const;
+  // Per device: where its measuring time went (check and timing, L2 counters, loading) and the
+  // rest of the run's `seconds` (compiling, worker start-up and round trips, waiting).
+  void say_time_split(double seconds) const;
+  // "device 0 counters 35%, device 1 counters 38%": the progress line's detail.
+  std::string time_split_detail() const;
   // What was measured in how long and where it is; on stderr, why the run stopped early and that
   // the same command goes on from there.
   void say_closing() const;
@@ -119,6 +125,12 @@ class TuningRun {
   ProgressDisplay* display_ = nullptr;  // own_display_, or the run's shared one
   std::size_t key_width_ = 0;
   bool said_counters_unavailable_ = false;
+  // Per device (its name; "" on a one-device run): where its measuring time went.
+  struct DeviceTime {
+    VariantTime sum;
+    int variants = 0;
+  };
+  std::map<std::string, DeviceTime> device_times_;
 };
 
 // The first line of an error message (a compiler log, a driver error).

@@ -84,6 +84,24 @@ db::MeasurementRecord measured_variant_record(const VariantRecordContext& contex
   return record;
 }
 
+VariantTime variant_time(const nlohmann::json& method) {
+  VariantTime time;
+  const auto host_ms = method.find("host_ms");
+  if (!method.is_object() || host_ms == method.end() || !host_ms->is_object()) return time;
+  const auto number = [&](const char* name) {
+    const auto found = host_ms->find(name);
+    return found != host_ms->end() && found->is_number() ? found->get<double>() : 0.0;
+  };
+  time.counters_ms = number("counters");
+  time.load_ms = number("load");
+  // Counted in the variant's own session, its counters are part of check_time_count; counted with
+  // a batch (counter_batch), they came after it.
+  const double check = number("check_time_count");
+  time.timing_ms =
+      method.contains("counter_batch") ? check : std::max(0.0, check - time.counters_ms);
+  return time;
+}
+
 void set_counter_status(db::MeasurementRecord& record, const VariantOutcome& outcome) {
   using db::CounterStatus;
   record.counter_note.clear();

@@ -67,6 +67,15 @@ struct VariantRecordContext {
   std::string driver_version;
 };
 
+// Where a measured variant's host time went, from its method's host_ms: the check and the timed
+// runs, its L2 counters (its share of a batch's profiling sessions, or its own session), loading.
+struct VariantTime {
+  double timing_ms = 0;
+  double counters_ms = 0;
+  double load_ms = 0;
+};
+VariantTime variant_time(const nlohmann::json& method);
+
 // Whether the record has counters and why not (db::CounterStatus), from its figures and the
 // outcome: collected, not_reached (the variant failed first), skipped_by_policy, unavailable (the
 // profiler's reason as its note) or failed (why, as its note).
