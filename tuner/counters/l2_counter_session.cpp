@@ -254,15 +254,19 @@ void L2CounterSession::enable() {
   SWR_CUPTI(*cupti_, cuptiRangeProfilerEnable(&enable));
   profiler_ = enable.pRangeProfilerObject;
 
+  counter_data_ = counter_data_image(kMaxRanges);
+}
+
+std::vector<std::uint8_t> L2CounterSession::counter_data_image(std::size_t max_ranges) const {
   std::vector<const char*> names = configuration_->metric_name_pointers();
   auto size = SWR_CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataSize_Params);
   size.pRangeProfilerObject = profiler_;
   size.pMetricNames = names.data();
   size.numMetrics = names.size();
-  size.maxNumOfRanges = kMaxRanges;
-  size.maxNumRangeTreeNodes = kMaxRanges;
+  size.maxNumOfRanges = max_ranges;
+  size.maxNumRangeTreeNodes = max_ranges;
   SWR_CUPTI(*cupti_, cuptiRangeProfilerGetCounterDataSize(&size));
-  counter_data_.assign(size.counterDataSize, 0);
+  return std::vector<std::uint8_t>(size.counterDataSize, 0);
 }
 
 void L2CounterSession::disable() {
@@ -425,17 +429,7 @@ std::vector<L2Counters> L2CounterSession::collect_batch(CUstream stream,
                                                         const std::vector<BatchLaunch>& launches) {
   // Per launch: the flush, the measured kernel and room for a few more kernels.
   const std::size_t max_ranges = kMaxBatchLaunches * 2 + kMaxRanges;
-  if (batch_counter_data_.empty()) {
-    std::vector<const char*> metric_names = configuration_->metric_name_pointers();
-    auto size = SWR_CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataSize_Params);
-    size.pRangeProfilerObject = profiler_;
-    size.pMetricNames = metric_names.data();
-    size.numMetrics = metric_names.size();
-    size.maxNumOfRanges = max_ranges;
-    size.maxNumRangeTreeNodes = max_ranges;
-    SWR_CUPTI(*cupti_, cuptiRangeProfilerGetCounterDataSize(&size));
-    batch_counter_data_.assign(size.counterDataSize, 0);
-  }
+  if (batch_counter_data_.empty()) batch_counter_data_ = counter_data_image(max_ranges);
   std::vector<std::string> kernel_names;
   for (const BatchLaunch& launch : launches) kernel_names.push_back(launch.kernel_name);
 

@@ -129,6 +129,8 @@ class L2CounterSession {
   void become_unavailable(const std::string& reason);
   L2Counters collect(CUstream stream, const MeasuredLaunch& launch, const std::string& kernel_name);
   std::vector<L2Counters> collect_batch(CUstream stream, const std::vector<BatchLaunch>& launches);
+  // A counter data image for `max_ranges` ranges of the metric configuration (enabled profiler).
+  std::vector<std::uint8_t> counter_data_image(std::size_t max_ranges) const;
   // Resets `image` and configures the profiler for auto ranges with user replay into it.
   void configure_pass(std::vector<std::uint8_t>& image, std::size_t max_ranges);
   // Runs `pass` between Start and Stop until CUPTI has every pass; then decodes. Returns the

@@ -114,13 +114,11 @@ TuningSummary FamilyTuningSession<Family>::run(ProgressDisplay* progress) {
   const NvrtcCompiler compiler;
   run.create_rows(plan_.shapes, pending_, compiler.version());
   run.start_progress(pending_, progress);
-  if (!pending_.empty()) {
-    measure_pending(compiler, pending_, plan_.counters == CountersPolicy::all);
-  }
-  if (top_pass && !run.stopped()) {
-    std::vector<PendingVariant<Config>> counted = run.counter_pass(plan_.shapes);
-    if (!counted.empty()) measure_pending(compiler, counted, true);
-  }
+  run.measure_by_counters_policy(
+      plan_.shapes, pending_,
+      [&](std::vector<PendingVariant<Config>>& variants, bool collect_counters) {
+        measure_pending(compiler, variants, collect_counters);
+      });
   run.finish_progress();
   print_results();
   run.say_closing();

@@ -153,13 +153,11 @@ GemmTuningSummary GemmTuningSession::run(ProgressDisplay* progress) {
   DeviceBaselines baselines(measurers_.size(),
                             std::vector<std::optional<GemmBaseline>>(plan_.shapes.size()));
   run.start_progress(pending_, progress);
-  if (!pending_.empty()) {
-    measure_pending(compiler, pending_, plan_.counters == CountersPolicy::all, baselines);
-  }
-  if (top_pass && !run.stopped()) {
-    std::vector<PendingVariant<GemmConfig>> counted = run.counter_pass(plan_.shapes);
-    if (!counted.empty()) measure_pending(compiler, counted, true, baselines);
-  }
+  run.measure_by_counters_policy(
+      plan_.shapes, pending_,
+      [&](std::vector<PendingVariant<GemmConfig>>& variants, bool collect_counters) {
+        measure_pending(compiler, variants, collect_counters, baselines);
+      });
   run.finish_progress();
   print_tables(run, plan_, summary_);
   run.say_closing();

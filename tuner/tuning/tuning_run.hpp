@@ -83,6 +83,18 @@ class TuningRun {
   template <class Problem, class Config>
   std::vector<PendingVariant<Config>> counter_pass(
       const std::vector<TuningShapeOf<Problem, Config>>& shapes);
+  // The measurements of a run by its counters policy: `pending` with counters (all) or without
+  // (top, none); then, for top, counter_pass's variants again with them, unless the run stopped.
+  // `measure(variants, collect_counters)` compiles and measures them.
+  template <class Problem, class Config, class Measure>
+  void measure_by_counters_policy(const std::vector<TuningShapeOf<Problem, Config>>& shapes,
+                                  std::vector<PendingVariant<Config>>& pending,
+                                  const Measure& measure) {
+    if (!pending.empty()) measure(pending, settings_.counters == CountersPolicy::all);
+    if (settings_.counters != CountersPolicy::top || stopped()) return;
+    std::vector<PendingVariant<Config>> counted = counter_pass(shapes);
+    if (!counted.empty()) measure(counted, true);
+  }
   // A record skipped by the counters policy gets the policy's note.
   void note_counter_policy(db::MeasurementRecord& record) const;
   // A line of its own between the progress lines; notice() puts it on stderr.

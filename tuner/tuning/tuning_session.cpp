@@ -79,13 +79,11 @@ TuningSummary TuningSession::run(ProgressDisplay* progress) {
   const NvrtcCompiler compiler;
   run.create_rows(plan_.shapes, pending_, compiler.version());
   run.start_progress(pending_, progress);
-  if (!pending_.empty()) {
-    measure_pending(compiler, pending_, plan_.counters == CountersPolicy::all);
-  }
-  if (top_pass && !run.stopped()) {
-    std::vector<PendingVariant<AttentionConfig>> counted = run.counter_pass(plan_.shapes);
-    if (!counted.empty()) measure_pending(compiler, counted, true);
-  }
+  run.measure_by_counters_policy(
+      plan_.shapes, pending_,
+      [&](std::vector<PendingVariant<AttentionConfig>>& variants, bool collect_counters) {
+        measure_pending(compiler, variants, collect_counters);
+      });
   run.finish_progress();
   print_results(run, plan_);
   run.say_closing();
