@@ -196,10 +196,10 @@ VariantOutcome AttentionBackwardMeasurementBench::measure_loaded(
   const MeasurementDevice::Launch main_kernel = [&](CUstream on) {
     module.launch_main(job.problem, tensors, on);
   };
-  const double counting_ms =
+  const CountingTime counting =
       device_.count_l2(outcome, job.collect_counters, main_kernel, kBackwardEntryName);
   outcome.method = method(job, static_cast<int>(outcome.times_ms.size()));
-  outcome.method["host_ms"]["counters"] = counting_ms;
+  counting.add_to(outcome.method);
   return outcome;
 }
 

@@ -130,10 +130,10 @@ VariantOutcome AttentionMeasurementBench::measure_loaded(
     outcome.method = method(job, static_cast<int>(outcome.times_ms.size()));
     return outcome;
   }
-  const double counting_ms =
+  const CountingTime counting =
       device_.count_l2(outcome, job.collect_counters, launch, kAttentionEntryName);
   outcome.method = method(job, static_cast<int>(outcome.times_ms.size()));
-  outcome.method["host_ms"]["counters"] = counting_ms;
+  counting.add_to(outcome.method);
   return outcome;
 }
 

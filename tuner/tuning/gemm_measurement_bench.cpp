@@ -76,9 +76,10 @@ VariantOutcome GemmMeasurementBench::measure_launch(const GemmVariantJob& job,
   SWR_CU(driver, cuStreamSynchronize(stream));
   outcome.times_ms = device_.timed_runs(launch);
 
-  const double counting_ms = device_.count_l2(outcome, job.collect_counters, launch, kernel_name);
+  const CountingTime counting =
+      device_.count_l2(outcome, job.collect_counters, launch, kernel_name);
   outcome.method = method(job, static_cast<int>(outcome.times_ms.size()));
-  outcome.method["host_ms"]["counters"] = counting_ms;
+  counting.add_to(outcome.method);
   return outcome;
 }
 

@@ -5,6 +5,7 @@
 #include "tuner/counters/counter_batches.hpp"
 #include "tuner/counters/l2_counter_session.hpp"
 #include "tuner/device_random_fill.hpp"
+#include "tuner/gpu_lock.hpp"
 #include "tuner/l2_flush.hpp"
 #include "tuner/tuning/timing_statistics.hpp"
 
@@ -128,12 +129,20 @@ std::vector<double> MeasurementDevice::timed_runs(const Launch& launch,
   return times;
 }
 
-double MeasurementDevice::count_l2(VariantOutcome& outcome, bool collect, const Launch& launch,
-                                   const std::string& kernel_name) {
+void CountingTime::add_to(nlohmann::json& method) const {
+  method["host_ms"]["counters"] = counters_ms;
+  method["host_ms"]["profiler_wait"] = profiler_wait_ms;
+}
+
+CountingTime MeasurementDevice::count_l2(VariantOutcome& outcome, bool collect,
+                                         const Launch& launch, const std::string& kernel_name) {
+  CountingTime time;
   if (!collect) {
     outcome.counters_skipped = true;
-    return 0;
+    return time;
   }
+  const std::unique_ptr<ExclusiveFileLock> turn =
+      counters_->available() ? take_profiler_turn(time.profiler_wait_ms) : nullptr;
   const auto counting_start = std::chrono::steady_clock::now();
   try {
     outcome.counters = counters_->measure(stream_, launch, kernel_name);
@@ -143,13 +152,17 @@ double MeasurementDevice::count_l2(VariantOutcome& outcome, bool collect, const 
     outcome.counters_failed = error.what();
   }
   if (!counters_->available()) outcome.counters_unavailable = counters_->unavailable_reason();
-  return host_ms_since(counting_start);
+  time.counters_ms = host_ms_since(counting_start);
+  return time;
 }
 
 void MeasurementDevice::count_deferred(std::vector<DeferredCount>& deferred,
                                        std::vector<WorkerReply>& replies,
                                        std::size_t session_size) {
   if (deferred.empty()) return;
+  double wait_ms = 0;
+  const std::unique_ptr<ExclusiveFileLock> turn =
+      counters_->available() ? take_profiler_turn(wait_ms) : nullptr;
   const auto counting_start = std::chrono::steady_clock::now();
   std::vector<BatchLaunch> launches;
   for (const DeferredCount& count : deferred) launches.push_back(count.launch);
@@ -163,6 +176,7 @@ void MeasurementDevice::count_deferred(std::vector<DeferredCount>& deferred,
     outcome.counters_failed = counted.failed[i];
     if (!counters_->available()) outcome.counters_unavailable = counters_->unavailable_reason();
     outcome.method["host_ms"]["counters"] = share_ms;
+    outcome.method["host_ms"]["profiler_wait"] = wait_ms / static_cast<double>(deferred.size());
     outcome.method["counter_batch"] = {{"variants", deferred.size()},
                                        {"sessions", counted.sessions}};
   }

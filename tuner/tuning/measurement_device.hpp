@@ -38,6 +38,15 @@ struct MeasurementSteps {
   std::function<void()> abandon_kernel;
 };
 
+// A variant's counting: its profiling (or its share of a batch's) and the wait for the host's
+// profiler before it (gpu_lock.hpp), in host milliseconds; add_to writes both into the method's
+// host_ms (counters, profiler_wait).
+struct CountingTime {
+  double counters_ms = 0;
+  double profiler_wait_ms = 0;
+  void add_to(nlohmann::json& method) const;
+};
+
 // A variant measured but not yet counted (a batch's counters come in one profiling session after
 // all its variants are timed): its launch owns what it needs (module, tensors), and `reply` is its
 // place among the batch's replies.
@@ -74,9 +83,10 @@ class MeasurementDevice {
   // The L2 counters of what `launch` enqueues (`kernel_name` picks its range), into `outcome`:
   // none when `collect` is false (counters_skipped); the session's reason when profiling is
   // unavailable; counters_failed when the profiler gave nothing for this launch. A driver error
-  // (the variant's fault) propagates. Returns the host milliseconds it took.
-  double count_l2(VariantOutcome& outcome, bool collect, const Launch& launch,
-                  const std::string& kernel_name);
+  // (the variant's fault) propagates. Returns the host time it took, and how long of it went to
+  // waiting for the host's profiler (take_profiler_turn).
+  CountingTime count_l2(VariantOutcome& outcome, bool collect, const Launch& launch,
+                        const std::string& kernel_name);
 
   // The counters of `deferred` in as few profiling sessions as `session_size` allows (0: the
   // profiler's maximum; counter_batches.hpp), into their replies: counters, or why none; each

@@ -92,6 +92,7 @@ void TuningRun::record(const db::MeasurementRecord& record, const std::string& c
   device.sum.timing_ms += time.timing_ms;
   device.sum.counters_ms += time.counters_ms;
   device.sum.load_ms += time.load_ms;
+  device.sum.profiler_wait_ms += time.profiler_wait_ms;
   ++device.variants;
   display_->set_detail(time_split_detail());
   display_->item_done(line);
@@ -102,12 +103,18 @@ std::string TuningRun::time_split_detail() const {
   // much of each device's measuring the counters are.
   std::string detail;
   for (const auto& [name, device] : device_times_) {
-    const double busy = device.sum.timing_ms + device.sum.counters_ms + device.sum.load_ms;
+    const double busy = device.sum.timing_ms + device.sum.counters_ms + device.sum.load_ms +
+                        device.sum.profiler_wait_ms;
     if (busy <= 0) continue;
-    char text[96];
+    char text[128];
     std::snprintf(text, sizeof(text), "%s%scounters %.0f%%", detail.empty() ? "" : ", ",
                   name.empty() ? "" : (name + " ").c_str(), 100.0 * device.sum.counters_ms / busy);
     detail += text;
+    if (device.sum.profiler_wait_ms > 0.01 * busy) {
+      std::snprintf(text, sizeof(text), " + waiting for the profiler %.0f%%",
+                    100.0 * device.sum.profiler_wait_ms / busy);
+      detail += text;
+    }
   }
   return detail;
 }
@@ -118,13 +125,15 @@ void TuningRun::say_time_split(double seconds) const {
     const double timing = device.sum.timing_ms / 1000.0;
     const double counters = device.sum.counters_ms / 1000.0;
     const double load = device.sum.load_ms / 1000.0;
-    const double other = std::max(0.0, seconds - timing - counters - load);
+    const double wait = device.sum.profiler_wait_ms / 1000.0;
+    const double other = std::max(0.0, seconds - timing - counters - load - wait);
     std::printf(
-        "time split%s%s: check and timing %s, L2 counters %s (%.1f ms a variant), loading %s, "
-        "other %s (compiling, worker start-up and round trips, waiting)\n",
+        "time split%s%s: check and timing %s, L2 counters %s (%.1f ms a variant), waiting for the "
+        "profiler %s, loading %s, other %s (compiling, worker start-up and round trips)\n",
         name.empty() ? "" : " on ", name.c_str(), format_duration(timing).c_str(),
         format_duration(counters).c_str(), device.sum.counters_ms / device.variants,
-        format_duration(load).c_str(), format_duration(other).c_str());
+        format_duration(wait).c_str(), format_duration(load).c_str(),
+        format_duration(other).c_str());
   }
   std::fflush(stdout);
 }

@@ -94,11 +94,13 @@ VariantTime variant_time(const nlohmann::json& method) {
   };
   time.counters_ms = number("counters");
   time.load_ms = number("load");
+  time.profiler_wait_ms = number("profiler_wait");
   // Counted in the variant's own session, its counters are part of check_time_count; counted with
   // a batch (counter_batch), they came after it.
   const double check = number("check_time_count");
-  time.timing_ms =
-      method.contains("counter_batch") ? check : std::max(0.0, check - time.counters_ms);
+  time.timing_ms = method.contains("counter_batch")
+                       ? check
+                       : std::max(0.0, check - time.counters_ms - time.profiler_wait_ms);
   return time;
 }
 

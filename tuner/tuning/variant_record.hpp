@@ -68,11 +68,13 @@ struct VariantRecordContext {
 };
 
 // Where a measured variant's host time went, from its method's host_ms: the check and the timed
-// runs, its L2 counters (its share of a batch's profiling sessions, or its own session), loading.
+// runs, its L2 counters (its share of a batch's profiling sessions, or its own session), the wait
+// for the host's profiler before them, loading.
 struct VariantTime {
   double timing_ms = 0;
   double counters_ms = 0;
   double load_ms = 0;
+  double profiler_wait_ms = 0;  // waiting for the host's profiler (another GPU's counters)
 };
 VariantTime variant_time(const nlohmann::json& method);
 
