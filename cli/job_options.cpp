@@ -96,6 +96,15 @@ void add_tuning_options(CLI::App& command, TuningOptions& options) {
                   "Measure only the K variants the model predicts fastest, plus 3 spread-out "
                   "ones as a check (on the named GPU; without it, the ranking is printed anyway)")
       ->type_name("K");
+  command
+      .add_option("--counters", options.counters,
+                  "Which variants get L2 counters: all (default), top (the K fastest and their "
+                  "walk-order twins, measured again with counters), none (timing only)")
+      ->type_name("all|top|none");
+  command
+      .add_option("--counters-top", options.counters_top,
+                  "K of --counters top (default " + std::to_string(kDefaultCountersTop) + ")")
+      ->type_name("K");
   // Test-only: one more variant whose kernel writes to an illegal address.
   command.add_flag("--plant-fault", options.plant_fault)->group("");
 }
@@ -115,6 +124,21 @@ std::optional<double> parse_time_budget(const TuningOptions& options) {
 std::optional<int> parse_model_top(const TuningOptions& options) {
   if (options.model_top.empty()) return std::nullopt;
   return parse_positive(options.model_top, "--model-top");
+}
+
+void parse_counters_options(const TuningOptions& options, TuningRequest& request) {
+  if (!options.counters.empty()) {
+    const std::optional<CountersPolicy> policy = parse_counters_policy(options.counters);
+    if (!policy) throw UsageError(bad_counters_policy_message(options.counters));
+    request.counters = *policy;
+  }
+  if (!options.counters_top.empty()) {
+    if (request.counters != CountersPolicy::top) {
+      throw UsageError("--counters-top " + options.counters_top +
+                       " needs --counters top: allowed only with it");
+    }
+    request.counters_top = parse_positive(options.counters_top, "--counters-top");
+  }
 }
 
 std::filesystem::path writable_database(const TuningOptions& options) {

@@ -141,7 +141,7 @@ int show_summaries(const db::ResultsDatabase& database, const ShowOptions& optio
       row.push_back(summary.best->config_key);
       row.push_back(format_milliseconds(best.median_ms));
       row.push_back(format_tflops(best.tflops));
-      row.push_back(format_count(best.l2_sector_misses));
+      row.push_back(format_misses(best));
       row.push_back(format_hit_rate(best.l2_hit_rate));
     } else {
       row.insert(row.end(), {"(none valid)", "-", "-", "-", "-"});

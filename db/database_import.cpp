@@ -158,7 +158,7 @@ std::vector<PortableMeasurement> ResultsDatabase::portable_measurements(
     *other_families = static_cast<std::size_t>(lease.statement().getColumn(0).getInt64());
   }
   StatementLease lease = statements_->lease(
-      std::string("SELECT ") + kMeasurementRowColumns + portable_columns(schema_version_) +
+      "SELECT " + measurement_row_columns(schema_version_) + portable_columns(schema_version_) +
       kPortableJoins +
       " WHERE a.problem_id IS NOT NULL OR gp.problem_id IS NOT NULL ORDER BY m.id");
   SQLite::Statement& query = lease.statement();

@@ -138,7 +138,7 @@ std::optional<StoredMeasurement> ResultsDatabase::best_for(GpuId gpu, ProblemId 
       best_key.clear();
     }
   }
-  StatementLease lease = statements_->lease(std::string("SELECT ") + kMeasurementRowColumns +
+  StatementLease lease = statements_->lease("SELECT " + measurement_row_columns(schema_version_) +
                                             " FROM measurements AS m"
                                             " JOIN configs AS c ON c.id = m.config_id"
                                             " WHERE m.id = ?");
@@ -150,7 +150,7 @@ std::optional<StoredMeasurement> ResultsDatabase::best_for(GpuId gpu, ProblemId 
 std::vector<StoredMeasurement> ResultsDatabase::measurements_for(GpuId gpu,
                                                                  ProblemId problem) const {
   StatementLease query_lease =
-      statements_->lease(std::string("SELECT ") + kMeasurementRowColumns +
+      statements_->lease("SELECT " + measurement_row_columns(schema_version_) +
                          " FROM current_measurements AS cur"
                          " JOIN measurements AS m ON m.id = cur.measurement_id"
                          " JOIN configs AS c ON c.id = cur.config_id"

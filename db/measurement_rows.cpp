@@ -6,13 +6,20 @@
 
 namespace swr::db {
 
-const char* const kMeasurementRowColumns =
-    "m.id, c.key, c.json, m.gpu_id, m.problem_id, m.config_id, m.status, m.error,"
-    " m.median_ms, m.p95_ms, m.min_ms, m.timed_runs, m.tflops, m.relative_error,"
-    " m.l2_sectors_from_tex, m.l2_sector_misses, m.l2_hit_rate, m.dram_read_bytes,"
-    " m.dram_write_bytes, m.observed_intensity, m.algorithmic_intensity, m.roofline_fraction,"
-    " m.registers, m.spill_bytes, m.dynamic_shared_bytes, m.blocks_per_sm, m.method,"
-    " m.source_hash, m.toolkit_version, m.driver_version, m.measured_at";
+std::string measurement_row_columns(int schema_version) {
+  // Rows of a file before version 6 have no counter status: read as NULL, derived on reading.
+  const char* const counter_columns =
+      schema_version >= 6 ? ", m.counter_status, m.counter_note" : ", NULL, NULL";
+  return std::string(
+             "m.id, c.key, c.json, m.gpu_id, m.problem_id, m.config_id, m.status, m.error,"
+             " m.median_ms, m.p95_ms, m.min_ms, m.timed_runs, m.tflops, m.relative_error,"
+             " m.l2_sectors_from_tex, m.l2_sector_misses, m.l2_hit_rate, m.dram_read_bytes,"
+             " m.dram_write_bytes, m.observed_intensity, m.algorithmic_intensity, "
+             "m.roofline_fraction,"
+             " m.registers, m.spill_bytes, m.dynamic_shared_bytes, m.blocks_per_sm, m.method,"
+             " m.source_hash, m.toolkit_version, m.driver_version, m.measured_at") +
+         counter_columns;
+}
 
 StoredMeasurement read_measurement_row(SQLite::Statement& query) {
   ColumnReader columns(query);
@@ -47,6 +54,16 @@ StoredMeasurement read_measurement_row(SQLite::Statement& query) {
   record.toolkit_version = columns.text();
   record.driver_version = columns.text();
   record.measured_at = columns.text();
+  const std::string counter_status = columns.text();
+  record.counter_note = columns.text();
+  if (counter_status.empty()) {
+    record.counter_status = derived_counter_status(record);
+  } else {
+    record.counter_status = parse_counter_status(counter_status);
+    if (!record.counter_status) {
+      throw std::runtime_error("unknown counter status '" + counter_status + "'");
+    }
+  }
   return stored;
 }
 
@@ -56,9 +73,10 @@ void insert_measurement_row(StatementCache& statements, const MeasurementRecord&
       " min_ms, timed_runs, tflops, relative_error, l2_sectors_from_tex, l2_sector_misses,"
       " l2_hit_rate, dram_read_bytes, dram_write_bytes, observed_intensity,"
       " algorithmic_intensity, roofline_fraction, registers, spill_bytes, dynamic_shared_bytes,"
-      " blocks_per_sm, method, source_hash, toolkit_version, driver_version, measured_at)"
+      " blocks_per_sm, method, source_hash, toolkit_version, driver_version, measured_at,"
+      " counter_status, counter_note)"
       " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
-      " COALESCE(?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))");
+      " COALESCE(?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')), ?, ?)");
   SQLite::Statement& insert = insert_lease.statement();
   ParameterBinder(insert)
       .add(raw(record.gpu))
@@ -88,7 +106,9 @@ void insert_measurement_row(StatementCache& statements, const MeasurementRecord&
       .add(record.source_hash)
       .add(record.toolkit_version)
       .add(record.driver_version)
-      .add_text_or_null(record.measured_at);
+      .add_text_or_null(record.measured_at)
+      .add(std::string(to_string(record.counter_status.value_or(derived_counter_status(record)))))
+      .add_text_or_null(record.counter_note);
   insert.exec();
 }
 

@@ -5,16 +5,19 @@
 
 #include <SQLiteCpp/Statement.h>
 
+#include <string>
+
 #include "db/records.hpp"
 
 namespace swr::db {
 
-// The columns read_measurement_row expects first, in order; `m` names a measurements row and `c`
-// its configs row.
-extern const char* const kMeasurementRowColumns;
+// The columns read_measurement_row expects first, in order, in a file of `schema_version`; `m`
+// names a measurements row and `c` its configs row.
+std::string measurement_row_columns(int schema_version);
 
-// Reads the columns of kMeasurementRowColumns (starting at column 0). Throws std::runtime_error
-// for a status this build does not know.
+// Reads the columns of measurement_row_columns (starting at column 0). Throws std::runtime_error
+// for a status this build does not know. A row without a counter status (before version 6) gets
+// derived_counter_status.
 StoredMeasurement read_measurement_row(SQLite::Statement& query);
 
 class StatementCache;

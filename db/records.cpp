@@ -16,7 +16,38 @@ constexpr std::array<std::pair<MeasurementStatus, std::string_view>, 6> kStatusN
     {MeasurementStatus::timeout, "timeout"},
 }};
 
+constexpr std::array<std::pair<CounterStatus, std::string_view>, 5> kCounterStatusNames = {{
+    {CounterStatus::collected, "collected"},
+    {CounterStatus::skipped_by_policy, "skipped_by_policy"},
+    {CounterStatus::unavailable, "unavailable"},
+    {CounterStatus::failed, "failed"},
+    {CounterStatus::not_reached, "not_reached"},
+}};
+
 }  // namespace
+
+std::string_view to_string(CounterStatus status) {
+  for (const auto& [value, name] : kCounterStatusNames) {
+    if (value == status) return name;
+  }
+  return "unknown";
+}
+
+std::optional<CounterStatus> parse_counter_status(std::string_view text) {
+  for (const auto& [value, name] : kCounterStatusNames) {
+    if (name == text) return value;
+  }
+  return std::nullopt;
+}
+
+CounterStatus derived_counter_status(const MeasurementRecord& record) {
+  if (record.l2_sectors_from_tex || record.l2_sector_misses || record.l2_hit_rate ||
+      record.dram_read_bytes || record.dram_write_bytes) {
+    return CounterStatus::collected;
+  }
+  if (record.status != MeasurementStatus::ok) return CounterStatus::not_reached;
+  return CounterStatus::unavailable;
+}
 
 GpuRecord GpuRecord::from_profile(const GpuProfile& profile) {
   GpuRecord record;

@@ -75,6 +75,24 @@ enum class MeasurementStatus {
 std::string_view to_string(MeasurementStatus status);
 std::optional<MeasurementStatus> parse_measurement_status(std::string_view text);
 
+// Whether a row has hardware counters, and why not (schema version 6: measurements.counter_status,
+// with a note in counter_note).
+enum class CounterStatus {
+  collected,          // the CUPTI counters of this very run of the variant are in the row
+  skipped_by_policy,  // --counters none, or top and the variant was not among the best
+  unavailable,        // the profiler could not be used (permissions, busy, no CUPTI): the note says
+  failed,             // the profiler ran but gave nothing for this variant (the note says why)
+  not_reached,        // the variant failed before its counters (compile error, wrong result, ...)
+};
+
+std::string_view to_string(CounterStatus status);
+std::optional<CounterStatus> parse_counter_status(std::string_view text);
+
+struct MeasurementRecord;
+// The status of a row recorded without one (before schema version 6, or a record made without
+// it): collected when it holds any counter, not_reached when it failed, else unavailable.
+CounterStatus derived_counter_status(const MeasurementRecord& record);
+
 // One measured variant: what the tuner records for a (gpu, problem, config) triple. Figures that
 // may be missing (counters without profiling permission, times of a failed variant) are optional.
 // Rules record_measurement enforces: status ok needs a positive median_ms and no error text; any
@@ -103,6 +121,10 @@ struct MeasurementRecord {
   std::optional<double> l2_hit_rate;  // fraction in [0, 1], not percent
   std::optional<double> dram_read_bytes;
   std::optional<double> dram_write_bytes;
+  // Whether the counters above are there and why not; unset: derived_counter_status on insert
+  // (and on reading a row stored before schema version 6).
+  std::optional<CounterStatus> counter_status;
+  std::string counter_note;  // why they are missing, in words (empty when collected)
 
   // Derived figures.
   std::optional<double> observed_intensity;     // FLOPs / DRAM bytes measured

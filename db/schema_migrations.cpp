@@ -326,6 +326,32 @@ Migration any_family_name() {
   return migration;
 }
 
+// Version 6: whether a row has counters and why not (CounterStatus in records.hpp), with a note.
+// Rows stored before it keep NULL: measurements are never changed, and a reader derives their
+// status from what they hold (derived_counter_status), the same rule for every older file. A file
+// set back to an older version that still has the columns keeps them.
+Migration counter_status_columns() {
+  Migration migration{6, "measurements.counter_status and counter_note", {}, {}};
+  migration.apply = [](SQLite::Database& database) {
+    const auto has_column = [&](const char* name) {
+      SQLite::Statement query(
+          database, "SELECT COUNT(*) FROM pragma_table_info('measurements') WHERE name = ?");
+      query.bind(1, name);
+      query.executeStep();
+      return query.getColumn(0).getInt() > 0;
+    };
+    if (!has_column("counter_status")) {
+      database.exec(
+          "ALTER TABLE measurements ADD COLUMN counter_status TEXT CHECK (counter_status IN "
+          "('collected', 'skipped_by_policy', 'unavailable', 'failed', 'not_reached'))");
+    }
+    if (!has_column("counter_note")) {
+      database.exec("ALTER TABLE measurements ADD COLUMN counter_note TEXT");
+    }
+  };
+  return migration;
+}
+
 #undef SWR_UTC_TIME_GLOB
 
 }  // namespace
@@ -361,8 +387,9 @@ void apply_migrations(SQLite::Database& database, std::span<const Migration> mig
 }
 
 std::span<const Migration> schema_migrations() {
-  static const std::vector<Migration> migrations = {
-      initial_schema(), gemm_problems(), drop_best_view(), gqa_shape_columns(), any_family_name()};
+  static const std::vector<Migration> migrations = {initial_schema(),  gemm_problems(),
+                                                    drop_best_view(),  gqa_shape_columns(),
+                                                    any_family_name(), counter_status_columns()};
   return migrations;
 }
 

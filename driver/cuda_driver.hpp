@@ -27,6 +27,9 @@ class DriverError : public std::runtime_error {
   CUresult result_;
 };
 
+// A CUDA error after which the context is unusable (illegal address, trap, ...).
+bool is_context_fatal(CUresult result);
+
 // Entry points, typed with cudaTypedefs.h's PFN_<name>_v<version> (CUDA C++ Programming Guide,
 // "Driver Entry Point Access"): each is the form cuGetProcAddress returns at version 13000
 // (e.g. cuCtxSynchronize takes a CUcontext there, cuEventElapsedTime is the 12.8 form). A driver

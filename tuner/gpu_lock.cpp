@@ -70,6 +70,23 @@ std::filesystem::path gpu_lock_directory() {
   return directory;
 }
 
+std::unique_ptr<ExclusiveFileLock> take_profiler_turn(double& wait_ms) {
+  wait_ms = 0;
+  const char* setting = std::getenv("SWR_PROFILER_LOCK");
+  if (setting != nullptr && std::string(setting) == "0") return nullptr;
+  const auto start = std::chrono::steady_clock::now();
+  std::unique_ptr<ExclusiveFileLock> lock;
+  try {
+    lock = std::make_unique<ExclusiveFileLock>(gpu_lock_directory() / "range-profiler.lock");
+    if (!lock->lock([] { return false; }, std::chrono::milliseconds(5))) return nullptr;
+  } catch (const std::exception&) {
+    return nullptr;  // a lock directory this process cannot use: count unlocked, as before
+  }
+  wait_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return lock;
+}
+
 GpuLocks::GpuLocks(const std::vector<PresentDevice>& devices, bool wait,
                    const std::function<bool()>& give_up) {
   std::vector<PresentDevice> ordered = devices;

@@ -22,6 +22,14 @@ namespace swr {
 // (std::runtime_error).
 std::filesystem::path gpu_lock_directory();
 
+// The host's range profiler, one turn at a time (issue 29): the driver profiles one GPU at a time,
+// and two GPUs profiling at once each profile at half speed, so a worker about to collect counters
+// takes this host-wide lock (range-profiler.lock in gpu_lock_directory()) and the other GPUs'
+// workers go on timing meanwhile. Waits for it; `wait_ms` gets how long. Nothing (an empty pointer,
+// no wait) when SWR_PROFILER_LOCK=0 or when the lock file cannot be used (counting goes on
+// unlocked). Released when the returned lock goes, or when its process dies.
+std::unique_ptr<ExclusiveFileLock> take_profiler_turn(double& wait_ms);
+
 // A device another tuner holds, with --no-wait.
 class GpuBusyError : public std::runtime_error {
  public:

@@ -72,6 +72,7 @@ void ProgressDisplay::draw_status_line() {
   if (done_ > 0 && done_ < total_) {
     line += ", ETA " + format_duration(elapsed_seconds() / done_ * (total_ - done_));
   }
+  if (!detail_.empty()) line += " (" + detail_ + ")";
   std::fputs(("\r\033[K" + line).c_str(), stderr);
   std::fflush(stderr);
   status_shown_ = true;
@@ -84,9 +85,10 @@ void ProgressDisplay::log_progress() {
   if (percent < next_log_percent_) return;
   next_log_percent_ = (percent / 10 + 1) * 10;
   const double elapsed = elapsed_seconds();
-  std::fprintf(stderr, "%s: %d of %d done (%d%%), %s elapsed, ETA %s\n", what_.c_str(), done_,
+  std::fprintf(stderr, "%s: %d of %d done (%d%%), %s elapsed, ETA %s%s\n", what_.c_str(), done_,
                total_, percent, format_duration(elapsed).c_str(),
-               format_duration(elapsed / done_ * (total_ - done_)).c_str());
+               format_duration(elapsed / done_ * (total_ - done_)).c_str(),
+               detail_.empty() ? "" : (" (" + detail_ + ")").c_str());
   std::fflush(stderr);
 }
 

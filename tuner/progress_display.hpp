@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <string>
+#include <utility>
 
 namespace swr {
 
@@ -19,6 +20,10 @@ class ProgressDisplay {
 
   // Prints one result line (may span lines) and counts one item as done.
   void item_done(const std::string& result_line);
+  // Shown after the ETA in the status line and the progress log lines (e.g. the counters' share).
+  void set_detail(std::string detail) { detail_ = std::move(detail); }
+  // More work than the display was made for (a second pass of a run).
+  void add_to_total(int more) { total_ += more; }
   // Erases the status line; later output starts on a clean line.
   void finish();
 
@@ -33,6 +38,7 @@ class ProgressDisplay {
   void log_progress();
 
   std::string what_;
+  std::string detail_;
   int total_;
   bool quiet_;
   bool interactive_;  // stdout and stderr are terminals

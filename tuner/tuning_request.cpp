@@ -24,6 +24,8 @@ TuningSettings tuning_settings(const GpuProfile& present, const TuningRequest& r
   settings.cubin_cache = compile.cache_dir;
   settings.compile_threads = compile.jobs;
   settings.retune = request.retune;
+  settings.counters = request.counters;
+  settings.counters_top = request.counters_top;
   settings.time_budget_seconds = request.time_budget_seconds;
   if (compile.limit > 0) settings.limit = compile.limit;
   return settings;

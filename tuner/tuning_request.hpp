@@ -20,6 +20,8 @@ struct TuningRequest {
   std::optional<double> time_budget_seconds;
   // Measure only the model's this many best variants per shape, plus spread-out checks.
   std::optional<int> model_top;
+  CountersPolicy counters = CountersPolicy::all;  // which variants get L2 counters
+  int counters_top = kDefaultCountersTop;
 };
 
 // The session's settings on the present device, as it is (its own SM count, L2 and shared memory,

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "db/results_database.hpp"
+#include "db/schema_migrations.hpp"
 #include "tests/db/results_fixtures.hpp"
 #include "tests/generator/temporary_directory.hpp"
 
@@ -74,7 +75,7 @@ TEST(AttentionBackwardRows, MigrationFiveOpensTheFamilyColumns) {
                  SQLite::Exception);
   }
   ResultsDatabase migrated(path);
-  EXPECT_EQ(migrated.schema_version(), 5);
+  EXPECT_EQ(migrated.schema_version(), latest_schema_version());
   EXPECT_NO_THROW(migrated.upsert_config(AttentionBackwardConfig{}));
   SQLite::Database sqlite(path.string(), SQLite::OPEN_READONLY);
   EXPECT_EQ(sqlite.execAndGet("PRAGMA integrity_check").getString(), "ok");

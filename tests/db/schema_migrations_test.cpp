@@ -3,7 +3,9 @@
 #include <SQLiteCpp/Exception.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <map>
 #include <stdexcept>
 #include <vector>
 
@@ -256,6 +258,71 @@ TEST(SchemaMigrations, AVersionThreeFileReadsAndMigratesAsMultiHeadTopLeft) {
                            " WHERE problem_id = 1")
                 .getString(),
             "4 top_left");
+}
+
+// Version 6 stores whether a row has counters and why not. Rows of an older file are never
+// changed: they read with the status their figures give (counters: collected; failed: not reached;
+// else unavailable), before and after the migration; a new row keeps what it was given.
+TEST(SchemaMigrations, AVersionFiveFileReadsCounterStatusFromItsFigures) {
+  TemporaryDirectory directory;
+  const auto path = directory.path() / "results.db";
+  {
+    SQLite::Database raw(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    apply_migrations(raw, schema_migrations().first(5));
+    raw.exec("INSERT INTO gpus VALUES (1, 'h200', 'sm_90a', 132, 62914560, 'H200', '580', '13.0')");
+    raw.exec("INSERT INTO problems VALUES (1, 'attention', 'p', '{}')");
+    raw.exec(
+        "INSERT INTO configs VALUES (1, 'attention', 'c1', '{}'), (2, 'attention', 'c2', '{}'),"
+        " (3, 'attention', 'c3', '{}')");
+    raw.exec(
+        "INSERT INTO measurements (id, gpu_id, problem_id, config_id, status, error, median_ms,"
+        " l2_sector_misses, measured_at, method, source_hash, toolkit_version, driver_version)"
+        " VALUES (1, 1, 1, 1, 'ok', NULL, 1.0, 42.0, '2025-01-01T00:00:00.000Z', '{}', 'h', '13.0',"
+        " '580'), (2, 1, 1, 2, 'ok', NULL, 2.0, NULL, '2025-01-01T00:00:00.000Z', '{}', 'h',"
+        " '13.0', '580'), (3, 1, 1, 3, 'fault', 'trap', NULL, NULL, '2025-01-01T00:00:00.000Z',"
+        " '{}', 'h', '13.0', '580')");
+  }
+  const auto statuses = [](const ResultsDatabase& database) {
+    std::map<std::string, CounterStatus> by_key;
+    for (const StoredMeasurement& stored : database.measurements_for(GpuId{1}, ProblemId{1})) {
+      by_key[stored.config_key] = stored.record.counter_status.value();
+    }
+    return by_key;
+  };
+  const std::map<std::string, CounterStatus> expected = {{"c1", CounterStatus::collected},
+                                                         {"c2", CounterStatus::unavailable},
+                                                         {"c3", CounterStatus::not_reached}};
+  {
+    const ResultsDatabase read_only(path, OpenMode::read_only);
+    EXPECT_EQ(read_only.schema_version(), 5);
+    EXPECT_EQ(statuses(read_only), expected);
+  }
+  ResultsDatabase database(path);
+  EXPECT_EQ(database.schema_version(), 6);
+  EXPECT_EQ(statuses(database), expected);
+  {
+    SQLite::Database raw(path, SQLite::OPEN_READONLY);
+    EXPECT_EQ(
+        raw.execAndGet("SELECT COUNT(*) FROM measurements WHERE counter_status IS NULL").getInt(),
+        3);
+  }
+
+  MeasurementRecord skipped = testing::ok_measurement(GpuId{1}, ProblemId{1}, ConfigId{2}, 1.5);
+  skipped.counter_status = CounterStatus::skipped_by_policy;
+  skipped.counter_note = "--counters top: not among the 5 fastest";
+  database.record_measurement(skipped);
+  const std::vector<StoredMeasurement> rows = database.measurements_for(GpuId{1}, ProblemId{1});
+  const auto c2 = std::find_if(rows.begin(), rows.end(),
+                               [](const StoredMeasurement& row) { return row.config_key == "c2"; });
+  ASSERT_NE(c2, rows.end());
+  EXPECT_EQ(c2->record.counter_status, CounterStatus::skipped_by_policy);
+  EXPECT_EQ(c2->record.counter_note, "--counters top: not among the 5 fastest");
+  SQLite::Database raw(path, SQLite::OPEN_READWRITE);
+  EXPECT_THROW(raw.exec("INSERT INTO measurements (gpu_id, problem_id, config_id, status,"
+                        " median_ms, measured_at, method, source_hash, toolkit_version,"
+                        " driver_version, counter_status) VALUES (1, 1, 1, 'ok', 1.0,"
+                        " '2025-01-03T00:00:00.000Z', '{}', 'h', '13.0', '580', 'maybe')"),
+               SQLite::Exception);
 }
 
 TEST(MigrationRunner, FailingMigrationIsRolledBackWhole) {

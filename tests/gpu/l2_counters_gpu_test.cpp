@@ -3,15 +3,19 @@
 // pass without a flush between, the second read hits.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <iostream>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "driver/cuda_driver.hpp"
 #include "driver/device_context.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
+#include "tuner/counters/counter_batches.hpp"
 #include "tuner/counters/helper_kernel_module.hpp"
 #include "tuner/counters/l2_counter_session.hpp"
 #include "tuner/l2_flush.hpp"
@@ -170,6 +174,64 @@ TEST_F(L2CountersOnGpu, TwoSessionsInTurnShareTheProfiler) {
       again.measure(nullptr, [&](CUstream stream) { read(buffer, bytes, stream); });
   ASSERT_TRUE(counters.l2_sectors_from_tex);
   EXPECT_GE(*counters.l2_sectors_from_tex, 0.99 * bytes / kSectorBytes);
+}
+
+// Issue 29: one profiling session for many launches gives each launch the counters a session of
+// its own gives it (within 1%), in the right order: reads of five sizes as five "variants".
+TEST_F(L2CountersOnGpu, BatchedSessionEqualsOneSessionPerLaunchWithinOnePercent) {
+  const std::vector<std::int64_t> sizes = {4 * kMiB, 8 * kMiB, 16 * kMiB, 32 * kMiB, 64 * kMiB};
+  std::vector<std::unique_ptr<DeviceBuffer>> buffers;
+  std::vector<BatchLaunch> launches;
+  for (std::int64_t bytes : sizes) {
+    buffers.push_back(std::make_unique<DeviceBuffer>(CudaDriver::get(), bytes));
+    const DeviceBuffer* buffer = buffers.back().get();
+    launches.push_back(
+        {[this, buffer, bytes](CUstream stream) { read(*buffer, bytes, stream); }, "swr_l2_read"});
+  }
+  std::vector<L2Counters> alone;
+  for (const BatchLaunch& launch : launches) {
+    alone.push_back(session_->measure(nullptr, launch.launch, launch.kernel_name));
+  }
+  const std::vector<L2Counters> batched = session_->measure_batch(nullptr, launches);
+  ASSERT_EQ(batched.size(), launches.size());
+  const auto within_one_percent = [](std::optional<double> a, std::optional<double> b) {
+    return a && b && std::abs(*a - *b) <= 0.01 * std::max(std::abs(*a), std::abs(*b)) + 64;
+  };
+  for (std::size_t i = 0; i < launches.size(); ++i) {
+    print(("alone   " + std::to_string(sizes[i] / kMiB) + " MiB").c_str(), alone[i]);
+    print(("batched " + std::to_string(sizes[i] / kMiB) + " MiB").c_str(), batched[i]);
+    EXPECT_TRUE(within_one_percent(alone[i].l2_sectors_from_tex, batched[i].l2_sectors_from_tex))
+        << i;
+    EXPECT_TRUE(within_one_percent(alone[i].l2_sector_misses_from_tex,
+                                   batched[i].l2_sector_misses_from_tex))
+        << i;
+    if (alone[i].dram_bytes_read) {
+      EXPECT_TRUE(within_one_percent(alone[i].dram_bytes_read, batched[i].dram_bytes_read)) << i;
+    }
+    // Its own read, not a neighbour's: N/32 sectors.
+    ASSERT_TRUE(batched[i].l2_sectors_from_tex);
+    EXPECT_GE(*batched[i].l2_sectors_from_tex, 0.99 * sizes[i] / kSectorBytes) << i;
+    EXPECT_LE(*batched[i].l2_sectors_from_tex, 1.10 * sizes[i] / kSectorBytes) << i;
+  }
+}
+
+// Through the batching rule with the real profiler: a launch that throws loses its counters, the
+// batch runs again without it and the others keep theirs; the session stays usable.
+TEST_F(L2CountersOnGpu, ALaunchFailingInABatchCostsOnlyItsOwnCounters) {
+  DeviceBuffer buffer(CudaDriver::get(), 16 * kMiB);
+  const BatchLaunch good{[&](CUstream stream) { read(buffer, 16 * kMiB, stream); }, "swr_l2_read"};
+  const BatchLaunch bad{[](CUstream) { throw std::runtime_error("planted launch failure"); },
+                        "swr_l2_read"};
+  CuptiBatchProfiler profiler(*session_);
+  const BatchedCounters counted = collect_counters_in_batches(profiler, nullptr, {good, bad, good});
+  EXPECT_EQ(counted.sessions, 2u);
+  EXPECT_TRUE(counted.counters[1].empty());
+  EXPECT_EQ(counted.failed[1], "planted launch failure");
+  for (std::size_t i : {0u, 2u}) {
+    ASSERT_TRUE(counted.counters[i].l2_sectors_from_tex) << i;
+    EXPECT_GE(*counted.counters[i].l2_sectors_from_tex, 0.99 * 16 * kMiB / kSectorBytes) << i;
+  }
+  EXPECT_TRUE(session_->available());
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "fake_worker_orders.hpp"
 #include "tuner/tuning/worker_protocol.hpp"
@@ -36,6 +37,43 @@ swr::WorkerReply plausible_result(const swr::VariantJob& job) {
   return reply;
 }
 
+// A batch: "started" before each variant, the orders above per variant, "counting" and the
+// results at the end.
+void serve_batch(const nlohmann::json& message) {
+  using swr::testing::FakeWorkerOrder;
+  const std::vector<swr::VariantJob> jobs = swr::jobs_from_measure_batch_request(message);
+  const bool one_session_each = message.value("session_size", 0) == 1;
+  std::vector<swr::WorkerReply> replies;
+  bool crash_when_counting = false;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    send({{"type", "started"}, {"index", i}});
+    const FakeWorkerOrder order = swr::testing::order_of(jobs[i].seed);
+    if (order == FakeWorkerOrder::crash ||
+        (order == FakeWorkerOrder::crash_counting && one_session_each)) {
+      std::fprintf(stderr, "fake worker: about to crash on variant %zu\n", i);
+      std::fflush(stderr);
+      raise(SIGSEGV);
+    }
+    if (order == FakeWorkerOrder::hang) {
+      while (true) pause();
+    }
+    if (order == FakeWorkerOrder::lose_context) {
+      swr::WorkerReply reply;
+      reply.outcome.status = swr::db::MeasurementStatus::fault;
+      reply.outcome.error = "cuStreamSynchronize failed: an illegal memory access was encountered";
+      reply.context_lost = true;
+      replies.push_back(reply);
+      send(swr::batch_result_message(replies));
+      std::_Exit(3);
+    }
+    crash_when_counting = crash_when_counting || order == FakeWorkerOrder::crash_counting;
+    replies.push_back(plausible_result(jobs[i]));
+  }
+  send({{"type", "counting"}});
+  if (crash_when_counting) raise(SIGSEGV);
+  send(swr::batch_result_message(replies));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -53,6 +91,10 @@ int main(int argc, char** argv) {
   for (std::string line; std::getline(std::cin, line);) {
     const nlohmann::json message = nlohmann::json::parse(line);
     if (swr::message_type(message) == "quit") break;
+    if (swr::message_type(message) == "measure_batch") {
+      serve_batch(message);
+      continue;
+    }
     const swr::VariantJob job = swr::job_from_measure_request(message);
     switch (swr::testing::order_of(job.seed)) {
       case swr::testing::FakeWorkerOrder::measure:
@@ -79,6 +121,9 @@ int main(int argc, char** argv) {
       }
       case swr::testing::FakeWorkerOrder::garbage:
         std::cout << "this is not JSON" << std::endl;
+        break;
+      case swr::testing::FakeWorkerOrder::crash_counting:
+        send(swr::result_message(plausible_result(job)));
         break;
     }
   }

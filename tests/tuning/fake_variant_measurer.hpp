@@ -17,6 +17,7 @@ namespace swr::testing {
 class FakeVariantMeasurer : public VariantMeasurer {
  public:
   std::vector<std::string> measured_keys;  // in the order asked
+  std::vector<std::string> counted_keys;   // those asked with their L2 counters
   std::set<std::string> wrong_keys;        // these come back as wrong_result
   bool counters_unavailable = false;
   std::chrono::milliseconds delay{0};  // per variant, for time budgets
@@ -46,12 +47,15 @@ class FakeVariantMeasurer : public VariantMeasurer {
       return outcome;
     }
     measured_keys.push_back(key);
+    if (job.collect_counters) counted_keys.push_back(key);
     received_cubin_bytes = job.cubin.size();
     // A time that differs per config, so that there is a fastest one.
     const double time_ms = 1.0 + static_cast<double>(std::hash<std::string>{}(key) % 1000) / 100.0;
     outcome.times_ms = {time_ms * 1.02, time_ms, time_ms * 0.99, time_ms * 1.5};
     outcome.relative_error = 3e-4;
-    if (counters_unavailable) {
+    if (!job.collect_counters) {
+      outcome.counters_skipped = true;
+    } else if (counters_unavailable) {
       outcome.counters_unavailable = "profiling unavailable: fake reason";
       outcome.method["counters"] = "unavailable: fake reason";
     } else {
@@ -65,6 +69,10 @@ class FakeVariantMeasurer : public VariantMeasurer {
     outcome.registers = 168;
     outcome.blocks_per_sm = 1;
     outcome.method["fake"] = true;
+    // Where the host time went: 2 ms checking and timing, 3 ms more for its own counters.
+    outcome.method["host_ms"] = {{"load", 0.5},
+                                 {"check_time_count", job.collect_counters ? 5.0 : 2.0},
+                                 {"counters", job.collect_counters ? 3.0 : 0.0}};
     if (wrong_keys.count(key) > 0) {
       outcome.status = db::MeasurementStatus::wrong_result;
       outcome.error = "wrong result: relative error 0.5 (fake)";
@@ -72,6 +80,20 @@ class FakeVariantMeasurer : public VariantMeasurer {
     }
     if (after_each) after_each(static_cast<int>(measured_keys.size()));
     return outcome;
+  }
+
+  // Batches (measure_batch) of at most this many; 1: none.
+  std::size_t batch = 1;
+  std::vector<std::vector<std::string>> batches;  // the keys of each batch asked
+  // Called with the batch's number (1, 2, ...) before it is measured: a kill -9 mid-batch.
+  std::function<void(int batch_number)> before_batch;
+
+  std::size_t batch_size() const override { return batch; }
+  std::vector<VariantOutcome> measure_batch(const std::vector<VariantJob>& jobs) override {
+    std::vector<std::string>& keys = batches.emplace_back();
+    for (const VariantJob& job : jobs) keys.push_back(job.config.key());
+    if (before_batch) before_batch(static_cast<int>(batches.size()));
+    return VariantMeasurer::measure_batch(jobs);
   }
 
   std::size_t received_cubin_bytes = 0;

@@ -13,6 +13,9 @@ enum class FakeWorkerOrder : std::uint64_t {
   hang = 3,          // never reply
   lose_context = 4,  // reply "fault" with context_lost, then exit like the real worker
   garbage = 5,       // reply with a line that is not JSON
+  // In a batch (measure_batch): measured fine, then SIGSEGV while the batch is counted (alone,
+  // counted one session each, it crashes while measured, naming itself).
+  crash_counting = 6,
 };
 
 inline std::uint64_t seed_for(FakeWorkerOrder order) {

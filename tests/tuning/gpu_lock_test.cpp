@@ -9,6 +9,8 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
+#include <memory>
 #include <thread>
 
 #include "support/child_process.hpp"
@@ -131,6 +133,36 @@ TEST_F(GpuLockTest, TheLockFileIsNeitherFollowedThroughALinkNorAPipe) {
   EXPECT_FALSE(std::filesystem::exists(directory_.path() / "elsewhere"));
   ASSERT_EQ(mkfifo((locks / (fake_device(1).uuid + ".lock")).c_str(), 0600), 0);
   EXPECT_THROW(GpuLocks({fake_device(1)}, false), std::runtime_error);  // without hanging
+}
+
+// The host's range profiler, one worker at a time: a worker about to count waits while another
+// holds the turn, and says how long; SWR_PROFILER_LOCK=0 takes no turn.
+TEST_F(GpuLockTest, ProfilerTurnWaitsForTheWorkerCountingOnAnotherGpu) {
+  const int ready = ready_[1];
+  const pid_t other = run_in_child([ready] {
+    double waited = 0;
+    const std::unique_ptr<ExclusiveFileLock> turn = take_profiler_turn(waited);
+    if (!turn) return 5;
+    const char byte = 'x';
+    if (write(ready, &byte, 1) != 1) return 4;
+    std::this_thread::sleep_for(std::chrono::milliseconds(600));
+    return 0;
+  });
+  char byte = 0;
+  ASSERT_EQ(read(ready_[0], &byte, 1), 1);
+  double waited = 0;
+  {
+    const std::unique_ptr<ExclusiveFileLock> turn = take_profiler_turn(waited);
+    ASSERT_TRUE(turn);
+    EXPECT_GE(waited, 400.0);
+    EXPECT_TRUE(std::filesystem::exists(directory_.path() / "locks" / "range-profiler.lock"));
+  }
+  EXPECT_EQ(wait_for_child(other).code, 0);
+
+  setenv("SWR_PROFILER_LOCK", "0", 1);
+  EXPECT_EQ(take_profiler_turn(waited), nullptr);
+  EXPECT_EQ(waited, 0.0);
+  unsetenv("SWR_PROFILER_LOCK");
 }
 
 }  // namespace

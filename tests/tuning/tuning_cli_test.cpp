@@ -94,6 +94,32 @@ TEST_F(TuningCommandLine, BadModelTopIsRefused) {
   }
 }
 
+// --counters takes all, top or none: anything else is one line naming it and the three, exit 2,
+// before anything is written; --counters-top needs top and a positive K. Every family, and a plan.
+TEST_F(TuningCommandLine, BadCountersPolicyIsRefused) {
+  for (const std::string bad : {"some", "ALL", "top5"}) {
+    const ProcessResult result = tune({"--counters", bad});
+    expect_refused(result, "bad --counters '" + bad + "': allowed all");
+    EXPECT_NE(result.err.find("top"), std::string::npos);
+    EXPECT_NE(result.err.find("none"), std::string::npos);
+  }
+  expect_refused(tune({"--counters-top", "3"}), "--counters-top 3 needs --counters top");
+  for (const std::string bad : {"0", "-1", "many"}) {
+    expect_refused(tune({"--counters", "top", "--counters-top", bad}),
+                   "bad --counters-top '" + bad + "'");
+  }
+  for (const std::vector<std::string>& family :
+       {std::vector<std::string>{"--family", "gemm", "--gpu", "h200", "--size", "1024"},
+        std::vector<std::string>{"--family", "attention-backward", "--gpu", "h200", "--seq",
+                                 "1024"}}) {
+    std::vector<std::string> arguments = {"tune"};
+    arguments.insert(arguments.end(), family.begin(), family.end());
+    arguments.insert(arguments.end(), {"--counters", "most", "--cache-dir", cache_.string()});
+    const ProcessResult result = run_swr_tune(arguments, environment_);
+    expect_refused(result, "bad --counters 'most'");
+  }
+}
+
 TEST_F(TuningCommandLine, ModelTopIsForAttention) {
   const ProcessResult result =
       run_swr_tune({"tune", "--family", "gemm", "--gpu", "h200", "--size", "1024", "--model-top",

@@ -335,6 +335,58 @@ TEST(ResultTable, SaysWhenTheTwinIsMissing) {
   EXPECT_NE(text.find("m128n64w8s2-cyclic-static-groups4 not measured"), std::string::npos) << text;
 }
 
+// A row without L2 misses says why, never 0; its JSON form names its counter status and note.
+TEST(ResultTable, MissingMissesSayWhy) {
+  db::MeasurementRecord record;
+  record.median_ms = 1.0;
+  record.counter_status = db::CounterStatus::skipped_by_policy;
+  EXPECT_EQ(format_misses(record), "- (skipped)");
+  record.counter_status = db::CounterStatus::unavailable;
+  EXPECT_EQ(format_misses(record), "- (unavailable)");
+  record.counter_status = db::CounterStatus::failed;
+  EXPECT_EQ(format_misses(record), "- (failed)");
+  record.counter_status.reset();  // a row of an older file: derived, unavailable
+  EXPECT_EQ(format_misses(record), "- (unavailable)");
+  record.status = db::MeasurementStatus::wrong_result;
+  EXPECT_EQ(format_misses(record), "-");  // not reached
+  record.l2_sector_misses = 1.2e9;
+  EXPECT_EQ(format_misses(record), "1.20e9");
+
+  db::StoredMeasurement stored;
+  stored.config_key = "k";
+  stored.record.median_ms = 2.0;
+  stored.record.counter_status = db::CounterStatus::skipped_by_policy;
+  stored.record.counter_note = "--counters none: timing only";
+  const nlohmann::json json = measurement_json(stored);
+  EXPECT_EQ(json.at("counter_status"), "skipped_by_policy");
+  EXPECT_EQ(json.at("counter_note"), "--counters none: timing only");
+  EXPECT_TRUE(json.at("l2_sector_misses").is_null());
+}
+
+// Whether a row has counters and why not, from the outcome of its measurement.
+TEST(VariantRecord, CounterStatusFollowsTheOutcome) {
+  db::MeasurementRecord record;
+  VariantOutcome outcome;
+  set_counter_status(record, outcome);
+  EXPECT_EQ(record.counter_status, db::CounterStatus::failed);
+  outcome.counters_skipped = true;
+  set_counter_status(record, outcome);
+  EXPECT_EQ(record.counter_status, db::CounterStatus::skipped_by_policy);
+  outcome.counters_skipped = false;
+  outcome.counters_unavailable = "profiling unavailable: busy";
+  set_counter_status(record, outcome);
+  EXPECT_EQ(record.counter_status, db::CounterStatus::unavailable);
+  EXPECT_EQ(record.counter_note, "profiling unavailable: busy");
+  record.l2_sector_misses = 5.0;
+  set_counter_status(record, outcome);
+  EXPECT_EQ(record.counter_status, db::CounterStatus::collected);
+  EXPECT_EQ(record.counter_note, "");
+  record.l2_sector_misses.reset();
+  record.status = db::MeasurementStatus::fault;
+  set_counter_status(record, outcome);
+  EXPECT_EQ(record.counter_status, db::CounterStatus::not_reached);
+}
+
 TEST(InterruptHandler, FirstSignalStopsSecondDrops) {
   InterruptFlag flag;
   {

@@ -1,6 +1,7 @@
 // The tuning session's bookkeeping on real SQLite files and real NVRTC compiles, with a fake
 // measurer in place of the GPU: resume after an interruption, --retune, --limit, --time-budget,
 // compile failures, failed variants never best, and the figures each record carries.
+#include <SQLiteCpp/Database.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,6 +14,8 @@
 #include "tests/generator/temporary_directory.hpp"
 #include "tuner/model_ranking.hpp"
 #include "tuner/tuning/tuning_session.hpp"
+#include "tuner/tuning/variant_record.hpp"
+#include "tuner/tuning/walk_order_twins.hpp"
 
 namespace swr {
 namespace {
@@ -350,6 +353,132 @@ TEST_F(TuningSessionTest, ModelTopMeasuresTheModelsBestAndSpreadOutChecks) {
     EXPECT_EQ(measurement.record.method.at("selection"),
               selection.at(kProblem.key() + "/" + measurement.config_key));
   }
+}
+
+}  // namespace
+}  // namespace swr
+
+namespace swr {
+namespace {
+
+// --counters none: every variant timed once, none counted, every row says why it has no counters.
+TEST_F(TuningSessionTest, CountersNoneTimesOnlyAndMarksEveryRow) {
+  TuningPlan none = plan();
+  none.counters = CountersPolicy::none;
+  FakeVariantMeasurer measurer;
+  const TuningSummary summary = run(none, measurer);
+  EXPECT_EQ(summary.recorded, 6);
+  EXPECT_TRUE(measurer.counted_keys.empty());
+  const std::vector<db::StoredMeasurement> rows = stored();
+  ASSERT_EQ(rows.size(), 6u);
+  for (const db::StoredMeasurement& row : rows) {
+    EXPECT_EQ(row.record.counter_status, db::CounterStatus::skipped_by_policy) << row.config_key;
+    EXPECT_EQ(row.record.counter_note, "--counters none: timing only");
+    EXPECT_FALSE(row.record.l2_sector_misses.has_value());
+  }
+}
+
+// --counters top with K=1: all six timed without counters, then the fastest and its walk-order
+// twin measured again with counters; their new rows are current (the timing-only rows stay as
+// history), every other row says skipped_by_policy. A second run counts nothing again.
+TEST_F(TuningSessionTest, CountersTopCountsTheFastestAndItsTwinInASecondMeasurement) {
+  TuningPlan top = plan();
+  top.counters = CountersPolicy::top;
+  top.counters_top = 1;
+  FakeVariantMeasurer measurer;
+  const TuningSummary summary = run(top, measurer);
+  EXPECT_EQ(summary.planned, 8);
+  EXPECT_EQ(summary.recorded, 8);
+  EXPECT_EQ(summary.counted_again, 2);
+  ASSERT_EQ(measurer.counted_keys.size(), 2u);
+  ASSERT_EQ(measurer.measured_keys.size(), 8u);
+
+  std::vector<db::StoredMeasurement> rows = stored();
+  ASSERT_EQ(rows.size(), 6u);
+  const std::string fastest = rows.front().config_key;
+  const std::string twin = *walk_order_twin(fastest);
+  EXPECT_EQ(sorted(measurer.counted_keys), sorted({fastest, twin}));
+  for (const db::StoredMeasurement& row : rows) {
+    const bool counted = row.config_key == fastest || row.config_key == twin;
+    EXPECT_EQ(row.record.counter_status,
+              counted ? db::CounterStatus::collected : db::CounterStatus::skipped_by_policy)
+        << row.config_key;
+    EXPECT_EQ(row.record.l2_sector_misses.has_value(), counted) << row.config_key;
+    if (!counted) EXPECT_NE(row.record.counter_note.find("--counters top"), std::string::npos);
+  }
+  {
+    SQLite::Database raw(database_path_.string(), SQLite::OPEN_READONLY);
+    EXPECT_EQ(raw.execAndGet("SELECT COUNT(*) FROM measurements").getInt(), 8);
+  }
+
+  FakeVariantMeasurer again;
+  const TuningSummary second = run(top, again);
+  EXPECT_EQ(second.recorded, 0);
+  EXPECT_TRUE(again.measured_keys.empty());
+}
+
+// A top run stopped in its timing pass resumes: the rest is timed, then the selection counted.
+TEST_F(TuningSessionTest, CountersTopStoppedInTheTimingPassResumesBothPasses) {
+  TuningPlan top = plan();
+  top.counters = CountersPolicy::top;
+  top.counters_top = 1;
+  InterruptFlag interrupt;
+  FakeVariantMeasurer first;
+  first.after_each = [&interrupt](int measured) {
+    if (measured == 3) interrupt.raise();
+  };
+  const TuningSummary stopped = run(top, first, interrupt);
+  EXPECT_TRUE(stopped.interrupted);
+  EXPECT_EQ(stopped.recorded, 3);
+  EXPECT_TRUE(first.counted_keys.empty());
+
+  FakeVariantMeasurer second;
+  const TuningSummary resumed = run(top, second);
+  EXPECT_EQ(resumed.recorded, 3 + 2);
+  EXPECT_EQ(second.counted_keys.size(), 2u);
+  const std::vector<db::StoredMeasurement> rows = stored();
+  ASSERT_EQ(rows.size(), 6u);
+  int collected = 0;
+  for (const db::StoredMeasurement& row : rows) {
+    collected += row.record.counter_status == db::CounterStatus::collected ? 1 : 0;
+  }
+  EXPECT_EQ(collected, 2);
+}
+
+// Profiling unavailable: the rows say so with the reason, and the run goes on.
+TEST_F(TuningSessionTest, UnavailableProfilerMarksRowsWithItsReason) {
+  FakeVariantMeasurer measurer;
+  measurer.counters_unavailable = true;
+  EXPECT_EQ(run(plan(), measurer).recorded, 6);
+  for (const db::StoredMeasurement& row : stored()) {
+    EXPECT_EQ(row.record.counter_status, db::CounterStatus::unavailable);
+    EXPECT_EQ(row.record.counter_note, "profiling unavailable: fake reason");
+  }
+}
+
+// The run's end says where each device's time went: checking and timing, L2 counters, loading.
+TEST_F(TuningSessionTest, TheEndSaysTheTimeSplit) {
+  FakeVariantMeasurer measurer;
+  ::testing::internal::CaptureStdout();
+  run(plan(), measurer);
+  const std::string out = ::testing::internal::GetCapturedStdout();
+  EXPECT_NE(out.find("time split: check and timing 0.0s, L2 counters 0.0s (3.0 ms a variant), "
+                     "waiting for the profiler 0.0s, loading 0.0s, other "),
+            std::string::npos)
+      << out;
+}
+
+TEST(VariantTime, CountersInTheirOwnSessionAreOutOfTheTimingBatchedOnesCameAfter) {
+  const nlohmann::json alone = {
+      {"host_ms", {{"load", 1.0}, {"check_time_count", 10.0}, {"counters", 6.0}}}};
+  const VariantTime own = variant_time(alone);
+  EXPECT_EQ(own.timing_ms, 4.0);
+  EXPECT_EQ(own.counters_ms, 6.0);
+  EXPECT_EQ(own.load_ms, 1.0);
+  nlohmann::json batched = alone;
+  batched["counter_batch"] = {{"variants", 32}, {"sessions", 1}};
+  EXPECT_EQ(variant_time(batched).timing_ms, 10.0);
+  EXPECT_EQ(variant_time(nlohmann::json::object()).timing_ms, 0.0);
 }
 
 }  // namespace

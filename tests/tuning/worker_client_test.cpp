@@ -203,5 +203,71 @@ TEST(WorkerTimeout, GrowsWithTheProblemAndHasAFloor) {
   EXPECT_LT(variant_timeout_seconds(large, h200, defaults), 1000.0);
 }
 
+// A batch is one request: each variant its own outcome, the counters of all in one session.
+TEST(WorkerClientBatch, ABatchIsOneRequestToOneWorker) {
+  WorkerClient client = fake_client();
+  const std::vector<VariantOutcome> outcomes =
+      client.measure_batch({job_with(FakeWorkerOrder::measure), job_with(FakeWorkerOrder::measure),
+                            job_with(FakeWorkerOrder::measure)});
+  ASSERT_EQ(outcomes.size(), 3u);
+  for (const VariantOutcome& outcome : outcomes) {
+    expect_measured(outcome);
+    EXPECT_GE(outcome.method.at("host_ms").at("round_trip_batch").get<double>(), 0.0);
+  }
+  EXPECT_EQ(client.workers_started(), 1);
+}
+
+// A variant that crashes the worker while measured costs only itself: the others run again in a
+// fresh worker, without it.
+TEST(WorkerClientBatch, AVariantThatCrashesTheWorkerCostsOnlyItself) {
+  WorkerClient client = fake_client();
+  const std::vector<VariantOutcome> outcomes =
+      client.measure_batch({job_with(FakeWorkerOrder::measure), job_with(FakeWorkerOrder::crash),
+                            job_with(FakeWorkerOrder::measure)});
+  ASSERT_EQ(outcomes.size(), 3u);
+  expect_measured(outcomes[0]);
+  EXPECT_EQ(outcomes[1].status, db::MeasurementStatus::fault);
+  EXPECT_NE(outcomes[1].error.find("died while measuring"), std::string::npos) << outcomes[1].error;
+  EXPECT_NE(outcomes[1].error.find("about to crash on variant 1"), std::string::npos)
+      << outcomes[1].error;
+  expect_measured(outcomes[2]);
+  EXPECT_EQ(client.workers_started(), 2);
+}
+
+TEST(WorkerClientBatch, ALostContextEndsTheBatchAndTheOthersRunAgain) {
+  WorkerClient client = fake_client();
+  const std::vector<VariantOutcome> outcomes = client.measure_batch(
+      {job_with(FakeWorkerOrder::measure), job_with(FakeWorkerOrder::lose_context),
+       job_with(FakeWorkerOrder::measure)});
+  expect_measured(outcomes[0]);
+  EXPECT_EQ(outcomes[1].status, db::MeasurementStatus::fault);
+  EXPECT_NE(outcomes[1].error.find("illegal memory access"), std::string::npos);
+  expect_measured(outcomes[2]);
+  EXPECT_EQ(client.workers_started(), 2);
+}
+
+// A death while the batch is counted names no variant: the batch runs again one profiling session
+// each, where the death names it, and the rest runs once more without it.
+TEST(WorkerClientBatch, ADeathWhileCountingIsNarrowedDownOneSessionEach) {
+  WorkerClient client = fake_client();
+  const std::vector<VariantOutcome> outcomes = client.measure_batch(
+      {job_with(FakeWorkerOrder::measure), job_with(FakeWorkerOrder::crash_counting),
+       job_with(FakeWorkerOrder::measure)});
+  expect_measured(outcomes[0]);
+  EXPECT_EQ(outcomes[1].status, db::MeasurementStatus::fault);
+  EXPECT_NE(outcomes[1].error.find("about to crash on variant 1"), std::string::npos)
+      << outcomes[1].error;
+  expect_measured(outcomes[2]);
+  EXPECT_EQ(client.workers_started(), 3);
+}
+
+TEST(WorkerClientBatch, AHangIsATimeoutOfItsVariantOnly) {
+  WorkerClient client = fake_client();
+  const std::vector<VariantOutcome> outcomes =
+      client.measure_batch({job_with(FakeWorkerOrder::hang), job_with(FakeWorkerOrder::measure)});
+  EXPECT_EQ(outcomes[0].status, db::MeasurementStatus::timeout);
+  expect_measured(outcomes[1]);
+}
+
 }  // namespace
 }  // namespace swr

@@ -192,17 +192,14 @@ VariantOutcome AttentionBackwardMeasurementBench::measure_loaded(
   };
   outcome.times_ms = device_.timed_runs(launch, job.stop_timing_above_ms);
 
-  L2CounterSession& counters = device_.counters();
-  const auto counting_start = std::chrono::steady_clock::now();
   // The main kernel alone (the timed runs above filled the workspace it reads).
   const MeasurementDevice::Launch main_kernel = [&](CUstream on) {
     module.launch_main(job.problem, tensors, on);
   };
-  outcome.counters = counters.measure(stream, main_kernel, kBackwardEntryName);
-  const double counting_ms = host_ms_since(counting_start);
-  if (!counters.available()) outcome.counters_unavailable = counters.unavailable_reason();
+  const CountingTime counting =
+      device_.count_l2(outcome, job.collect_counters, main_kernel, kBackwardEntryName);
   outcome.method = method(job, static_cast<int>(outcome.times_ms.size()));
-  outcome.method["host_ms"]["counters"] = counting_ms;
+  counting.add_to(outcome.method);
   return outcome;
 }
 

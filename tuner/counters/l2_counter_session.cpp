@@ -145,6 +145,46 @@ std::string describe_profiling_error(const CuptiError& error) {
   return text;
 }
 
+std::vector<std::size_t> attribute_batch_ranges(const std::vector<std::string>& range_names,
+                                                const std::vector<std::string>& kernel_names) {
+  const std::size_t launches = kernel_names.size();
+  std::vector<std::size_t> flushes;
+  for (std::size_t i = 0; i < range_names.size(); ++i) {
+    if (range_names[i].find(L2Flush::kKernelName) != std::string::npos) flushes.push_back(i);
+  }
+  std::vector<std::size_t> measured;
+  if (!flushes.empty()) {
+    if (flushes.size() != launches || flushes.front() != 0) {
+      throw std::runtime_error(std::to_string(flushes.size()) + " flush ranges among " +
+                               std::to_string(range_names.size()) + " for " +
+                               std::to_string(launches) + " launches");
+    }
+    for (std::size_t launch = 0; launch < launches; ++launch) {
+      const std::size_t begin = flushes[launch];
+      const std::size_t end = launch + 1 < launches ? flushes[launch + 1] : range_names.size();
+      const std::vector<std::string> segment(
+          range_names.begin() + static_cast<std::ptrdiff_t>(begin),
+          range_names.begin() + static_cast<std::ptrdiff_t>(end));
+      const std::optional<std::size_t> within =
+          select_measured_range(segment, kernel_names[launch]);
+      if (!within) {
+        throw std::runtime_error("launch " + std::to_string(launch) +
+                                 " of the batch ran no kernel");
+      }
+      measured.push_back(begin + *within);
+    }
+    return measured;
+  }
+  // Running numbers only: nothing tells a launch's extra kernel from the next flush.
+  if (range_names.size() != 2 * launches) {
+    throw std::runtime_error(std::to_string(range_names.size()) + " unnamed ranges for " +
+                             std::to_string(launches) +
+                             " launches: not one flush and one kernel each");
+  }
+  for (std::size_t launch = 0; launch < launches; ++launch) measured.push_back(2 * launch + 1);
+  return measured;
+}
+
 L2CounterSession::L2CounterSession(const DeviceContext* context, const L2Flush* flush,
                                    ProfilingNotice notice)
     : notice_(std::move(notice)), context_(context), flush_(flush) {
@@ -214,15 +254,19 @@ void L2CounterSession::enable() {
   SWR_CUPTI(*cupti_, cuptiRangeProfilerEnable(&enable));
   profiler_ = enable.pRangeProfilerObject;
 
+  counter_data_ = counter_data_image(kMaxRanges);
+}
+
+std::vector<std::uint8_t> L2CounterSession::counter_data_image(std::size_t max_ranges) const {
   std::vector<const char*> names = configuration_->metric_name_pointers();
   auto size = SWR_CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataSize_Params);
   size.pRangeProfilerObject = profiler_;
   size.pMetricNames = names.data();
   size.numMetrics = names.size();
-  size.maxNumOfRanges = kMaxRanges;
-  size.maxNumRangeTreeNodes = kMaxRanges;
+  size.maxNumOfRanges = max_ranges;
+  size.maxNumRangeTreeNodes = max_ranges;
   SWR_CUPTI(*cupti_, cuptiRangeProfilerGetCounterDataSize(&size));
-  counter_data_.assign(size.counterDataSize, 0);
+  return std::vector<std::uint8_t>(size.counterDataSize, 0);
 }
 
 void L2CounterSession::disable() {
@@ -264,12 +308,11 @@ L2Counters L2CounterSession::measure(CUstream stream, const MeasuredLaunch& laun
   }
 }
 
-L2Counters L2CounterSession::collect(CUstream stream, const MeasuredLaunch& launch,
-                                     const std::string& kernel_name) {
+void L2CounterSession::configure_pass(std::vector<std::uint8_t>& image, std::size_t max_ranges) {
   auto reset = SWR_CUPTI_PARAMS(CUpti_RangeProfiler_CounterDataImage_Initialize_Params);
   reset.pRangeProfilerObject = profiler_;
-  reset.counterDataSize = counter_data_.size();
-  reset.pCounterData = counter_data_.data();
+  reset.counterDataSize = image.size();
+  reset.pCounterData = image.data();
   SWR_CUPTI(*cupti_, cuptiRangeProfilerCounterDataImageInitialize(&reset));
 
   const std::vector<std::uint8_t>& config_image = configuration_->config_image();
@@ -277,28 +320,32 @@ L2Counters L2CounterSession::collect(CUstream stream, const MeasuredLaunch& laun
   config.pRangeProfilerObject = profiler_;
   config.configSize = config_image.size();
   config.pConfig = config_image.data();
-  config.counterDataImageSize = counter_data_.size();
-  config.pCounterDataImage = counter_data_.data();
+  config.counterDataImageSize = image.size();
+  config.pCounterDataImage = image.data();
   config.range = CUPTI_AutoRange;
   config.replayMode = CUPTI_UserReplay;
-  config.maxRangesPerPass = kMaxRanges;
+  config.maxRangesPerPass = max_ranges;
   config.numNestingLevels = 1;
   config.minNestingLevel = 1;
   config.passIndex = 0;
   config.targetNestingLevel = 1;
   SWR_CUPTI(*cupti_, cuptiRangeProfilerSetConfig(&config));
+}
 
-  // User replay: every pass re-runs flush + launch until CUPTI has all its passes. The bound
+std::vector<std::string> L2CounterSession::run_passes(std::vector<std::uint8_t>& image,
+                                                      std::size_t max_ranges,
+                                                      const std::function<void()>& pass) {
+  configure_pass(image, max_ranges);
+  // User replay: every pass re-runs the same launches until CUPTI has all its passes. The bound
   // only guards against a profiler that never reports completion.
   const std::size_t max_passes = 2 * configuration_->passes() + 2;
   bool all_submitted = false;
-  for (std::size_t pass = 0; pass < max_passes && !all_submitted; ++pass) {
+  for (std::size_t pass_index = 0; pass_index < max_passes && !all_submitted; ++pass_index) {
     auto start = SWR_CUPTI_PARAMS(CUpti_RangeProfiler_Start_Params);
     start.pRangeProfilerObject = profiler_;
     SWR_CUPTI(*cupti_, cuptiRangeProfilerStart(&start));
     pass_open_ = true;
-    flush_->launch(stream);
-    launch(stream);
+    pass();
     auto stop = SWR_CUPTI_PARAMS(CUpti_RangeProfiler_Stop_Params);
     stop.pRangeProfilerObject = profiler_;
     pass_open_ = false;
@@ -315,26 +362,35 @@ L2Counters L2CounterSession::collect(CUstream stream, const MeasuredLaunch& laun
   decode.pRangeProfilerObject = profiler_;
   SWR_CUPTI(*cupti_, cuptiRangeProfilerDecodeData(&decode));
   if (decode.numOfRangeDropped > 0) {
-    // The caller's launch ran too many kernels: its error, not the profiler's.
+    // The launches ran more kernels than the ranges allow: the caller's error, not the profiler's.
     throw std::runtime_error(std::to_string(decode.numOfRangeDropped) +
-                             " profiler ranges dropped: the measured launch ran more than " +
-                             std::to_string(kMaxRanges - 1) + " kernels");
+                             " profiler ranges dropped: the measured launches ran more than " +
+                             std::to_string(max_ranges) + " kernels, flushes included");
   }
 
   auto info = SWR_CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataInfo_Params);
-  info.pCounterDataImage = counter_data_.data();
-  info.counterDataImageSize = counter_data_.size();
+  info.pCounterDataImage = image.data();
+  info.counterDataImageSize = image.size();
   SWR_CUPTI(*cupti_, cuptiRangeProfilerGetCounterDataInfo(&info));
   std::vector<std::string> names;
   for (std::size_t i = 0; i < info.numTotalRanges; ++i) {
     auto range = SWR_CUPTI_PARAMS(CUpti_RangeProfiler_CounterData_GetRangeInfo_Params);
-    range.pCounterDataImage = counter_data_.data();
-    range.counterDataImageSize = counter_data_.size();
+    range.pCounterDataImage = image.data();
+    range.counterDataImageSize = image.size();
     range.rangeIndex = i;
     range.rangeDelimiter = "/";
     SWR_CUPTI(*cupti_, cuptiRangeProfilerCounterDataGetRangeInfo(&range));
     names.emplace_back(range.rangeName != nullptr ? range.rangeName : "");
   }
+  return names;
+}
+
+L2Counters L2CounterSession::collect(CUstream stream, const MeasuredLaunch& launch,
+                                     const std::string& kernel_name) {
+  std::vector<std::string> names = run_passes(counter_data_, kMaxRanges, [&] {
+    flush_->launch(stream);
+    launch(stream);
+  });
   const std::optional<std::size_t> measured = select_measured_range(names, kernel_name);
   if (!measured) {
     throw std::runtime_error(std::to_string(names.size()) +
@@ -343,6 +399,60 @@ L2Counters L2CounterSession::collect(CUstream stream, const MeasuredLaunch& laun
   L2Counters counters = metric_set_.evaluate(configuration_->evaluate(counter_data_, *measured));
   last_range_names_ = std::move(names);
   last_range_index_ = *measured;
+  return counters;
+}
+
+std::vector<L2Counters> L2CounterSession::measure_batch(CUstream stream,
+                                                        const std::vector<BatchLaunch>& launches) {
+  if (!available()) return std::vector<L2Counters>(launches.size());
+  if (launches.size() > kMaxBatchLaunches) {
+    throw std::invalid_argument("a profiling session takes at most " +
+                                std::to_string(kMaxBatchLaunches) + " launches, not " +
+                                std::to_string(launches.size()));
+  }
+  try {
+    if (profiler_ == nullptr) enable();
+    return collect_batch(stream, launches);
+  } catch (const CuptiError& error) {
+    disable();
+    become_unavailable(describe_profiling_error(error));
+    return std::vector<L2Counters>(launches.size());
+  } catch (...) {
+    // A launch failed, or the ranges could not be attributed: stop and disable; the next
+    // measurement enables again.
+    disable();
+    throw;
+  }
+}
+
+std::vector<L2Counters> L2CounterSession::collect_batch(CUstream stream,
+                                                        const std::vector<BatchLaunch>& launches) {
+  // Per launch: the flush, the measured kernel and room for a few more kernels.
+  const std::size_t max_ranges = kMaxBatchLaunches * 2 + kMaxRanges;
+  if (batch_counter_data_.empty()) batch_counter_data_ = counter_data_image(max_ranges);
+  std::vector<std::string> kernel_names;
+  for (const BatchLaunch& launch : launches) kernel_names.push_back(launch.kernel_name);
+
+  const std::vector<std::string> names = run_passes(batch_counter_data_, max_ranges, [&] {
+    for (std::size_t i = 0; i < launches.size(); ++i) {
+      flush_->launch(stream);
+      try {
+        launches[i].launch(stream);
+      } catch (const DriverError& error) {
+        if (is_context_fatal(error.result())) throw;  // the worker process ends with it
+        throw BatchLaunchFailed(i, error.what());
+      } catch (const CuptiError&) {
+        throw;
+      } catch (const std::exception& error) {
+        throw BatchLaunchFailed(i, error.what());
+      }
+    }
+  });
+  const std::vector<std::size_t> ranges = attribute_batch_ranges(names, kernel_names);
+  std::vector<L2Counters> counters;
+  for (std::size_t range : ranges) {
+    counters.push_back(metric_set_.evaluate(configuration_->evaluate(batch_counter_data_, range)));
+  }
   return counters;
 }
 

@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,24 @@ using ProfilingNotice = std::function<void(const std::string&)>;
 // Writes the line to stderr, with "swr: " in front.
 void print_profiling_notice(const std::string& line);
 
+// One variant's launch in a batch: what to enqueue, and the kernel whose range is its counters.
+struct BatchLaunch {
+  MeasuredLaunch launch;
+  std::string kernel_name;
+};
+
+// A launch of a batch threw (a launch error: the variant's fault, not the profiler's). `index` is
+// its position in the batch handed to profile_batch.
+class BatchLaunchFailed : public std::runtime_error {
+ public:
+  BatchLaunchFailed(std::size_t index, const std::string& what)
+      : std::runtime_error(what), index_(index) {}
+  std::size_t index() const { return index_; }
+
+ private:
+  std::size_t index_;
+};
+
 // Which of a pass's ranges (CUPTI's names, in launch order) is the measured kernel: never the
 // flush (found by its kernel name, else the first range, since every pass launches it first);
 // the last range whose name contains `kernel_name` when one does. When the ranges carry kernel
@@ -50,6 +69,15 @@ std::optional<std::size_t> select_measured_range(const std::vector<std::string>&
 
 // The failure text with a hint for the errors a user can fix (permissions, another profiler).
 std::string describe_profiling_error(const CuptiError& error);
+
+// Which range of a batched session's ranges (CUPTI's names, in launch order) holds each launch's
+// counters, for launches of kernels `kernel_names`, each launch preceded by the flush. When the
+// ranges carry kernel names, the flushes split them into one segment per launch and
+// select_measured_range picks in each; when they carry running numbers only, each launch must have
+// run exactly one kernel (flush, kernel, flush, kernel, ...). Throws std::runtime_error when the
+// ranges cannot be told apart that way (then each launch is profiled in its own session).
+std::vector<std::size_t> attribute_batch_ranges(const std::vector<std::string>& range_names,
+                                                const std::vector<std::string>& kernel_names);
 
 class L2CounterSession {
  public:
@@ -80,6 +108,16 @@ class L2CounterSession {
   L2Counters measure(CUstream stream, const MeasuredLaunch& launch,
                      const std::string& kernel_name = {});
 
+  // One session for many launches (counter_batches.hpp): every pass runs, for each launch in
+  // order, the flush and then the launch; all ranges are decoded at once. At most
+  // kMaxBatchLaunches. Empty counters for all, without launching, when profiling is unavailable;
+  // a CUPTI failure makes the session unavailable (said once) and returns empty counters. A
+  // launch that throws is BatchLaunchFailed with its index (a context-fatal driver error
+  // propagates as it is); ranges that cannot be attributed throw std::runtime_error. The profiler
+  // is stopped in every case; the next measurement starts it again.
+  static constexpr std::size_t kMaxBatchLaunches = 32;
+  std::vector<L2Counters> measure_batch(CUstream stream, const std::vector<BatchLaunch>& launches);
+
   // The ranges of the last successful measurement, flush included, and which one was measured.
   const std::vector<std::string>& last_range_names() const { return last_range_names_; }
   std::size_t last_range_index() const { return last_range_index_; }
@@ -90,6 +128,15 @@ class L2CounterSession {
   void disable();
   void become_unavailable(const std::string& reason);
   L2Counters collect(CUstream stream, const MeasuredLaunch& launch, const std::string& kernel_name);
+  std::vector<L2Counters> collect_batch(CUstream stream, const std::vector<BatchLaunch>& launches);
+  // A counter data image for `max_ranges` ranges of the metric configuration (enabled profiler).
+  std::vector<std::uint8_t> counter_data_image(std::size_t max_ranges) const;
+  // Resets `image` and configures the profiler for auto ranges with user replay into it.
+  void configure_pass(std::vector<std::uint8_t>& image, std::size_t max_ranges);
+  // Runs `pass` between Start and Stop until CUPTI has every pass; then decodes. Returns the
+  // names of the ranges recorded in `image`.
+  std::vector<std::string> run_passes(std::vector<std::uint8_t>& image, std::size_t max_ranges,
+                                      const std::function<void()>& pass);
 
   ProfilingNotice notice_;
   std::string unavailable_reason_;
@@ -104,6 +151,7 @@ class L2CounterSession {
   CUpti_RangeProfiler_Object* profiler_ = nullptr;
   bool pass_open_ = false;  // between a successful Start and its Stop
   std::vector<std::uint8_t> counter_data_;
+  std::vector<std::uint8_t> batch_counter_data_;  // sized for kMaxBatchLaunches, when first used
   std::vector<std::string> last_range_names_;
   std::size_t last_range_index_ = 0;
 };

@@ -52,7 +52,7 @@ void AttentionMeasurementBench::prepare_inputs(const AttentionProblem& problem,
                                                std::uint64_t seed) {
   if (inputs_ && inputs_->problem.key() == problem.key() && inputs_->seed == seed) return;
   inputs_.reset();  // free the old tensors before allocating the new ones
-  inputs_ = std::make_unique<Inputs>(CudaDriver::get(), problem, seed);
+  inputs_ = std::make_shared<Inputs>(CudaDriver::get(), problem, seed);
   const CUstream stream = device_.stream();
   const DeviceRandomFill& fill = device_.fill();
   fill.fill(inputs_->q.pointer(), query_elements(problem), problem.dtype, seed, stream);
@@ -90,8 +90,10 @@ nlohmann::json AttentionMeasurementBench::method(const VariantJob& job, int time
   return method;
 }
 
-VariantOutcome AttentionMeasurementBench::measure_loaded(const VariantJob& job,
-                                                         const AttentionKernelModule& module) {
+VariantOutcome AttentionMeasurementBench::measure_loaded(
+    const VariantJob& job, const std::shared_ptr<AttentionKernelModule>& loaded,
+    std::vector<DeferredCount>* deferred, std::size_t reply) {
+  const AttentionKernelModule& module = *loaded;
   const CudaDriver& driver = CudaDriver::get();
   const AttentionProblem& problem = job.problem;
   const CUstream stream = device_.stream();
@@ -118,29 +120,71 @@ VariantOutcome AttentionMeasurementBench::measure_loaded(const VariantJob& job,
   };
   outcome.times_ms = device_.timed_runs(launch, job.stop_timing_above_ms);
 
-  L2CounterSession& counters = device_.counters();
-  const auto counting_start = std::chrono::steady_clock::now();
-  outcome.counters = counters.measure(stream, launch, kAttentionEntryName);
-  const double counting_ms = host_ms_since(counting_start);
-  if (!counters.available()) outcome.counters_unavailable = counters.unavailable_reason();
+  if (deferred != nullptr && job.collect_counters) {
+    // Counted later with the rest of the batch: the launch holds the module and the tensors.
+    const std::shared_ptr<Inputs> inputs = inputs_;
+    deferred->push_back(
+        {{[loaded, inputs, problem, tensors](CUstream on) { loaded->launch(problem, tensors, on); },
+          kAttentionEntryName},
+         reply});
+    outcome.method = method(job, static_cast<int>(outcome.times_ms.size()));
+    return outcome;
+  }
+  const CountingTime counting =
+      device_.count_l2(outcome, job.collect_counters, launch, kAttentionEntryName);
   outcome.method = method(job, static_cast<int>(outcome.times_ms.size()));
-  outcome.method["host_ms"]["counters"] = counting_ms;
+  counting.add_to(outcome.method);
   return outcome;
 }
 
 WorkerReply AttentionMeasurementBench::measure(const VariantJob& job) {
-  std::unique_ptr<AttentionKernelModule> module;
+  return measure_one(job, nullptr, 0);
+}
+
+std::vector<WorkerReply> AttentionMeasurementBench::measure_batch(
+    const std::vector<VariantJob>& jobs, std::size_t session_size,
+    const std::function<void(const nlohmann::json&)>& progress) {
+  std::vector<WorkerReply> replies;
+  std::vector<DeferredCount> deferred;
+  const auto count = [&] {
+    if (deferred.empty()) return;
+    progress({{"type", "counting"}, {"variants", deferred.size()}});
+    device_.count_deferred(deferred, replies, session_size);
+  };
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    // Other inputs free these: the variants waiting for counters are counted first.
+    if (!inputs_ || inputs_->problem.key() != jobs[i].problem.key() ||
+        inputs_->seed != jobs[i].seed) {
+      count();
+    }
+    progress({{"type", "started"}, {"index", i}});
+    replies.push_back(measure_one(jobs[i], session_size == 1 ? nullptr : &deferred, i));
+    if (replies.back().context_lost) {
+      // Their modules and tensors belong to a dead context: left to the process's end.
+      (void)new std::vector<DeferredCount>(std::move(deferred));
+      return replies;
+    }
+  }
+  count();
+  return replies;
+}
+
+WorkerReply AttentionMeasurementBench::measure_one(const VariantJob& job,
+                                                   std::vector<DeferredCount>* deferred,
+                                                   std::size_t reply) {
+  std::shared_ptr<AttentionKernelModule> module;
   return device_.measure_guarded({
       .prepare_inputs = [&] { prepare_inputs(job.problem, job.seed); },
       .load_kernel =
           [&] {
             module =
-                std::make_unique<AttentionKernelModule>(CudaDriver::get(), job.cubin, job.config,
+                std::make_shared<AttentionKernelModule>(CudaDriver::get(), job.cubin, job.config,
                                                         job.dynamic_shared_bytes, job.gpu.sm_count);
           },
-      .measure_loaded = [&] { return measure_loaded(job, *module); },
+      .measure_loaded = [&] { return measure_loaded(job, module, deferred, reply); },
       .forget_inputs = [&] { inputs_.reset(); },
-      .abandon_kernel = [&] { (void)module.release(); },
+      // Never unloaded from a dead context: left to the process's end.
+      .abandon_kernel = [&] { (void)new std::shared_ptr<AttentionKernelModule>(module); },
   });
 }
 

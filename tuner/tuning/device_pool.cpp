@@ -1,5 +1,6 @@
 #include "tuner/tuning/device_pool.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace swr {
@@ -132,16 +133,28 @@ void DevicePool::serve(std::size_t device) {
       fail(std::current_exception());
       break;
     }
-    const std::size_t item = queue_.front();
-    queue_.pop_front();
-    ++in_flight_;
+    std::vector<std::size_t> items;
+    const std::size_t take = work_.measure_batch ? std::max<std::size_t>(work_.batch_size, 1) : 1;
+    while (!queue_.empty() && items.size() < take) {
+      items.push_back(queue_.front());
+      queue_.pop_front();
+    }
+    in_flight_ += items.size();
     lock.unlock();
 
-    VariantOutcome outcome;
+    std::vector<VariantOutcome> outcomes;
     std::exception_ptr error;
     std::string cannot_start;
     try {
-      outcome = work_.measure(device, item);
+      if (work_.measure_batch) {
+        outcomes = work_.measure_batch(device, items);
+        if (outcomes.size() != items.size()) {
+          throw std::logic_error("a batch of " + std::to_string(items.size()) + " gave " +
+                                 std::to_string(outcomes.size()) + " outcomes");
+        }
+      } else {
+        outcomes.push_back(work_.measure(device, items.front()));
+      }
     } catch (const std::runtime_error& failure) {
       error = std::current_exception();
       cannot_start = failure.what();
@@ -150,13 +163,13 @@ void DevicePool::serve(std::size_t device) {
     }
 
     lock.lock();
-    --in_flight_;
+    in_flight_ -= items.size();
     if (error && cannot_start.empty()) {
       fail(error);
       break;
     }
     if (error) {
-      queue_.push_front(item);
+      for (auto item = items.rbegin(); item != items.rend(); ++item) queue_.push_front(*item);
       Device& current = devices_[device];
       // The last device ends the run with why at once, as a one-GPU run always has.
       if (active_devices() == 1) {
@@ -172,7 +185,9 @@ void DevicePool::serve(std::size_t device) {
     }
     devices_[device].start_failures = 0;
     try {
-      if (!take_outcome(device, item, std::move(outcome))) stopped_ = true;
+      for (std::size_t i = 0; i < items.size() && !stopped_; ++i) {
+        if (!take_outcome(device, items[i], std::move(outcomes[i]))) stopped_ = true;
+      }
     } catch (...) {
       fail(std::current_exception());
     }

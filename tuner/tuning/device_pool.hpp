@@ -36,6 +36,13 @@ class DevicePool {
     // On the device's thread, without the lock: measure item `item` on device `device`. Throws
     // std::runtime_error when the device cannot measure at all (its worker does not start).
     std::function<VariantOutcome(std::size_t device, std::size_t item)> measure;
+    // When set: a device takes up to `batch_size` queued items at once (what is queued, without
+    // waiting for more) and measures them in one call, outcomes in the order of `items`; each is
+    // then recorded as if measured alone. Throws as `measure` does.
+    std::function<std::vector<VariantOutcome>(std::size_t device,
+                                              const std::vector<std::size_t>& items)>
+        measure_batch;
+    std::size_t batch_size = 1;
     // Under the lock, on the device's thread: keep the outcome (commit, print). False stops the
     // run (the outcome was dropped: a second Ctrl-C).
     std::function<bool(std::size_t device, std::size_t item, const VariantOutcome&)> record;

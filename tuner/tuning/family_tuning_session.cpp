@@ -11,8 +11,8 @@ std::string measured_outcome_text(const db::MeasurementRecord& record) {
   char text[200];
   std::snprintf(text, sizeof(text), "ok  %s ms  %.1f TFLOP/s  L2 misses %s  hit %s  DRAM %s GB",
                 format_milliseconds(record.median_ms).c_str(), record.tflops.value_or(0),
-                format_count(record.l2_sector_misses).c_str(),
-                format_hit_rate(record.l2_hit_rate).c_str(), format_dram_gigabytes(record).c_str());
+                format_misses(record).c_str(), format_hit_rate(record.l2_hit_rate).c_str(),
+                format_dram_gigabytes(record).c_str());
   return text;
 }
 

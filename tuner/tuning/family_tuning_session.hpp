@@ -62,6 +62,10 @@ class FamilyTuningSession {
   struct StopTuning {};
 
   void print_results();
+  // Compiles `pending` and measures it on the devices, each committed on its own; the L2 counters
+  // only with `collect_counters`.
+  void measure_pending(const NvrtcCompiler& compiler, std::vector<PendingVariant<Config>>& pending,
+                       bool collect_counters);
 
   Plan plan_;
   std::vector<Measurer*> measurers_;
@@ -101,14 +105,31 @@ template <class Family>
 TuningSummary FamilyTuningSession<Family>::run(ProgressDisplay* progress) {
   find_missing();
   TuningRun& run = *run_;
-  if (pending_.empty()) {
+  const bool top_pass = plan_.counters == CountersPolicy::top;
+  if (pending_.empty() && !top_pass) {
     print_results();
     run.say_everything_measured();
     return summary_;
   }
-
   const NvrtcCompiler compiler;
   run.create_rows(plan_.shapes, pending_, compiler.version());
+  run.start_progress(pending_, progress);
+  run.measure_by_counters_policy(
+      plan_.shapes, pending_,
+      [&](std::vector<PendingVariant<Config>>& variants, bool collect_counters) {
+        measure_pending(compiler, variants, collect_counters);
+      });
+  run.finish_progress();
+  print_results();
+  run.say_closing();
+  return summary_;
+}
+
+template <class Family>
+void FamilyTuningSession<Family>::measure_pending(const NvrtcCompiler& compiler,
+                                                  std::vector<PendingVariant<Config>>& pending,
+                                                  bool collect_counters) {
+  TuningRun& run = *run_;
   // The best median of each shape so far (the database's, then this run's): a variant far slower
   // than it gets one timed run (kSlowVariantFactor).
   std::vector<std::optional<double>> best_ms(plan_.shapes.size());
@@ -118,27 +139,26 @@ TuningSummary FamilyTuningSession<Family>::run(ProgressDisplay* progress) {
     }
   }
   std::vector<KernelSource> sources;
-  sources.reserve(pending_.size());
-  for (const PendingVariant<Config>& variant : pending_) {
+  sources.reserve(pending.size());
+  for (const PendingVariant<Config>& variant : pending) {
     sources.push_back(Family::render(plan_.shapes[variant.shape].problem, variant.config));
   }
 
   const CubinCache cache(plan_.cubin_cache);
   const std::uint64_t seed = fresh_random_seed();  // fresh inputs for every tuning run
   const std::vector<std::string> device_names = measurer_names(plan_, measurers_.size());
-  run.start_progress(pending_, progress);
   // Each variant goes to the devices as soon as it is compiled, while the others go on compiling;
   // compiled[i] is written before item i is pushed and read only after it is taken.
-  std::vector<CompiledKernel> compiled(pending_.size());
+  std::vector<CompiledKernel> compiled(pending.size());
   // How a variant came to be measured (--model-top), in its record's method.
   const auto add_selection = [&](db::MeasurementRecord& record, std::size_t item) {
     const std::string id =
-        plan_.shapes[pending_[item].shape].problem.key() + "/" + pending_[item].config.key();
+        plan_.shapes[pending[item].shape].problem.key() + "/" + pending[item].config.key();
     const auto selection = plan_.selection.find(id);
     if (selection != plan_.selection.end()) record.method["selection"] = selection->second;
   };
   const auto record_of = [&](std::size_t item, const VariantOutcome* outcome) {
-    const PendingVariant<Config>& variant = pending_[item];
+    const PendingVariant<Config>& variant = pending[item];
     const Problem& problem = plan_.shapes[variant.shape].problem;
     db::MeasurementRecord record =
         outcome != nullptr
@@ -162,23 +182,25 @@ TuningSummary FamilyTuningSession<Family>::run(ProgressDisplay* progress) {
   work.measure = [&](std::size_t device, std::size_t item) {
     std::optional<double> stop_timing_above_ms;
     pool->locked([&] {
-      if (const auto best = best_ms[pending_[item].shape]) {
+      if (const auto best = best_ms[pending[item].shape]) {
         stop_timing_above_ms = *best * kSlowVariantFactor;
       }
     });
-    const VariantJobOf<Problem, Config> job{plan_.shapes[pending_[item].shape].problem,
-                                            pending_[item].config,
+    const VariantJobOf<Problem, Config> job{plan_.shapes[pending[item].shape].problem,
+                                            pending[item].config,
                                             compiled[item].cubin,
                                             sources[item].dynamic_shared_bytes,
                                             plan_.gpu,
                                             seed,
-                                            stop_timing_above_ms};
+                                            stop_timing_above_ms,
+                                            collect_counters};
     return measurers_[device]->measure(job);
   };
   work.record = [&](std::size_t device, std::size_t item, const VariantOutcome& outcome) {
     if (!run.accept(outcome)) return false;
-    const db::MeasurementRecord record = record_of(item, &outcome);
-    const PendingVariant<Config>& variant = pending_[item];
+    db::MeasurementRecord record = record_of(item, &outcome);
+    run.note_counter_policy(record);
+    const PendingVariant<Config>& variant = pending[item];
     run.record(record, variant.config.key(), plan_.shapes[variant.shape].problem.key(),
                measured_outcome_text(record), measurers_.size() > 1 ? device_names[device] : "");
     std::optional<double>& best = best_ms[variant.shape];
@@ -201,8 +223,8 @@ TuningSummary FamilyTuningSession<Family>::run(ProgressDisplay* progress) {
         stop = run.should_stop();
         if (!stop) {
           const db::MeasurementRecord record = record_of(item, nullptr);
-          run.record(record, pending_[item].config.key(),
-                     plan_.shapes[pending_[item].shape].problem.key(),
+          run.record(record, pending[item].config.key(),
+                     plan_.shapes[pending[item].shape].problem.key(),
                      measured_outcome_text(record));
         }
       });
@@ -220,10 +242,6 @@ TuningSummary FamilyTuningSession<Family>::run(ProgressDisplay* progress) {
   }
   pool->finish();  // the devices measure what was pushed (unless the run stops)
   pool.reset();
-  run.finish_progress();
-  print_results();
-  run.say_closing();
-  return summary_;
 }
 
 }  // namespace swr

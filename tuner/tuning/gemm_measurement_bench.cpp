@@ -76,19 +76,10 @@ VariantOutcome GemmMeasurementBench::measure_launch(const GemmVariantJob& job,
   SWR_CU(driver, cuStreamSynchronize(stream));
   outcome.times_ms = device_.timed_runs(launch);
 
-  L2CounterSession& counters = device_.counters();
-  const auto counting_start = std::chrono::steady_clock::now();
-  try {
-    outcome.counters = counters.measure(stream, launch, kernel_name);
-  } catch (const DriverError&) {
-    throw;  // the variant's own fault: measure() records it
-  } catch (const std::exception& error) {
-    outcome.counters_unavailable = std::string("counters failed: ") + error.what();
-  }
-  const double counting_ms = host_ms_since(counting_start);
-  if (!counters.available()) outcome.counters_unavailable = counters.unavailable_reason();
+  const CountingTime counting =
+      device_.count_l2(outcome, job.collect_counters, launch, kernel_name);
   outcome.method = method(job, static_cast<int>(outcome.times_ms.size()));
-  outcome.method["host_ms"]["counters"] = counting_ms;
+  counting.add_to(outcome.method);
   return outcome;
 }
 

@@ -139,7 +139,8 @@ int GemmTuningSession::find_missing() {
 GemmTuningSummary GemmTuningSession::run(ProgressDisplay* progress) {
   find_missing();
   TuningRun& run = *run_;
-  if (pending_.empty()) {
+  const bool top_pass = plan_.counters == CountersPolicy::top;
+  if (pending_.empty() && !top_pass) {
     print_tables(run, plan_, summary_);
     run.say_everything_measured();
     return summary_;
@@ -147,8 +148,28 @@ GemmTuningSummary GemmTuningSession::run(ProgressDisplay* progress) {
 
   const NvrtcCompiler compiler;
   run.create_rows(plan_.shapes, pending_, compiler.version());
+  // Each device's cuBLAS time per shape, measured there before its first variant of the shape;
+  // row d is written and read by device d's thread only.
+  DeviceBaselines baselines(measurers_.size(),
+                            std::vector<std::optional<GemmBaseline>>(plan_.shapes.size()));
+  run.start_progress(pending_, progress);
+  run.measure_by_counters_policy(
+      plan_.shapes, pending_,
+      [&](std::vector<PendingVariant<GemmConfig>>& variants, bool collect_counters) {
+        measure_pending(compiler, variants, collect_counters, baselines);
+      });
+  run.finish_progress();
+  print_tables(run, plan_, summary_);
+  run.say_closing();
+  return summary_;
+}
+
+void GemmTuningSession::measure_pending(const NvrtcCompiler& compiler,
+                                        std::vector<PendingVariant<GemmConfig>>& pending,
+                                        bool collect_counters, DeviceBaselines& baselines) {
+  TuningRun& run = *run_;
   const std::vector<std::map<std::string, GemmBinary>> binaries =
-      compile_binaries(plan_, pending_, compiler);
+      compile_binaries(plan_, pending, compiler);
   const auto binary_of = [&](const PendingVariant<GemmConfig>& variant) -> const GemmBinary& {
     return binaries[variant.shape].at(
         gemm_binary_name(plan_.shapes[variant.shape].problem, variant.config));
@@ -157,15 +178,10 @@ GemmTuningSummary GemmTuningSession::run(ProgressDisplay* progress) {
   const std::uint64_t seed = fresh_random_seed();
   const std::vector<std::string> device_names = measurer_names(plan_, measurers_.size());
   const bool several = measurers_.size() > 1;
-  // Each device's cuBLAS time per shape, measured there before its first variant of the shape;
-  // row d is written and read by device d's thread only.
-  std::vector<std::vector<std::optional<GemmBaseline>>> baselines(
-      measurers_.size(), std::vector<std::optional<GemmBaseline>>(plan_.shapes.size()));
-  run.start_progress(pending_, progress);
   std::unique_ptr<DevicePool> pool;
   DevicePool::Work work;
   work.measure = [&](std::size_t device, std::size_t item) {
-    const PendingVariant<GemmConfig>& variant = pending_[item];
+    const PendingVariant<GemmConfig>& variant = pending[item];
     const GemmTuningShape& shape = plan_.shapes[variant.shape];
     std::optional<GemmBaseline>& baseline = baselines[device][variant.shape];
     if (!baseline) {
@@ -185,17 +201,19 @@ GemmTuningSummary GemmTuningSession::run(ProgressDisplay* progress) {
     job.dynamic_shared_bytes = binary.source.dynamic_shared_bytes;
     job.gpu = plan_.gpu;
     job.seed = seed;
+    job.collect_counters = collect_counters;
     return measurers_[device]->measure(job);
   };
   work.record = [&](std::size_t device, std::size_t item, const VariantOutcome& outcome) {
     if (!run.accept(outcome)) return false;
-    const PendingVariant<GemmConfig>& variant = pending_[item];
+    const PendingVariant<GemmConfig>& variant = pending[item];
     const GemmTuningShape& shape = plan_.shapes[variant.shape];
     const GemmBinary& binary = binary_of(variant);
     const GemmBaseline& baseline = *baselines[device][variant.shape];
-    const db::MeasurementRecord record =
+    db::MeasurementRecord record =
         gemm_measurement_record(run.record_context(variant), shape.problem, plan_.gpu,
                                 binary.source, binary.kernel, outcome, baseline);
+    run.note_counter_policy(record);
     run.record(record, variant.config.key(), shape.problem.key(), outcome_text(record, baseline),
                several ? device_names[device] : "");
     return true;
@@ -203,8 +221,8 @@ GemmTuningSummary GemmTuningSession::run(ProgressDisplay* progress) {
   work.should_stop = [&] { return run.should_stop(); };
   work.say = [&](const std::string& line) { run.notice(line); };
   pool = std::make_unique<DevicePool>(device_names, work);
-  for (std::size_t item = 0; item < pending_.size(); ++item) {
-    const PendingVariant<GemmConfig>& variant = pending_[item];
+  for (std::size_t item = 0; item < pending.size(); ++item) {
+    const PendingVariant<GemmConfig>& variant = pending[item];
     const GemmBinary& binary = binary_of(variant);
     if (binary.kernel.ok) {
       pool->push(item);
@@ -220,10 +238,6 @@ GemmTuningSummary GemmTuningSession::run(ProgressDisplay* progress) {
   }
   pool->finish();
   pool.reset();
-  run.finish_progress();
-  print_tables(run, plan_, summary_);
-  run.say_closing();
-  return summary_;
 }
 
 }  // namespace swr

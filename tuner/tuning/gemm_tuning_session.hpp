@@ -17,6 +17,7 @@
 namespace swr {
 
 class ProgressDisplay;
+class NvrtcCompiler;
 class TuningRun;
 template <class Config>
 struct PendingVariant;
@@ -45,6 +46,14 @@ class GemmTuningSession {
   GemmTuningSummary run(ProgressDisplay* progress = nullptr);
 
  private:
+  // Per device, per shape: its cuBLAS time, measured before its first variant of the shape.
+  using DeviceBaselines = std::vector<std::vector<std::optional<GemmBaseline>>>;
+  // Compiles `pending` and measures it on the devices, each committed on its own; the L2 counters
+  // only with `collect_counters`.
+  void measure_pending(const NvrtcCompiler& compiler,
+                       std::vector<PendingVariant<GemmConfig>>& pending, bool collect_counters,
+                       DeviceBaselines& baselines);
+
   GemmTuningPlan plan_;
   std::vector<GemmVariantMeasurer*> measurers_;
   const InterruptFlag& interrupt_;

@@ -2,31 +2,14 @@
 
 #include <cstdio>
 
+#include "tuner/counters/counter_batches.hpp"
 #include "tuner/counters/l2_counter_session.hpp"
 #include "tuner/device_random_fill.hpp"
+#include "tuner/gpu_lock.hpp"
 #include "tuner/l2_flush.hpp"
 #include "tuner/tuning/timing_statistics.hpp"
 
 namespace swr {
-
-bool is_context_fatal(CUresult result) {
-  switch (result) {
-    case CUDA_ERROR_ILLEGAL_ADDRESS:
-    case CUDA_ERROR_LAUNCH_FAILED:
-    case CUDA_ERROR_LAUNCH_TIMEOUT:
-    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
-    case CUDA_ERROR_MISALIGNED_ADDRESS:
-    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
-    case CUDA_ERROR_INVALID_PC:
-    case CUDA_ERROR_HARDWARE_STACK_ERROR:
-    case CUDA_ERROR_ASSERT:
-    case CUDA_ERROR_ECC_UNCORRECTABLE:
-    case CUDA_ERROR_CONTEXT_IS_DESTROYED:
-      return true;
-    default:
-      return false;
-  }
-}
 
 std::string format_number(const char* format, double value) {
   char text[64];
@@ -144,6 +127,60 @@ std::vector<double> MeasurementDevice::timed_runs(const Launch& launch,
     if (times.size() == 1 && stop_above_ms && elapsed_ms > *stop_above_ms) break;
   }
   return times;
+}
+
+void CountingTime::add_to(nlohmann::json& method) const {
+  method["host_ms"]["counters"] = counters_ms;
+  method["host_ms"]["profiler_wait"] = profiler_wait_ms;
+}
+
+CountingTime MeasurementDevice::count_l2(VariantOutcome& outcome, bool collect,
+                                         const Launch& launch, const std::string& kernel_name) {
+  CountingTime time;
+  if (!collect) {
+    outcome.counters_skipped = true;
+    return time;
+  }
+  const std::unique_ptr<ExclusiveFileLock> turn =
+      counters_->available() ? take_profiler_turn(time.profiler_wait_ms) : nullptr;
+  const auto counting_start = std::chrono::steady_clock::now();
+  try {
+    outcome.counters = counters_->measure(stream_, launch, kernel_name);
+  } catch (const DriverError&) {
+    throw;  // the variant's own fault: measure_guarded records it
+  } catch (const std::exception& error) {
+    outcome.counters_failed = error.what();
+  }
+  if (!counters_->available()) outcome.counters_unavailable = counters_->unavailable_reason();
+  time.counters_ms = host_ms_since(counting_start);
+  return time;
+}
+
+void MeasurementDevice::count_deferred(std::vector<DeferredCount>& deferred,
+                                       std::vector<WorkerReply>& replies,
+                                       std::size_t session_size) {
+  if (deferred.empty()) return;
+  double wait_ms = 0;
+  const std::unique_ptr<ExclusiveFileLock> turn =
+      counters_->available() ? take_profiler_turn(wait_ms) : nullptr;
+  const auto counting_start = std::chrono::steady_clock::now();
+  std::vector<BatchLaunch> launches;
+  for (const DeferredCount& count : deferred) launches.push_back(count.launch);
+  CuptiBatchProfiler profiler(*counters_);
+  const BatchedCounters counted =
+      collect_counters_in_batches(profiler, stream_, launches, session_size);
+  const double share_ms = host_ms_since(counting_start) / static_cast<double>(deferred.size());
+  for (std::size_t i = 0; i < deferred.size(); ++i) {
+    VariantOutcome& outcome = replies.at(deferred[i].reply).outcome;
+    outcome.counters = counted.counters[i];
+    outcome.counters_failed = counted.failed[i];
+    if (!counters_->available()) outcome.counters_unavailable = counters_->unavailable_reason();
+    outcome.method["host_ms"]["counters"] = share_ms;
+    outcome.method["host_ms"]["profiler_wait"] = wait_ms / static_cast<double>(deferred.size());
+    outcome.method["counter_batch"] = {{"variants", deferred.size()},
+                                       {"sessions", counted.sessions}};
+  }
+  deferred.clear();
 }
 
 nlohmann::json MeasurementDevice::common_method(int timed_run_count, DataType dtype,

@@ -14,6 +14,7 @@
 
 #include "driver/device_context.hpp"
 #include "swr/data_type.hpp"
+#include "tuner/counters/l2_counter_session.hpp"
 #include "tuner/reference_attention.hpp"
 #include "tuner/tuning/worker_protocol.hpp"
 
@@ -22,9 +23,6 @@ namespace swr {
 class L2Flush;
 class L2CounterSession;
 class DeviceRandomFill;
-
-// A CUDA error after which the context is unusable (illegal address, trap, ...).
-bool is_context_fatal(CUresult result);
 
 // One measurement of a bench, step by step. measure_guarded turns an exception of any step into
 // the reply's status, so that a faulty variant costs only its own measurement.
@@ -38,6 +36,23 @@ struct MeasurementSteps {
   std::function<void()> forget_inputs;
   // After a lost context: unloading from a dead context is pointless, the process ends.
   std::function<void()> abandon_kernel;
+};
+
+// A variant's counting: its profiling (or its share of a batch's) and the wait for the host's
+// profiler before it (gpu_lock.hpp), in host milliseconds; add_to writes both into the method's
+// host_ms (counters, profiler_wait).
+struct CountingTime {
+  double counters_ms = 0;
+  double profiler_wait_ms = 0;
+  void add_to(nlohmann::json& method) const;
+};
+
+// A variant measured but not yet counted (a batch's counters come in one profiling session after
+// all its variants are timed): its launch owns what it needs (module, tensors), and `reply` is its
+// place among the batch's replies.
+struct DeferredCount {
+  BatchLaunch launch;
+  std::size_t reply = 0;
 };
 
 class MeasurementDevice {
@@ -65,6 +80,20 @@ class MeasurementDevice {
   // device events around the kernel alone; only one when it is over `stop_above_ms`.
   std::vector<double> timed_runs(const Launch& launch, std::optional<double> stop_above_ms = {});
 
+  // The L2 counters of what `launch` enqueues (`kernel_name` picks its range), into `outcome`:
+  // none when `collect` is false (counters_skipped); the session's reason when profiling is
+  // unavailable; counters_failed when the profiler gave nothing for this launch. A driver error
+  // (the variant's fault) propagates. Returns the host time it took, and how long of it went to
+  // waiting for the host's profiler (take_profiler_turn).
+  CountingTime count_l2(VariantOutcome& outcome, bool collect, const Launch& launch,
+                        const std::string& kernel_name);
+
+  // The counters of `deferred` in as few profiling sessions as `session_size` allows (0: the
+  // profiler's maximum; counter_batches.hpp), into their replies: counters, or why none; each
+  // reply's host_ms.counters is its share of the sessions' time. Clears `deferred`.
+  void count_deferred(std::vector<DeferredCount>& deferred, std::vector<WorkerReply>& replies,
+                      std::size_t session_size);
+
   // The method notes every family's rows share: warm-up, run rule, timer, L2 state, tolerance,
   // inputs and isolation.
   nlohmann::json common_method(int timed_run_count, DataType dtype, std::uint64_t seed) const;
@@ -87,7 +116,6 @@ class MeasurementDevice {
 // E<compared> (tolerance T), N non-finite elements".
 bool output_check_passes(const OutputComparison& comparison, DataType dtype,
                          const std::string& compared, VariantOutcome& outcome);
-
 
 // `value` with printf's `format`.
 std::string format_number(const char* format, double value);

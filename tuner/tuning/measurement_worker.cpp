@@ -9,6 +9,10 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <type_traits>
+#include <vector>
+
+#include "tuner/counters/counter_batches.hpp"
 
 #include "tuner/attention_backward/backward_measurement_bench.hpp"
 #include "tuner/tuning/attention_measurement_bench.hpp"
@@ -37,6 +41,32 @@ class ProtocolOutput {
   FILE* stream_ = nullptr;
 };
 
+// A batch of variants (worker_protocol.hpp): progress lines while it runs, then one result line.
+// A variant that killed the context ends the batch and the process, its reply last.
+template <class Bench>
+void serve_batch(Bench& bench, ProtocolOutput& output, const nlohmann::json& message) {
+  const std::vector<VariantJob> jobs = jobs_from_measure_batch_request(message);
+  // Asked one session each (after a death while counting), or SWR_COUNTERS_PER_VARIANT=1.
+  const std::size_t session_size =
+      message.value("session_size", 0) == 1 ? 1 : counter_session_size_from_environment();
+  std::vector<WorkerReply> replies;
+  try {
+    replies = bench.measure_batch(jobs, session_size,
+                                  [&](const nlohmann::json& progress) { output.send(progress); });
+  } catch (const std::exception& error) {
+    // Counting the batch failed beyond its variants (the context died while profiling): the
+    // tuner measures them again, one session each.
+    std::fprintf(stderr, "swr measurement worker: counting a batch failed: %s\n", error.what());
+    std::fflush(stderr);
+    std::_Exit(3);
+  }
+  output.send(batch_result_message(replies));
+  if (!replies.empty() && replies.back().context_lost) {
+    std::fflush(stderr);
+    std::_Exit(3);
+  }
+}
+
 // Bench: constructible without arguments (opens the device), device_name(), and
 // measure(const Job&) -> WorkerReply that never throws for a fault of the variant.
 template <class Bench, class Job>
@@ -57,6 +87,12 @@ int serve_measurements(const char* worker_name, Job (*parse_request)(const nlohm
     try {
       const nlohmann::json message = nlohmann::json::parse(line);
       if (message_type(message) == "quit") break;
+      if constexpr (std::is_same_v<Job, VariantJob>) {
+        if (message_type(message) == "measure_batch") {
+          serve_batch(*bench, output, message);
+          continue;
+        }
+      }
       job = parse_request(message);
     } catch (const std::exception& error) {
       std::fprintf(stderr, "%s: unreadable request: %s\n", worker_name, error.what());

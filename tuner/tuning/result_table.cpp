@@ -55,7 +55,7 @@ std::string ratio(std::optional<double> numerator, std::optional<double> denomin
 std::vector<std::string> figure_cells(const StoredMeasurement& measurement) {
   const db::MeasurementRecord& record = measurement.record;
   return {format_milliseconds(record.median_ms), format_tflops(record.tflops),
-          format_count(record.l2_sector_misses), format_hit_rate(record.l2_hit_rate),
+          format_misses(record), format_hit_rate(record.l2_hit_rate),
           format_dram_gigabytes(record)};
 }
 
@@ -94,6 +94,22 @@ std::string format_count(std::optional<double> value) {
   const int exponent = static_cast<int>(std::floor(std::log10(std::fabs(*value))));
   double mantissa = *value / std::pow(10.0, exponent);
   return format("%.2f", mantissa) + "e" + std::to_string(exponent);
+}
+
+std::string format_misses(const db::MeasurementRecord& record) {
+  if (record.l2_sector_misses) return format_count(record.l2_sector_misses);
+  switch (record.counter_status.value_or(db::derived_counter_status(record))) {
+    case db::CounterStatus::skipped_by_policy:
+      return "- (skipped)";
+    case db::CounterStatus::unavailable:
+      return "- (unavailable)";
+    case db::CounterStatus::failed:
+      return "- (failed)";
+    case db::CounterStatus::collected:
+    case db::CounterStatus::not_reached:
+      break;
+  }
+  return "-";
 }
 
 std::string format_milliseconds(std::optional<double> value) {
@@ -221,6 +237,10 @@ nlohmann::json measurement_json(const StoredMeasurement& measurement) {
       {"l2_hit_rate", number(record.l2_hit_rate)},
       {"dram_read_bytes", number(record.dram_read_bytes)},
       {"dram_write_bytes", number(record.dram_write_bytes)},
+      {"counter_status", std::string(db::to_string(
+                             record.counter_status.value_or(db::derived_counter_status(record))))},
+      {"counter_note",
+       record.counter_note.empty() ? nlohmann::json(nullptr) : nlohmann::json(record.counter_note)},
       {"observed_intensity", number(record.observed_intensity)},
       {"algorithmic_intensity", number(record.algorithmic_intensity)},
       {"roofline_fraction", number(record.roofline_fraction)},

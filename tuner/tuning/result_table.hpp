@@ -24,6 +24,10 @@ bool is_valid_measurement(const db::StoredMeasurement& measurement);
 
 // 4.58e9 -> "4.58e9", 812 -> "812", missing -> "-"
 std::string format_count(std::optional<double> value);
+// The record's L2 misses, or why it has none: "- (skipped)" (the counters policy), "-
+// (unavailable)",
+// "- (failed)"; "-" for a variant that failed before its counters. Never 0 for a missing count.
+std::string format_misses(const db::MeasurementRecord& record);
 // Cells of one measurement: "1.234", "57.0%", "109.2", "-" when missing.
 std::string format_milliseconds(std::optional<double> value);
 std::string format_tflops(std::optional<double> value);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "swr/gpu_profile.hpp"
+#include "tuner/tuning/counters_policy.hpp"
 
 namespace swr {
 
@@ -20,11 +21,13 @@ struct TuningSettings {
   std::string driver_version;  // e.g. "13.0"
   std::filesystem::path database;
   std::filesystem::path cubin_cache;
-  int compile_threads = 0;                    // 0: hardware threads
-  std::optional<int> limit;                   // measure at most this many new variants
-  std::optional<double> time_budget_seconds;  // start no new variant after this long
-  bool retune = false;                        // measure again what is already measured
-  std::size_t table_rows = 10;                // variants in the closing table, per shape
+  int compile_threads = 0;                        // 0: hardware threads
+  std::optional<int> limit;                       // measure at most this many new variants
+  std::optional<double> time_budget_seconds;      // start no new variant after this long
+  bool retune = false;                            // measure again what is already measured
+  CountersPolicy counters = CountersPolicy::all;  // --counters (counters_policy.hpp)
+  int counters_top = kDefaultCountersTop;         // --counters-top K, for CountersPolicy::top
+  std::size_t table_rows = 10;                    // variants in the closing table, per shape
   // One per measurer of the session ("device 1"), named in the progress lines when there are
   // several; empty: "device 0", "device 1", ...
   std::vector<std::string> device_names;
@@ -54,6 +57,7 @@ struct TuningSummary {
   int recorded = 0;          // committed, whatever their status
   int failed = 0;            // of those, not ok
   int left_for_later = 0;    // missing variants beyond --limit
+  int counted_again = 0;     // of planned: measured again with counters (--counters top)
   bool interrupted = false;
   bool budget_reached = false;
 

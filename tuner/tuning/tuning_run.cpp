@@ -87,7 +87,61 @@ void TuningRun::record(const db::MeasurementRecord& record, const std::string& c
   std::string where = problem_ids_.size() > 1 ? problem_key : "";
   if (!device_name.empty()) where += (where.empty() ? "" : ", ") + device_name;
   if (!where.empty()) line += "  (" + where + ")";
+  DeviceTime& device = device_times_[device_name];
+  const VariantTime time = variant_time(record.method);
+  device.sum.timing_ms += time.timing_ms;
+  device.sum.counters_ms += time.counters_ms;
+  device.sum.load_ms += time.load_ms;
+  device.sum.profiler_wait_ms += time.profiler_wait_ms;
+  ++device.variants;
+  display_->set_detail(time_split_detail());
   display_->item_done(line);
+}
+
+std::string TuningRun::time_split_detail() const {
+  // The ETA comes from the elapsed time, so it counts the counters and every wait; this says how
+  // much of each device's measuring the counters are.
+  std::string detail;
+  for (const auto& [name, device] : device_times_) {
+    const double busy = device.sum.timing_ms + device.sum.counters_ms + device.sum.load_ms +
+                        device.sum.profiler_wait_ms;
+    if (busy <= 0) continue;
+    char text[128];
+    std::snprintf(text, sizeof(text), "%s%scounters %.0f%%", detail.empty() ? "" : ", ",
+                  name.empty() ? "" : (name + " ").c_str(), 100.0 * device.sum.counters_ms / busy);
+    detail += text;
+    if (device.sum.profiler_wait_ms > 0.01 * busy) {
+      std::snprintf(text, sizeof(text), " + waiting for the profiler %.0f%%",
+                    100.0 * device.sum.profiler_wait_ms / busy);
+      detail += text;
+    }
+  }
+  return detail;
+}
+
+void TuningRun::say_time_split(double seconds) const {
+  for (const auto& [name, device] : device_times_) {
+    if (device.variants == 0) continue;
+    const double timing = device.sum.timing_ms / 1000.0;
+    const double counters = device.sum.counters_ms / 1000.0;
+    const double load = device.sum.load_ms / 1000.0;
+    const double wait = device.sum.profiler_wait_ms / 1000.0;
+    const double other = std::max(0.0, seconds - timing - counters - load - wait);
+    std::printf(
+        "time split%s%s: check and timing %s, L2 counters %s (%.1f ms a variant), waiting for the "
+        "profiler %s, loading %s, other %s (compiling, worker start-up and round trips)\n",
+        name.empty() ? "" : " on ", name.c_str(), format_duration(timing).c_str(),
+        format_duration(counters).c_str(), device.sum.counters_ms / device.variants,
+        format_duration(wait).c_str(), format_duration(load).c_str(),
+        format_duration(other).c_str());
+  }
+  std::fflush(stdout);
+}
+
+void TuningRun::note_counter_policy(db::MeasurementRecord& record) const {
+  if (record.counter_status == db::CounterStatus::skipped_by_policy) {
+    record.counter_note = skipped_counters_note(settings_.counters, settings_.counters_top);
+  }
 }
 
 void TuningRun::finish_progress() {
@@ -101,9 +155,12 @@ void TuningRun::say_everything_measured() const {
 void TuningRun::say_closing() const {
   const double seconds = std::chrono::duration<double>(Clock::now() - start_).count();
   std::cout << "\nmeasured " << summary_.recorded << " of " << summary_.planned << " variants in "
-            << format_duration(seconds) << " (" << summary_.failed << " failed); results in "
-            << settings_.database.string() << "\n"
-            << std::flush;
+            << format_duration(seconds) << " (" << summary_.failed << " failed";
+  if (summary_.counted_again > 0) {
+    std::cout << ", " << summary_.counted_again << " of them again with counters";
+  }
+  std::cout << "); results in " << settings_.database.string() << "\n" << std::flush;
+  say_time_split(seconds);
   if (summary_.interrupted) {
     std::fprintf(stderr,
                  "swr-tune: interrupted: %d of %d variants measured; resume with the same "

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -73,6 +74,29 @@ class TuningRun {
   // Whether to start no further variant: after Ctrl-C, or once --time-budget is spent (the
   // summary says which).
   bool should_stop();
+  // Whether the run has stopped early (should_stop said so, or a variant was dropped).
+  bool stopped() const { return summary_.interrupted || summary_.budget_reached; }
+
+  // --counters top's second pass (counters_policy.hpp): per shape, the variants of its plan among
+  // the settings' counters_top fastest and their walk-order twins whose current row lacks
+  // counters, with their config rows; says how many it measures again. Counted in the progress.
+  template <class Problem, class Config>
+  std::vector<PendingVariant<Config>> counter_pass(
+      const std::vector<TuningShapeOf<Problem, Config>>& shapes);
+  // The measurements of a run by its counters policy: `pending` with counters (all) or without
+  // (top, none); then, for top, counter_pass's variants again with them, unless the run stopped.
+  // `measure(variants, collect_counters)` compiles and measures them.
+  template <class Problem, class Config, class Measure>
+  void measure_by_counters_policy(const std::vector<TuningShapeOf<Problem, Config>>& shapes,
+                                  std::vector<PendingVariant<Config>>& pending,
+                                  const Measure& measure) {
+    if (!pending.empty()) measure(pending, settings_.counters == CountersPolicy::all);
+    if (settings_.counters != CountersPolicy::top || stopped()) return;
+    std::vector<PendingVariant<Config>> counted = counter_pass(shapes);
+    if (!counted.empty()) measure(counted, true);
+  }
+  // A record skipped by the counters policy gets the policy's note.
+  void note_counter_policy(db::MeasurementRecord& record) const;
   // A line of its own between the progress lines; notice() puts it on stderr.
   void say(const std::string& line);
   void notice(const std::string& line);
@@ -89,6 +113,11 @@ class TuningRun {
   void finish_progress();
 
   void say_everything_measured() const;
+  // Per device: where its measuring time went (check and timing, L2 counters, loading) and the
+  // rest of the run's `seconds` (compiling, worker start-up and round trips, waiting).
+  void say_time_split(double seconds) const;
+  // "device 0 counters 35%, device 1 counters 38%": the progress line's detail.
+  std::string time_split_detail() const;
   // What was measured in how long and where it is; on stderr, why the run stopped early and that
   // the same command goes on from there.
   void say_closing() const;
@@ -108,6 +137,12 @@ class TuningRun {
   ProgressDisplay* display_ = nullptr;  // own_display_, or the run's shared one
   std::size_t key_width_ = 0;
   bool said_counters_unavailable_ = false;
+  // Per device (its name; "" on a one-device run): where its measuring time went.
+  struct DeviceTime {
+    VariantTime sum;
+    int variants = 0;
+  };
+  std::map<std::string, DeviceTime> device_times_;
 };
 
 // The first line of an error message (a compiler log, a driver error).
@@ -171,6 +206,36 @@ void TuningRun::create_rows(const std::vector<TuningShapeOf<Problem, Config>>& s
   for (PendingVariant<Config>& variant : pending) {
     variant.config_id = database_.upsert_config(variant.config);
   }
+}
+
+template <class Problem, class Config>
+std::vector<PendingVariant<Config>> TuningRun::counter_pass(
+    const std::vector<TuningShapeOf<Problem, Config>>& shapes) {
+  std::vector<PendingVariant<Config>> pending;
+  if (!gpu_id_) return pending;
+  for (std::size_t shape = 0; shape < shapes.size(); ++shape) {
+    if (!problem_ids_.at(shape)) continue;
+    const std::vector<std::string> keys = configs_needing_counters(
+        database_.measurements_for(*gpu_id_, *problem_ids_[shape]), settings_.counters_top);
+    for (const std::string& key : keys) {
+      for (const Config& config : shapes[shape].configs) {
+        if (config.key() != key) continue;
+        pending.push_back({shape, config, database_.upsert_config(config)});
+        break;
+      }
+    }
+  }
+  if (pending.empty()) return pending;
+  summary_.planned += static_cast<int>(pending.size());
+  summary_.counted_again += static_cast<int>(pending.size());
+  for (const PendingVariant<Config>& variant : pending) {
+    key_width_ = std::max(key_width_, variant.config.key().size());
+  }
+  if (display_) display_->add_to_total(static_cast<int>(pending.size()));
+  say("--counters top: " + std::to_string(pending.size()) +
+      " variants measured again with L2 counters (the " + std::to_string(settings_.counters_top) +
+      " fastest of each shape and their walk-order twins)");
+  return pending;
 }
 
 template <class Config>

@@ -70,14 +70,30 @@ int TuningSession::find_missing() {
 TuningSummary TuningSession::run(ProgressDisplay* progress) {
   find_missing();
   TuningRun& run = *run_;
-  if (pending_.empty()) {
+  const bool top_pass = plan_.counters == CountersPolicy::top;
+  if (pending_.empty() && !top_pass) {
     print_results(run, plan_);
     run.say_everything_measured();
     return summary_;
   }
-
   const NvrtcCompiler compiler;
   run.create_rows(plan_.shapes, pending_, compiler.version());
+  run.start_progress(pending_, progress);
+  run.measure_by_counters_policy(
+      plan_.shapes, pending_,
+      [&](std::vector<PendingVariant<AttentionConfig>>& variants, bool collect_counters) {
+        measure_pending(compiler, variants, collect_counters);
+      });
+  run.finish_progress();
+  print_results(run, plan_);
+  run.say_closing();
+  return summary_;
+}
+
+void TuningSession::measure_pending(const NvrtcCompiler& compiler,
+                                    std::vector<PendingVariant<AttentionConfig>>& pending,
+                                    bool collect_counters) {
+  TuningRun& run = *run_;
   // The best median of each shape so far (the database's, then this run's): a variant far slower
   // than it gets one timed run (kSlowVariantFactor).
   std::vector<std::optional<double>> best_ms(plan_.shapes.size());
@@ -88,19 +104,18 @@ TuningSummary TuningSession::run(ProgressDisplay* progress) {
   }
   std::map<std::string, std::size_t> pending_by_id;
   std::vector<CompileJob> jobs;
-  for (std::size_t i = 0; i < pending_.size(); ++i) {
-    const AttentionProblem& problem = plan_.shapes[pending_[i].shape].problem;
-    pending_by_id[variant_id(problem, pending_[i].config)] = i;
-    jobs.push_back(CompileJob{problem, pending_[i].config, plan_.gpu.arch});
+  for (std::size_t i = 0; i < pending.size(); ++i) {
+    const AttentionProblem& problem = plan_.shapes[pending[i].shape].problem;
+    pending_by_id[variant_id(problem, pending[i].config)] = i;
+    jobs.push_back(CompileJob{problem, pending[i].config, plan_.gpu.arch});
   }
 
   const CubinCache cache(plan_.cubin_cache);
   const std::uint64_t seed = fresh_random_seed();  // fresh inputs for every tuning run
   const std::vector<std::string> device_names = measurer_names(plan_, measurers_.size());
-  run.start_progress(pending_, progress);
   // Each variant goes to the devices as soon as it is compiled, while the others go on compiling;
   // compiled[i] is written before item i is pushed and read only after it is taken.
-  std::vector<CompileResult> compiled(pending_.size());
+  std::vector<CompileResult> compiled(pending.size());
   // How a variant came to be measured (--model-top), in its record's method.
   const auto add_selection = [&](db::MeasurementRecord& record, const CompileResult& result) {
     const auto selection = plan_.selection.find(variant_id(result.job.problem, result.job.config));
@@ -108,27 +123,44 @@ TuningSummary TuningSession::run(ProgressDisplay* progress) {
   };
   std::unique_ptr<DevicePool> pool;
   DevicePool::Work work;
-  work.measure = [&](std::size_t device, std::size_t item) {
+  const auto job_of = [&](std::size_t item) {
     const CompileResult& result = compiled[item];
     std::optional<double> stop_timing_above_ms;
     pool->locked([&] {
-      if (const auto best = best_ms[pending_[item].shape]) {
+      if (const auto best = best_ms[pending[item].shape]) {
         stop_timing_above_ms = *best * kSlowVariantFactor;
       }
     });
-    const VariantJob job{result.job.problem,  result.job.config,
-                         result.kernel.cubin, result.source.dynamic_shared_bytes,
-                         plan_.gpu,           seed,
-                         stop_timing_above_ms};
-    return measurers_[device]->measure(job);
+    return VariantJob{result.job.problem,
+                      result.job.config,
+                      result.kernel.cubin,
+                      result.source.dynamic_shared_bytes,
+                      plan_.gpu,
+                      seed,
+                      stop_timing_above_ms,
+                      collect_counters};
   };
+  work.measure = [&](std::size_t device, std::size_t item) {
+    return measurers_[device]->measure(job_of(item));
+  };
+  // Counters in batches: one profiling session for many variants (variant_batches.hpp).
+  const std::size_t batch_size = counter_batch_size(measurers_, collect_counters);
+  if (batch_size > 1) {
+    work.batch_size = batch_size;
+    work.measure_batch = [&](std::size_t device, const std::vector<std::size_t>& items) {
+      std::vector<VariantJob> jobs;
+      for (std::size_t item : items) jobs.push_back(job_of(item));
+      return measurers_[device]->measure_batch(jobs);
+    };
+  }
   work.record = [&](std::size_t device, std::size_t item, const VariantOutcome& outcome) {
     if (!run.accept(outcome)) return false;
     const CompileResult& result = compiled[item];
-    const PendingVariant<AttentionConfig>& variant = pending_[item];
+    const PendingVariant<AttentionConfig>& variant = pending[item];
     db::MeasurementRecord record = measured_variant_record(
         run.record_context(variant), result.job.problem, plan_.gpu, result, outcome);
     add_selection(record, result);
+    run.note_counter_policy(record);
     run.record(record, result.job.config.key(), result.job.problem.key(),
                measured_outcome_text(record), measurers_.size() > 1 ? device_names[device] : "");
     std::optional<double>& best = best_ms[variant.shape];
@@ -151,7 +183,7 @@ TuningSummary TuningSession::run(ProgressDisplay* progress) {
         stop = run.should_stop();
         if (!stop) {
           db::MeasurementRecord record =
-              compile_failure_record(run.record_context(pending_[item]), result);
+              compile_failure_record(run.record_context(pending[item]), result);
           add_selection(record, result);
           run.record(record, result.job.config.key(), result.job.problem.key(),
                      measured_outcome_text(record));
@@ -171,10 +203,6 @@ TuningSummary TuningSession::run(ProgressDisplay* progress) {
   }
   pool->finish();  // the devices measure what was pushed (unless the run stops)
   pool.reset();
-  run.finish_progress();
-  print_results(run, plan_);
-  run.say_closing();
-  return summary_;
 }
 
 }  // namespace swr

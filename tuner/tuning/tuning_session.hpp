@@ -18,6 +18,7 @@
 namespace swr {
 
 class ProgressDisplay;
+class NvrtcCompiler;
 class TuningRun;
 template <class Config>
 struct PendingVariant;
@@ -44,6 +45,12 @@ class TuningSession {
   TuningSummary run(ProgressDisplay* progress = nullptr);
 
  private:
+  // Compiles `pending` and measures it on the devices, each committed on its own; the L2 counters
+  // only with `collect_counters`.
+  void measure_pending(const NvrtcCompiler& compiler,
+                       std::vector<PendingVariant<AttentionConfig>>& pending,
+                       bool collect_counters);
+
   TuningPlan plan_;
   std::vector<VariantMeasurer*> measurers_;
   const InterruptFlag& interrupt_;

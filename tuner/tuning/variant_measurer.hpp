@@ -3,6 +3,7 @@
 // fake, so that the session's bookkeeping (resume, limits, interruption) is tested without a GPU.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -43,6 +44,8 @@ struct VariantJobOf {
   // A variant whose first timed run is slower than this cannot be the best: it gets no more timed
   // runs (its counters are still taken). Unset: the full run count.
   std::optional<double> stop_timing_above_ms;
+  // False: timing only, no L2 counters (the counters policy, counters_policy.hpp).
+  bool collect_counters = true;
 };
 using VariantJob = VariantJobOf<AttentionProblem, AttentionConfig>;
 using BackwardVariantJob = VariantJobOf<AttentionBackwardProblem, AttentionBackwardConfig>;
@@ -57,6 +60,10 @@ struct VariantOutcome {
   L2Counters counters;                   // empty when profiling is unavailable
   // "profiling unavailable: <reason>" when the counters are missing for that reason.
   std::string counters_unavailable;
+  // The job asked for none (collect_counters false).
+  bool counters_skipped = false;
+  // Why the profiler gave nothing for this variant while it was available.
+  std::string counters_failed;
   std::optional<int> registers;
   std::optional<int> blocks_per_sm;
   nlohmann::json method = nlohmann::json::object();  // how it was checked, timed and counted
@@ -72,8 +79,27 @@ class VariantMeasurerOf {
   // Never throws for a fault of the variant itself (that is an outcome); throws when measuring is
   // impossible altogether (e.g. the device cannot be opened).
   virtual VariantOutcome measure(const Job& job) = 0;
+  // Several variants at once, so that their L2 counters are collected in one profiling session
+  // (variant_batches.hpp); outcomes in the order given. By default one measure() each.
+  virtual std::vector<VariantOutcome> measure_batch(const std::vector<Job>& jobs) {
+    std::vector<VariantOutcome> outcomes;
+    for (const Job& job : jobs) outcomes.push_back(measure(job));
+    return outcomes;
+  }
+  // The most variants measure_batch gains from at once (1: no batching).
+  virtual std::size_t batch_size() const { return 1; }
 };
 using VariantMeasurer = VariantMeasurerOf<AttentionProblem, AttentionConfig>;
+
+// How many variants a device of the session takes at once: the measurers' common batch size when
+// counters are collected (batching is for them), else 1.
+template <class Measurer>
+std::size_t counter_batch_size(const std::vector<Measurer*>& measurers, bool collect_counters) {
+  if (!collect_counters || measurers.empty()) return 1;
+  std::size_t size = measurers.front()->batch_size();
+  for (const Measurer* measurer : measurers) size = std::min(size, measurer->batch_size());
+  return std::max<std::size_t>(size, 1);
+}
 using BackwardVariantMeasurer =
     VariantMeasurerOf<AttentionBackwardProblem, AttentionBackwardConfig>;
 
@@ -87,6 +113,8 @@ struct GemmVariantJob {
   GpuProfile gpu;  // the device it runs on (SM count sizes the persistent grid)
   // Seed of the random inputs: one per tuning run, so every variant of a run sees the same inputs.
   std::uint64_t seed = 0;
+  // False: timing only, no L2 counters (the counters policy, counters_policy.hpp).
+  bool collect_counters = true;
 };
 
 class GemmVariantMeasurer {

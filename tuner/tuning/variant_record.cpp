@@ -61,6 +61,7 @@ db::MeasurementRecord measured_variant_record(const VariantRecordContext& contex
   }
   record.dram_read_bytes = counters.dram_bytes_read;
   record.dram_write_bytes = counters.dram_bytes_written;
+  set_counter_status(record, outcome);
 
   const DerivedFigures figures = derive_figures(work, gpu, record.median_ms, counters);
   record.tflops = figures.tflops;
@@ -81,6 +82,46 @@ db::MeasurementRecord measured_variant_record(const VariantRecordContext& contex
   record.toolkit_version = context.toolkit_version;
   record.driver_version = context.driver_version;
   return record;
+}
+
+VariantTime variant_time(const nlohmann::json& method) {
+  VariantTime time;
+  const auto host_ms = method.find("host_ms");
+  if (!method.is_object() || host_ms == method.end() || !host_ms->is_object()) return time;
+  const auto number = [&](const char* name) {
+    const auto found = host_ms->find(name);
+    return found != host_ms->end() && found->is_number() ? found->get<double>() : 0.0;
+  };
+  time.counters_ms = number("counters");
+  time.load_ms = number("load");
+  time.profiler_wait_ms = number("profiler_wait");
+  // Counted in the variant's own session, its counters are part of check_time_count; counted with
+  // a batch (counter_batch), they came after it.
+  const double check = number("check_time_count");
+  time.timing_ms = method.contains("counter_batch")
+                       ? check
+                       : std::max(0.0, check - time.counters_ms - time.profiler_wait_ms);
+  return time;
+}
+
+void set_counter_status(db::MeasurementRecord& record, const VariantOutcome& outcome) {
+  using db::CounterStatus;
+  record.counter_note.clear();
+  if (db::derived_counter_status(record) == CounterStatus::collected) {
+    record.counter_status = CounterStatus::collected;
+  } else if (record.status != db::MeasurementStatus::ok) {
+    record.counter_status = CounterStatus::not_reached;
+  } else if (outcome.counters_skipped) {
+    record.counter_status = CounterStatus::skipped_by_policy;
+  } else if (!outcome.counters_unavailable.empty()) {
+    record.counter_status = CounterStatus::unavailable;
+    record.counter_note = outcome.counters_unavailable;
+  } else {
+    record.counter_status = CounterStatus::failed;
+    record.counter_note = outcome.counters_failed.empty()
+                              ? "the profiler returned no counter for this variant"
+                              : outcome.counters_failed;
+  }
 }
 
 db::MeasurementRecord compile_failure_record(const VariantRecordContext& context,

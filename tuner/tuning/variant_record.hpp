@@ -67,6 +67,22 @@ struct VariantRecordContext {
   std::string driver_version;
 };
 
+// Where a measured variant's host time went, from its method's host_ms: the check and the timed
+// runs, its L2 counters (its share of a batch's profiling sessions, or its own session), the wait
+// for the host's profiler before them, loading.
+struct VariantTime {
+  double timing_ms = 0;
+  double counters_ms = 0;
+  double load_ms = 0;
+  double profiler_wait_ms = 0;  // waiting for the host's profiler (another GPU's counters)
+};
+VariantTime variant_time(const nlohmann::json& method);
+
+// Whether the record has counters and why not (db::CounterStatus), from its figures and the
+// outcome: collected, not_reached (the variant failed first), skipped_by_policy, unavailable (the
+// profiler's reason as its note) or failed (why, as its note).
+void set_counter_status(db::MeasurementRecord& record, const VariantOutcome& outcome);
+
 // A measured variant. An outcome that claims ok without a timed run is recorded as a launch error.
 db::MeasurementRecord measured_variant_record(const VariantRecordContext& context,
                                               const ProblemWork& work, const GpuProfile& gpu,

@@ -144,9 +144,7 @@ VariantOutcome WorkerClient::measure(const VariantJob& job) {
                          variant_timeout_seconds(job.problem, job.gpu, timeouts_));
 }
 
-VariantOutcome WorkerClient::measure_message(const nlohmann::json& message, double timeout) {
-  const auto sent = std::chrono::steady_clock::now();
-  const std::string request = message.dump();
+void WorkerClient::send_request(const std::string& request) {
   // A worker found dead before it took the request (it ended between variants) is replaced once.
   for (int attempt = 0;; ++attempt) {
     if (!worker_) start_worker();
@@ -156,6 +154,110 @@ VariantOutcome WorkerClient::measure_message(const nlohmann::json& message, doub
       throw std::runtime_error("the measurement worker does not take requests: " + ending);
     }
   }
+}
+
+std::vector<VariantOutcome> WorkerClient::measure_batch(const std::vector<VariantJob>& jobs) {
+  if (jobs.size() == 1) return {measure(jobs.front())};
+  return measure_isolating_faults(
+      jobs.size(), [&](const std::vector<std::size_t>& positions, bool one_session_each) {
+        return request_batch(jobs, positions, one_session_each);
+      });
+}
+
+BatchAttempt WorkerClient::request_batch(const std::vector<VariantJob>& jobs,
+                                         const std::vector<std::size_t>& positions,
+                                         bool one_session_each) {
+  const auto sent = std::chrono::steady_clock::now();
+  std::vector<VariantJob> asked;
+  double timeout = 0;
+  for (std::size_t position : positions) {
+    asked.push_back(jobs.at(position));
+    timeout += variant_timeout_seconds(asked.back().problem, asked.back().gpu, timeouts_);
+  }
+  send_request(measure_batch_request(asked, one_session_each).dump());
+
+  BatchAttempt attempt;
+  std::optional<std::size_t> started;  // the variant the worker said it began last
+  bool counting = false;               // it said it counts the batch
+  const auto abandon = [this] { return interrupt_ != nullptr && interrupt_->drop_requested(); };
+  const Clock::time_point deadline = Clock::now() + seconds(timeout);
+  const auto died = [&](db::MeasurementStatus status, const std::string& error) {
+    attempt.death = failed(status, error);
+    if (!counting) attempt.culprit = started;
+    return attempt;
+  };
+  while (true) {
+    const ChildProcess::ReadResult read = worker_->read_line(deadline, abandon);
+    switch (read.status) {
+      case ChildProcess::ReadStatus::line: {
+        nlohmann::json message;
+        std::vector<WorkerReply> replies;
+        try {
+          message = nlohmann::json::parse(read.line);
+          if (message_type(message) == "started") {
+            started = message.at("index").get<std::size_t>();
+            counting = false;
+            continue;
+          }
+          if (message_type(message) == "counting") {
+            counting = true;
+            continue;
+          }
+          replies = replies_from_batch_result(message);
+        } catch (const std::exception& error) {
+          const std::string ending = end_worker_and_describe(true);
+          return died(db::MeasurementStatus::fault,
+                      std::string("unreadable reply from the measurement worker (") + error.what() +
+                          "); " + ending);
+        }
+        const double round_trip_ms = host_ms_since(sent);
+        for (WorkerReply& reply : replies) {
+          if (reply.outcome.method.is_object()) {
+            reply.outcome.method["host_ms"]["round_trip_batch"] = round_trip_ms;
+          }
+        }
+        if (!replies.empty() && replies.back().context_lost) {
+          // The worker exits by itself; the variants before it are measured again without it.
+          end_worker_and_describe(false);
+          attempt.culprit = replies.size() - 1;
+          attempt.death = std::move(replies.back().outcome);
+          return attempt;
+        }
+        if (replies.size() != positions.size()) {
+          const std::string ending = end_worker_and_describe(true);
+          return died(db::MeasurementStatus::fault,
+                      "the measurement worker answered " + std::to_string(replies.size()) + " of " +
+                          std::to_string(positions.size()) + " variants; " + ending);
+        }
+        for (WorkerReply& reply : replies) attempt.outcomes.push_back(std::move(reply.outcome));
+        attempt.complete = true;
+        return attempt;
+      }
+      case ChildProcess::ReadStatus::end_of_file:
+        return died(db::MeasurementStatus::fault,
+                    std::string("the measurement worker died while ") +
+                        (counting ? "counting a batch" : "measuring") + ": " +
+                        end_worker_and_describe(false));
+      case ChildProcess::ReadStatus::timed_out: {
+        char limit[32];
+        std::snprintf(limit, sizeof(limit), "%.0f", timeout);
+        return died(db::MeasurementStatus::timeout, std::string("no result of the batch within ") +
+                                                        limit + " s; " +
+                                                        end_worker_and_describe(true));
+      }
+      case ChildProcess::ReadStatus::abandoned: {
+        end_worker_and_describe(true);
+        attempt.death = failed(db::MeasurementStatus::timeout, "dropped on request");
+        attempt.death.dropped = true;
+        return attempt;
+      }
+    }
+  }
+}
+
+VariantOutcome WorkerClient::measure_message(const nlohmann::json& message, double timeout) {
+  const auto sent = std::chrono::steady_clock::now();
+  send_request(message.dump());
 
   const auto abandon = [this] { return interrupt_ != nullptr && interrupt_->drop_requested(); };
   const ChildProcess::ReadResult read =

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tuner/tuning/interrupt_flag.hpp"
+#include "tuner/tuning/variant_batches.hpp"
 #include "tuner/tuning/variant_measurer.hpp"
 
 namespace swr {
@@ -59,6 +60,11 @@ class WorkerClient : public VariantMeasurer {
 
   // Throws std::runtime_error when a worker cannot be started (no device, no driver, ...).
   VariantOutcome measure(const VariantJob& job) override;
+  // The batch in the worker (one profiling session for its counters), a variant that kills the
+  // worker measured alone by the rule of variant_batches.hpp. Its time limit is the sum of the
+  // variants'.
+  std::vector<VariantOutcome> measure_batch(const std::vector<VariantJob>& jobs) override;
+  std::size_t batch_size() const override { return kVariantsPerCounterBatch; }
   // The same for any family's request (e.g. gemm_measure_request), with its own time limit.
   VariantOutcome measure_message(const nlohmann::json& request, double timeout_seconds);
 
@@ -71,6 +77,11 @@ class WorkerClient : public VariantMeasurer {
 
  private:
   void start_worker();
+  // One worker request over `positions` of `jobs` (BatchRequest).
+  BatchAttempt request_batch(const std::vector<VariantJob>& jobs,
+                             const std::vector<std::size_t>& positions, bool one_session_each);
+  // Writes `request` to the worker, starting one (again) when needed.
+  void send_request(const std::string& request);
   // Reaps a worker that ended (or is killed) and describes it with its last stderr lines.
   std::string end_worker_and_describe(bool kill_now);
 

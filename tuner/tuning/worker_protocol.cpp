@@ -164,6 +164,8 @@ nlohmann::json result_message(const WorkerReply& reply) {
       {"non_finite", outcome.non_finite},
       {"counters", counters_to_json(outcome.counters)},
       {"counters_unavailable", outcome.counters_unavailable},
+      {"counters_skipped", outcome.counters_skipped},
+      {"counters_failed", outcome.counters_failed},
       {"registers", optional_number(outcome.registers)},
       {"blocks_per_sm", optional_number(outcome.blocks_per_sm)},
       {"method", outcome.method},
@@ -187,11 +189,49 @@ WorkerReply reply_from_result_message(const nlohmann::json& message) {
   outcome.non_finite = message.value("non_finite", std::int64_t{0});
   if (message.contains("counters")) outcome.counters = counters_from_json(message.at("counters"));
   outcome.counters_unavailable = message.value("counters_unavailable", std::string());
+  outcome.counters_skipped = message.value("counters_skipped", false);
+  outcome.counters_failed = message.value("counters_failed", std::string());
   outcome.registers = read_optional<int>(message, "registers");
   outcome.blocks_per_sm = read_optional<int>(message, "blocks_per_sm");
   outcome.method = message.value("method", nlohmann::json::object());
   reply.context_lost = message.value("context_lost", false);
   return reply;
+}
+
+nlohmann::json measure_batch_request(const std::vector<VariantJob>& jobs, bool one_session_each) {
+  nlohmann::json requests = nlohmann::json::array();
+  for (const VariantJob& job : jobs) requests.push_back(measure_request(job));
+  return {{"type", "measure_batch"},
+          {"session_size", one_session_each ? 1 : 0},
+          {"requests", std::move(requests)}};
+}
+
+std::vector<VariantJob> jobs_from_measure_batch_request(const nlohmann::json& request) {
+  if (message_type(request) != "measure_batch") {
+    throw std::invalid_argument("not a measure_batch request: " + request.dump().substr(0, 200));
+  }
+  std::vector<VariantJob> jobs;
+  for (const nlohmann::json& one : request.at("requests")) {
+    jobs.push_back(job_from_measure_request(one));
+  }
+  return jobs;
+}
+
+nlohmann::json batch_result_message(const std::vector<WorkerReply>& replies) {
+  nlohmann::json results = nlohmann::json::array();
+  for (const WorkerReply& reply : replies) results.push_back(result_message(reply));
+  return {{"type", "batch_result"}, {"results", std::move(results)}};
+}
+
+std::vector<WorkerReply> replies_from_batch_result(const nlohmann::json& message) {
+  if (message_type(message) != "batch_result") {
+    throw std::invalid_argument("expected a batch result, got: " + message.dump().substr(0, 200));
+  }
+  std::vector<WorkerReply> replies;
+  for (const nlohmann::json& one : message.at("results")) {
+    replies.push_back(reply_from_result_message(one));
+  }
+  return replies;
 }
 
 nlohmann::json ready_message(const std::string& device_name) {

@@ -4,6 +4,11 @@
 //   tuner -> worker, per variant:   {"type":"measure", problem, config, cubin (base64), ...}
 //                                   (a GEMM request adds "family": "gemm")
 //   worker -> tuner, per variant:   {"type":"result", status, times, counters, ..., context_lost}
+//   tuner -> worker, per batch:     {"type":"measure_batch", "session_size": 0|1,
+//                                    "requests": [measure requests]} (the attention forward)
+//   worker -> tuner, per batch:     {"type":"started","index":i} before each variant,
+//                                   {"type":"counting"} before the batch's counters, then
+//                                   {"type":"batch_result","results":[result messages]}
 //   tuner -> worker, at the end:    {"type":"quit"} (or its stdin closes)
 // A worker whose CUDA context died (illegal address, trap) says context_lost and exits.
 #pragma once
@@ -36,6 +41,7 @@ void add_kernel_fields(nlohmann::json& request, const Job& job) {
   request["dynamic_shared_bytes"] = job.dynamic_shared_bytes;
   request["gpu"] = measured_gpu_to_json(job.gpu);
   request["seed"] = job.seed;
+  request["counters"] = job.collect_counters;
 }
 template <class Job>
 void read_kernel_fields(const nlohmann::json& request, Job& job) {
@@ -43,6 +49,7 @@ void read_kernel_fields(const nlohmann::json& request, Job& job) {
   job.dynamic_shared_bytes = request.at("dynamic_shared_bytes").get<int>();
   job.gpu = measured_gpu_from_json(request.at("gpu"));
   job.seed = request.at("seed").get<std::uint64_t>();
+  job.collect_counters = request.value("counters", true);
 }
 
 nlohmann::json measure_request(const VariantJob& job);
@@ -57,6 +64,13 @@ struct WorkerReply {
 };
 nlohmann::json result_message(const WorkerReply& reply);
 WorkerReply reply_from_result_message(const nlohmann::json& message);
+
+// A batch of attention variants (variant_batches.hpp); `one_session_each`: each counted right
+// after its timing in its own profiling session.
+nlohmann::json measure_batch_request(const std::vector<VariantJob>& jobs, bool one_session_each);
+std::vector<VariantJob> jobs_from_measure_batch_request(const nlohmann::json& request);
+nlohmann::json batch_result_message(const std::vector<WorkerReply>& replies);
+std::vector<WorkerReply> replies_from_batch_result(const nlohmann::json& message);
 
 nlohmann::json ready_message(const std::string& device_name);
 nlohmann::json startup_error_message(const std::string& error);
