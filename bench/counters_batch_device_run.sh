@@ -41,10 +41,10 @@ timed() {  # timed LABEL COMMAND...: runs it, logs it, appends "LABEL seconds ex
 
 rm -f "$out"/*.db "$out"/*.db-wal "$out"/*.db-shm
 timed compile_space "$swr" compile "${space[@]}"
-timed space_batched "$swr" tune "${space[@]}" --db "$out/space_batched.db"
+timed space_batched env SWR_COUNTER_BATCH=32 "$swr" tune "${space[@]}" --db "$out/space_batched.db"
 timed space_per_variant env SWR_COUNTERS_PER_VARIANT=1 "$swr" tune "${space[@]}" \
   --db "$out/space_per_variant.db"
-timed big_batched "$swr" tune "${big[@]}" --db "$out/big_batched.db"
+timed big_batched env SWR_COUNTER_BATCH=32 "$swr" tune "${big[@]}" --db "$out/big_batched.db"
 timed big_per_variant env SWR_COUNTERS_PER_VARIANT=1 "$swr" tune "${big[@]}" \
   --db "$out/big_per_variant.db"
 if [[ -x build/tests/gpu/l2_counters_gpu_test ]]; then

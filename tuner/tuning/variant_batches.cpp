@@ -1,6 +1,10 @@
 #include "tuner/tuning/variant_batches.hpp"
 
+#include <cstdlib>
 #include <numeric>
+#include <string>
+
+#include "swr/usage_error.hpp"
 
 namespace swr {
 
@@ -37,6 +41,18 @@ std::vector<VariantOutcome> measure_isolating_faults(std::size_t count,
     one_session_each = true;
   }
   return outcomes;
+}
+
+std::size_t counter_batch_from_environment() {
+  const char* text = std::getenv("SWR_COUNTER_BATCH");
+  if (text == nullptr || *text == '\0') return 1;
+  char* end = nullptr;
+  const long value = std::strtol(text, &end, 10);
+  if (*end != '\0' || value < 1 || value > static_cast<long>(kVariantsPerCounterBatch)) {
+    throw UsageError("SWR_COUNTER_BATCH='" + std::string(text) + "': allowed 1 to " +
+                     std::to_string(kVariantsPerCounterBatch));
+  }
+  return static_cast<std::size_t>(value);
 }
 
 }  // namespace swr

@@ -64,7 +64,7 @@ class WorkerClient : public VariantMeasurer {
   // worker measured alone by the rule of variant_batches.hpp. Its time limit is the sum of the
   // variants'.
   std::vector<VariantOutcome> measure_batch(const std::vector<VariantJob>& jobs) override;
-  std::size_t batch_size() const override { return kVariantsPerCounterBatch; }
+  std::size_t batch_size() const override { return batch_size_; }
   // The same for any family's request (e.g. gemm_measure_request), with its own time limit.
   VariantOutcome measure_message(const nlohmann::json& request, double timeout_seconds);
 
@@ -89,6 +89,7 @@ class WorkerClient : public VariantMeasurer {
   std::map<std::string, std::string> environment_;
   WorkerTimeouts timeouts_;
   const InterruptFlag* interrupt_;
+  std::size_t batch_size_ = counter_batch_from_environment();
   std::unique_ptr<ChildProcess> worker_;
   int workers_started_ = 0;
   std::string device_name_;
