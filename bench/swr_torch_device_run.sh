@@ -58,7 +58,7 @@ source "$here/device_steps.sh"
 } > "$W/env.txt" 2>&1
 
 DB=$W/catalog.db
-cp "$here/bench/results/gemm-sweep-h200/gemm.db" "$DB"
+xz -dc "$here/bench/results/gemm-sweep-h200/gemm.db.xz" > "$DB"
 CONFIGS=()
 for key in m128n64w4s2-cyclic-grid-head_major m128n64w4s2-cyclic-dynamic-head_major \
   m128n64w8s2-cyclic-dynamic-head_major wgmma-m128n128s2-ov-pp-cyclic-dynamic-head_major \

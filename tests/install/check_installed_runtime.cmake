@@ -1,5 +1,6 @@
 # cmake -DBUILD_DIR=... -DSOURCE_DIR=... -DWORK_DIR=... -DGENERATOR=... -DCXX_COMPILER=...
-#       -DC_COMPILER=... -DPKG_CONFIG=... -DREADELF=... -DNM=... -P check_installed_runtime.cmake
+#       -DC_COMPILER=... -DPKG_CONFIG=... -DREADELF=... -DNM=... -DGEMM_DB=... (a results database
+#       with the H200 GEMM sweep) -P check_installed_runtime.cmake
 #
 # Installs the build into WORK_DIR/prefix and checks it the way an outside project uses it. Any
 # failed check stops with FATAL_ERROR naming it. Needs no GPU: the examples are run with every
@@ -85,7 +86,7 @@ message(STATUS "libswr_runtime.so exports ${public_count} symbols")
 
 # examples/ as an outside project, against the shared and the static runtime.
 set(database "${WORK_DIR}/gemm.db")
-file(COPY_FILE "${SOURCE_DIR}/bench/results/gemm-sweep-h200/gemm.db" "${database}")
+file(COPY_FILE "${GEMM_DB}" "${database}")
 set(ENV{CUDA_VISIBLE_DEVICES} "")
 foreach(form shared static)
   set(build "${WORK_DIR}/examples-${form}")

@@ -22,7 +22,9 @@ if not os.environ.get("SWR_TEST_INSTALLED"):
 import swr  # noqa: E402
 from swr import _native  # noqa: E402
 
-SOURCE_DATABASE = REPOSITORY / "bench" / "results" / "gemm-sweep-h200" / "gemm.db"
+# bench/results/gemm-sweep-h200/gemm.db.xz as the build tree decompressed it (tests/CMakeLists.txt).
+SOURCE_DATABASE = Path(os.environ.get("SWR_TEST_GEMM_DB",
+                                      REPOSITORY / "build" / "test-data" / "gemm.db"))
 
 
 def best_in_sqlite(path, problem_key):

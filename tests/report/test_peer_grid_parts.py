@@ -27,7 +27,9 @@ import swr_runtime  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fake_torch  # noqa: E402
 
-GEMM_DATABASE = os.path.join(REPOSITORY, "bench", "results", "gemm-sweep-h200", "gemm.db")
+# bench/results/gemm-sweep-h200/gemm.db.xz as the build tree decompressed it (tests/CMakeLists.txt).
+GEMM_DATABASE = os.environ.get("SWR_TEST_GEMM_DB",
+                               os.path.join(REPOSITORY, "build", "test-data", "gemm.db"))
 TUNED = {  # what FakeCatalog answers from: two attention shapes and one GEMM
     "b8_h1_sq16384_skv16384_d64_f16_noncausal": (
         "m128n64w4s2-cyclic-grid-head_major",
