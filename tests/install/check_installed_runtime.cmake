@@ -117,6 +117,34 @@ foreach(form shared static)
   message(STATUS "swr_gemm_example linked against the ${form} runtime: ${size} bytes")
 endforeach()
 
+# README's C++ snippet, verbatim, as a project of its own that sets no C++ standard: the exported
+# swr::runtime must carry the one its headers need. The ```cmake block that calls find_package(swr)
+# is the project's CMakeLists.txt (after the two lines every project starts with), the ```cpp
+# block that includes swr/tuned_catalog.hpp its main.cpp; it looks up a GEMM in the database.
+file(READ "${SOURCE_DIR}/README.md" readme)
+string(REGEX MATCH "```cmake\n([^`]*find_package\\(swr CONFIG REQUIRED\\)[^`]*)```" cmake_block
+  "${readme}")
+set(snippet_cmake "${CMAKE_MATCH_1}")
+string(REGEX MATCH "```cpp\n([^`]*#include <swr/tuned_catalog.hpp>[^`]*)```" cpp_block "${readme}")
+set(snippet_cpp "${CMAKE_MATCH_1}")
+if(snippet_cmake STREQUAL "" OR snippet_cpp STREQUAL "")
+  message(FATAL_ERROR "README.md lacks the C++ snippet (a ```cmake block with "
+                      "find_package(swr CONFIG REQUIRED), a ```cpp block with swr/tuned_catalog.hpp)")
+endif()
+if(snippet_cmake MATCHES "CXX_STANDARD|cxx_std_")
+  message(FATAL_ERROR "README's snippet sets a C++ standard itself:\n${snippet_cmake}")
+endif()
+set(consumer_source "${WORK_DIR}/readme-consumer")
+file(WRITE "${consumer_source}/CMakeLists.txt"
+  "cmake_minimum_required(VERSION 3.25)\nproject(app LANGUAGES CXX)\n${snippet_cmake}")
+file(WRITE "${consumer_source}/main.cpp" "${snippet_cpp}")
+run_checked("configure README's consumer" ${CMAKE_COMMAND} -S "${consumer_source}"
+  -B "${WORK_DIR}/readme-consumer-build" -G "${GENERATOR}" -DCMAKE_BUILD_TYPE=Release
+  -DCMAKE_CXX_COMPILER=${CXX_COMPILER} -DCMAKE_PREFIX_PATH=${prefix})
+run_checked("build README's consumer" ${CMAKE_COMMAND} --build "${WORK_DIR}/readme-consumer-build")
+run_checked("README's consumer" "${WORK_DIR}/readme-consumer-build/app" "${database}")
+require_match("${run_output}" "^m[0-9]+n[0-9]+|^wgmma|^mma" "README's consumer lookup")
+
 # The shared example finds libswr_runtime.so in the prefix.
 execute_process(COMMAND ldd "${WORK_DIR}/examples-shared/swr_gemm_example" OUTPUT_VARIABLE ldd)
 require_match("${ldd}" "libswr_runtime.so[^\n]*=> ${prefix}/lib/" "ldd swr_gemm_example")
