@@ -176,6 +176,26 @@ class PlanTest(unittest.TestCase):
         self.assertNotIn("torch", sys.modules)
 
 
+    @unittest.skipUnless(runtime_library_loads(), "libswr_runtime.so not built")
+    def test_named_points_replace_the_grid(self):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            peer_grid.main(["--dry-run", "--catalog", GEMM_DATABASE, "--points",
+                            "2048x2048x2048", "1x32x8192x128-kv8-causal"])
+        self.assertIn("GEMM 2048x2048x2048 f16: swr m128n256k64w2x4s3-grid-swzn256 (exact: tuned "
+                      "at this shape on h200); peers cublas", out.getvalue())
+        self.assertIn("B1 H32/8 S8192 D128 f16 causal: swr - (none: ", out.getvalue())
+        self.assertIn("flash4", out.getvalue())
+        self.assertIn("\n2 points;", out.getvalue())
+
+    def test_a_bad_point_is_named_with_exit_2(self):
+        error = io.StringIO()
+        with contextlib.redirect_stderr(error), self.assertRaises(SystemExit) as raised:
+            peer_grid.main(["--dry-run", "--catalog", "unused.db", "--points", "1x2x3-causal"])
+        self.assertEqual(raised.exception.code, 2)
+        self.assertIn("bad point '1x2x3-causal': allowed BxHxSxD-causal", error.getvalue())
+
+
 class FakeGpuRunTest(unittest.TestCase):
     """The GPU path of peer_grid.py on fake_torch and FakeCatalog: every stage runs and records
     what it should, and swr is launched through the catalog only."""
