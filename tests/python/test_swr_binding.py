@@ -122,6 +122,8 @@ class LibrarySearchTest(unittest.TestCase):
         package = Path(swr.__file__).resolve().parent
         self.assertIn(str(package / "libswr_runtime.so"), candidates)
         self.assertEqual(candidates[-1], "libswr_runtime.so")
+        if "SWR_RUNTIME_LIBRARY" not in os.environ:  # the package's own library first
+            self.assertEqual(candidates[0], str(package / "libswr_runtime.so"))
 
     def test_the_version_is_the_library_one(self):
         self.assertRegex(swr.version(), r"^\d+\.\d+\.\d+$")
