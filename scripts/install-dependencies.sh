@@ -6,6 +6,7 @@ set -euo pipefail
 
 packages=(
   cmake make g++             # toolchain (CMake >= 3.25)
+  ccache                     # scripts/test.sh: the wheel's build reuses the build tree's objects
   xz-utils                   # bench/results keeps large files xz-compressed (tests decompress them)
   libsqlitecpp-dev           # the tuning database (linked statically)
   nlohmann-json3-dev         # JSON forms of configs, manifests
