@@ -13,6 +13,9 @@ scripts/install-dependencies.sh
 if command -v ccache >/dev/null; then
   export CMAKE_CXX_COMPILER_LAUNCHER=${CMAKE_CXX_COMPILER_LAUNCHER:-ccache}
   export CMAKE_C_COMPILER_LAUNCHER=${CMAKE_C_COMPILER_LAUNCHER:-ccache}
+  # Paths below the repository are hashed relative to the compiler's directory, so that the
+  # copy's build (same layout) finds the build tree's objects.
+  export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
 fi
 scripts/build.sh
 ctest --preset default "$@"
