@@ -20,6 +20,18 @@ import device_timing
 # Name in the results, SDPBackend member. FA2 is PyTorch's FLASH_ATTENTION backend.
 PEERS = (("flash2", "FLASH_ATTENTION"), ("cudnn", "CUDNN_ATTENTION"),
          ("efficient", "EFFICIENT_ATTENTION"), ("math", "MATH"))
+# FlashAttention-4 is no SDPA backend: the flash-attn package's CuTe DSL kernels (Hopper and
+# Blackwell), called on [B, S, H, D] tensors, run where `flash_attn.cute` imports.
+FLASH4 = "flash4"
+
+
+def flash4_function():
+    """flash_attn.cute's flash_attn_func, or None (with why) where it does not import."""
+    try:
+        from flash_attn.cute import flash_attn_func
+    except Exception as error:  # ImportError, or a CUDA/CuTe error raised while importing
+        return None, f"flash_attn.cute (FlashAttention-4) does not import: {first_line(error)}"
+    return flash_attn_func, None
 FUSED_REFERENCES = ("flash2", "cudnn", "efficient")
 TOLERANCE = {"f16": 2e-3, "bf16": 1e-2}  # relative Frobenius error against the fused reference
 
@@ -69,6 +81,27 @@ class AttentionBench:
         self.torch, self.F, self.sdpa_kernel = torch, F, sdpa_kernel
         self.flush, self.timing = flush, timing
         self.backends = {name: getattr(SDPBackend, member, None) for name, member in peers}
+        self.flash4, self.flash4_missing = flash4_function()
+
+    def add_flash4(self, point, q, k, v, results, calls, outputs):
+        """FlashAttention-4 on [B, S, H, D] copies of the inputs (made once, outside the timing;
+        K/V with their own heads: it takes grouped-query attention as it is)."""
+        if self.flash4 is None:
+            results[FLASH4] = {"status": "missing", "note": self.flash4_missing}
+            return None
+        inputs = tuple(t.transpose(1, 2).contiguous() for t in (q, k, v))
+
+        def call():
+            out = self.flash4(*inputs, causal=point.causal)
+            return out[0] if isinstance(out, tuple) else out
+
+        try:
+            outputs[FLASH4] = call().transpose(1, 2)  # [B, H, S, D] for the comparison
+            calls[FLASH4] = call
+        except (RuntimeError, ValueError, TypeError, AssertionError, NotImplementedError) as error:
+            self.torch.cuda.empty_cache()
+            results[FLASH4] = {"status": "unavailable", "note": first_line(error)}
+        return inputs
 
     @staticmethod
     def inputs(torch, point):
@@ -130,6 +163,8 @@ class AttentionBench:
                     except RuntimeError:
                         torch.cuda.empty_cache()
 
+        flash4_inputs = self.add_flash4(point, q, k, v, results, calls, outputs)
+
         reference_name = next((n for n in FUSED_REFERENCES if n in outputs), None)
         reference = outputs.get(reference_name)
         for name in list(calls):
@@ -175,6 +210,6 @@ class AttentionBench:
             results[name]["tflops"] = point.flops() / summary["median_ms"] / 1e9
             results[name]["tokens_per_s"] = point.tokens() / summary["median_ms"] * 1e3
         results["swr"].setdefault("reference", reference_name)
-        del q, k, v, calls, repeated
+        del q, k, v, calls, repeated, flash4_inputs
         torch.cuda.empty_cache()
         return results

@@ -52,26 +52,15 @@ def parse_shape(text):
 
 
 def parse_point(text, dtype):
-    """"BxHxSxD[-kvN]-causal" or "...-noncausal" -> an AttentionPoint; bad text exits 2 naming it.
-    One point per text, so that each point can have its own B*H (e.g. enough work for >= 1 ms)."""
+    """grid_points.parse_point for an attention point; bad text exits 2 naming it."""
     try:
-        parts = text.split("-")
-        dims, mask = parts[0], parts[-1]
-        kv_heads = 0
-        if len(parts) == 3 and parts[1].startswith("kv"):
-            kv_heads = int(parts[1][2:])
-        elif len(parts) != 2:
-            raise ValueError(text)
-        b, h, s, d = (int(x) for x in dims.split("x"))
-        if (mask not in ("causal", "noncausal") or min(b, h, s, d) < 1 or kv_heads < 0
-                or (kv_heads and h % kv_heads)):
-            raise ValueError(text)
-    except ValueError:
-        print(f"attention_vs_pytorch: bad point '{text}': allowed BxHxSxD-causal, "
-              f"BxHxSxD-noncausal or BxHxSxD-kvN-(non)causal with N dividing H, e.g. "
-              f"1x1x131072x128-causal or 1x32x8192x128-kv8-causal", file=sys.stderr)
+        point = grid_points.parse_point(text, dtype, REGIME)
+        if point.family != "attention":
+            raise ValueError(f"bad point '{text}': allowed attention points only here")
+    except ValueError as error:
+        print(f"attention_vs_pytorch: {error}", file=sys.stderr)
         sys.exit(2)
-    return grid_points.AttentionPoint(REGIME, b, h, s, d, dtype, mask == "causal", kv_heads)
+    return point
 
 
 def shape_points(shapes, head_dims, dtype):

@@ -38,6 +38,7 @@ REGIME_TITLES = {
     "long": "Sawtooth long sequences: S 16K-256K, B=8, H=1",
     "models": "Model shapes: GQA H=32/H_kv=8 D=128 and D=256 H=16, S 4K-64K, B*S=65536",
     "gemm": "GEMM: square M=N=K",
+    "points": "The points named with --points",
 }
 
 
@@ -145,6 +146,34 @@ def model_grid(seqs=MODEL_SEQS, shapes=MODEL_SHAPES):
 
 def gemm_grid(sizes=GEMM_SIZES, dtypes=("f16",)):
     return [GemmPoint(size, size, size, dtype) for dtype in dtypes for size in sizes]
+
+
+POINT_FORMS = ("BxHxSxD-causal, BxHxSxD-noncausal or BxHxSxD-kvN-(non)causal with N dividing H "
+               "(attention, e.g. 1x1x131072x128-causal or 1x32x8192x128-kv8-causal), or MxNxK "
+               "(GEMM, e.g. 4096x4096x4096)")
+
+
+def parse_point(text, dtype, regime="points"):
+    """A point named on a command line: "BxHxSxD[-kvN]-causal" or "...-noncausal" (attention,
+    its own B*H, e.g. enough work for >= 1 ms), or "MxNxK" (GEMM). ValueError naming the text and
+    the allowed forms (POINT_FORMS) for anything else."""
+    try:
+        parts = text.split("-")
+        sizes = [int(x) for x in parts[0].split("x")]
+        if len(sizes) == 3 and len(parts) == 1 and min(sizes) >= 1:
+            return GemmPoint(*sizes, dtype)
+        mask, kv_heads = parts[-1], 0
+        if len(parts) == 3 and parts[1].startswith("kv"):
+            kv_heads = int(parts[1][2:])
+        elif len(parts) != 2:
+            raise ValueError(text)
+        b, h, s, d = sizes
+        if (mask not in ("causal", "noncausal") or min(b, h, s, d) < 1 or kv_heads < 0
+                or (kv_heads and h % kv_heads)):
+            raise ValueError(text)
+    except ValueError:
+        raise ValueError(f"bad point '{text}': allowed {POINT_FORMS}") from None
+    return AttentionPoint(regime, b, h, s, d, dtype, mask == "causal", kv_heads)
 
 
 def full_grid(regimes=("short", "long", "models", "gemm"), quick=False):

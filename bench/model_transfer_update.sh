@@ -15,6 +15,8 @@ mkdir -p "$dest"
 for out in "$h200" "$h100"; do
   tar -xJf "$out/results.tar.xz" -C "$dest" --strip-components=1
 done
+# The measurements are kept xz-compressed (the model reads measured_*.json.xz as it is).
+find "$dest" -name 'measured_*.json' -exec xz -9f {} +
 cp "$h200/steps.txt" "$dest/h200-steps.txt"; cp "$h200/summary.txt" "$dest/h200-summary.txt"
 cp "$h100/steps.txt" "$dest/h100-steps.txt"; cp "$h100/summary.txt" "$dest/h100-summary.txt"
 # Which device each call ran on (nvidia-smi and `swr-tune gpus`); the other logs stay out of git.
@@ -27,7 +29,7 @@ printf '%s\n' --gpu h200 \
   --mma-sync-sweep "$dest/h200/sweep-m128n256k64w2x4s3/sweep.csv" \
   --wgmma-sweep "$dest/h200/sweep-wgmma/sweep.csv" > bench/results/model-time-h200/calibration_args
 mapfile -t args < bench/results/model-time-h200/calibration_args
-build/swr-time-model calibrate "${args[@]}" > bench/results/model-time-h200/time_calibration.json
+build/swr-time-model calibrate "${args[@]}" | xz -9 > bench/results/model-time-h200/time_calibration.json.xz
 top=()
 [[ -d $dest/h100-top10 ]] && top=(--model-top-run "$dest/h100-top10")
 build/swr-time-model transfer "${args[@]}" --judge-gpu h100 --judge "$dest/h100" "${top[@]}" \

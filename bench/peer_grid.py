@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
-"""swr against its peers over a grid of shapes, in one run: for every point the runtime first
-chooses swr's variant from a catalog (a results database or an export directory: the tuned best
-of that shape, "exact", else the nearest tuned shape's, "nearest", else "none" and swr is left out
-of that point), then swr, called as a PyTorch user calls it (swr.torch.attention / matmul with
-fallback="error", over libswr_runtime.so, the same code a program linking swr::Attention /
-swr::Gemm runs), and every peer are timed on the same inputs, interleaved, with the same L2 flush (device_timing.py).
+"""The front door of bench/: swr against the peers installed on this machine, on the shapes you
+name (--points) or on a grid of them (--regimes), printed as a table.
+
+For every point the runtime first chooses swr's variant from a catalog (a results database or an
+export directory: the tuned best of that shape, "exact", else the nearest tuned shape's,
+"nearest", else "none" and swr is left out of that point), then swr, called as a PyTorch user
+calls it (swr.torch.attention / matmul with fallback="error", over libswr_runtime.so, the same code
+a program linking swr::Attention / swr::Gemm runs), and every peer are timed on the same inputs,
+interleaved, with the same L2 flush (device_timing.py).
 
 Peers: PyTorch SDPA's FLASH_ATTENTION (FlashAttention-2), CUDNN_ATTENTION, EFFICIENT_ATTENTION and
-the unfused MATH path for attention; cuBLAS (torch.matmul) for GEMM. A peer this PyTorch lacks or
-that refuses a shape is reported as such, never a failure of the run. Grid: grid_points.py.
+the unfused MATH path, and FlashAttention-4 (flash_attn.cute) where it is importable, for
+attention; cuBLAS (torch.matmul) for GEMM. A peer this machine lacks or that refuses a shape is
+reported as such, never a failure of the run. Grids: grid_points.py.
 
 L2 misses: swr's come from the catalog (the tuner's CUPTI counters) for points tuned at exactly
 that shape; the peers' only with --with-ncu, for a few points (ncu_misses.py), else they are left
@@ -18,9 +22,10 @@ Output in --out: results.json (every point and candidate, the versions and the c
 run_record.py), results.csv (one row per point and candidate), table.txt (what is printed).
 `swr-tune report --bench results.json` draws it.
 
-On the GPU machine, from the repository root, after building (the binding finds the library
-through these two variables):
-    export PYTHONPATH=python SWR_RUNTIME_LIBRARY=build/lib/libswr_runtime.so
+On the GPU machine, with swr installed (`pip install .`; or from a build tree with
+PYTHONPATH=python), from the repository root:
+    python3 bench/peer_grid.py --gpu h200 --catalog results.db --out /tmp/bench \
+        --points 1x16x16384x128-causal 4x16x4096x64-noncausal 4096x4096x4096
     python3 bench/peer_grid.py --gpu h200 --catalog kernels-h200/ --out /tmp/peer-grid
     python3 bench/peer_grid.py --gpu h200 --catalog results.db --out /tmp/peer-grid --quick
     python3 bench/peer_grid.py --dry-run --catalog ...   (the plan only: no GPU, no PyTorch)
@@ -29,6 +34,7 @@ import argparse
 import ctypes
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -52,8 +58,13 @@ def parse_arguments(argv):
                         help="GPU name to look up in the catalog, as `swr-tune gpus` names it")
     parser.add_argument("--catalog", metavar="PATH",
                         help="results database or export directory the runtime chooses from")
-    parser.add_argument("--swr-tune", default="build/swr-tune",
-                        help="path to swr-tune (its version goes into the record)")
+    parser.add_argument("--swr-tune", default=shutil.which("swr-tune") or "build/swr-tune",
+                        help="path to swr-tune (its version goes into the record; default: the "
+                             "one on the PATH, else build/swr-tune)")
+    parser.add_argument("--points", nargs="+", metavar="POINT",
+                        help="the points to measure instead of a grid: " + grid_points.POINT_FORMS)
+    parser.add_argument("--dtype", default="f16", choices=["f16", "bf16"],
+                        help="element type of the --points")
     parser.add_argument("--regimes", nargs="+", default=["short", "long", "models", "gemm"],
                         choices=["short", "long", "models", "gemm"])
     parser.add_argument("--quick", action="store_true", help="a few points of each regime")
@@ -73,11 +84,23 @@ def parse_arguments(argv):
                         help="print the plan (points and the runtime's choice for each) and stop")
     parser.add_argument("--ncu-child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.points:
+        try:
+            args.point_list = [grid_points.parse_point(text, args.dtype) for text in args.points]
+        except ValueError as error:
+            parser.error(str(error))
     if not args.ncu_child and not args.catalog:
         parser.error("--catalog is required: a results database or an export directory")
     if not args.ncu_child and not args.dry_run and not args.out:
         parser.error("--out is required")
     return args
+
+
+def selected_points(args):
+    """The --points, else the grid of the --regimes."""
+    if args.points:
+        return args.point_list
+    return grid_points.full_grid(args.regimes, args.quick)
 
 
 def plan_points(points, catalog, gpu):
@@ -107,7 +130,7 @@ def print_plan(entries, peers_of):
 def planned_peers(entry):
     if entry["family"] == "attention":
         from attention_peers import PEERS
-        return [name for name, _ in PEERS]
+        return [name for name, _ in PEERS] + ["flash4"]
     return ["cublas"]
 
 
@@ -173,7 +196,7 @@ def run_grid(args, entries, document, catalog):
               "max_reps": args.max_rounds}
     attention = AttentionBench(torch, flush, timing)
     gemm = GemmBench(torch, flush, timing)
-    points = {p.key(): p for p in grid_points.full_grid(args.regimes, args.quick)}
+    points = {p.key(): p for p in selected_points(args)}
     peers = list(ratio_table.PEER_ORDER)
     for index, entry in enumerate(entries):
         point = points[entry["key"]]
@@ -259,7 +282,7 @@ def main(argv=None):
     args = parse_arguments(argv)
     if args.ncu_child:
         return ncu_child(args.ncu_child)
-    points = grid_points.full_grid(args.regimes, args.quick)
+    points = selected_points(args)
     catalog = swr_runtime.open_catalog(args.catalog)
     entries = plan_points(points, catalog, args.gpu)
     if args.dry_run:

@@ -5,7 +5,7 @@ candidate of every point. Pure Python.
 import csv
 import math
 
-PEER_ORDER = ("flash2", "cudnn", "efficient", "math", "cublas")
+PEER_ORDER = ("flash2", "flash4", "cudnn", "efficient", "math", "cublas")
 CSV_COLUMNS = ("family", "regime", "key", "batch", "heads", "seq", "head_dim", "m", "n", "k",
                "dtype", "causal", "candidate", "status", "median_ms", "p95_ms", "min_ms", "runs",
                "tflops", "tokens_per_s", "relative_error", "l2_sector_misses", "l2_source",

@@ -3,8 +3,9 @@
 #
 #   bench/swr_torch_device_run.sh stage [BUILD_DIR] [DEST]   # build machine: stripped swr-tune,
 #       runtime_gpu_test, swr_launch_overhead and libswr_runtime.so; python/swr with its compiled
-#       hot path built as `pip install ./python` builds it (abi3: built by this machine's Python,
-#       loaded by the GPU machine's); the Python tests and benchmarks (DEST: .device/swr-torch)
+#       hot path (the build tree's target swr_hotpath_ext, as the wheel builds it; abi3: built by
+#       this machine's Python, loaded by the GPU machine's); the Python tests and benchmarks
+#       (DEST: .device/swr-torch)
 #   OUT=$OUT bash DEST/run.sh                                # GPU machine
 #
 # Tunes a small catalog for the tests' shapes (D=64 f16 and bf16, causal and not, GQA 8 over 2
@@ -27,11 +28,8 @@ if [[ ${1:-} == stage ]]; then
   git -C "$repo" ls-files python/swr | grep -v '\.c$' | while read -r f; do
     mkdir -p "$dest/$(dirname "$f")" && cp "$repo/$f" "$dest/$f"
   done
-  wheel=$(mktemp -d)
-  git -C "$repo" archive HEAD python | tar -x -C "$wheel"
-  (cd "$wheel" && python3 -m pip wheel --quiet --no-deps --no-cache-dir -w dist ./python)
-  unzip -q -j "$wheel"/dist/swr-*-abi3-*.whl 'swr/_hotpath_ext.abi3.so' -d "$dest/python/swr/"
-  rm -rf "$wheel"
+  cmake --build "$build" --target swr_hotpath_ext
+  cp "$build/python/swr/_hotpath_ext.abi3.so" "$dest/python/swr/"
   cp "$repo"/bench/{swr_torch_overhead,swr_runtime}.py "$dest/bench/"
   # tests/python and bench/results as in the repository: the tests find the package and the GEMM
   # database from their own path.
@@ -58,7 +56,7 @@ source "$here/device_steps.sh"
 } > "$W/env.txt" 2>&1
 
 DB=$W/catalog.db
-cp "$here/bench/results/gemm-sweep-h200/gemm.db" "$DB"
+xz -dc "$here/bench/results/gemm-sweep-h200/gemm.db.xz" > "$DB"
 CONFIGS=()
 for key in m128n64w4s2-cyclic-grid-head_major m128n64w4s2-cyclic-dynamic-head_major \
   m128n64w8s2-cyclic-dynamic-head_major wgmma-m128n128s2-ov-pp-cyclic-dynamic-head_major \

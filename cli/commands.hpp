@@ -140,7 +140,7 @@ int run_export_command(const ExportCommandOptions& options);
 // results database, so that what several machines tuned ends up in one file (attention and GEMM).
 // Every measurement is kept: rows the target lacks are added, identical ones are skipped, none is
 // changed; a shape measured on several machines is then answered by its best valid build (see
-// README, "Runtime"). Every source is read and checked before anything is written.
+// docs/runtime.md). Every source is read and checked before anything is written.
 struct ImportCommandOptions {
   std::vector<std::string> sources;
   std::string database;

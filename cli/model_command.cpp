@@ -36,7 +36,7 @@ CLI::App* add_model_command(CLI::App& app, ModelOptions& options) {
       "with CTAs per SM from the compiled kernels (compiled once through the cubin cache);\n"
       "they are never stored as measurements.\n"
       "Times come from the time model: step times measured on the H200, scaled to the target,\n"
-      "with the DRAM time of the simulated misses (README, \"The time model\").\n"
+      "with the DRAM time of the simulated misses (docs/model.md).\n"
       "Examples: swr-tune model --gpu gb10 --seq 131072 --batch 8 --head-dim 64\n"
       "          swr-tune model --family gemm --gpu gb10 --size 8192\n"
       "          swr-tune model --family attention-backward --gpu gb10 --seq 32768 --head-dim 128");

@@ -137,7 +137,7 @@ CLI::App* add_query_command(CLI::App& app, QueryOptions& options) {
       "Nearest attention shape: same head dim, dtype, causal mode, GQA ratio and causal "
       "alignment, then the closest K/V working set over L2 and Q tiles over SMs. Nearest GEMM "
       "shape: same dtype, then the "
-      "closest (log2 m, log2 n, log2 k). See README, \"Runtime\".");
+      "closest (log2 m, log2 n, log2 k). See docs/runtime.md.");
   return command;
 }
 

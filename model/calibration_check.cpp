@@ -9,6 +9,7 @@
 
 #include "model/measured_results.hpp"
 #include "model/model_prediction.hpp"
+#include "model/xz_text.hpp"
 #include "swr/data_type.hpp"
 #include "swr/usage_error.hpp"
 
@@ -229,9 +230,10 @@ int print_or_check_figures(const nlohmann::json& computed, const std::string& co
     std::cout << computed.dump(2) << '\n';
     return 0;
   }
-  std::ifstream file(committed);
-  if (!file) throw UsageError("bad --check: no file '" + committed + "'");
-  const nlohmann::json expected = nlohmann::json::parse(file, nullptr, false);
+  if (!std::filesystem::is_regular_file(committed)) {
+    throw UsageError("bad --check: no file '" + committed + "'");
+  }
+  const nlohmann::json expected = nlohmann::json::parse(read_maybe_xz(committed), nullptr, false);
   if (expected == computed) {
     std::cout << committed << " matches the figures recomputed from the measurements\n";
     return 0;

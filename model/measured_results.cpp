@@ -1,9 +1,9 @@
 #include "model/measured_results.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "model/xz_text.hpp"
 #include "swr/usage_error.hpp"
 
 namespace swr::model {
@@ -14,13 +14,15 @@ std::vector<std::filesystem::path> measured_files(const std::filesystem::path& d
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
     const std::string name = entry.path().filename().string();
-    if (name.rfind("measured_", 0) == 0 && entry.path().extension() == ".json") {
+    const bool json = name.ends_with(".json") || name.ends_with(".json.xz");
+    if (name.rfind("measured_", 0) == 0 && json) {
       files.push_back(entry.path());
     }
   }
   if (error || files.empty()) {
     throw UsageError("bad measurement directory '" + dir.string() +
-                     "': allowed a directory with measured_*.json (swr-tune show --json)");
+                     "': allowed a directory with measured_*.json or measured_*.json.xz (swr-tune "
+                     "show --json, xz-compressed or not)");
   }
   std::sort(files.begin(), files.end());
   return files;
@@ -38,7 +40,7 @@ std::vector<MeasuredVariantOf<Problem, Config>> read_family(const std::filesyste
   std::vector<MeasuredVariantOf<Problem, Config>> variants;
   for (const std::filesystem::path& file : measured_files(dir)) {
     try {
-      const nlohmann::json shown = nlohmann::json::parse(std::ifstream(file));
+      const nlohmann::json shown = nlohmann::json::parse(read_maybe_xz(file));
       for (const nlohmann::json& result : shown.at("results")) {
         const nlohmann::json& problem_json = result.at("problem");
         if (problem_json.value("family", std::string("attention")) != family) continue;

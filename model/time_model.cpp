@@ -7,11 +7,12 @@
 
 #include "model/calibration_check.hpp"
 #include "model/work_makespan.hpp"
+#include "model/xz_text.hpp"
 #include "swr/instruction_path.hpp"
 
 namespace swr {
-// bench/results/model-time-h200/time_calibration.json, embedded by model/CMakeLists.txt.
-std::string_view embedded_time_calibration_json();
+// bench/results/model-time-h200/time_calibration.json.xz, embedded by model/CMakeLists.txt.
+std::string_view embedded_time_calibration_xz();
 }  // namespace swr
 
 namespace swr::model {
@@ -290,9 +291,10 @@ TimeEstimate TimeModel::gemm(const GemmProblem& problem, const GemmConfig& confi
 
 const std::optional<TimeCalibration>& embedded_time_calibration() {
   static const std::optional<TimeCalibration> calibration = []() -> std::optional<TimeCalibration> {
-    const std::string_view text = embedded_time_calibration_json();
-    if (text.empty()) return std::nullopt;
-    return TimeCalibration::from_json(nlohmann::json::parse(text));
+    const std::string_view compressed = embedded_time_calibration_xz();
+    if (compressed.empty()) return std::nullopt;
+    return TimeCalibration::from_json(
+        nlohmann::json::parse(decompress_xz(compressed, "the embedded time calibration")));
   }();
   return calibration;
 }

@@ -141,7 +141,7 @@ class TimeModel {
 };
 
 // The calibration `swr-tune model` and the main job use: bench/results/model-time-h200/
-// time_calibration.json, embedded at build time (model/CMakeLists.txt); none when not generated.
+// time_calibration.json.xz, embedded at build time (model/CMakeLists.txt); none when not generated.
 const std::optional<TimeCalibration>& embedded_time_calibration();
 
 // A model over embedded_time_calibration(); null when none is embedded.

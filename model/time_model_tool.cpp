@@ -2,7 +2,8 @@
 // measurements kept in bench/results (no figure typed in). Run from the repository root, so that
 // the files name their evidence by their path in the repository:
 //
-//   swr-time-model calibrate --gpu h200 CALIBRATION...    (> model-time-h200/time_calibration.json)
+//   swr-time-model calibrate --gpu h200 CALIBRATION...
+//       (| xz -9 > model-time-h200/time_calibration.json.xz)
 //   swr-time-model transfer --gpu h200 CALIBRATION... --judge-gpu h100 --judge DIR [--judge DIR]
 //       [--model-top-run DIR]   (the judged GPU's --model-top tunes of the judged shapes)
 //   (either with --check FILE: recompute and compare with the committed file; the CTests)

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "model/xz_text.hpp"
 #include "swr/usage_error.hpp"
 
 namespace swr::report {
@@ -102,10 +103,13 @@ ImportCount import_show_json(db::ResultsDatabase& database,
                              const std::vector<std::filesystem::path>& files) {
   std::vector<ParsedResult> everything;
   for (const std::filesystem::path& file : files) {
-    std::ifstream in(file);
-    if (!in) throw UsageError("cannot read " + file.string() + ": allowed a readable file");
+    if (!std::ifstream(file)) {
+      throw UsageError("cannot read " + file.string() + ": allowed a readable file");
+    }
     try {
-      std::vector<ParsedResult> parsed = parse_document(nlohmann::json::parse(in));
+      // FILE.json.xz as kept in bench/results, or plain FILE.json.
+      std::vector<ParsedResult> parsed =
+          parse_document(nlohmann::json::parse(model::read_maybe_xz(file)));
       everything.insert(everything.end(), parsed.begin(), parsed.end());
     } catch (const std::exception& error) {
       throw UsageError(file.string() + " is not what `swr-tune show --json` prints (" +

@@ -6,10 +6,13 @@ set -euo pipefail
 
 packages=(
   cmake make g++             # toolchain (CMake >= 3.25)
+  ccache                     # scripts/test.sh: the wheel's build reuses the build tree's objects
+  xz-utils                   # bench/results keeps large files xz-compressed (tests decompress them)
   libsqlitecpp-dev           # the tuning database (linked statically)
   nlohmann-json3-dev         # JSON forms of configs, manifests
   libcli11-dev               # swr-tune's command line
   libssl-dev                 # SHA-256 for cubin cache keys (libcrypto, linked statically)
+  liblzma-dev                # the model reads xz-compressed measurements (bench/results)
   libgtest-dev               # the test suite
   libbenchmark-dev           # bench/
   gnuplot-nox                # swr-tune report's PNGs (without it: data and scripts only)

@@ -6,6 +6,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# ccache (installed by scripts/install-dependencies.sh) for a first configure of build/ and for the
+# wheel that python_package_install builds from a copy of the tree: the second build compiles the
+# same sources with the same flags, so it comes from the cache.
+scripts/install-dependencies.sh
+if command -v ccache >/dev/null; then
+  export CMAKE_CXX_COMPILER_LAUNCHER=${CMAKE_CXX_COMPILER_LAUNCHER:-ccache}
+  export CMAKE_C_COMPILER_LAUNCHER=${CMAKE_C_COMPILER_LAUNCHER:-ccache}
+  # Paths below the repository are hashed relative to the compiler's directory, so that the
+  # copy's build (same layout) finds the build tree's objects.
+  export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
+fi
 scripts/build.sh
 ctest --preset default "$@"
 

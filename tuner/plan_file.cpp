@@ -35,7 +35,7 @@ Json parse_strictly(std::string_view text, const std::string& name) {
   const auto check = [&](int depth, Json::parse_event_t event, Json& parsed) {
     if (depth > kMaximumDepth) {
       throw UsageError("bad plan '" + name + "': nested deeper than " +
-                       std::to_string(kMaximumDepth) + " levels: allowed the form README shows");
+                       std::to_string(kMaximumDepth) + " levels: allowed the form docs/tuning-at-scale.md shows");
     }
     if (event == Json::parse_event_t::object_start) keys_per_object.emplace_back();
     if (event == Json::parse_event_t::object_end && !keys_per_object.empty()) {

@@ -1,5 +1,5 @@
 // A tuning plan: the problems of both families one run tunes (`swr-tune tune --plan FILE`), read
-// from a JSON file (README, "Tuning at scale"). Each entry stands for every combination of its
+// from a JSON file (docs/tuning-at-scale.md). Each entry stands for every combination of its
 // fields, and a field is a value, a list of values, or a range ({"from", "to", "times"} or
 // {"from", "to", "step"}). Anything else (an unknown key, a bad shape, a key given twice, a file
 // that is no regular file or too big) is refused in one line naming the file, the place and the

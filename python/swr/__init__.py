@@ -12,6 +12,14 @@ from ._native import (CudaError, InternalError, InvalidArgument, KernelRefused, 
                       SwrError, library_candidates)
 from .catalog import Catalog, default_catalog_path, device_gpu_name
 
+try:  # written by the wheel's build (cmake/SwrPythonPackage.cmake): CMakeLists.txt's version
+    from ._version import __version__
+except ImportError:  # the source tree (python/ on sys.path): the loaded library's, on first use
+    def __getattr__(name):
+        if name == "__version__":
+            return version()
+        raise AttributeError(f"module 'swr' has no attribute {name!r}")
+
 
 def version():
     """The version of the loaded libswr_runtime.so."""

@@ -1,8 +1,8 @@
 /* swr._hotpath_ext: the eager hot path of swr.torch in C, the twin of swr/_hotpath.py (read that
    first: the same classes, methods, checks and order of calls; the tests run both). Built by
-   `pip install ./python` where a C compiler exists (python/setup.py), against CPython's stable
-   ABI (Py_LIMITED_API 3.10: one build serves every CPython from 3.10 on) and nothing else: no
-   torch headers (tensors are Python objects here, used through their methods), no link to
+   `pip install .` where Python's headers are (cmake/SwrPythonPackage.cmake), against CPython's
+   stable ABI (Py_LIMITED_API 3.10: one build serves every CPython from 3.10 on) and nothing else:
+   no torch headers (tensors are Python objects here, used through their methods), no link to
    libswr_runtime.so (the launch functions are called through the addresses that ctypes found,
    swr.catalog.Launch.address). What it saves over the Python twin is the interpreter's work
    between the calls, not the calls: one call of a tensor method costs the same from here. */
@@ -402,24 +402,21 @@ static PyObject* hot_matmul_launch(PyObject* self, PyObject* args) {
 }
 
 static PyObject* hot_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
-  static char* names[] = {"empty_like",        "current_device",  "raw_stream",
-                          "capturing",         "capture_workspace", "on_device",
-                          "strided_attention", "first_attention", "first_matmul",
-                          NULL};
+  static char* names[] = {
+      "empty_like", "current_device",    "raw_stream",      "capturing",    "capture_workspace",
+      "on_device",  "strided_attention", "first_attention", "first_matmul", NULL};
   PyObject* hooks[9];
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "$OOOOOOOOO:HotPath", names, &hooks[0],
-                                   &hooks[1], &hooks[2], &hooks[3], &hooks[4], &hooks[5],
-                                   &hooks[6], &hooks[7], &hooks[8])) {
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "$OOOOOOOOO:HotPath", names, &hooks[0], &hooks[1],
+                                   &hooks[2], &hooks[3], &hooks[4], &hooks[5], &hooks[6], &hooks[7],
+                                   &hooks[8])) {
     return NULL;
   }
   allocfunc allocate = (allocfunc)PyType_GetSlot(type, Py_tp_alloc);
   HotPath* hot = (HotPath*)allocate(type, 0);
   if (hot == NULL) return NULL;
-  PyObject** fields[9] = {&hot->empty_like,        &hot->current_device,
-                          &hot->raw_stream,        &hot->capturing,
-                          &hot->capture_workspace, &hot->on_device,
-                          &hot->strided_attention, &hot->first_attention,
-                          &hot->first_matmul};
+  PyObject** fields[9] = {&hot->empty_like,        &hot->current_device,    &hot->raw_stream,
+                          &hot->capturing,         &hot->capture_workspace, &hot->on_device,
+                          &hot->strided_attention, &hot->first_attention,   &hot->first_matmul};
   for (int i = 0; i < 9; ++i) *fields[i] = Py_NewRef(hooks[i]);
   hot->attention_runners = PyDict_New();
   hot->matmul_runners = PyDict_New();

@@ -2,8 +2,8 @@
 and its status codes turned into exceptions.
 
 The library is looked for, in this order:
-  1. $SWR_RUNTIME_LIBRARY, the path of the file itself;
-  2. next to this package (swr/libswr_runtime.so, as a wheel would carry it);
+  1. $SWR_RUNTIME_LIBRARY, the path of the file itself, when set (an override, never needed);
+  2. next to this package: swr/libswr_runtime.so, the one `pip install .` put in the wheel;
   3. the build tree this package sits in (<repository>/build/lib/libswr_runtime.so);
   4. the installed prefix this Python runs from (<sys.prefix>/lib/libswr_runtime.so);
   5. the dynamic loader's own search (LD_LIBRARY_PATH, ld.so.conf): "libswr_runtime.so".

@@ -1,5 +1,6 @@
 # cmake -DBUILD_DIR=... -DSOURCE_DIR=... -DWORK_DIR=... -DGENERATOR=... -DCXX_COMPILER=...
-#       -DC_COMPILER=... -DPKG_CONFIG=... -DREADELF=... -DNM=... -P check_installed_runtime.cmake
+#       -DC_COMPILER=... -DPKG_CONFIG=... -DREADELF=... -DNM=... -DGEMM_DB=... (a results database
+#       with the H200 GEMM sweep) -P check_installed_runtime.cmake
 #
 # Installs the build into WORK_DIR/prefix and checks it the way an outside project uses it. Any
 # failed check stops with FATAL_ERROR naming it. Needs no GPU: the examples are run with every
@@ -85,7 +86,7 @@ message(STATUS "libswr_runtime.so exports ${public_count} symbols")
 
 # examples/ as an outside project, against the shared and the static runtime.
 set(database "${WORK_DIR}/gemm.db")
-file(COPY_FILE "${SOURCE_DIR}/bench/results/gemm-sweep-h200/gemm.db" "${database}")
+file(COPY_FILE "${GEMM_DB}" "${database}")
 set(ENV{CUDA_VISIBLE_DEVICES} "")
 foreach(form shared static)
   set(build "${WORK_DIR}/examples-${form}")
@@ -115,6 +116,34 @@ foreach(form shared static)
   file(SIZE "${gemm_example}" size)
   message(STATUS "swr_gemm_example linked against the ${form} runtime: ${size} bytes")
 endforeach()
+
+# README's C++ snippet, verbatim, as a project of its own that sets no C++ standard: the exported
+# swr::runtime must carry the one its headers need. The ```cmake block that calls find_package(swr)
+# is the project's CMakeLists.txt (after the two lines every project starts with), the ```cpp
+# block that includes swr/tuned_catalog.hpp its main.cpp; it looks up a GEMM in the database.
+file(READ "${SOURCE_DIR}/README.md" readme)
+string(REGEX MATCH "```cmake\n([^`]*find_package\\(swr CONFIG REQUIRED\\)[^`]*)```" cmake_block
+  "${readme}")
+set(snippet_cmake "${CMAKE_MATCH_1}")
+string(REGEX MATCH "```cpp\n([^`]*#include <swr/tuned_catalog.hpp>[^`]*)```" cpp_block "${readme}")
+set(snippet_cpp "${CMAKE_MATCH_1}")
+if(snippet_cmake STREQUAL "" OR snippet_cpp STREQUAL "")
+  message(FATAL_ERROR "README.md lacks the C++ snippet (a ```cmake block with "
+                      "find_package(swr CONFIG REQUIRED), a ```cpp block with swr/tuned_catalog.hpp)")
+endif()
+if(snippet_cmake MATCHES "CXX_STANDARD|cxx_std_")
+  message(FATAL_ERROR "README's snippet sets a C++ standard itself:\n${snippet_cmake}")
+endif()
+set(consumer_source "${WORK_DIR}/readme-consumer")
+file(WRITE "${consumer_source}/CMakeLists.txt"
+  "cmake_minimum_required(VERSION 3.25)\nproject(app LANGUAGES CXX)\n${snippet_cmake}")
+file(WRITE "${consumer_source}/main.cpp" "${snippet_cpp}")
+run_checked("configure README's consumer" ${CMAKE_COMMAND} -S "${consumer_source}"
+  -B "${WORK_DIR}/readme-consumer-build" -G "${GENERATOR}" -DCMAKE_BUILD_TYPE=Release
+  -DCMAKE_CXX_COMPILER=${CXX_COMPILER} -DCMAKE_PREFIX_PATH=${prefix})
+run_checked("build README's consumer" ${CMAKE_COMMAND} --build "${WORK_DIR}/readme-consumer-build")
+run_checked("README's consumer" "${WORK_DIR}/readme-consumer-build/app" "${database}")
+require_match("${run_output}" "^m[0-9]+n[0-9]+|^wgmma|^mma" "README's consumer lookup")
 
 # The shared example finds libswr_runtime.so in the prefix.
 execute_process(COMMAND ldd "${WORK_DIR}/examples-shared/swr_gemm_example" OUTPUT_VARIABLE ldd)

@@ -22,7 +22,9 @@ if not os.environ.get("SWR_TEST_INSTALLED"):
 import swr  # noqa: E402
 from swr import _native  # noqa: E402
 
-SOURCE_DATABASE = REPOSITORY / "bench" / "results" / "gemm-sweep-h200" / "gemm.db"
+# bench/results/gemm-sweep-h200/gemm.db.xz as the build tree decompressed it (tests/CMakeLists.txt).
+SOURCE_DATABASE = Path(os.environ.get("SWR_TEST_GEMM_DB",
+                                      REPOSITORY / "build" / "test-data" / "gemm.db"))
 
 
 def best_in_sqlite(path, problem_key):
@@ -120,6 +122,8 @@ class LibrarySearchTest(unittest.TestCase):
         package = Path(swr.__file__).resolve().parent
         self.assertIn(str(package / "libswr_runtime.so"), candidates)
         self.assertEqual(candidates[-1], "libswr_runtime.so")
+        if "SWR_RUNTIME_LIBRARY" not in os.environ:  # the package's own library first
+            self.assertEqual(candidates[0], str(package / "libswr_runtime.so"))
 
     def test_the_version_is_the_library_one(self):
         self.assertRegex(swr.version(), r"^\d+\.\d+\.\d+$")

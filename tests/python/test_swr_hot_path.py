@@ -392,7 +392,8 @@ class HotPathCases:
         directory = tempfile.TemporaryDirectory()
         self.addCleanup(directory.cleanup)
         database = Path(directory.name) / "gemm.db"
-        shutil.copyfile(REPOSITORY / "bench" / "results" / "gemm-sweep-h200" / "gemm.db", database)
+        shutil.copyfile(os.environ.get("SWR_TEST_GEMM_DB",
+                                       REPOSITORY / "build" / "test-data" / "gemm.db"), database)
         catalog = swr.Catalog(database)
         lib = _native.native().lib
         attention = Launch(catalog, lib.swr_launch_attention, None)

@@ -27,7 +27,9 @@ import swr_runtime  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fake_torch  # noqa: E402
 
-GEMM_DATABASE = os.path.join(REPOSITORY, "bench", "results", "gemm-sweep-h200", "gemm.db")
+# bench/results/gemm-sweep-h200/gemm.db.xz as the build tree decompressed it (tests/CMakeLists.txt).
+GEMM_DATABASE = os.environ.get("SWR_TEST_GEMM_DB",
+                               os.path.join(REPOSITORY, "build", "test-data", "gemm.db"))
 TUNED = {  # what FakeCatalog answers from: two attention shapes and one GEMM
     "b8_h1_sq16384_skv16384_d64_f16_noncausal": (
         "m128n64w4s2-cyclic-grid-head_major",
@@ -172,6 +174,26 @@ class PlanTest(unittest.TestCase):
         self.assertIn("(none: ", out.getvalue())
         self.assertIn("B16 H32/8 S4096 D128 f16", out.getvalue())
         self.assertNotIn("torch", sys.modules)
+
+
+    @unittest.skipUnless(runtime_library_loads(), "libswr_runtime.so not built")
+    def test_named_points_replace_the_grid(self):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            peer_grid.main(["--dry-run", "--catalog", GEMM_DATABASE, "--points",
+                            "2048x2048x2048", "1x32x8192x128-kv8-causal"])
+        self.assertIn("GEMM 2048x2048x2048 f16: swr m128n256k64w2x4s3-grid-swzn256 (exact: tuned "
+                      "at this shape on h200); peers cublas", out.getvalue())
+        self.assertIn("B1 H32/8 S8192 D128 f16 causal: swr - (none: ", out.getvalue())
+        self.assertIn("flash4", out.getvalue())
+        self.assertIn("\n2 points;", out.getvalue())
+
+    def test_a_bad_point_is_named_with_exit_2(self):
+        error = io.StringIO()
+        with contextlib.redirect_stderr(error), self.assertRaises(SystemExit) as raised:
+            peer_grid.main(["--dry-run", "--catalog", "unused.db", "--points", "1x2x3-causal"])
+        self.assertEqual(raised.exception.code, 2)
+        self.assertIn("bad point '1x2x3-causal': allowed BxHxSxD-causal", error.getvalue())
 
 
 class FakeGpuRunTest(unittest.TestCase):
