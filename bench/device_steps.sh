@@ -19,3 +19,16 @@ step() {
   echo "$name rc=$rc $((SECONDS - start))s (at ${SECONDS}s)" >> "$STEPS"
   return $rc
 }
+
+# stage_swr_package BUILD REPO DEST: on the build machine, the Python package as a device run
+# imports it: DEST/lib/libswr_runtime.so and DEST/python/swr (the sources git tracks, and the
+# untracked ones it does not ignore) with the compiled hot path built in BUILD.
+stage_swr_package() {
+  local build=$1 repo=$2 dest=$3
+  mkdir -p "$dest/lib"
+  strip -o "$dest/lib/libswr_runtime.so" "$build/lib/libswr_runtime.so"
+  (cd "$repo" && git ls-files -co --exclude-standard python/swr) | grep -v '\.c$' |
+    while read -r f; do mkdir -p "$dest/$(dirname "$f")" && cp "$repo/$f" "$dest/$f"; done
+  cmake --build "$build" --target swr_hotpath_ext >/dev/null
+  cp "$build/python/swr/_hotpath_ext.abi3.so" "$dest/python/swr/"
+}

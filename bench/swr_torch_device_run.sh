@@ -24,12 +24,8 @@ if [[ ${1:-} == stage ]]; then
   for program in swr-tune tests/gpu/runtime_gpu_test bench/swr_launch_overhead; do
     strip -o "$dest/bin/$(basename "$program")" "$build/$program"
   done
-  strip -o "$dest/lib/libswr_runtime.so" "$build/lib/libswr_runtime.so"
-  git -C "$repo" ls-files python/swr | grep -v '\.c$' | while read -r f; do
-    mkdir -p "$dest/$(dirname "$f")" && cp "$repo/$f" "$dest/$f"
-  done
-  cmake --build "$build" --target swr_hotpath_ext
-  cp "$build/python/swr/_hotpath_ext.abi3.so" "$dest/python/swr/"
+  source "$here/device_steps.sh"
+  stage_swr_package "$build" "$repo" "$dest"
   cp "$repo"/bench/{swr_torch_overhead,swr_runtime}.py "$dest/bench/"
   # tests/python and bench/results as in the repository: the tests find the package and the GEMM
   # database from their own path.

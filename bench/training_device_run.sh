@@ -24,14 +24,8 @@ if [[ ${1:-} == stage ]]; then
   repo=$(git -C "$here" rev-parse --show-toplevel)
   rm -rf "$dest" && mkdir -p "$dest/bin" "$dest/lib" "$dest/bench" "$dest/tests/python"
   strip -o "$dest/bin/swr-tune" "$build/swr-tune"
-  strip -o "$dest/lib/libswr_runtime.so" "$build/lib/libswr_runtime.so"
-  (cd "$repo" && git ls-files -co --exclude-standard python/swr) | grep -v '\.c$' |
-    while read -r f; do mkdir -p "$dest/$(dirname "$f")" && cp "$repo/$f" "$dest/$f"; done
-  wheel=$(mktemp -d)
-  cp -r "$repo/python" "$wheel/"
-  (cd "$wheel" && python3 -m pip wheel --quiet --no-deps --no-cache-dir -w dist ./python)
-  unzip -q -j "$wheel"/dist/swr-*-abi3-*.whl 'swr/_hotpath_ext.abi3.so' -d "$dest/python/swr/"
-  rm -rf "$wheel"
+  source "$here/device_steps.sh"
+  stage_swr_package "$build" "$repo" "$dest"
   cp "$repo"/bench/{gpt_training,training_step,device_timing}.py "$dest/bench/"
   cp "$repo"/tests/python/test_swr_torch_training.py "$dest/tests/python/"
   cp "$0" "$dest/run.sh" && cp "$here/device_steps.sh" "$dest/"
