@@ -97,7 +97,10 @@ void compile_in_parallel(const NvrtcCompiler& compiler, const CubinCache* cache,
     sources.push_back(render_attention_kernel(job.problem, job.config));
   std::map<std::string, std::vector<std::size_t>> by_arch;
   for (std::size_t i = 0; i < jobs.size(); ++i) by_arch[jobs[i].arch].push_back(i);
-  for (const auto& [arch, indices] : by_arch) {
+  // Not a structured binding: clang 14 (the fuzz build) cannot capture one in the lambda below.
+  for (const auto& entry : by_arch) {
+    const std::string& arch = entry.first;
+    const std::vector<std::size_t>& indices = entry.second;
     std::vector<KernelSource> of_arch;
     for (std::size_t i : indices) of_arch.push_back(sources[i]);
     compile_sources_in_parallel(
