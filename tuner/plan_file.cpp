@@ -35,7 +35,8 @@ Json parse_strictly(std::string_view text, const std::string& name) {
   const auto check = [&](int depth, Json::parse_event_t event, Json& parsed) {
     if (depth > kMaximumDepth) {
       throw UsageError("bad plan '" + name + "': nested deeper than " +
-                       std::to_string(kMaximumDepth) + " levels: allowed the form docs/tuning-at-scale.md shows");
+                       std::to_string(kMaximumDepth) +
+                       " levels: allowed the form docs/tuning-at-scale.md shows");
     }
     if (event == Json::parse_event_t::object_start) keys_per_object.emplace_back();
     if (event == Json::parse_event_t::object_end && !keys_per_object.empty()) {
@@ -169,8 +170,9 @@ class PlanReader {
           const std::optional<CausalAlignment> alignment =
               item.is_string() ? parse_causal_alignment(item.get<std::string>()) : std::nullopt;
           if (!alignment) {
-            fail(at, item.dump() + " is not a causal alignment: allowed \"top_left\", "
-                                   "\"bottom_right\"");
+            fail(at, item.dump() +
+                         " is not a causal alignment: allowed \"top_left\", "
+                         "\"bottom_right\"");
           }
           return *alignment;
         });
@@ -286,9 +288,9 @@ void read_attention(const PlanReader& reader, const Json& entry, const std::stri
   for (std::size_t i = 0; i < head_dims.size(); ++i) {
     if (std::find(std::begin(kSupportedHeadDims), std::end(kSupportedHeadDims), head_dims[i]) ==
         std::end(kSupportedHeadDims)) {
-      reader.fail(where + ".head_dim",
-                  std::to_string(head_dims[i]) +
-                      " is not supported: allowed " + supported_head_dims_text());
+      reader.fail(where + ".head_dim", std::to_string(head_dims[i]) +
+                                           " is not supported: allowed " +
+                                           supported_head_dims_text());
     }
   }
   const std::vector<DataType> dtypes = entry.contains("dtype")
@@ -304,11 +306,11 @@ void read_attention(const PlanReader& reader, const Json& entry, const std::stri
   std::vector<std::string> keys;
   if (entry.contains("configs"))
     keys = reader.config_keys(entry["configs"], where + ".configs", false);
-  reader.count_problems(total,
-                        {batches.size(), heads.size(), kv_heads.size(), head_dims.size(),
-                         dtypes.size(), causals.size(), alignments.size(), seqs.size(),
-                         seq_kvs.size()},
-                        where);
+  reader.count_problems(
+      total,
+      {batches.size(), heads.size(), kv_heads.size(), head_dims.size(), dtypes.size(),
+       causals.size(), alignments.size(), seqs.size(), seq_kvs.size()},
+      where);
 
   const auto add = [&](AttentionProblem problem) {
     try {
