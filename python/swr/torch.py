@@ -27,15 +27,16 @@ strides are copied to row-major first (explain() says `copies_inputs`). GEMM rea
 "error" raises swr.KernelRefused.
 
 Training: a call that autograd records (grad mode on, an input that requires grad) is never
-detached. attention then runs the op torch.ops.swr.attention_train, whose forward writes each
-row's log-sum-exp and whose registered backward (torch.ops.swr.attention_backward) launches the
-catalog's backward variant for the shape (exact, else nearest; under
+detached. attention then runs swr's forward that also writes each row's log-sum-exp, and records
+a backward that launches the catalog's backward variant for the shape (exact, else nearest; under
 torch.use_deterministic_algorithms(True) only a variant whose dQ is deterministic). swr runs the
 pair where it serves both passes of the shape; otherwise the fallback policy covers the whole op,
-forward and backward. matmul's op has a registered backward (dA = dC B^T, dB = A^T dC, each a
+forward and backward. Under torch.compile the pair is the op torch.ops.swr.attention_train and its
+registered backward torch.ops.swr.attention_backward, which the graphs keep. matmul's op has a registered backward (dA = dC B^T, dB = A^T dC, each a
 product swr runs where its shape is tuned). Under no_grad or inference mode nothing extra is
 written.
 """
+import contextlib
 import ctypes
 import os
 import sys
@@ -383,75 +384,147 @@ def _training_refusal(number, device_index, problem, scale):
 _traced_training_refusal = torch._dynamo.assume_constant_result(_training_refusal)
 
 
-_device_context = torch.cuda.device  # the launches' device, current while they are enqueued
+def _on_launch_device(index):
+    """The launches' device made current while they are enqueued: a no-op when it is already
+    (the common case, and the cheap one: entering torch.cuda.device costs more than a launch)."""
+    return contextlib.nullcontext() if _current_device() == index else torch.cuda.device(index)
 
 
-def _training_forward(q, k, v, is_causal, scale, fallback, catalog, enable_gqa, deterministic):
-    """(out, lse): swr's forward that also writes each row's log-sum-exp. Outputs row-major."""
+class _TrainingCall:
+    """What a call that autograd records runs when swr serves both its passes: the forward that
+    also writes each row's log-sum-exp, and the backward that reads it. One definition of the
+    launches for the eager path (_AttentionTraining) and the ops that torch.compile keeps."""
+
+    __slots__ = ("forward", "backward", "device_index")
+
+    def __init__(self, forward, backward, device_index):
+        self.forward, self.backward, self.device_index = forward, backward, device_index
+
+    def run_forward(self, q, k, v):
+        """(out, lse [B, H, S_q] fp32), both row-major."""
+        index = self.device_index
+        lse = torch.empty(_lse_shape(q), dtype=torch.float32, device=q.device)
+        with _on_launch_device(index):
+            (q, q_strides), (k, k_strides), (v, v_strides) = (_kernel_view(t) for t in (q, k, v))
+            out = torch.empty(q.shape, dtype=q.dtype, device=q.device)
+            layout = attention_strides(q_strides, k_strides, v_strides, out.stride())
+            workspace = 0
+            if self.forward.dynamic_workspace:  # a counter of its own, cleared by swr on the stream
+                workspace = torch.empty(1, dtype=torch.int32, device=q.device).data_ptr()
+            self.forward.launch.call_with_lse(q.data_ptr(), k.data_ptr(), v.data_ptr(),
+                                              out.data_ptr(), lse.data_ptr(), layout, workspace,
+                                              0, _raw_stream(index))
+        return out, lse
+
+    def run_backward(self, grad, q, k, v, out, lse):
+        """(dq, dk, dv), row-major, given the gradient of run_forward's out."""
+        index = self.device_index
+        with _on_launch_device(index):
+            views = {name: _kernel_view(t) for name, t in
+                     (("q", q), ("k", k), ("v", v), ("o", out), ("d_o", grad))}
+            dq = torch.empty(q.shape, dtype=q.dtype, device=q.device)
+            dk = torch.empty(k.shape, dtype=k.dtype, device=k.device)
+            dv = torch.empty(v.shape, dtype=v.dtype, device=v.device)
+            launch = self.backward.launch
+            workspace = torch.empty(launch.workspace_bytes, dtype=torch.uint8, device=q.device)
+            strides = backward_strides(**{name: taken for name, (_, taken) in views.items()},
+                                       dq=dq.stride(), dk=dk.stride(), dv=dv.stride())
+            q, k, v, out, grad = (views[name][0] for name in ("q", "k", "v", "o", "d_o"))
+            launch(q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), grad.data_ptr(),
+                   lse.contiguous().data_ptr(), dq.data_ptr(), dk.data_ptr(), dv.data_ptr(),
+                   workspace=workspace.data_ptr(), strides=strides, stream=_raw_stream(index))
+        return dq, dk, dv
+
+
+def _training_call(q, k, v, is_causal, scale, fallback, catalog, enable_gqa, deterministic):
+    """The _TrainingCall of the ops' arguments (the plans the first call of the shape decided)."""
     problem = _attention_problem(q, k, v, is_causal, scale, fallback, enable_gqa)
     device_index = q.device.index
-    forward, _, refusal = _training_plans(catalog, device_index, problem, scale, deterministic)
+    forward, backward, refusal = _training_plans(catalog, device_index, problem, scale,
+                                                 deterministic)
     if refusal is not None:  # attention() decided otherwise: a catalog replaced meanwhile
         raise KernelRefused(refusal)
-    lse = torch.empty(_lse_shape(q), dtype=torch.float32, device=q.device)
-    with _device_context(device_index):
-        tensors = [_kernel_view(t) for t in (q, k, v)]
-        out = torch.empty(q.shape, dtype=q.dtype, device=q.device)
-        layout = attention_strides(*(strides for _, strides in tensors), out.stride())
-        workspace = 0
-        if forward.dynamic_workspace:  # a counter of its own, cleared by swr on the stream
-            workspace = torch.empty(1, dtype=torch.int32, device=q.device).data_ptr()
-        (q, _), (k, _), (v, _) = tensors
-        forward.launch.call_with_lse(q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
-                                     lse.data_ptr(), layout, workspace, 0,
-                                     _raw_stream(device_index))
-    return out, lse
+    return _TrainingCall(forward, backward, device_index)
 
 
-def _training_backward(grad, q, k, v, out, lse, is_causal, scale, fallback, catalog, enable_gqa,
-                       deterministic):
-    """(dq, dk, dv), row-major: the catalog's backward variant for the shape (the plan the
-    forward's call decided, remembered)."""
-    problem = _attention_problem(q, k, v, is_causal, scale, fallback, enable_gqa)
-    device_index = q.device.index
-    _, backward, refusal = _training_plans(catalog, device_index, problem, scale, deterministic)
-    if refusal is not None:
-        raise KernelRefused(refusal)
-    with _device_context(device_index):
-        views = {name: _kernel_view(t) for name, t in
-                 (("q", q), ("k", k), ("v", v), ("o", out), ("d_o", grad))}
-        dq = torch.empty(q.shape, dtype=q.dtype, device=q.device)
-        dk = torch.empty(k.shape, dtype=k.dtype, device=k.device)
-        dv = torch.empty(v.shape, dtype=v.dtype, device=v.device)
-        launch = backward.launch
-        workspace = torch.empty(launch.workspace_bytes, dtype=torch.uint8, device=q.device)
-        strides = backward_strides(**{name: taken for name, (_, taken) in views.items()},
-                                   dq=dq.stride(), dk=dk.stride(), dv=dv.stride())
-        launch(views["q"][0].data_ptr(), views["k"][0].data_ptr(), views["v"][0].data_ptr(),
-               views["o"][0].data_ptr(), views["d_o"][0].data_ptr(), lse.contiguous().data_ptr(),
-               dq.data_ptr(), dk.data_ptr(), dv.data_ptr(), workspace=workspace.data_ptr(),
-               strides=strides, stream=_raw_stream(device_index))
-    return dq, dk, dv
+class _AttentionTraining(torch.autograd.Function):
+    """attention() under autograd, eagerly: a _TrainingCall's forward, and its backward as the
+    graph's. The same launches as the ops torch.compile keeps (torch.ops.swr.attention_train and
+    attention_backward), without their dispatch, which costs more on the host than the kernels
+    take on the GPU at training shapes."""
+
+    @staticmethod
+    def forward(ctx, q, k, v, call):
+        out, lse = call.run_forward(q, k, v)
+        ctx.save_for_backward(q, k, v, out, lse)
+        ctx.call = call
+        return out
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, grad):
+        return (*ctx.call.run_backward(grad, *ctx.saved_tensors), None)
+
+
+# Eager calls under autograd by their key (_attention_with_grad): the _TrainingCall that runs
+# them, or None where the fallback covers the whole op (warned once already).
+_training_calls = {}
 
 
 def _attention_with_grad(q, k, v, is_causal, scale, enable_gqa, fallback, catalog):
     """attention() when autograd records the call: never a detached result. Where swr serves
     both passes of the shape (a deterministic backward under torch.use_deterministic_algorithms),
-    the training op: its forward writes the log-sum-exp, its registered backward launches the
-    backward variant. Otherwise the fallback policy covers the whole op."""
+    its forward writes the log-sum-exp and its backward launches the backward variant: eagerly
+    through _AttentionTraining, under torch.compile as the op pair the graphs keep. Otherwise the
+    fallback policy covers the whole op."""
+    if torch.compiler.is_compiling():
+        return _traced_attention_with_grad(q, k, v, is_causal, scale, enable_gqa, fallback,
+                                           catalog)
+    deterministic = torch.are_deterministic_algorithms_enabled()
+    try:
+        key = (q.shape, k.shape, v.shape, q.dtype, k.dtype, v.dtype, q.device, k.device,
+               v.device, is_causal, scale, fallback, catalog, enable_gqa, deterministic)
+        call = _training_calls[key]
+    except KeyError:  # the first call like this one
+        call = _first_training_call(key, q, k, v, is_causal, scale, enable_gqa, fallback,
+                                    catalog, deterministic)
+    except (AttributeError, TypeError):  # not a tensor, or an unhashable argument
+        call = _first_training_call(None, q, k, v, is_causal, scale, enable_gqa, fallback,
+                                    catalog, deterministic)
+    if call is None:
+        return _sdpa(q, k, v, bool(is_causal), scale, enable_gqa)
+    return _AttentionTraining.apply(q, k, v, call)
+
+
+def _first_training_call(key, q, k, v, is_causal, scale, enable_gqa, fallback, catalog,
+                         deterministic):
+    """The _TrainingCall of the first eager call of `key` (None: the fallback covers the whole
+    op), remembered unless the call raised (a refusal under fallback="error" raises every time)."""
     number = _catalog_number(catalog)
     problem = _attention_problem(q, k, v, is_causal, scale, fallback, enable_gqa)
-    compiling = torch.compiler.is_compiling()
-    decide = _traced_training_refusal if compiling else _training_refusal
-    refusal, deterministic = decide(number, q.device.index, problem, scale)
+    device_index = q.device.index
+    forward, backward, refusal = _training_plans(number, device_index, problem, scale,
+                                                 deterministic)
+    call = None
+    if refusal is None:
+        call = _TrainingCall(forward, backward, device_index)
+    else:
+        _training_fallback(refusal, fallback,
+                           (number, device_index, "training", problem, scale, deterministic))
+    if key is not None and isinstance(is_causal, bool) and isinstance(enable_gqa, bool):
+        _training_calls[key] = call
+    return call
+
+
+def _traced_attention_with_grad(q, k, v, is_causal, scale, enable_gqa, fallback, catalog):
+    """_attention_with_grad while torch.compile traces: the decision a constant of the graph,
+    swr's work the op pair."""
+    number = _catalog_number(catalog)
+    problem = _attention_problem(q, k, v, is_causal, scale, fallback, enable_gqa)
+    refusal, deterministic = _traced_training_refusal(number, q.device.index, problem, scale)
     if refusal is not None:
-        if compiling:
-            if fallback == "error":
-                raise KernelRefused(f"{refusal} (inputs require grad; fallback='error')")
-        else:
-            _training_fallback(refusal, fallback,
-                               (number, q.device.index, "training", problem, scale,
-                                deterministic))
+        if fallback == "error":
+            raise KernelRefused(f"{refusal} (inputs require grad; fallback='error')")
         return _sdpa(q, k, v, problem[7], scale, enable_gqa)
     out, _ = torch.ops.swr.attention_train(q, k, v, bool(is_causal), scale, fallback, number,
                                            bool(enable_gqa), deterministic)
@@ -563,8 +636,8 @@ def _attention_train_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, is_ca
                         scale: Optional[float], fallback: str, catalog: int, enable_gqa: bool,
                         deterministic: bool) -> tuple[torch.Tensor, torch.Tensor]:
     """(out, lse [B, H, S_q] fp32): attention's forward that the backward op needs."""
-    return _training_forward(q, k, v, is_causal, scale, fallback, catalog, enable_gqa,
-                             deterministic)
+    return _training_call(q, k, v, is_causal, scale, fallback, catalog, enable_gqa,
+                          deterministic).run_forward(q, k, v)
 
 
 @_attention_train_op.register_fake
@@ -581,8 +654,8 @@ def _attention_backward_op(grad: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
                            enable_gqa: bool, deterministic: bool
                            ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(dq, dk, dv) of attention_train's out, given its gradient `grad`."""
-    return _training_backward(grad, q, k, v, out, lse, is_causal, scale, fallback, catalog,
-                              enable_gqa, deterministic)
+    return _training_call(q, k, v, is_causal, scale, fallback, catalog, enable_gqa,
+                          deterministic).run_backward(grad, q, k, v, out, lse)
 
 
 @_attention_backward_op.register_fake
