@@ -29,11 +29,12 @@ struct BackwardWarp {
   // the columns in kDqColumnParts parts.
   static constexpr int kDqRowAtoms = T::kDqRowAtoms;
   static constexpr int kDqColumns = kHeadDim / T::kDqColumnParts;
-  // dQ's columns are summed and added in the fewest chunks of at most 96 columns (whole n16 pairs):
-  // its accumulators never hold more than 48 registers beside dK and dV (the dS fragments are
-  // read again for each chunk).
+  // dQ's columns are summed and added in the fewest chunks of at most 64 columns (whole n16 pairs):
+  // its accumulators never hold more than 32 registers beside dK and dV, and room is left for the
+  // lane exchange of add_dq (the dS fragments are read again for each chunk).
+  static constexpr int kMaxDqChunkColumns = 64;
   static constexpr int dq_chunks() {
-    int chunks = (kDqColumns + 95) / 96;
+    int chunks = (kDqColumns + kMaxDqChunkColumns - 1) / kMaxDqChunkColumns;
     while (kDqColumns % chunks != 0 || (kDqColumns / chunks) % 16 != 0) ++chunks;
     return chunks;
   }
@@ -240,24 +241,29 @@ struct BackwardWarp {
   }
 
   // Chunk `chunk` into the accumulator: dq_rows is its row 0 of this step's Q tile (rows head_dim
-  // apart); rows at or past `rows` (the tile's rows inside the sequence) are skipped.
+  // apart); rows at or past `rows` (the tile's rows inside the sequence) are skipped. A lane holds
+  // two columns of rows group() and group() + 8 per n8 slice; it swaps one row's pair with the
+  // lane of the neighbouring quad, so that each adds four consecutive columns of one row (even
+  // quads row group(), odd ones group() + 8) in one 16-byte reduction.
   __device__ __forceinline__ void add_dq(const DqPart& dq, int chunk, float* dq_rows,
                                          int rows) const {
     const int first_column = dq_first_column + chunk * kDqChunkColumns;
+    const bool odd = quad() % 2 != 0;
 #pragma unroll
-    for (int m = 0; m < kDqRowAtoms; ++m)
+    for (int m = 0; m < kDqRowAtoms; ++m) {
+      const int row = dq_first_row + m * 16 + group() + (odd ? 8 : 0);
+      float* line = dq_rows + static_cast<long long>(row) * kHeadDim;
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int row = dq_first_row + m * 16 + group() + h * 8;
-        if (row >= rows) continue;
-        float* line = dq_rows + static_cast<long long>(row) * kHeadDim;
-#pragma unroll
-        for (int n = 0; n < kDqAtoms; ++n) {
-          const int column = first_column + n * 8 + 2 * quad();
-          atomicAdd(line + column, dq[m][n][2 * h]);
-          atomicAdd(line + column + 1, dq[m][n][2 * h + 1]);
-        }
+      for (int n = 0; n < kDqAtoms; ++n) {
+        const float* c = dq[m][n];
+        // Every lane shuffles (no lane may skip before the exchange).
+        const float given0 = __shfl_xor_sync(0xffffffffu, odd ? c[0] : c[2], 1);
+        const float given1 = __shfl_xor_sync(0xffffffffu, odd ? c[1] : c[3], 1);
+        const float four[4] = {odd ? given0 : c[0], odd ? given1 : c[1], odd ? c[2] : given0,
+                               odd ? c[3] : given1};
+        if (row < rows) reduce_add_four(line + first_column + n * 8 + 4 * (quad() / 2), four);
       }
+    }
   }
 
   // `accumulator` (dK scaled by `scale`, or dV) as 16-bit pairs into `tile` (this warp's rows and
