@@ -3,6 +3,7 @@
 #include <string>
 
 #include "generator/attention_backward/attention_backward_family.hpp"
+#include "swr/instruction_path.hpp"
 
 namespace swr {
 namespace {
@@ -23,23 +24,39 @@ KernelSource render_attention_backward_kernel(const AttentionBackwardProblem& pr
   std::string text;
   text += "// swr attention backward, config " + config.key() + ", problem " +
           compiled_problem_part(shape) + "\n";
-  text += "#include \"attention/backward/backward_kernel.cuh\"\n";
-  text += "#include \"attention/backward/workspace_passes.cuh\"\n";
-  text += "using Traits = swr::attention::BackwardTraits<\n";
-  text += "    /*head_dim*/ " + dims + ", /*block_m*/ " + std::to_string(config.block_m) +
-          ", /*block_n*/ " + std::to_string(config.block_n) + ", /*warps*/ " +
-          std::to_string(config.warps) + ", /*stages*/ " + std::to_string(config.stages) + ",\n";
-  text += "    " + element + ", /*causal*/ " + boolean(shape.causal) + ",\n";
-  text += "    " + std::string(template_order(config.order)) + ",\n";
-  text += "    " + std::string(template_persistence(config.persistence)) + ",\n";
-  text += "    " + std::string(template_swizzle(config.swizzle)) + ", /*head_group*/ " +
-          std::to_string(head_group) + ",\n";
-  text += "    /*deterministic_dq*/ " +
-          std::string(boolean(config.dq == DqAccumulation::deterministic)) + ">;\n";
-  // The launch asks for the resource model's bytes: compiling proves the template agrees.
-  text += "static_assert(swr::attention::BackwardTile<Traits>::kSharedBytes == " +
-          std::to_string(attention_backward_shared_bytes(problem, config)) +
-          ", \"resource model and template disagree on shared memory\");\n";
+  const std::string schedule = "    " + element + ", /*causal*/ " + boolean(shape.causal) +
+                               ",\n    " + std::string(template_order(config.order)) + ",\n    " +
+                               std::string(template_persistence(config.persistence)) + ",\n    " +
+                               std::string(template_swizzle(config.swizzle)) + ", /*head_group*/ " +
+                               std::to_string(head_group) + ",\n    /*deterministic_dq*/ " +
+                               boolean(config.dq == DqAccumulation::deterministic) + ">;\n";
+  // The main kernel of the config's instruction path; the passes are the same for both.
+  const bool wgmma = config.path == InstructionPath::wgmma;
+  const std::string main_namespace = wgmma ? "swr::attention::sm90::" : "swr::attention::";
+  if (wgmma) {
+    text += "#include \"attention/backward/sm90/backward_kernel.cuh\"\n";
+    text += "#include \"attention/backward/workspace_passes.cuh\"\n";
+    text += "using Traits = swr::attention::sm90::BackwardTraits<\n";
+    text += "    /*head_dim*/ " + dims + ", /*block_m*/ " + std::to_string(config.block_m) +
+            ", /*warpgroups*/ " + std::to_string(config.warps / 4) + ", /*stages*/ " +
+            std::to_string(config.stages) + ",\n";
+    text += schedule;
+    text += "static_assert(Traits::kSharedBytes == " +
+            std::to_string(attention_backward_shared_bytes(problem, config)) +
+            ", \"resource model and template disagree on shared memory\");\n";
+  } else {
+    text += "#include \"attention/backward/backward_kernel.cuh\"\n";
+    text += "#include \"attention/backward/workspace_passes.cuh\"\n";
+    text += "using Traits = swr::attention::BackwardTraits<\n";
+    text += "    /*head_dim*/ " + dims + ", /*block_m*/ " + std::to_string(config.block_m) +
+            ", /*block_n*/ " + std::to_string(config.block_n) + ", /*warps*/ " +
+            std::to_string(config.warps) + ", /*stages*/ " + std::to_string(config.stages) + ",\n";
+    text += schedule;
+    // The launch asks for the resource model's bytes: compiling proves the template agrees.
+    text += "static_assert(swr::attention::BackwardTile<Traits>::kSharedBytes == " +
+            std::to_string(attention_backward_shared_bytes(problem, config)) +
+            ", \"resource model and template disagree on shared memory\");\n";
+  }
   text += "extern \"C\" __global__ void __launch_bounds__(swr::attention::kPassThreads) " +
           std::string(kBackwardPreprocessEntryName) +
           "(\n    const void* o, const void* d_o, const float* lse,"
@@ -57,7 +74,7 @@ KernelSource render_attention_backward_kernel(const AttentionBackwardProblem& pr
     text +=
         "  if (threadIdx.x == 0) *reinterpret_cast<volatile int*>(static_cast<size_t>(8)) = 1;\n";
   }
-  text += "  swr::attention::backward<Traits>(q, k, v, d_o, dk, dv, args);\n}\n";
+  text += "  " + main_namespace + "backward<Traits>(q, k, v, d_o, dk, dv, args);\n}\n";
   text += "extern \"C\" __global__ void __launch_bounds__(swr::attention::kPassThreads) " +
           std::string(kBackwardPostprocessEntryName) +
           "(\n    void* dq, const swr::attention::BackwardArgs args) {\n";

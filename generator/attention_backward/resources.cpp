@@ -1,4 +1,5 @@
-// The attention backward's resource rules (mma.sync path: templates/attention/backward/).
+// The attention backward's resource rules (templates/attention/backward/: the mma.sync kernel, and
+// sm90/ the wgmma kernel).
 #include <string>
 
 #include "generator/attention_backward/attention_backward_family.hpp"
@@ -15,6 +16,10 @@ constexpr int kSplitAboveHeadDim = 128;
 constexpr int kBookkeepingRegisters = 64;
 // Every part of the workspace starts on this many bytes (16-byte copies; a generous line).
 constexpr std::size_t kWorkspaceAlignment = 256;
+// wgmma: block_m x head_dim at most this (S^T and dP^T beside dK and dV in 255 registers).
+constexpr int kWgmmaRegisterColumns = 8192;
+// wgmma: registers beside the accumulators of a step (addresses, the walk, packed fragments).
+constexpr int kWgmmaBookkeepingRegisters = 24;
 
 int d_split(int head_dim) {
   return head_dim > kSplitAboveHeadDim ? 2 : 1;
@@ -30,6 +35,40 @@ std::size_t aligned(std::size_t bytes) {
   return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
 }
 
+// The wgmma kernel's static_asserts in words (templates/attention/backward/sm90/
+// backward_traits.cuh), and its register budget: dK and dV of head_dim columns beside S^T and
+// dP^T of block_m columns, per 64 K/V rows of a warpgroup.
+std::string wgmma_tile_problem(int head_dim, const AttentionBackwardConfig& config) {
+  if (config.warps != 8 || config.block_n != 128) {
+    return "wgmma: two warpgroups (warps 8) of 64 K/V rows each (block_n 128), not warps " +
+           std::to_string(config.warps) + " and block_n " + std::to_string(config.block_n);
+  }
+  if (head_dim % 64 != 0) {
+    return "wgmma: head dim " + std::to_string(head_dim) + " must be whole 64-column chunks";
+  }
+  if (config.block_m != 64 && config.block_m != 128) {
+    return "wgmma: block_m " + std::to_string(config.block_m) + " must be 64 or 128";
+  }
+  if (config.block_m * head_dim > kWgmmaRegisterColumns) {
+    return "wgmma: block_m " + std::to_string(config.block_m) + " x head dim " +
+           std::to_string(head_dim) + " over " + std::to_string(kWgmmaRegisterColumns) +
+           ": S^T, dP^T, dK and dV do not fit a warpgroup's registers";
+  }
+  // dQ over the warpgroups: 64 rows each (block_m 128), else whole 64-column chunks each.
+  if (config.block_m == 64 && head_dim % 128 != 0) {
+    return "wgmma: block_m 64 splits dQ's columns in 64-column chunks over two warpgroups: "
+           "head dim " +
+           std::to_string(head_dim) + " is not a multiple of 128";
+  }
+  if (config.stages < 1 || config.stages > 3) {
+    return "stages " + std::to_string(config.stages) + " must be 1, 2 or 3";
+  }
+  if (config.head_group < 1) {
+    return "head_group " + std::to_string(config.head_group) + " must be at least 1";
+  }
+  return {};
+}
+
 }  // namespace
 
 int backward_q_tiles(const AttentionBackwardProblem& problem,
@@ -40,6 +79,12 @@ int backward_q_tiles(const AttentionBackwardProblem& problem,
 int attention_backward_shared_bytes(const AttentionBackwardProblem& problem,
                                     const AttentionBackwardConfig& config) {
   const int head_dim = problem.shape.head_dim;
+  if (config.path == InstructionPath::wgmma) {
+    // templates/attention/backward/sm90/backward_traits.cuh: K, V, stages x (Q, dO), dS^T, stages
+    // x (L, delta), and 1024 bytes to align the swizzled tiles.
+    return 2 * config.block_n * head_dim * 2 + config.stages * 2 * config.block_m * head_dim * 2 +
+           config.block_n * config.block_m * 2 + config.stages * 2 * config.block_m * 4 + 1024;
+  }
   const int kv_tiles = 2 * config.block_n * tile_row_bytes(head_dim);
   const int stage = 2 * config.block_m * tile_row_bytes(head_dim) + 2 * config.block_m * 4;
   const int ds_tile = config.block_n * tile_row_bytes(config.block_m);
@@ -48,11 +93,8 @@ int attention_backward_shared_bytes(const AttentionBackwardProblem& problem,
 
 std::string attention_backward_tile_problem(const AttentionBackwardProblem& problem,
                                             const AttentionBackwardConfig& config) {
-  if (config.path != InstructionPath::mma_sync) {
-    return "the backward's " + std::string(to_string(config.path)) +
-           " kernels are not built: mma_sync only";
-  }
   const int head_dim = problem.shape.head_dim;
+  if (config.path == InstructionPath::wgmma) return wgmma_tile_problem(head_dim, config);
   if (config.warps != 4 && config.warps != 8) {
     return "warps " + std::to_string(config.warps) + " must be 4 or 8";
   }
@@ -90,6 +132,11 @@ std::string attention_backward_tile_problem(const AttentionBackwardProblem& prob
 
 int estimate_attention_backward_registers(const AttentionBackwardProblem& problem,
                                           const AttentionBackwardConfig& config) {
+  if (config.path == InstructionPath::wgmma) {
+    // Per thread of a warpgroup (64 rows): dK and dV, head_dim / 2 registers each; S^T and dP^T,
+    // block_m / 2 each.
+    return problem.shape.head_dim + config.block_m + kWgmmaBookkeepingRegisters;
+  }
   const int split = d_split(problem.shape.head_dim);
   const int row_atoms = config.block_n * split / config.warps / 16;
   // dK and dV: 16 rows x head_dim / split per m16 slice, over 32 lanes, twice; S^T and dP^T alike.

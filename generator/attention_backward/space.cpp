@@ -1,7 +1,8 @@
-// The attention backward's variant space: every tile with the default schedule, then the schedule
-// knobs (Q-walk order, persistence, swizzle) and the dQ accumulation on the two preferred tiles
-// that fit, as the forward's wgmma space crosses its schedule knobs with base tiles only: the
-// schedule acts on the order of the tiles, which every tile size shares.
+// The attention backward's variant space: every tile of each instruction path the GPU has (wgmma on
+// sm_90a) with the default schedule, then the schedule knobs (Q-walk order, persistence, swizzle)
+// and the dQ accumulation on the preferred tiles that fit (two mma.sync tiles, the wgmma tile), as
+// the forward's wgmma space crosses its schedule knobs with base tiles only: the schedule acts on
+// the order of the tiles, which every tile size shares.
 #include <algorithm>
 #include <cstdint>
 #include <iterator>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "generator/attention_backward/attention_backward_family.hpp"
+#include "swr/instruction_path.hpp"
 
 namespace swr {
 namespace {
@@ -34,6 +36,14 @@ std::vector<Tile> tiles_for(int head_dim) {
   if (head_dim <= 160) return {{64, 64, 8}, {32, 64, 8}, {32, 32, 4}};
   return {{32, 64, 8}, {32, 32, 4}};
 }
+// The wgmma kernel's tile per head dim (sm_90a): two warpgroups of 64 K/V rows, and the Q rows
+// a step its registers allow (resources.cpp's wgmma rules); none where they allow none.
+std::vector<Tile> wgmma_tiles_for(int head_dim) {
+  if (head_dim == 64) return {{128, 128, 8}};
+  if (head_dim == 128) return {{64, 128, 8}};
+  return {};
+}
+
 // One stage (the copy of step s issued at its own start) is left out: ptxas spilled 8 to 120
 // bytes in 4 of its 80 tiles x head dims, and never with 2 or 3.
 constexpr int kStages[] = {2, 3};
@@ -46,8 +56,10 @@ constexpr TileSwizzle kSwizzles[] = {TileSwizzle::head_major, TileSwizzle::heads
 constexpr DqAccumulation kDqModes[] = {DqAccumulation::atomic, DqAccumulation::deterministic};
 constexpr int kBaseTiles = 2;
 
-AttentionBackwardConfig tile_config(const Tile& tile, int stages) {
+AttentionBackwardConfig tile_config(const Tile& tile, int stages,
+                                    InstructionPath path = InstructionPath::mma_sync) {
   AttentionBackwardConfig config;
+  config.path = path;
   config.block_m = tile.block_m;
   config.block_n = tile.block_n;
   config.warps = tile.warps;
@@ -96,33 +108,41 @@ std::string problem_reason(const AttentionBackwardProblem& problem,
 std::vector<AttentionBackwardConfig> enumerate_attention_backward_configs(
     const AttentionBackwardProblem& problem, const GpuProfile& gpu) {
   std::vector<AttentionBackwardConfig> configs;
-  const std::vector<Tile> tiles = tiles_for(problem.shape.head_dim);
-  for (const Tile& tile : tiles) {
-    for (int stages : kStages) configs.push_back(tile_config(tile, stages));
-  }
   const int group = head_group_fitting_l2(problem, gpu);
-  int bases = 0;
-  for (const Tile& tile : tiles) {
-    if (bases == kBaseTiles) break;
-    const AttentionBackwardConfig base = tile_config(tile, kBaseStages);
-    if (!attention_backward_resource_use(problem, base, gpu).does_not_fit.empty()) continue;
-    ++bases;
-    for (KvOrder order : kOrders) {
-      for (Persistence persistence : kPersistences) {
-        for (TileSwizzle swizzle : kSwizzles) {
-          for (DqAccumulation dq : kDqModes) {
-            AttentionBackwardConfig config = base;
-            config.order = order;
-            config.persistence = persistence;
-            config.swizzle = swizzle;
-            config.head_group = swizzle == TileSwizzle::head_groups ? group : 1;
-            config.dq = dq;
-            if (config == base) continue;
-            configs.push_back(config);
+  // Every tile of a path with the default schedule, then the schedule knobs on its first
+  // `base_tiles` tiles that fit.
+  const auto append_path = [&](InstructionPath path, const std::vector<Tile>& tiles,
+                               int base_tiles) {
+    for (const Tile& tile : tiles) {
+      for (int stages : kStages) configs.push_back(tile_config(tile, stages, path));
+    }
+    int bases = 0;
+    for (const Tile& tile : tiles) {
+      if (bases == base_tiles) break;
+      const AttentionBackwardConfig base = tile_config(tile, kBaseStages, path);
+      if (!attention_backward_resource_use(problem, base, gpu).does_not_fit.empty()) continue;
+      ++bases;
+      for (KvOrder order : kOrders) {
+        for (Persistence persistence : kPersistences) {
+          for (TileSwizzle swizzle : kSwizzles) {
+            for (DqAccumulation dq : kDqModes) {
+              AttentionBackwardConfig config = base;
+              config.order = order;
+              config.persistence = persistence;
+              config.swizzle = swizzle;
+              config.head_group = swizzle == TileSwizzle::head_groups ? group : 1;
+              config.dq = dq;
+              if (config == base) continue;
+              configs.push_back(config);
+            }
           }
         }
       }
     }
+  };
+  append_path(InstructionPath::mma_sync, tiles_for(problem.shape.head_dim), kBaseTiles);
+  if (supports(gpu, InstructionPath::wgmma)) {
+    append_path(InstructionPath::wgmma, wgmma_tiles_for(problem.shape.head_dim), 1);
   }
   return configs;
 }

@@ -1,10 +1,12 @@
 // The attention backward's module compiled by NVRTC for sm_121 (GB10) and sm_90a (H200), no GPU
 // needed: every tile and stage count its space keeps at every head dim (on the default schedule),
 // and every schedule knob value (Q-walk order, persistence, swizzle, dQ accumulation) mixed on the
-// base tile, each with no spills, the resource model's register estimate confirmed by the
-// compiler's count, and all three entries in the cubin.
+// base tile of each instruction path (the wgmma kernel's on sm_90a), each with no spills and no
+// serialized wgmma (C7508), the resource model's register estimate confirmed by the compiler's
+// count, and all three entries in the cubin.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <thread>
 #include <vector>
@@ -48,7 +50,8 @@ std::vector<Variant> variants(const GpuProfile& gpu) {
     }
   }
   const AttentionBackwardProblem problem{{2, 8, 1000, 1000, 128, DataType::bf16, true}};
-  const AttentionBackwardConfig base = build_attention_backward_space(problem, gpu).configs.at(0);
+  const std::vector<AttentionBackwardConfig> space =
+      build_attention_backward_space(problem, gpu).configs;
   const KvOrder orders[] = {KvOrder::sawtooth, KvOrder::cyclic, KvOrder::sawtooth};
   const Persistence persistences[] = {Persistence::static_loop, Persistence::dynamic,
                                       Persistence::grid};
@@ -56,14 +59,20 @@ std::vector<Variant> variants(const GpuProfile& gpu) {
                                   TileSwizzle::head_major};
   const DqAccumulation dq[] = {DqAccumulation::deterministic, DqAccumulation::atomic,
                                DqAccumulation::deterministic};
-  for (int i = 0; i < 3; ++i) {
-    AttentionBackwardConfig config = base;
-    config.order = orders[i];
-    config.persistence = persistences[i];
-    config.swizzle = swizzles[i];
-    config.head_group = swizzles[i] == TileSwizzle::head_groups ? 4 : 1;
-    config.dq = dq[i];
-    list.push_back({problem, config});
+  // The first config of each instruction path the GPU has is its base.
+  for (InstructionPath path : {InstructionPath::mma_sync, InstructionPath::wgmma}) {
+    const auto base = std::find_if(space.begin(), space.end(),
+                                   [&](const auto& config) { return config.path == path; });
+    if (base == space.end()) continue;
+    for (int i = 0; i < 3; ++i) {
+      AttentionBackwardConfig config = *base;
+      config.order = orders[i];
+      config.persistence = persistences[i];
+      config.swizzle = swizzles[i];
+      config.head_group = swizzles[i] == TileSwizzle::head_groups ? 4 : 1;
+      config.dq = dq[i];
+      list.push_back({problem, config});
+    }
   }
   return list;
 }

@@ -1,13 +1,13 @@
 // The attention backward, compiled with NVRTC for the present GPU and launched through the runtime
 // launcher after the forward (which writes O and, asked to, the log-sum-exp), against the
 // double-precision CPU reference on fresh random inputs, the gradients' outputs poisoned (NaN)
-// first: every knob value of the mma_sync backward, head dims 32 to 256 in fp16 and bf16, on the
-// shapes models give it (multi-head, GQA 4, MQA; Q/O/dO/dQ and K/V/dK/dV stored [B, H, S, D] or
-// as [B, S, H, D] projections; causal top-left and bottom-right with S_q below, at and above S_kv,
-// rows that see no key; odd lengths; persistent grids of 3 CTAs so each takes several tiles). The
-// forward's log-sum-exp is checked against the reference's too, and the deterministic mode's dQ is
-// the same bit for bit over two runs. A case whose variant does not fit the GPU is skipped,
-// saying why.
+// first: every knob value of the mma_sync backward and of the wgmma one (sm_90a), head dims 32 to
+// 256 in fp16 and bf16, on the shapes models give it (multi-head, GQA 4, MQA; Q/O/dO/dQ and
+// K/V/dK/dV stored [B, H, S, D] or as [B, S, H, D] projections; causal top-left and bottom-right
+// with S_q below, at and above S_kv, rows that see no key; odd lengths; persistent grids of 3 CTAs
+// so each takes several tiles). The forward's log-sum-exp is checked against the reference's too,
+// and the deterministic mode's dQ is the same bit for bit over two runs. A case whose variant does
+// not fit the GPU is skipped, saying why.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -117,9 +117,26 @@ std::vector<BackwardCase> head_dim_cases() {
   return cases;
 }
 
+// The wgmma kernel (sm_90a; skipped elsewhere as not fitting): every knob value on its tiles (64
+// Q rows a step at head dim 128, 128 at head dim 64), both dtypes, causal and not.
+std::vector<BackwardCase> wgmma_cases() {
+  const DataType f16 = DataType::f16;
+  const DataType bf16 = DataType::bf16;
+  return {
+      {config_named("bwd-wgmma-m64n128w8s2-cyclic-grid-head_major"), 128, f16, true},
+      {config_named("bwd-wgmma-m64n128w8s3-sawtooth-static-heads_interleaved"), 128, bf16, false},
+      {config_named("bwd-wgmma-m64n128w8s1-sawtooth-dynamic-groups2-det"), 128, f16, false},
+      {config_named("bwd-wgmma-m64n128w8s2-sawtooth-grid-head_major"), 128, bf16, true},
+      {config_named("bwd-wgmma-m128n128w8s2-sawtooth-grid-head_major-det"), 64, bf16, true},
+      {config_named("bwd-wgmma-m128n128w8s3-cyclic-dynamic-head_major"), 64, f16, true},
+      {config_named("bwd-wgmma-m128n128w8s1-cyclic-static-groups3"), 64, bf16, false},
+  };
+}
+
 std::vector<BackwardCase> all_cases() {
   std::vector<BackwardCase> cases = knob_cases();
   for (const BackwardCase& c : head_dim_cases()) cases.push_back(c);
+  for (const BackwardCase& c : wgmma_cases()) cases.push_back(c);
   return cases;
 }
 

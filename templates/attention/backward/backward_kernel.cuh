@@ -12,6 +12,7 @@
 #include "attention/backward/backward_args.cuh"
 #include "attention/backward/backward_schedule.cuh"
 #include "attention/backward/backward_warp.cuh"
+#include "attention/backward/dq_turns.cuh"
 #include "attention/tile_copy.cuh"
 #include "common/element.cuh"
 
@@ -94,23 +95,6 @@ struct BackwardTile {
                                                     T::kStages * kStageBytes)};
   }
 };
-
-// Waits until `count` K/V tiles have added to a Q tile's dQ (the deterministic order), then lets
-// the whole CTA go on; signal_dq_added counts this one in once every thread's adds are visible.
-__device__ __forceinline__ void wait_for_dq_turn(const int* semaphore, int count) {
-  if (threadIdx.x == 0) {
-    int seen;
-    do {
-      asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(seen) : "l"(semaphore));
-    } while (seen < count);  // it never passes count before this CTA adds (count + 1 waits)
-  }
-  __syncthreads();
-}
-__device__ __forceinline__ void signal_dq_added(int* semaphore) {
-  __threadfence();
-  __syncthreads();
-  if (threadIdx.x == 0) atomicAdd(semaphore, 1);
-}
 
 // q, k, v, d_o: the inputs at args' strides; dk, dv: [batch, kv_heads, seq_kv, HeadDim] outputs
 // at args.dk/dv's strides; args.workspace filled by the preprocess. args.tile_counter (dynamic
