@@ -229,8 +229,10 @@ BackwardPrediction predict_backward_variant(const AttentionBackwardProblem& prob
       2 * static_cast<std::int64_t>(shape.batch) * kv_heads * shape.seq_kv * shape.head_dim *
           element +
       static_cast<std::int64_t>(shape.batch) * shape.heads * shape.seq_q * shape.head_dim * 4;
-  const double rate = gpu.peak_tensor_flops * kMmaSyncBackwardPeakFraction *
-                      backward_rate_share(config, shape.causal);
+  const double path_fraction = config.path == InstructionPath::wgmma ? kWgmmaBackwardPeakFraction
+                                                                     : kMmaSyncBackwardPeakFraction;
+  const double rate =
+      gpu.peak_tensor_flops * path_fraction * backward_rate_share(config, shape.causal);
   const double compute = rate > 0 ? problem.flops() / rate : 0;
   const double memory =
       gpu.dram_bytes_per_second > 0
@@ -242,7 +244,7 @@ BackwardPrediction predict_backward_variant(const AttentionBackwardProblem& prob
       prediction.predicted_seconds > 0 ? problem.flops() / prediction.predicted_seconds / 1e12 : 0;
   prediction.note = "tile LRU per L2 partition (" + std::to_string(partitions) +
                     "), lock-step wave of " + std::to_string(wave_size) +
-                    " CTAs; time: the mma.sync backward's measured share of the tensor peak, "
+                    " CTAs; time: the instruction path's measured share of the tensor peak, "
                     "times its tile's and dQ mode's measured shares";
   return prediction;
 }

@@ -29,6 +29,10 @@ namespace swr::model {
 // bench/results/attention-backward-h200/tune-mma-sync.json (tests/model check the figure against
 // that file).
 inline constexpr double kMmaSyncBackwardPeakFraction = 0.205;
+// The same for the wgmma backward (sm_90a): its best variant of B2 H16 S16384 D128 bf16
+// non-causal, 376.6 TFLOP/s, from bench/results/attention-backward-wgmma-h200/tune-first.json
+// (tests/model check it against that file).
+inline constexpr double kWgmmaBackwardPeakFraction = 0.381;
 
 // What the knobs cost against that best variant (a 128-row K/V tile, 8 warps, atomic dQ), the
 // medians of the same file's variants: a 64-row tile of 4 warps runs at 0.78 of its rate; a

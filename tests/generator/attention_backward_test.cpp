@@ -95,10 +95,36 @@ TEST(AttentionBackwardResources, TileRulesInWords) {
   config.block_m = 32;  // 2 row slices over 8 warps: 4 column parts
   EXPECT_NE(attention_backward_tile_problem(problem(80), config).find("n16 pairs"),
             std::string::npos);
+  // The wgmma kernel: two warpgroups of 64 K/V rows, whole 64-column chunks, and S^T, dP^T, dK
+  // and dV in a warpgroup's registers (block_m x head dim at most 8192).
   config = {};
-  config.path = InstructionPath::wgmma;
-  EXPECT_NE(attention_backward_tile_problem(problem(128), config).find("mma_sync only"),
+  config.path = InstructionPath::wgmma;  // m64 n128 w8
+  EXPECT_EQ(attention_backward_tile_problem(problem(128), config), "");
+  EXPECT_NE(attention_backward_tile_problem(problem(64), config).find("not a multiple of 128"),
+            std::string::npos)
+      << "64 Q rows split dQ's columns over the warpgroups";
+  EXPECT_NE(attention_backward_tile_problem(problem(96), config).find("64-column chunks"),
             std::string::npos);
+  EXPECT_NE(attention_backward_tile_problem(problem(256), config).find("registers"),
+            std::string::npos);
+  config.block_m = 128;
+  EXPECT_EQ(attention_backward_tile_problem(problem(64), config), "");
+  EXPECT_NE(attention_backward_tile_problem(problem(128), config).find("registers"),
+            std::string::npos);
+  config.warps = 4;
+  EXPECT_NE(attention_backward_tile_problem(problem(64), config).find("two warpgroups"),
+            std::string::npos);
+}
+
+TEST(AttentionBackwardResources, TheWgmmaPathNeedsSm90a) {
+  AttentionBackwardConfig config;
+  config.path = InstructionPath::wgmma;
+  const GpuProfile gb10 = find_gpu_profile("gb10").value();
+  EXPECT_NE(attention_backward_resource_use(problem(128), config, gb10).does_not_fit.find("sm_90a"),
+            std::string::npos);
+  EXPECT_EQ(attention_backward_resource_use(problem(128), config, find_gpu_profile("h200").value())
+                .does_not_fit,
+            "");
 }
 
 TEST(AttentionBackwardResources, SharedMemoryOfTheTiles) {
@@ -109,6 +135,12 @@ TEST(AttentionBackwardResources, SharedMemoryOfTheTiles) {
   config.block_m = 32;  // dS^T rows of 32 columns are padded to 5 chunks
   EXPECT_EQ(attention_backward_shared_bytes(problem(80), config),
             2 * 128 * 176 + 2 * (2 * 32 * 176 + 256) + 128 * 80);
+  // wgmma (unpadded swizzled chunks): K, V; stages x (Q, dO); dS^T; stages x (L, delta); the
+  // 1024 bytes that align the tiles.
+  config = {};
+  config.path = InstructionPath::wgmma;
+  EXPECT_EQ(attention_backward_shared_bytes(problem(128), config),
+            2 * 128 * 256 + 2 * (2 * 64 * 256) + 128 * 64 * 2 + 2 * 512 + 1024);
 }
 
 TEST(AttentionBackwardSpace, EveryKnobValueIsKeptOnBothTargets) {
@@ -122,7 +154,12 @@ TEST(AttentionBackwardSpace, EveryKnobValueIsKeptOnBothTargets) {
         const ResourceUse use = attention_backward_resource_use(problem(head_dim), config, gpu);
         EXPECT_TRUE(use.does_not_fit.empty()) << config.key();
         EXPECT_LE(use.dynamic_shared_bytes, gpu.shared_memory_per_block_optin) << config.key();
-        EXPECT_EQ(config.path, InstructionPath::mma_sync) << config.key();
+        // wgmma on sm_90a only, at the head dims its registers take.
+        if (config.path == InstructionPath::wgmma) {
+          EXPECT_EQ(gpu.arch, "sm_90a") << config.key();
+          EXPECT_TRUE(head_dim == 64 || head_dim == 128) << config.key();
+          seen.insert("wgmma d" + std::to_string(head_dim));
+        }
         seen.insert("m" + std::to_string(config.block_m) + "n" + std::to_string(config.block_n) +
                     "w" + std::to_string(config.warps));
         seen.insert("s" + std::to_string(config.stages));
@@ -139,6 +176,9 @@ TEST(AttentionBackwardSpace, EveryKnobValueIsKeptOnBothTargets) {
                               "s3", "cyclic", "sawtooth", "grid", "static", "dynamic", "head_major",
                               "heads_interleaved", "head_groups", "atomic", "deterministic"}) {
       EXPECT_TRUE(seen.count(value)) << gpu_name << " keeps no config with " << value;
+    }
+    for (const char* wgmma : {"wgmma d64", "wgmma d128"}) {
+      EXPECT_EQ(seen.count(wgmma), std::string(gpu_name) == "h200" ? 1u : 0u) << wgmma;
     }
     // 64 K/V rows split over 8 warps serve head dims above 128 only, whose two stages outgrow
     // GB10's 99 KiB (32 K/V rows over 4 warps serve them there).

@@ -87,6 +87,32 @@ TEST(BackwardPrediction, TheTimeRulesRateIsTheMeasuredOne) {
   EXPECT_NEAR(kMmaSyncBackwardPeakFraction, best * 1e12 / h200.peak_tensor_flops, 0.0005);
 }
 
+TEST(BackwardPrediction, TheWgmmaRateIsTheMeasuredOne) {
+  std::ifstream file(std::string(SWR_SOURCE_DIR) +
+                     "/bench/results/attention-backward-wgmma-h200/tune-first.json");
+  ASSERT_TRUE(file) << "the measured file the rate cites";
+  const nlohmann::json measured = nlohmann::json::parse(file);
+  double best = 0;
+  for (const nlohmann::json& row : measured.at("measurements")) {
+    const auto config = AttentionBackwardConfig::from_key(row.at("config").get<std::string>());
+    ASSERT_TRUE(config) << row.dump();
+    if (row.at("status") == "ok" && config->path == InstructionPath::wgmma &&
+        row.at("problem").get<std::string>().find("_d128_") != std::string::npos) {
+      best = std::max(best, row.at("tflops").get<double>());
+    }
+  }
+  const GpuProfile h200 = find_gpu_profile("h200").value();
+  EXPECT_NEAR(kWgmmaBackwardPeakFraction, best * 1e12 / h200.peak_tensor_flops, 0.0005);
+  // The model ranks a wgmma variant ahead of its mma.sync peers, as measured at every shape.
+  const AttentionBackwardProblem problem{{2, 16, 16384, 16384, 128, DataType::bf16, false}};
+  AttentionBackwardConfig wgmma =
+      AttentionBackwardConfig::from_key("bwd-wgmma-m64n128w8s2-cyclic-grid-head_major").value();
+  AttentionBackwardConfig mma_sync =
+      AttentionBackwardConfig::from_key("bwd-m32n128w8s2-cyclic-grid-head_major").value();
+  EXPECT_LT(predict_backward_variant(problem, h200, wgmma).predicted_seconds,
+            predict_backward_variant(problem, h200, mma_sync).predicted_seconds);
+}
+
 nlohmann::json measured_file(const std::string& relative) {
   std::ifstream file(std::string(SWR_SOURCE_DIR) + "/" + relative);
   EXPECT_TRUE(file) << relative;

@@ -4,9 +4,10 @@
 // with each warpgroup owning 64 K/V rows. At each step a warpgroup computes
 //   S^T = K Q^T, dP^T = V dO^T          wgmma SS, [64 K/V rows x BlockM Q rows]
 //   P^T = 2^(S^T scale log2(e) - L log2(e)), dS^T = P^T o (dP^T - delta)   in registers
-//   dV += P^T dO, dK += dS^T Q          wgmma RS: P^T and dS^T packed from the accumulators
+//   dV += P^T dO                         wgmma RS: P^T packed from the accumulators
 //   dS^T to shared memory, then dQ = dS K   wgmma SS, dS read MN-major (the transpose bit)
-// and adds its part of dQ with 16-byte reductions. Q, dO, L and delta are staged by cp.async,
+//   dK += dS^T Q                         wgmma RS, while it adds its part of dQ with 16-byte
+//                                        reductions Q, dO, L and delta are staged by cp.async,
 // Stages deep, into the layout wgmma reads (no tensor map: the same launch as the mma.sync
 // kernel); the copy of step s + Stages - 1 overlaps the products of step s.
 #pragma once
@@ -306,7 +307,7 @@ __device__ void backward(const void* q, const void* k, const void* v, const void
           wgmma_wait<1>();  // dP^T is in (dV may still run)
           keep_floats<kScoreRegs>(dp);
 
-          // dS^T = P^T o (dP^T - delta), packed, then dK += dS^T Q.
+          // dS^T = P^T o (dP^T - delta), packed.
           unsigned ds_packed[kPackedRegs];
 #pragma unroll
           for (int j = 0; j < T::kBlockM / 8; ++j) {
@@ -317,20 +318,13 @@ __device__ void backward(const void* q, const void* k, const void* v, const void
                                                           s[4 * j + 3] * (dp[4 * j + 3] - d.y));
           }
           store_ds<T>(ds_packed, tiles.ds(), wg_row0, at);
-          wgmma_fence();
-#pragma unroll
-          for (int kk = 0; kk < T::kBlockM / 16; ++kk) {
-            wgmma_rs_n<T::kHeadDim, T::kElement, 1>(
-                dk_acc, ds_packed + 4 * kk,
-                make_desc_mnmajor<128>(q_tile_bytes + kk * 16 * 128, T::kQChunkBytes), 1);
-          }
-          wgmma_commit();
           // Every warpgroup's dS^T is in the tile and visible to wgmma.
           fence_proxy_async_shared();
           __syncthreads();
 
-          // dQ = dS K: dS is the tile read MN-major (its rows are K/V rows, the reduction), K
-          // MN-major too (rows of K are the reduction, its columns dQ's).
+          // dQ = dS K first (dS is the tile read MN-major: its rows are K/V rows, the reduction;
+          // K MN-major too), then dK += dS^T Q, which runs while this warpgroup adds its part of
+          // dQ.
           float dq[kDqRegs];
           wgmma_fence();
 #pragma unroll
@@ -346,12 +340,17 @@ __device__ void backward(const void* q, const void* k, const void* v, const void
                 kk > 0 ? 1 : 0);
           }
           wgmma_commit();
-          wgmma_wait<0>();
+#pragma unroll
+          for (int kk = 0; kk < T::kBlockM / 16; ++kk) {
+            wgmma_rs_n<T::kHeadDim, T::kElement, 1>(
+                dk_acc, ds_packed + 4 * kk,
+                make_desc_mnmajor<128>(q_tile_bytes + kk * 16 * 128, T::kQChunkBytes), 1);
+          }
+          wgmma_commit();
+          wgmma_wait<1>();  // dV and dQ are in (dK may still run)
           keep_floats<kDqRegs>(dq);
-          keep_floats<kAccumRegs>(dk_acc);
           keep_floats<kAccumRegs>(dv_acc);
           keep_words<kPackedRegs>(p_packed);
-          keep_words<kPackedRegs>(ds_packed);
 
           float* dq_rows =
               args.workspace.dq_accum + dq_accum_offset(args, batch, head, q_row0, T::kHeadDim);
@@ -360,6 +359,9 @@ __device__ void backward(const void* q, const void* k, const void* v, const void
           if constexpr (T::kDeterministicDq) wait_for_dq_turn(semaphore, kv_tile);
           add_dq<T>(dq, dq_rows, dq_row0, dq_column0, args.seq_q - q_row0, at);
           if constexpr (T::kDeterministicDq) signal_dq_added(semaphore);
+          wgmma_wait<0>();
+          keep_floats<kAccumRegs>(dk_acc);
+          keep_words<kPackedRegs>(ds_packed);
         }
         cp_async_wait<0>();  // no copy may land in the tiles the next K/V tile reuses
 
