@@ -8,5 +8,5 @@ build=${1:-build}
 dest=${2:-.device/tuning-at-scale}
 rm -rf "$dest" && mkdir -p "$dest/bin"
 cp "$build/swr-tune" "$dest/bin/" && strip "$dest/bin/swr-tune"
-cp "$here/run.sh" "$here/check.py" "$here/plan8.json" "$dest/"
+cp "$here"/{run.sh,check.py,speedup.sh,speedup_check.py,plan8.json} "$dest/"
 du -sh "$dest"

@@ -17,13 +17,15 @@ namespace {
 
 // A profiler that records its sessions: launch i's "misses" are i + 1; launches named in
 // `failing` throw from the batch (as a launch error would); `unattributable` sessions of more
-// than one launch cannot tell their ranges apart; after `unavailable_after` sessions the
+// than one launch cannot tell their ranges apart; sessions of more than `room_for` launches drop
+// ranges; after `unavailable_after` sessions the
 // profiler becomes unavailable (a busy profiler).
 class FakeProfiler : public BatchProfiler {
  public:
   std::size_t max_launches = 4;
   std::set<std::string> failing;
   bool unattributable = false;
+  std::size_t room_for = 1000;
   std::optional<std::size_t> unavailable_after;
   std::vector<std::vector<std::string>> sessions;  // the kernel names of each session
 
@@ -43,6 +45,7 @@ class FakeProfiler : public BatchProfiler {
       }
     }
     if (unattributable) throw std::runtime_error("3 unnamed ranges for 2 launches");
+    if (launches.size() > room_for) throw RangesDropped("4 profiler ranges dropped");
     std::vector<L2Counters> counters;
     for (const BatchLaunch& launch : launches) counters.push_back(counters_of(launch));
     return counters;
@@ -142,6 +145,23 @@ TEST(CollectCountersInBatches, UnattributableRangesFallBackToOneSessionPerLaunch
   const BatchedCounters result = collect_counters_in_batches(profiler, nullptr, launches(3));
   ASSERT_EQ(profiler.sessions.size(), 4u);  // the batch, then each alone
   EXPECT_EQ(profiler.sessions[3], std::vector<std::string>{"k2"});
+  EXPECT_EQ(result.fallback, "3 unnamed ranges for 2 launches");
+  expect_own_counters(result, {});
+}
+
+TEST(CollectCountersInBatches, DroppedRangesSplitTheBatchInHalvesUntilTheyFit) {
+  FakeProfiler profiler;
+  profiler.max_launches = 8;
+  profiler.room_for = 3;
+  const BatchedCounters result = collect_counters_in_batches(profiler, nullptr, launches(11));
+  // 11 in sessions of 6 and 5; 6 -> 3 + 3; 5 -> 2 + 3, each half counted before the next batch.
+  using Names = std::vector<std::string>;
+  const std::vector<Names> expected{
+      {"k0", "k1", "k2", "k3", "k4", "k5"}, {"k0", "k1", "k2"}, {"k3", "k4", "k5"},
+      {"k6", "k7", "k8", "k9", "k10"},      {"k6", "k7"},       {"k8", "k9", "k10"}};
+  EXPECT_EQ(profiler.sessions, expected);
+  EXPECT_EQ(result.sessions, 6u);
+  EXPECT_EQ(result.fallback, "4 profiler ranges dropped");
   expect_own_counters(result, {});
 }
 
@@ -173,6 +193,16 @@ TEST(AttributeBatchRanges, NumberedRangesNeedOneFlushAndOneKernelPerLaunch) {
   EXPECT_EQ(attribute_batch_ranges({"0", "1", "2", "3"}, {"a", "b"}),
             (std::vector<std::size_t>{1, 3}));
   EXPECT_THROW(attribute_batch_ranges({"0", "1", "2", "3", "4"}, {"a", "b"}), std::runtime_error);
+}
+
+TEST(CountedInABatch, ShortKernelsWaitForTheBatchLongOnesAreCountedAlone) {
+  EXPECT_TRUE(counted_in_a_batch({0.05, 0.04, 0.06}));
+  EXPECT_TRUE(counted_in_a_batch({kBatchedCountersUpToMs}));
+  // The median decides: one slow outlier does not take a short kernel out of its batch.
+  EXPECT_TRUE(counted_in_a_batch({0.2, 0.3, 9.0}));
+  EXPECT_FALSE(counted_in_a_batch({3.1, 2.9, 3.0}));
+  EXPECT_FALSE(counted_in_a_batch({0.5, 3.0, 3.2}));
+  EXPECT_FALSE(counted_in_a_batch({}));  // not timed: nothing says it is short
 }
 
 TEST(CounterSessionSize, TheEnvironmentSelectsOneSessionPerVariant) {

@@ -15,6 +15,7 @@
 #include "db/results_database.hpp"
 #include "fake_variant_measurer.hpp"
 #include "support/child_process.hpp"
+#include "swr/usage_error.hpp"
 #include "tests/generator/temporary_directory.hpp"
 #include "tuner/tuning/tuning_session.hpp"
 #include "tuner/tuning/variant_batches.hpp"
@@ -73,6 +74,20 @@ void expect_measured(const std::vector<VariantOutcome>& outcomes,
       EXPECT_EQ(outcomes[i].counters.l2_sector_misses_from_tex, 100.0 * static_cast<double>(i));
     }
   }
+}
+
+TEST(CounterBatch, BatchesOfThirtyTwoUnlessTheEnvironmentSaysOtherwise) {
+  unsetenv("SWR_COUNTER_BATCH");
+  EXPECT_EQ(counter_batch_from_environment(), kVariantsPerCounterBatch);
+  setenv("SWR_COUNTER_BATCH", "1", 1);  // one variant a request, as before batches
+  EXPECT_EQ(counter_batch_from_environment(), 1u);
+  setenv("SWR_COUNTER_BATCH", "8", 1);
+  EXPECT_EQ(counter_batch_from_environment(), 8u);
+  for (const char* bad : {"0", "33", "eight", "8x"}) {
+    setenv("SWR_COUNTER_BATCH", bad, 1);
+    EXPECT_THROW(counter_batch_from_environment(), UsageError) << bad;
+  }
+  unsetenv("SWR_COUNTER_BATCH");
 }
 
 TEST(MeasureIsolatingFaults, AHealthyBatchIsOneRequest) {

@@ -51,8 +51,13 @@ BatchedCounters collect_counters_in_batches(BatchProfiler& profiler, CUstream st
   result.counters.resize(launches.size());
   result.failed.resize(launches.size());
   if (max_per_session == 0) max_per_session = profiler.max_launches_per_session();
-  for (std::vector<std::size_t> batch : plan_counter_sessions(launches.size(), max_per_session)) {
-    if (!profiler.available()) break;
+  // Batches still to count, the next one last (a batch split in halves counts its first half next).
+  std::vector<std::vector<std::size_t>> pending =
+      plan_counter_sessions(launches.size(), max_per_session);
+  std::reverse(pending.begin(), pending.end());
+  while (!pending.empty() && profiler.available()) {
+    std::vector<std::size_t> batch = std::move(pending.back());
+    pending.pop_back();
     if (batch.size() == 1) {
       one_by_one(profiler, stream, launches, batch, result);
       continue;
@@ -74,8 +79,16 @@ BatchedCounters collect_counters_in_batches(BatchProfiler& profiler, CUstream st
         batch.erase(batch.begin() + static_cast<std::ptrdiff_t>(culprit));
       } catch (const DriverError&) {
         throw;
-      } catch (const std::exception&) {
+      } catch (const RangesDropped& dropped) {
+        // More kernels than the session had room for: each half in a session of its own.
+        if (result.fallback.empty()) result.fallback = dropped.what();
+        const auto middle = batch.begin() + static_cast<std::ptrdiff_t>(batch.size() / 2);
+        pending.emplace_back(middle, batch.end());
+        pending.emplace_back(batch.begin(), middle);
+        break;
+      } catch (const std::exception& error) {
         // The ranges could not be told apart: one session each, as before batching.
+        if (result.fallback.empty()) result.fallback = error.what();
         one_by_one(profiler, stream, launches, batch, result);
         break;
       }
@@ -91,6 +104,14 @@ std::vector<L2Counters> CuptiBatchProfiler::profile_batch(
 
 L2Counters CuptiBatchProfiler::profile_one(CUstream stream, const BatchLaunch& launch) {
   return session_.measure(stream, launch.launch, launch.kernel_name);
+}
+
+bool counted_in_a_batch(const std::vector<double>& times_ms) {
+  if (times_ms.empty()) return false;
+  std::vector<double> sorted = times_ms;
+  const auto middle = sorted.begin() + static_cast<std::ptrdiff_t>(sorted.size() / 2);
+  std::nth_element(sorted.begin(), middle, sorted.end());
+  return *middle <= kBatchedCountersUpToMs;
 }
 
 std::size_t counter_session_size_from_environment() {

@@ -58,15 +58,27 @@ struct BatchedCounters {
   std::vector<L2Counters> counters;  // per launch, in order; empty where failed or unavailable
   std::vector<std::string> failed;   // per launch: why it has none ("" when it has, or unavailable)
   std::size_t sessions = 0;          // profiling sessions opened (batches, re-runs, one-by-one)
+  std::string fallback;  // why a batch was first split or counted one by one ("" when none was)
 };
 
 // The counters of every launch, `max_per_session` at most per session (0: the profiler's own
 // maximum; 1: one session per launch, the old path). A launch that throws loses its counters (its
 // failure says why) and the rest of its batch runs again without it, so the other variants keep
-// theirs. A batch whose ranges cannot be told apart runs again one launch per session.
+// theirs. A batch whose kernels overflow the session's ranges runs again as two halves; one whose
+// ranges cannot be told apart runs again one launch per session.
 BatchedCounters collect_counters_in_batches(BatchProfiler& profiler, CUstream stream,
                                             const std::vector<BatchLaunch>& launches,
                                             std::size_t max_per_session = 0);
+
+// Launches whose median time is above this are counted one session each, right after their
+// timing, even where batches are on: every pass of a session replays the whole batch, so a batch
+// saves the sessions' fixed cost (~60 ms on the H200) but not the replays of long kernels
+// (figures: docs/tuning-at-scale.md, "L2 counters in batches").
+inline constexpr double kBatchedCountersUpToMs = 1.0;
+
+// Whether a variant timed at `times_ms` waits for its batch's session (median at most
+// kBatchedCountersUpToMs; never without a timing).
+bool counted_in_a_batch(const std::vector<double>& times_ms);
 
 // "SWR_COUNTERS_PER_VARIANT=1" in the environment: one profiling session per variant, as before
 // batching (to compare the two on a GPU). Returns the session size to use: 1, or 0 (the

@@ -254,7 +254,9 @@ void L2CounterSession::enable() {
   SWR_CUPTI(*cupti_, cuptiRangeProfilerEnable(&enable));
   profiler_ = enable.pRangeProfilerObject;
 
+  // The images belong to the profiler object just made (the batch's is made when first used).
   counter_data_ = counter_data_image(kMaxRanges);
+  batch_counter_data_.clear();
 }
 
 std::vector<std::uint8_t> L2CounterSession::counter_data_image(std::size_t max_ranges) const {
@@ -363,9 +365,9 @@ std::vector<std::string> L2CounterSession::run_passes(std::vector<std::uint8_t>&
   SWR_CUPTI(*cupti_, cuptiRangeProfilerDecodeData(&decode));
   if (decode.numOfRangeDropped > 0) {
     // The launches ran more kernels than the ranges allow: the caller's error, not the profiler's.
-    throw std::runtime_error(std::to_string(decode.numOfRangeDropped) +
-                             " profiler ranges dropped: the measured launches ran more than " +
-                             std::to_string(max_ranges) + " kernels, flushes included");
+    throw RangesDropped(std::to_string(decode.numOfRangeDropped) +
+                        " profiler ranges dropped: the measured launches ran more than " +
+                        std::to_string(max_ranges) + " kernels, flushes included");
   }
 
   auto info = SWR_CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataInfo_Params);
@@ -427,8 +429,9 @@ std::vector<L2Counters> L2CounterSession::measure_batch(CUstream stream,
 
 std::vector<L2Counters> L2CounterSession::collect_batch(CUstream stream,
                                                         const std::vector<BatchLaunch>& launches) {
-  // Per launch: the flush, the measured kernel and room for a few more kernels.
-  const std::size_t max_ranges = kMaxBatchLaunches * 2 + kMaxRanges;
+  // Per launch: the flush, the measured kernel and room for two more (a launch may run a helper
+  // kernel, e.g. a memset done by one), plus the slack of a single session.
+  const std::size_t max_ranges = kMaxBatchLaunches * 4 + kMaxRanges;
   if (batch_counter_data_.empty()) batch_counter_data_ = counter_data_image(max_ranges);
   std::vector<std::string> kernel_names;
   for (const BatchLaunch& launch : launches) kernel_names.push_back(launch.kernel_name);

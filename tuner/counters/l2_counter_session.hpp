@@ -57,6 +57,13 @@ class BatchLaunchFailed : public std::runtime_error {
   std::size_t index_;
 };
 
+// A session's ranges did not hold every kernel its launches ran (CUPTI dropped some): the launches
+// ran more kernels than the room made for them. A smaller batch may fit.
+class RangesDropped : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // Which of a pass's ranges (CUPTI's names, in launch order) is the measured kernel: never the
 // flush (found by its kernel name, else the first range, since every pass launches it first);
 // the last range whose name contains `kernel_name` when one does. When the ranges carry kernel
@@ -113,8 +120,9 @@ class L2CounterSession {
   // kMaxBatchLaunches. Empty counters for all, without launching, when profiling is unavailable;
   // a CUPTI failure makes the session unavailable (said once) and returns empty counters. A
   // launch that throws is BatchLaunchFailed with its index (a context-fatal driver error
-  // propagates as it is); ranges that cannot be attributed throw std::runtime_error. The profiler
-  // is stopped in every case; the next measurement starts it again.
+  // propagates as it is); more kernels than ranges throw RangesDropped, ranges that cannot be
+  // attributed std::runtime_error. The profiler is stopped in every case; the next measurement
+  // starts it again.
   static constexpr std::size_t kMaxBatchLaunches = 32;
   std::vector<L2Counters> measure_batch(CUstream stream, const std::vector<BatchLaunch>& launches);
 

@@ -4,6 +4,7 @@
 #include "generator/kernel_source.hpp"
 #include "runtime/attention_launcher.hpp"
 #include "tuner/attention_reference_kernel.hpp"
+#include "tuner/counters/counter_batches.hpp"
 #include "tuner/counters/l2_counter_session.hpp"
 #include "tuner/device_random_fill.hpp"
 #include "tuner/tuning/timing_statistics.hpp"
@@ -120,7 +121,7 @@ VariantOutcome AttentionMeasurementBench::measure_loaded(
   };
   outcome.times_ms = device_.timed_runs(launch, job.stop_timing_above_ms);
 
-  if (deferred != nullptr && job.collect_counters) {
+  if (deferred != nullptr && job.collect_counters && counted_in_a_batch(outcome.times_ms)) {
     // Counted later with the rest of the batch: the launch holds the module and the tensors.
     const std::shared_ptr<Inputs> inputs = inputs_;
     deferred->push_back(

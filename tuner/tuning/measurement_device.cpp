@@ -179,6 +179,7 @@ void MeasurementDevice::count_deferred(std::vector<DeferredCount>& deferred,
     outcome.method["host_ms"]["profiler_wait"] = wait_ms / static_cast<double>(deferred.size());
     outcome.method["counter_batch"] = {{"variants", deferred.size()},
                                        {"sessions", counted.sessions}};
+    if (!counted.fallback.empty()) outcome.method["counter_batch"]["fallback"] = counted.fallback;
   }
   deferred.clear();
 }

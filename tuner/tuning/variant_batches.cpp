@@ -45,7 +45,7 @@ std::vector<VariantOutcome> measure_isolating_faults(std::size_t count,
 
 std::size_t counter_batch_from_environment() {
   const char* text = std::getenv("SWR_COUNTER_BATCH");
-  if (text == nullptr || *text == '\0') return 1;
+  if (text == nullptr || *text == '\0') return kVariantsPerCounterBatch;
   char* end = nullptr;
   const long value = std::strtol(text, &end, 10);
   if (*end != '\0' || value < 1 || value > static_cast<long>(kVariantsPerCounterBatch)) {

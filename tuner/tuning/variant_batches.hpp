@@ -18,10 +18,11 @@ namespace swr {
 // How many variants a device takes per request when their counters are collected in batches.
 inline constexpr std::size_t kVariantsPerCounterBatch = 32;
 
-// The batch a worker takes: $SWR_COUNTER_BATCH (1..kVariantsPerCounterBatch), default 1 (one
-// variant per request, counted right after its timing). Batching is opt-in: on the H200 its
-// counters disagreed with one session per variant by more than 1% on 243 of 312 variants
-// (bench/results/counters-batch-h200). UsageError for another value.
+// The batch a worker takes: $SWR_COUNTER_BATCH (1..kVariantsPerCounterBatch), default
+// kVariantsPerCounterBatch; 1: one variant a request, counted right after its timing (the path
+// before batches). On the H200 batched counters differ from one session per variant no more than
+// one session per variant differs from itself on a second run (docs/tuning-at-scale.md, "L2
+// counters in batches"). UsageError for another value.
 std::size_t counter_batch_from_environment();
 
 // What one worker request over some of a batch's variants gave.
