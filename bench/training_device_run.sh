@@ -61,9 +61,12 @@ for key in m128n64w4s2-cyclic-grid-head_major m128n64w8s2-cyclic-dynamic-head_ma
   wgmma-m128n128s2-ov-pp-cyclic-dynamic-head_major; do
   FORWARD+=(--config "$key")
 done
-# Atomic dQ (two walks, two persistence modes, two tiles) and a deterministic dQ.
+# Atomic dQ (two walks, two persistence modes, two tiles) and a deterministic dQ, on both
+# instruction paths (the wgmma ones need an H100/H200, which this run is for).
 for key in bwd-m64n128w8s2-cyclic-grid-head_major bwd-m64n128w8s2-sawtooth-dynamic-head_major \
-  bwd-m32n64w4s2-cyclic-grid-head_major bwd-m64n128w8s2-cyclic-grid-head_major-det; do
+  bwd-m32n64w4s2-cyclic-grid-head_major bwd-m64n128w8s2-cyclic-grid-head_major-det \
+  bwd-wgmma-m128n128w8s2-cyclic-grid-head_major bwd-wgmma-m128n128w8s2-sawtooth-dynamic-head_major \
+  bwd-wgmma-m128n128w8s2-cyclic-grid-head_major-det; do
   BACKWARD+=(--config "$key")
 done
 tune() {  # tune NAME SECONDS ARGS...: both passes of a shape

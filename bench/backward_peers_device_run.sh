@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Issue 27's head to head on a lent H100/H200: swr's training step (forward with the log-sum-exp,
+# then the tuned backward) against FlashAttention-4, cuDNN and FlashAttention-2, in two device
+# calls on the same warm machine (FA4's wheels travel in two parts: ../shared/peers/fa4/pack.sh).
+#
+#   bench/backward_peers_device_run.sh stage [BUILD_DIR] [DEST]    # here (DEST: .device/peers)
+#   call 1, carry [DEST, .device/fa4a]:  OUT=$OUT bash DEST/run.sh tune
+#   call 2, carry [DEST, .device/fa4b]:  OUT=$OUT bash DEST/run.sh peers   (at once after call 1)
+#
+# tune:  copies FA4's first part to /tmp; tunes the forward and the backward of every point with
+#        --model-top 10 into /tmp/swr-peers/catalog.db (kept for call 2); then the whole backward
+#        space of B2 H16 S16384 D128 bf16 non-causal into a fresh database, timed, beside the
+#        --model-top 10 tune of the same shape (issue 27: a full tune under 5 minutes, the top 10
+#        within 3% of its best).
+# peers: unpacks FA4, runs bench/training_step.py on every point against the catalog (checks
+#        every candidate's gradients first, then times them interleaved with the L2 flushed).
+set -uo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+POINTS=(4x32x4096x64-causal 4x16x4096x128-noncausal 2x32x16384x64-noncausal
+  2x16x16384x128-noncausal 2x16x16384x128-causal 1x16x32768x128-causal
+  1x32x32768x128-kv8-causal 1x8x8192x256-causal)
+
+if [[ ${1:-} == stage ]]; then
+  build=${2:-build}
+  dest=${3:-.device/peers}
+  repo=$(git -C "$here" rev-parse --show-toplevel)
+  rm -rf "$dest" && mkdir -p "$dest/bin" "$dest/bench"
+  strip -o "$dest/bin/swr-tune" "$build/swr-tune"
+  source "$here/device_steps.sh"
+  stage_swr_package "$build" "$repo" "$dest"
+  cp "$repo"/bench/{training_step,device_timing}.py "$dest/bench/"
+  cp "$0" "$dest/run.sh" && cp "$here/device_steps.sh" "$dest/"
+  git -C "$repo" rev-parse HEAD > "$dest/COMMIT"
+  du -sh "$dest"
+  exit 0
+fi
+
+OUT=${OUT:?OUT: where the results go}
+W=/tmp/swr-peers
+mkdir -p "$W/logs" "$W/home"
+export PYTHONUNBUFFERED=1 SWR_RUNTIME_LIBRARY=$here/lib/libswr_runtime.so
+export SWR_CACHE_DIR=$W/cubins HOME=$W/home SWR_TUNE_PATH=$here/bin/swr-tune SWR_DB=
+DEADLINE=${DEADLINE:-560}
+source "$here/device_steps.sh"
+
+# BxHxSxD[-kvN]-causal|noncausal -> swr-tune's shape options (bf16).
+shape_options() {
+  local dims=${1%%-*} rest=${1#*-} kv=
+  IFS=x read -r b h s d <<<"$dims"
+  [[ $rest == kv* ]] && kv=${rest%%-*} && kv=${kv#kv}
+  echo "--batch $b --heads $h ${kv:+--kv-heads $kv} --seq $s --head-dim $d --dtype bf16" \
+    "$([[ $1 == *-causal ]] && echo --causal)"
+}
+
+if [[ ${1:-} == tune ]]; then
+  STEPS=$W/steps-tune.txt
+  mkdir -p /tmp/fa4 && cp .device/fa4a/part.* /tmp/fa4/ 2>/dev/null
+  {
+    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
+    cat "$here/COMMIT"
+  } > "$W/env.txt" 2>&1
+  for point in "${POINTS[@]}"; do
+    read -ra shape <<<"$(shape_options "$point")"
+    step "tune forward $point" 60 "$W/logs/tune_fwd_$point.log" "$here/bin/swr-tune" --gpu auto \
+      "${shape[@]}" --model-top 10 --counters none --db "$W/catalog.db" -j 16
+    step "tune backward $point" 60 "$W/logs/tune_bwd_$point.log" "$here/bin/swr-tune" \
+      --family attention-backward --gpu auto "${shape[@]}" --model-top 10 --counters none \
+      --db "$W/catalog.db" -j 16
+  done
+  BIG=(--family attention-backward --gpu auto --batch 2 --heads 16 --seq 16384 --head-dim 128
+    --dtype bf16)
+  step "full backward tune d128 s16384" 300 "$W/logs/full_tune.log" "$here/bin/swr-tune" \
+    "${BIG[@]}" --db "$W/full.db" -j 16
+  "$here/bin/swr-tune" show "${BIG[@]}" --db "$W/full.db" --json > "$W/full_show.json" 2>&1
+  cp "$STEPS" "$W/env.txt" "$OUT/"
+  tar -C "$W" -czf "$OUT/tune.tar.gz" logs full_show.json
+  cat "$STEPS"
+  exit 0
+fi
+
+if [[ ${1:-} == peers ]]; then
+  STEPS=$W/steps-peers.txt
+  if ls /tmp/fa4/part.* >/dev/null 2>&1; then
+    cat /tmp/fa4/part.* .device/fa4b/part.* | xz -d -T8 | (mkdir -p /tmp/site && tar -C /tmp/site -xf -)
+    export PYTHONPATH=/tmp/site/nvidia_cutlass_dsl/dsl_packages:/tmp/site
+  else
+    echo "FA4's first part is gone (a fresh machine): FA4 not installed" >> "$STEPS"
+  fi
+  [[ -f $W/catalog.db ]] || { echo "no catalog: run the tune call first" >> "$STEPS"; cat "$STEPS"; exit 1; }
+  cd "$here/bench" || exit 1
+  step "training step, ${#POINTS[@]} points" 540 "$W/logs/training_step.log" env \
+    PYTHONPATH="$here/python:${PYTHONPATH:-}" python3 training_step.py --points "${POINTS[@]}" \
+    --catalog "$W/catalog.db" --out "$W/training_step.json"
+  cp "$STEPS" "$W/logs/training_step.log" "$W/training_step.json" "$OUT/" 2>/dev/null
+  cat "$STEPS"
+  tail -12 "$W/logs/training_step.log"
+  exit 0
+fi
+echo "usage: $0 stage [BUILD_DIR] [DEST] | tune | peers" >&2
+exit 2
