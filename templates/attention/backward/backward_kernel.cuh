@@ -13,6 +13,7 @@
 #include "attention/backward/backward_schedule.cuh"
 #include "attention/backward/backward_warp.cuh"
 #include "attention/backward/dq_turns.cuh"
+#include "attention/backward/step_lists.cuh"
 #include "attention/tile_copy.cuh"
 #include "common/element.cuh"
 
@@ -155,17 +156,7 @@ __device__ void backward(const void* q, const void* k, const void* v, const void
                 tiles.do_tile(slot),
                 static_cast<const unsigned short*>(d_o) + row_offset(args.d_o, batch, head, 0),
                 q_row0, args.seq_q, args.d_o.seq);
-            const long long list = workspace_row(args, batch, head) + q_row0;
-            constexpr int kChunks = T::kBlockM / 4;  // 16-byte chunks of one list
-            if (threadIdx.x < 2 * kChunks) {
-              const bool is_delta = threadIdx.x >= kChunks;
-              const int chunk = threadIdx.x - (is_delta ? kChunks : 0);
-              const float* source =
-                  (is_delta ? args.workspace.delta : args.workspace.lse_log2) + list + 4 * chunk;
-              float* destination =
-                  (is_delta ? tiles.delta(slot) : tiles.lse_log2(slot)) + 4 * chunk;
-              cp_async_16(destination, source, true);
-            }
+            copy_step_lists_async<T::kBlockM>(tiles, slot, args, batch, head, q_row0);
             walk.advance(loading);
           }
           cp_async_commit();  // empty past the last step: the wait counts stay uniform

@@ -128,16 +128,8 @@ __device__ __forceinline__ void produce(const TmaDescriptor* q_map, const TmaDes
       });
 }
 
-template <int Count>
-__device__ __forceinline__ void fence_floats(float* x) {
-#pragma unroll
-  for (int i = 0; i < Count; ++i) swr::sm90::fence_register(x[i]);
-}
-template <int Count>
-__device__ __forceinline__ void fence_words(unsigned* x) {
-#pragma unroll
-  for (int i = 0; i < Count; ++i) asm volatile("" : "+r"(x[i])::"memory");
-}
+using swr::sm90::fence_floats;
+using swr::sm90::fence_words;
 
 template <class T>
 __device__ __forceinline__ void consume(unsigned char* tiles, SharedStorage<T>& bars,

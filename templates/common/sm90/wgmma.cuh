@@ -75,6 +75,18 @@ __device__ __forceinline__ void wgmma_wait() {
 __device__ __forceinline__ void fence_register(float& value) {
   asm volatile("" : "+f"(value)::"memory");
 }
+// The same for `Count` accumulators, and for `Count` packed A-operand registers of an RS wgmma
+// (which must stay as they are until the wgmma that reads them has completed).
+template <int Count>
+__device__ __forceinline__ void fence_floats(float* x) {
+#pragma unroll
+  for (int i = 0; i < Count; ++i) fence_register(x[i]);
+}
+template <int Count>
+__device__ __forceinline__ void fence_words(unsigned* x) {
+#pragma unroll
+  for (int i = 0; i < Count; ++i) asm volatile("" : "+r"(x[i])::"memory");
+}
 
 }  // namespace sm90
 }  // namespace swr

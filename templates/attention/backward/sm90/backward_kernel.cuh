@@ -17,6 +17,7 @@
 #include "attention/backward/backward_schedule.cuh"
 #include "attention/backward/dq_turns.cuh"
 #include "attention/backward/sm90/backward_traits.cuh"
+#include "attention/backward/step_lists.cuh"
 #include "common/element.cuh"
 #include "common/ptx.cuh"
 #include "common/sm90/swizzled_chunk_copy.cuh"
@@ -27,17 +28,6 @@
 namespace swr {
 namespace attention {
 namespace sm90 {
-
-template <int Count>
-__device__ __forceinline__ void keep_floats(float* x) {
-#pragma unroll
-  for (int i = 0; i < Count; ++i) swr::sm90::fence_register(x[i]);
-}
-template <int Count>
-__device__ __forceinline__ void keep_words(unsigned* x) {
-#pragma unroll
-  for (int i = 0; i < Count; ++i) asm volatile("" : "+r"(x[i])::"memory");
-}
 
 // The shared tiles of one CTA (BackwardTraits' plan), from a 1024-byte aligned base.
 template <class T>
@@ -201,17 +191,7 @@ __device__ void backward(const void* q, const void* k, const void* v, const void
                 shared_address(tiles.d_o(slot)),
                 static_cast<const unsigned short*>(d_o) + row_offset(args.d_o, batch, head, 0),
                 q_row0, args.seq_q, args.d_o.seq);
-            const long long list = workspace_row(args, batch, head) + q_row0;
-            constexpr int kChunks = T::kBlockM / 4;  // 16-byte chunks of one list
-            if (threadIdx.x < 2 * kChunks) {
-              const bool is_delta = threadIdx.x >= kChunks;
-              const int chunk = threadIdx.x - (is_delta ? kChunks : 0);
-              const float* source =
-                  (is_delta ? args.workspace.delta : args.workspace.lse_log2) + list + 4 * chunk;
-              float* destination =
-                  (is_delta ? tiles.delta(slot) : tiles.lse_log2(slot)) + 4 * chunk;
-              cp_async_16(destination, source, true);
-            }
+            copy_step_lists_async<T::kBlockM>(tiles, slot, args, batch, head, q_row0);
             walk.advance(loading);
           }
           cp_async_commit();  // empty past the last step: the wait counts stay uniform
@@ -269,7 +249,7 @@ __device__ void backward(const void* q, const void* k, const void* v, const void
           }
           wgmma_commit();
           wgmma_wait<1>();
-          keep_floats<kScoreRegs>(s);
+          fence_floats<kScoreRegs>(s);
 
           // P^T = 2^(S^T scale log2(e) - L log2(e)); padding rows of Q have L = +inf (P = 0),
           // and only tiles the diagonal crosses mask (key j hides from row i past i + shift).
@@ -305,7 +285,7 @@ __device__ void backward(const void* q, const void* k, const void* v, const void
           }
           wgmma_commit();
           wgmma_wait<1>();  // dP^T is in (dV may still run)
-          keep_floats<kScoreRegs>(dp);
+          fence_floats<kScoreRegs>(dp);
 
           // dS^T = P^T o (dP^T - delta), packed.
           unsigned ds_packed[kPackedRegs];
@@ -348,9 +328,9 @@ __device__ void backward(const void* q, const void* k, const void* v, const void
           }
           wgmma_commit();
           wgmma_wait<1>();  // dV and dQ are in (dK may still run)
-          keep_floats<kDqRegs>(dq);
-          keep_floats<kAccumRegs>(dv_acc);
-          keep_words<kPackedRegs>(p_packed);
+          fence_floats<kDqRegs>(dq);
+          fence_floats<kAccumRegs>(dv_acc);
+          fence_words<kPackedRegs>(p_packed);
 
           float* dq_rows =
               args.workspace.dq_accum + dq_accum_offset(args, batch, head, q_row0, T::kHeadDim);
@@ -360,8 +340,8 @@ __device__ void backward(const void* q, const void* k, const void* v, const void
           add_dq<T>(dq, dq_rows, dq_row0, dq_column0, args.seq_q - q_row0, at);
           if constexpr (T::kDeterministicDq) signal_dq_added(semaphore);
           wgmma_wait<0>();
-          keep_floats<kAccumRegs>(dk_acc);
-          keep_words<kPackedRegs>(ds_packed);
+          fence_floats<kAccumRegs>(dk_acc);
+          fence_words<kPackedRegs>(ds_packed);
         }
         cp_async_wait<0>();  // no copy may land in the tiles the next K/V tile reuses
 
