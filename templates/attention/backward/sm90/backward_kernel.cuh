@@ -211,6 +211,9 @@ __device__ void backward(const void* q, const void* k, const void* v, const void
         for (int step = 0; step < steps; ++step) {
           const int slot = step % T::kStages;
           if constexpr (T::kStages == 1) {
+            // The one slot is free once every warpgroup is past the last step, whose products
+            // (dK reads Q after the dS barrier) each waited for.
+            if (step > 0) __syncthreads();
             issue(step);
             cp_async_wait<0>();
           } else {
