@@ -33,30 +33,21 @@ KernelSource render_attention_backward_kernel(const AttentionBackwardProblem& pr
   // The main kernel of the config's instruction path; the passes are the same for both.
   const bool wgmma = config.path == InstructionPath::wgmma;
   const std::string main_namespace = wgmma ? "swr::attention::sm90::" : "swr::attention::";
-  if (wgmma) {
-    text += "#include \"attention/backward/sm90/backward_kernel.cuh\"\n";
-    text += "#include \"attention/backward/workspace_passes.cuh\"\n";
-    text += "using Traits = swr::attention::sm90::BackwardTraits<\n";
-    text += "    /*head_dim*/ " + dims + ", /*block_m*/ " + std::to_string(config.block_m) +
-            ", /*warpgroups*/ " + std::to_string(config.warps / 4) + ", /*stages*/ " +
-            std::to_string(config.stages) + ",\n";
-    text += schedule;
-    text += "static_assert(Traits::kSharedBytes == " +
-            std::to_string(attention_backward_shared_bytes(problem, config)) +
-            ", \"resource model and template disagree on shared memory\");\n";
-  } else {
-    text += "#include \"attention/backward/backward_kernel.cuh\"\n";
-    text += "#include \"attention/backward/workspace_passes.cuh\"\n";
-    text += "using Traits = swr::attention::BackwardTraits<\n";
-    text += "    /*head_dim*/ " + dims + ", /*block_m*/ " + std::to_string(config.block_m) +
-            ", /*block_n*/ " + std::to_string(config.block_n) + ", /*warps*/ " +
-            std::to_string(config.warps) + ", /*stages*/ " + std::to_string(config.stages) + ",\n";
-    text += schedule;
-    // The launch asks for the resource model's bytes: compiling proves the template agrees.
-    text += "static_assert(swr::attention::BackwardTile<Traits>::kSharedBytes == " +
-            std::to_string(attention_backward_shared_bytes(problem, config)) +
-            ", \"resource model and template disagree on shared memory\");\n";
-  }
+  const std::string tile = wgmma ? "/*warpgroups*/ " + std::to_string(config.warps / 4)
+                                 : "/*block_n*/ " + std::to_string(config.block_n) +
+                                       ", /*warps*/ " + std::to_string(config.warps);
+  text += wgmma ? "#include \"attention/backward/sm90/backward_kernel.cuh\"\n"
+                : "#include \"attention/backward/backward_kernel.cuh\"\n";
+  text += "#include \"attention/backward/workspace_passes.cuh\"\n";
+  text += "using Traits = " + main_namespace + "BackwardTraits<\n";
+  text += "    /*head_dim*/ " + dims + ", /*block_m*/ " + std::to_string(config.block_m) + ", " +
+          tile + ", /*stages*/ " + std::to_string(config.stages) + ",\n";
+  text += schedule;
+  // The launch asks for the resource model's bytes: compiling proves the template agrees.
+  text += "static_assert(" +
+          std::string(wgmma ? "Traits" : "swr::attention::BackwardTile<Traits>") +
+          "::kSharedBytes == " + std::to_string(attention_backward_shared_bytes(problem, config)) +
+          ", \"resource model and template disagree on shared memory\");\n";
   text += "extern \"C\" __global__ void __launch_bounds__(swr::attention::kPassThreads) " +
           std::string(kBackwardPreprocessEntryName) +
           "(\n    const void* o, const void* d_o, const float* lse,"
