@@ -10,9 +10,12 @@ namespace {
 
 constexpr std::uint64_t kElementBytes = 2;
 
-TensorMapDescription strided_description(std::string name, const AttentionProblem& problem,
-                                         const attention::TensorStrides& strides, int heads,
-                                         int seq, int box_rows) {
+}  // namespace
+
+TensorMapDescription attention_tensor_map_description(std::string name,
+                                                      const AttentionProblem& problem,
+                                                      const attention::TensorStrides& strides,
+                                                      int heads, int seq, int box_rows) {
   TensorMapDescription description;
   description.name = std::move(name);
   description.element = problem.dtype == DataType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
@@ -41,15 +44,16 @@ TensorMapDescription strided_description(std::string name, const AttentionProble
   return description;
 }
 
-}  // namespace
-
 AttentionTensorMapDescriptions attention_tensor_map_descriptions(const AttentionProblem& problem,
                                                                  const AttentionConfig& config,
                                                                  const AttentionLayout& layout) {
   const int kv_heads = problem.kv_head_count();
-  return {strided_description("Q", problem, layout.q, problem.heads, problem.seq_q, config.block_m),
-          strided_description("K", problem, layout.k, kv_heads, problem.seq_kv, config.block_n),
-          strided_description("V", problem, layout.v, kv_heads, problem.seq_kv, config.block_n)};
+  return {attention_tensor_map_description("Q", problem, layout.q, problem.heads, problem.seq_q,
+                                           config.block_m),
+          attention_tensor_map_description("K", problem, layout.k, kv_heads, problem.seq_kv,
+                                           config.block_n),
+          attention_tensor_map_description("V", problem, layout.v, kv_heads, problem.seq_kv,
+                                           config.block_n)};
 }
 
 std::string attention_tensor_map_problem(const AttentionProblem& problem,

@@ -22,6 +22,13 @@ namespace swr {
 // A box never reaches into another head's rows, whatever the strides (BHSD, or BSHD whose head
 // stride is one row). A dimension of extent 1 is never stepped: its stride is described as the
 // span of the dimensions inside it, which TMA's rules always accept.
+// One such tensor: `heads` heads of `seq` rows at `strides`, boxes of `box_rows` rows (the
+// backward's Q, K, V and dO use it too).
+TensorMapDescription attention_tensor_map_description(std::string name,
+                                                      const AttentionProblem& problem,
+                                                      const attention::TensorStrides& strides,
+                                                      int heads, int seq, int box_rows);
+
 struct AttentionTensorMapDescriptions {
   TensorMapDescription q, k, v;
 };

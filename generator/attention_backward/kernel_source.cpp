@@ -30,18 +30,23 @@ KernelSource render_attention_backward_kernel(const AttentionBackwardProblem& pr
                                std::string(template_swizzle(config.swizzle)) + ", /*head_group*/ " +
                                std::to_string(head_group) + ",\n    /*deterministic_dq*/ " +
                                boolean(config.dq == DqAccumulation::deterministic) + ">;\n";
-  // The main kernel of the config's instruction path; the passes are the same for both.
+  // The main kernel of the config's instruction path (and, on wgmma, of its warp roles); the
+  // passes are the same for all three.
   const bool wgmma = config.path == InstructionPath::wgmma;
+  const bool warp_specialized = config.warp_specialized();
   const std::string main_namespace = wgmma ? "swr::attention::sm90::" : "swr::attention::";
-  const std::string tile = wgmma ? "/*warpgroups*/ " + std::to_string(config.warps / 4)
-                                 : "/*block_n*/ " + std::to_string(config.block_n) +
-                                       ", /*warps*/ " + std::to_string(config.warps);
-  text += wgmma ? "#include \"attention/backward/sm90/backward_kernel.cuh\"\n"
-                : "#include \"attention/backward/backward_kernel.cuh\"\n";
+  const std::string traits = warp_specialized ? "BackwardWsTraits" : "BackwardTraits";
+  const std::string tile = warp_specialized ? ""
+                           : wgmma ? " /*warpgroups*/ " + std::to_string(config.warps / 4) + ","
+                                   : " /*block_n*/ " + std::to_string(config.block_n) +
+                                         ", /*warps*/ " + std::to_string(config.warps) + ",";
+  text += warp_specialized ? "#include \"attention/backward/sm90/backward_kernel_ws.cuh\"\n"
+          : wgmma          ? "#include \"attention/backward/sm90/backward_kernel.cuh\"\n"
+                           : "#include \"attention/backward/backward_kernel.cuh\"\n";
   text += "#include \"attention/backward/workspace_passes.cuh\"\n";
-  text += "using Traits = " + main_namespace + "BackwardTraits<\n";
-  text += "    /*head_dim*/ " + dims + ", /*block_m*/ " + std::to_string(config.block_m) + ", " +
-          tile + ", /*stages*/ " + std::to_string(config.stages) + ",\n";
+  text += "using Traits = " + main_namespace + traits + "<\n";
+  text += "    /*head_dim*/ " + dims + ", /*block_m*/ " + std::to_string(config.block_m) + "," +
+          tile + " /*stages*/ " + std::to_string(config.stages) + ",\n";
   text += schedule;
   // The launch asks for the resource model's bytes: compiling proves the template agrees.
   text += "static_assert(" +
@@ -54,22 +59,37 @@ KernelSource render_attention_backward_kernel(const AttentionBackwardProblem& pr
           " const swr::attention::BackwardArgs args) {\n";
   text += "  swr::attention::backward_preprocess<" + dims + ", " + element +
           ", Traits::kBlockM>(o, d_o, lse, args);\n}\n";
+  // The warp-specialized kernel takes Q, K, V and dO as tensor maps by value
+  // (runtime/attention_backward/backward_launcher.cpp passes them in this order).
+  const std::string inputs =
+      warp_specialized ? "    const __grid_constant__ swr::sm90::TmaDescriptor q_map,\n"
+                         "    const __grid_constant__ swr::sm90::TmaDescriptor k_map,\n"
+                         "    const __grid_constant__ swr::sm90::TmaDescriptor v_map,\n"
+                         "    const __grid_constant__ swr::sm90::TmaDescriptor d_o_map,"
+                       : "    const void* q, const void* k, const void* v, const void* d_o,";
   // One CTA per SM at least, which the launch bounds say: without it ptxas for sm_121 traded
-  // spills (8 to 40 bytes) for two CTAs of 128 registers.
+  // spills (8 to 40 bytes) for two CTAs of 128 registers (and setmaxnreg needs the cap).
   text += "extern \"C\" __global__ void __launch_bounds__(Traits::kThreads, 1) " +
-          std::string(kBackwardEntryName) +
-          "(\n    const void* q, const void* k, const void* v, const void* d_o, void* dk, void* dv,"
-          "\n    const swr::attention::BackwardArgs args) {\n";
+          std::string(kBackwardEntryName) + "(\n" + inputs +
+          " void* dk, void* dv,\n    const swr::attention::BackwardArgs args) {\n";
   if (config.planted_fault) {
     // Test-only, as the forward's: prove fault isolation.
     text +=
         "  if (threadIdx.x == 0) *reinterpret_cast<volatile int*>(static_cast<size_t>(8)) = 1;\n";
   }
-  text += "  " + main_namespace + "backward<Traits>(q, k, v, d_o, dk, dv, args);\n}\n";
+  text += warp_specialized
+              ? "  swr::attention::sm90::backward_ws<Traits>(&q_map, &k_map, &v_map, &d_o_map, dk, "
+                "dv, args);\n}\n"
+              : "  " + main_namespace + "backward<Traits>(q, k, v, d_o, dk, dv, args);\n}\n";
   text += "extern \"C\" __global__ void __launch_bounds__(swr::attention::kPassThreads) " +
           std::string(kBackwardPostprocessEntryName) +
           "(\n    void* dq, const swr::attention::BackwardArgs args) {\n";
-  text += "  swr::attention::backward_postprocess<" + dims + ", " + element + ">(dq, args);\n}\n";
+  // The accumulator as the main kernel lays it out (dq_accumulator_layout.cuh).
+  const std::string dq_layout =
+      warp_specialized ? "swr::attention::DqFragmentLayout<" + dims + ", Traits::kBlockM>"
+                       : "swr::attention::DqRowLayout<" + dims + ">";
+  text += "  swr::attention::backward_postprocess<" + dims + ", " + element +
+          ", Traits::kBlockM, " + dq_layout + ">(dq, args);\n}\n";
 
   KernelSource source;
   source.name = config.key() + "_" + compiled_problem_part(shape) + ".cu";

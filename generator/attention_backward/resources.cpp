@@ -20,6 +20,10 @@ constexpr std::size_t kWorkspaceAlignment = 256;
 constexpr int kWgmmaRegisterColumns = 8192;
 // wgmma: registers beside the accumulators of a step (addresses, the walk, packed fragments).
 constexpr int kWgmmaBookkeepingRegisters = 24;
+// The warp-specialized kernel's mbarriers and tile queue (BackwardWsTraits::kBarrierBytes).
+constexpr int kWsBarrierBytes = 256;
+// Its consumer warpgroups' registers (setmaxnreg; BackwardWsTraits::kConsumerRegisters).
+constexpr int kWsConsumerRegisters = 232;
 
 int d_split(int head_dim) {
   return head_dim > kSplitAboveHeadDim ? 2 : 1;
@@ -39,8 +43,9 @@ std::size_t aligned(std::size_t bytes) {
 // backward_traits.cuh), and its register budget: dK and dV of head_dim columns beside S^T and
 // dP^T of block_m columns, per 64 K/V rows of a warpgroup.
 std::string wgmma_tile_problem(int head_dim, const AttentionBackwardConfig& config) {
-  if (config.warps != 8 || config.block_n != 128) {
-    return "wgmma: two warpgroups (warps 8) of 64 K/V rows each (block_n 128), not warps " +
+  if ((config.warps != 8 && config.warps != 12) || config.block_n != 128) {
+    return "wgmma: two warpgroups of 64 K/V rows each (block_n 128), alone (warps 8) or with a "
+           "producer warpgroup (warps 12), not warps " +
            std::to_string(config.warps) + " and block_n " + std::to_string(config.block_n);
   }
   if (head_dim % 64 != 0) {
@@ -48,6 +53,13 @@ std::string wgmma_tile_problem(int head_dim, const AttentionBackwardConfig& conf
   }
   if (config.block_m != 64 && config.block_m != 128) {
     return "wgmma: block_m " + std::to_string(config.block_m) + " must be 64 or 128";
+  }
+  if (config.warp_specialized() &&
+      head_dim + config.block_m + kWgmmaBookkeepingRegisters > kWsConsumerRegisters) {
+    return "wgmma: block_m " + std::to_string(config.block_m) + " and head dim " +
+           std::to_string(head_dim) + ": S^T, dP^T, dK and dV need " +
+           std::to_string(head_dim + config.block_m + kWgmmaBookkeepingRegisters) +
+           " registers a consumer thread, setmaxnreg gives " + std::to_string(kWsConsumerRegisters);
   }
   if (config.block_m * head_dim > kWgmmaRegisterColumns) {
     return "wgmma: block_m " + std::to_string(config.block_m) + " x head dim " +
@@ -79,6 +91,14 @@ int backward_q_tiles(const AttentionBackwardProblem& problem,
 int attention_backward_shared_bytes(const AttentionBackwardProblem& problem,
                                     const AttentionBackwardConfig& config) {
   const int head_dim = problem.shape.head_dim;
+  if (config.warp_specialized()) {
+    // templates/attention/backward/sm90/backward_ws_traits.cuh: K, V, stages x (Q, dO), two
+    // slots of dS^T, dQ's fp32 tile, stages x (L, delta), the barriers, and 1024 bytes to align
+    // the swizzled tiles.
+    return 2 * config.block_n * head_dim * 2 + config.stages * 2 * config.block_m * head_dim * 2 +
+           2 * config.block_n * config.block_m * 2 + config.block_m * head_dim * 4 +
+           config.stages * 2 * config.block_m * 4 + kWsBarrierBytes + 1024;
+  }
   if (config.path == InstructionPath::wgmma) {
     // templates/attention/backward/sm90/backward_traits.cuh: K, V, stages x (Q, dO), dS^T, stages
     // x (L, delta), and 1024 bytes to align the swizzled tiles.
@@ -132,6 +152,11 @@ std::string attention_backward_tile_problem(const AttentionBackwardProblem& prob
 
 int estimate_attention_backward_registers(const AttentionBackwardProblem& problem,
                                           const AttentionBackwardConfig& config) {
+  if (config.warp_specialized()) {
+    // The entry cap of 384 threads a CTA; setmaxnreg then gives the consumers
+    // kWsConsumerRegisters (wgmma_tile_problem checks their accumulators against it).
+    return 65536 / config.threads() / 8 * 8;
+  }
   if (config.path == InstructionPath::wgmma) {
     // Per thread of a warpgroup (64 rows): dK and dV, head_dim / 2 registers each; S^T and dP^T,
     // block_m / 2 each.
@@ -172,8 +197,8 @@ BackwardWorkspaceLayout backward_workspace_layout(const AttentionBackwardProblem
   layout.lse_log2 = 0;
   layout.delta = aligned(layout.lse_log2 + heads * padded_rows * sizeof(float));
   layout.dq_accum = aligned(layout.delta + heads * padded_rows * sizeof(float));
-  layout.semaphores = aligned(layout.dq_accum + heads * static_cast<std::size_t>(shape.seq_q) *
-                                                    shape.head_dim * sizeof(float));
+  layout.semaphores =
+      aligned(layout.dq_accum + heads * padded_rows * shape.head_dim * sizeof(float));
   const std::size_t semaphores = config.dq == DqAccumulation::deterministic
                                      ? heads * backward_q_tiles(problem, config) * sizeof(int)
                                      : 0;

@@ -36,11 +36,12 @@ std::vector<Tile> tiles_for(int head_dim) {
   if (head_dim <= 160) return {{64, 64, 8}, {32, 64, 8}, {32, 32, 4}};
   return {{32, 64, 8}, {32, 32, 4}};
 }
-// The wgmma kernel's tile per head dim (sm_90a): two warpgroups of 64 K/V rows, and the Q rows
-// a step its registers allow (resources.cpp's wgmma rules); none where they allow none.
+// The wgmma kernels' tiles per head dim (sm_90a): two warpgroups of 64 K/V rows with a producer
+// warpgroup (12 warps, warp-specialized: the base tile) or alone (8 warps), and the Q rows a step
+// their registers allow (resources.cpp's wgmma rules); none where they allow none.
 std::vector<Tile> wgmma_tiles_for(int head_dim) {
-  if (head_dim == 64) return {{128, 128, 8}};
-  if (head_dim == 128) return {{64, 128, 8}};
+  if (head_dim == 64) return {{128, 128, 12}, {128, 128, 8}};
+  if (head_dim == 128) return {{64, 128, 12}, {64, 128, 8}};
   return {};
 }
 

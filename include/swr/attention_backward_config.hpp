@@ -39,6 +39,10 @@ struct SWR_API AttentionBackwardConfig {
   bool planted_fault = false;
 
   int threads() const { return warps * 32; }
+  // wgmma with 12 warps: a producer warpgroup (TMA loads, dQ's bulk reductions) and two consumer
+  // warpgroups (templates/attention/backward/sm90/backward_kernel_ws.cuh); its launch takes tensor
+  // maps of Q, K, V and dO. wgmma with 8 warps: two warpgroups that stage their own tiles.
+  bool warp_specialized() const { return path == InstructionPath::wgmma && warps == 12; }
 
   // e.g. "bwd-m64n128w8s2-sawtooth-grid-head_major", "bwd-m64n64w4s2-cyclic-static-groups4-det"
   // ("-det": deterministic dQ; test-only variants end in "-fault").

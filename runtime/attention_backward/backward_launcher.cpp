@@ -6,6 +6,7 @@
 
 #include "generator/attention_backward/attention_backward_family.hpp"
 #include "runtime/attention_layout.hpp"
+#include "runtime/attention_tensor_maps.hpp"
 #include "swr/runtime_options.hpp"
 
 namespace swr {
@@ -23,6 +24,21 @@ BackwardLayout resolve_backward_layout(const AttentionProblem& shape,
           key("v", buffers.v_strides),      query("o", buffers.o_strides),
           query("dO", buffers.d_o_strides), query("dQ", buffers.dq_strides),
           key("dK", buffers.dk_strides),    key("dV", buffers.dv_strides)};
+}
+
+BackwardTensorMapDescriptions backward_tensor_map_descriptions(
+    const AttentionBackwardProblem& problem, const AttentionBackwardConfig& config,
+    const BackwardLayout& layout) {
+  const AttentionProblem& shape = problem.shape;
+  const int kv_heads = shape.kv_head_count();
+  return {attention_tensor_map_description("Q", shape, layout.q, shape.heads, shape.seq_q,
+                                           config.block_m),
+          attention_tensor_map_description("K", shape, layout.k, kv_heads, shape.seq_kv,
+                                           config.block_n),
+          attention_tensor_map_description("V", shape, layout.v, kv_heads, shape.seq_kv,
+                                           config.block_n),
+          attention_tensor_map_description("dO", shape, layout.d_o, shape.heads, shape.seq_q,
+                                           config.block_m)};
 }
 
 std::string backward_buffers_refusal(const AttentionBackwardProblem& problem,
@@ -80,6 +96,15 @@ std::string backward_buffers_refusal(const AttentionBackwardProblem& problem,
   if (config.persistence == Persistence::dynamic && buffers.tile_counter == 0) {
     return "a dynamic-persistence variant needs a tile counter";
   }
+  if (config.warp_specialized()) {
+    const BackwardTensorMapDescriptions maps =
+        backward_tensor_map_descriptions(problem, config, layout);
+    for (const auto& [description, address] :
+         {std::pair{&maps.q, buffers.q}, std::pair{&maps.k, buffers.k},
+          std::pair{&maps.v, buffers.v}, std::pair{&maps.d_o, buffers.d_o}}) {
+      if (std::string why = tensor_map_problem(*description, address); !why.empty()) return why;
+    }
+  }
   return {};
 }
 
@@ -103,6 +128,9 @@ attention::BackwardArgs backward_launch_args(const AttentionBackwardProblem& pro
   args.scale = static_cast<float>(scale);
   args.scale_log2 = static_cast<float>(scale * std::numbers::log2e);
   args.wave_size = wave_size;
+  args.q_tiles = backward_q_tiles(problem, config);
+  args.kv_tiles = (shape.seq_kv + config.block_n - 1) / config.block_n;
+  args.group_heads = shape.heads / args.kv_heads;
   args.tile_counter = reinterpret_cast<int*>(buffers.tile_counter);
   args.workspace.lse_log2 = reinterpret_cast<float*>(part(parts.lse_log2));
   args.workspace.delta = reinterpret_cast<float*>(part(parts.delta));
@@ -194,6 +222,18 @@ void AttentionBackwardModule::launch_kernels(const AttentionBackwardProblem& pro
   // The entries' argument lists (generator/attention_backward/kernel_source.cpp).
   void* preprocess_arguments[] = {&o, &d_o, &lse, &args};
   void* main_arguments[] = {&q, &k, &v, &d_o, &dk, &dv, &args};
+  // The warp-specialized kernel reads Q, K, V and dO through tensor maps passed by value.
+  TensorMap q_map{}, k_map{}, v_map{}, d_o_map{};
+  void* warp_specialized_arguments[] = {&q_map.map, &k_map.map, &v_map.map, &d_o_map.map,
+                                        &dk,        &dv,        &args};
+  if (config_.warp_specialized()) {
+    const BackwardTensorMapDescriptions maps =
+        backward_tensor_map_descriptions(problem, config_, layout);
+    q_map = encode_tensor_map(driver_, maps.q, buffers.q);
+    k_map = encode_tensor_map(driver_, maps.k, buffers.k);
+    v_map = encode_tensor_map(driver_, maps.v, buffers.v);
+    d_o_map = encode_tensor_map(driver_, maps.d_o, buffers.d_o);
+  }
   void* postprocess_arguments[] = {&dq, &args};
   const long long heads = static_cast<long long>(shape.batch) * shape.heads;
   if (!with_passes && config_.dq == DqAccumulation::deterministic) {
@@ -208,8 +248,10 @@ void AttentionBackwardModule::launch_kernels(const AttentionBackwardProblem& pro
            cuLaunchKernel(preprocess_, pass_blocks(heads * args.seq_q_padded, shape.head_dim), 1, 1,
                           attention::kPassThreads, 1, 1, 0, stream, preprocess_arguments, nullptr));
   }
-  SWR_CU(driver_, cuLaunchKernel(kernel_.function(), grid, 1, 1, config_.threads(), 1, 1,
-                                 dynamic_shared_bytes_, stream, main_arguments, nullptr));
+  SWR_CU(driver_,
+         cuLaunchKernel(
+             kernel_.function(), grid, 1, 1, config_.threads(), 1, 1, dynamic_shared_bytes_, stream,
+             config_.warp_specialized() ? warp_specialized_arguments : main_arguments, nullptr));
   if (with_passes) {
     SWR_CU(driver_, cuLaunchKernel(postprocess_, pass_blocks(heads * shape.seq_q, shape.head_dim),
                                    1, 1, attention::kPassThreads, 1, 1, 0, stream,

@@ -8,6 +8,7 @@
 
 #include "driver/cuda_driver.hpp"
 #include "driver/device_resources.hpp"
+#include "driver/tensor_map.hpp"
 #include "swr/attention.hpp"
 #include "swr/attention_backward.hpp"
 #include "swr/attention_backward_config.hpp"
@@ -28,9 +29,20 @@ struct BackwardLayout {
   attention::TensorStrides q, k, v, o, d_o, dq, dk, dv;
 };
 
+// The warp-specialized wgmma kernel's tensor maps (AttentionBackwardConfig::warp_specialized):
+// the forward's rule (attention_tensor_map_description) with boxes of block_m rows for Q and dO,
+// block_n rows for K and V.
+struct BackwardTensorMapDescriptions {
+  TensorMapDescription q, k, v, d_o;
+};
+BackwardTensorMapDescriptions backward_tensor_map_descriptions(
+    const AttentionBackwardProblem& problem, const AttentionBackwardConfig& config,
+    const BackwardLayout& layout);
+
 // UsageError for strides that are not a layout (as the forward's); then why the kernels cannot
 // run on these buffers (empty when they can): 16-byte copies of every tensor, a 4-byte aligned
-// log-sum-exp, a workspace of the layout's size.
+// log-sum-exp, a workspace of the layout's size, and (warp-specialized) tensor maps TMA can
+// describe.
 BackwardLayout resolve_backward_layout(const AttentionProblem& shape,
                                        const AttentionBackwardBuffers& buffers);
 std::string backward_buffers_refusal(const AttentionBackwardProblem& problem,

@@ -97,6 +97,14 @@ SWR_HOST_DEVICE int dynamic_claimed_tile(int claim, int ctas) {
 }
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+// The grid's CTA count, read where it is used: a volatile read is not hoisted out of a tile loop,
+// so the count never occupies a register across it (a warp-specialized producer has 24).
+__device__ __forceinline__ int launched_ctas() {
+  int ctas;
+  asm volatile("mov.u32 %0, %%nctaid.x;" : "=r"(ctas));
+  return ctas;
+}
+
 // Calls body(linear_tile, round) for each tile of this CTA, by the rules above.
 template <Persistence Persist, class Body>
 __device__ __forceinline__ void for_each_tile(int total_tiles, int* tile_counter, int wave_size,
@@ -106,7 +114,7 @@ __device__ __forceinline__ void for_each_tile(int total_tiles, int* tile_counter
     if (tile < total_tiles) body(tile, grid_round(tile, wave_size));
   } else if constexpr (Persist == Persistence::static_loop) {
     for (int round = 0;; ++round) {
-      const int tile = static_tile(blockIdx.x, round, gridDim.x);
+      const int tile = static_tile(blockIdx.x, round, launched_ctas());
       if (tile >= total_tiles) break;
       body(tile, round);
     }
@@ -120,7 +128,7 @@ __device__ __forceinline__ void for_each_tile(int total_tiles, int* tile_counter
       body(tile, round);
       __syncthreads();
       if (threadIdx.x == 0)
-        claimed_tile = dynamic_claimed_tile(atomicAdd(tile_counter, 1), gridDim.x);
+        claimed_tile = dynamic_claimed_tile(atomicAdd(tile_counter, 1), launched_ctas());
       __syncthreads();
       tile = claimed_tile;
     }

@@ -1,9 +1,9 @@
 // The attention backward's module compiled by NVRTC for sm_121 (GB10) and sm_90a (H200), no GPU
 // needed: every tile and stage count its space keeps at every head dim (on the default schedule),
 // and every schedule knob value (Q-walk order, persistence, swizzle, dQ accumulation) mixed on the
-// base tile of each instruction path (the wgmma kernel's on sm_90a), each with no spills and no
-// serialized wgmma (C7508), the resource model's register estimate confirmed by the compiler's
-// count, and all three entries in the cubin.
+// base tile of each instruction path and kernel (the wgmma kernels' on sm_90a), each with no
+// spills, setmaxnreg honoured (no C7508) and no serialized wgmma, the resource model's register
+// estimate confirmed by the compiler's count, and all three entries in the cubin.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -59,10 +59,18 @@ std::vector<Variant> variants(const GpuProfile& gpu) {
                                   TileSwizzle::head_major};
   const DqAccumulation dq[] = {DqAccumulation::deterministic, DqAccumulation::atomic,
                                DqAccumulation::deterministic};
-  // The first config of each instruction path the GPU has is its base.
-  for (InstructionPath path : {InstructionPath::mma_sync, InstructionPath::wgmma}) {
-    const auto base = std::find_if(space.begin(), space.end(),
-                                   [&](const auto& config) { return config.path == path; });
+  // The first config of each instruction path the GPU has is its base, and on wgmma that of each
+  // kernel (warp-specialized or not).
+  struct Kernel {
+    InstructionPath path;
+    bool warp_specialized;
+  };
+  for (const Kernel kernel :
+       {Kernel{InstructionPath::mma_sync, false}, Kernel{InstructionPath::wgmma, true},
+        Kernel{InstructionPath::wgmma, false}}) {
+    const auto base = std::find_if(space.begin(), space.end(), [&](const auto& config) {
+      return config.path == kernel.path && config.warp_specialized() == kernel.warp_specialized;
+    });
     if (base == space.end()) continue;
     for (int i = 0; i < 3; ++i) {
       AttentionBackwardConfig config = *base;
@@ -106,6 +114,10 @@ TEST_P(BackwardCompile, EveryTileAndKnobCompilesWithoutSpills) {
           << entry;
     }
     EXPECT_EQ(kernel.log.find("C7508"), std::string::npos) << kernel.log;
+    // Nor wgmma instructions that ptxas serialized (C7510..C7515: registers, accumulators defined
+    // between a wgmma and its wait): each would be waited for one by one.
+    EXPECT_EQ(kernel.log.find("wgmma.mma_async instructions are serialized"), std::string::npos)
+        << kernel.log;
   }
 }
 

@@ -117,8 +117,8 @@ std::vector<BackwardCase> head_dim_cases() {
   return cases;
 }
 
-// The wgmma kernel (sm_90a; skipped elsewhere as not fitting): every knob value on its tiles (64
-// Q rows a step at head dim 128, 128 at head dim 64), both dtypes, causal and not.
+// The wgmma kernels (sm_90a; skipped elsewhere as not fitting): every knob value on their tiles
+// (64 Q rows a step at head dim 128, 128 at head dim 64), both dtypes, causal and not.
 std::vector<BackwardCase> wgmma_cases() {
   const DataType f16 = DataType::f16;
   const DataType bf16 = DataType::bf16;
@@ -130,6 +130,14 @@ std::vector<BackwardCase> wgmma_cases() {
       {config_named("bwd-wgmma-m128n128w8s2-sawtooth-grid-head_major-det"), 64, bf16, true},
       {config_named("bwd-wgmma-m128n128w8s3-cyclic-dynamic-head_major"), 64, f16, true},
       {config_named("bwd-wgmma-m128n128w8s1-cyclic-static-groups3"), 64, bf16, false},
+      // The warp-specialized kernel (12 warps: a producer warpgroup, two consumer warpgroups).
+      {config_named("bwd-wgmma-m64n128w12s2-cyclic-grid-head_major"), 128, f16, true},
+      {config_named("bwd-wgmma-m64n128w12s2-sawtooth-static-heads_interleaved"), 128, bf16, false},
+      {config_named("bwd-wgmma-m64n128w12s2-sawtooth-dynamic-groups2-det"), 128, f16, false},
+      {config_named("bwd-wgmma-m64n128w12s3-cyclic-static-head_major-det"), 128, bf16, true},
+      {config_named("bwd-wgmma-m128n128w12s2-sawtooth-grid-head_major-det"), 64, bf16, true},
+      {config_named("bwd-wgmma-m128n128w12s2-cyclic-dynamic-head_major"), 64, f16, true},
+      {config_named("bwd-wgmma-m128n128w12s2-cyclic-static-groups3"), 64, bf16, false},
   };
 }
 
@@ -183,28 +191,14 @@ TEST(AttentionBackwardCases, CoverEveryKnobValueAndTheHeadDims) {
     seen.insert("d" + std::to_string(c.head_dim) + std::string(to_string(c.dtype)));
     seen.insert(c.causal ? "causal" : "non-causal");
   }
-  std::set<std::string> expected = {"tile64x128w8",
-                                    "tile32x128w8",
-                                    "tile64x64w4",
-                                    "tile64x64w8",
-                                    "tile32x64w4",
-                                    "tile128x64w4",
-                                    "tile128x128w8",
-                                    "tile32x64w8",
-                                    "stages1",
-                                    "stages2",
-                                    "stages3",
-                                    "cyclic",
-                                    "sawtooth",
-                                    "grid",
-                                    "static",
-                                    "dynamic",
-                                    "head_major",
-                                    "head_groups",
-                                    "heads_interleaved",
-                                    "atomic",
-                                    "deterministic",
-                                    "causal",
+  std::set<std::string> expected = {"tile64x128w8",   "tile32x128w8",  "tile64x64w4",
+                                    "tile64x64w8",    "tile32x64w4",   "tile128x64w4",
+                                    "tile128x128w8",  "tile32x64w8",   "tile64x128w12",
+                                    "tile128x128w12", "stages1",       "stages2",
+                                    "stages3",        "cyclic",        "sawtooth",
+                                    "grid",           "static",        "dynamic",
+                                    "head_major",     "head_groups",   "heads_interleaved",
+                                    "atomic",         "deterministic", "causal",
                                     "non-causal"};
   for (int dim : kSupportedHeadDims) {
     for (const char* dtype : {"f16", "bf16"}) expected.insert("d" + std::to_string(dim) + dtype);

@@ -24,7 +24,8 @@ namespace attention {
 // The workspace (fp32 and int words, the caller's or the runtime's), in this order:
 //   lse_log2 [B*H][seq_q_padded]  L * log2(e), +inf in padding rows
 //   delta    [B*H][seq_q_padded]  rowsum(dO o O), 0 in padding rows
-//   dq_accum [B*H][seq_q][D]      fp32 dQ / scale, summed over K/V tiles
+//   dq_accum [B*H][seq_q_padded][D]  fp32 dQ / scale, summed over K/V tiles; each Q tile a
+//                                 block laid out as dq_accumulator_layout.cuh says
 //   semaphores [B*H][q_tiles]     deterministic dQ: how many K/V tiles have added to a Q tile
 // seq_q_padded = q_tiles * block_m, so that a Q tile's rows of both lists are always in bounds.
 struct BackwardWorkspace {
@@ -45,12 +46,15 @@ struct BackwardArgs {
   float scale;        // softmax scale: dK and dQ carry it
   float scale_log2;   // scale * log2(e)
   int wave_size;      // CTAs resident at once (grid-mode sawtooth flips on it)
+  int q_tiles;        // seq_q in block_m rows of the main kernel
+  int kv_tiles;       // seq_kv in block_n rows
+  int group_heads;    // heads / kv_heads: the query heads a K/V head serves
   int* tile_counter;  // dynamic persistence: one int, 0 at launch
   BackwardWorkspace workspace;
   // Element strides of the [B, H, S, D] views (dK and dV: K/V heads).
   TensorStrides q, k, v, o, d_o, dq, dk, dv;
 };
-static_assert(sizeof(BackwardWorkspace) == 32 && sizeof(BackwardArgs) == 272,
+static_assert(sizeof(BackwardWorkspace) == 32 && sizeof(BackwardArgs) == 288,
               "the launch-argument block has one layout on host and device");
 
 // The preprocess and postprocess (workspace_passes.cuh) run CTAs of kPassThreads threads, each
@@ -65,10 +69,11 @@ SWR_HOST_DEVICE constexpr int pass_row_threads(int head_dim) {
 SWR_HOST_DEVICE long long workspace_row(const BackwardArgs& args, int batch, int head) {
   return (static_cast<long long>(batch) * args.heads + head) * args.seq_q_padded;
 }
-// Element offset of row `row` of query head (batch, head) in the dQ accumulator.
+// Element offset of row `row` of query head (batch, head) in the dQ accumulator: for the first
+// row of a Q tile, where the tile's block starts.
 SWR_HOST_DEVICE long long dq_accum_offset(const BackwardArgs& args, int batch, int head, int row,
                                           int head_dim) {
-  return ((static_cast<long long>(batch) * args.heads + head) * args.seq_q + row) * head_dim;
+  return ((static_cast<long long>(batch) * args.heads + head) * args.seq_q_padded + row) * head_dim;
 }
 
 }  // namespace attention

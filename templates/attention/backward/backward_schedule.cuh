@@ -16,14 +16,19 @@ namespace attention {
 
 // The first Q tile with a row that sees a key of K/V tile `kv_tile` (row i sees keys
 // j <= i + causal_shift): 0 without causal; q_tiles when no row does (the tile's dK and dV are 0).
+// `q_tiles`: seq_q in block_m rows (a caller that keeps it passes it in).
 SWR_HOST_DEVICE int first_q_tile_of_kv_tile(bool causal, int kv_tile, int block_m, int block_n,
-                                            int seq_q, int causal_shift) {
-  const int q_tiles = (seq_q + block_m - 1) / block_m;
+                                            int seq_q, int causal_shift, int q_tiles) {
   if (!causal) return 0;
   const int first_row = kv_tile * block_n - causal_shift;  // the first row seeing the first key
   if (first_row <= 0) return 0;
   if (first_row >= seq_q) return q_tiles;
   return first_row / block_m;
+}
+SWR_HOST_DEVICE int first_q_tile_of_kv_tile(bool causal, int kv_tile, int block_m, int block_n,
+                                            int seq_q, int causal_shift) {
+  return first_q_tile_of_kv_tile(causal, kv_tile, block_m, block_n, seq_q, causal_shift,
+                                 (seq_q + block_m - 1) / block_m);
 }
 
 // One step of a CTA's walk: the query head of the group (0 .. group size - 1) and the Q tile.

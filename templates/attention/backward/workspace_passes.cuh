@@ -2,8 +2,10 @@
 // says what the workspace holds):
 //  preprocess:  per row of the padded lists, delta = rowsum(dO o O) in fp32 and L * log2(e)
 //               (padding rows: 0 and +inf, so that their P is 0), the row's dQ accumulator
-//               zeroed, and for the first row of each Q tile its deterministic-mode semaphore.
-//  postprocess: dQ = scale * accumulator in the input dtype, at dQ's strides.
+//               zeroed (padding rows too: a tile's block is added whole by some kernels), and for
+//               the first row of each Q tile its deterministic-mode semaphore.
+//  postprocess: dQ = scale * accumulator in the input dtype, at dQ's strides, read through the
+//               main kernel's accumulator layout (dq_accumulator_layout.cuh).
 // A row is kRowThreads lanes of one warp (a power of two), the first HeadDim / 8 of which take 8
 // columns each (16-byte loads of O and dO), reduced by shuffles; a CTA of kPassThreads threads
 // takes kPassThreads / kRowThreads rows.
@@ -11,6 +13,7 @@
 
 #include "attention/attention_args.cuh"
 #include "attention/backward/backward_args.cuh"
+#include "attention/backward/dq_accumulator_layout.cuh"
 #include "attention/row_statistics.cuh"
 #include "common/element.cuh"
 
@@ -55,6 +58,13 @@ __device__ void backward_preprocess(const void* o, const void* d_o, const float*
   const bool real = inside && row < args.seq_q;
 
   float sum = 0.f;
+  if (inside && row_thread < Rows::kColumnThreads) {
+    float4* accumulator = reinterpret_cast<float4*>(
+        args.workspace.dq_accum + dq_accum_offset(args, batch, head, row, HeadDim) +
+        8 * row_thread);
+    accumulator[0] = make_float4(0.f, 0.f, 0.f, 0.f);
+    accumulator[1] = make_float4(0.f, 0.f, 0.f, 0.f);
+  }
   if (real && row_thread < Rows::kColumnThreads) {
     const uint4 out =
         *reinterpret_cast<const uint4*>(static_cast<const unsigned short*>(o) +
@@ -69,11 +79,6 @@ __device__ void backward_preprocess(const void* o, const void* d_o, const float*
       sum += element_to_float<E>(a[i] & 0xffffu) * element_to_float<E>(b[i] & 0xffffu);
       sum += element_to_float<E>(a[i] >> 16) * element_to_float<E>(b[i] >> 16);
     }
-    float4* accumulator = reinterpret_cast<float4*>(
-        args.workspace.dq_accum + dq_accum_offset(args, batch, head, row, HeadDim) +
-        8 * row_thread);
-    accumulator[0] = make_float4(0.f, 0.f, 0.f, 0.f);
-    accumulator[1] = make_float4(0.f, 0.f, 0.f, 0.f);
   }
 #pragma unroll
   for (int offset = Rows::kRowThreads / 2; offset > 0; offset /= 2) {
@@ -94,8 +99,9 @@ __device__ void backward_preprocess(const void* o, const void* d_o, const float*
   }
 }
 
-// Grid: ceil(batch * heads * seq_q / kRowsPerBlock) CTAs of kPassThreads threads.
-template <int HeadDim, Element E>
+// Grid: ceil(batch * heads * seq_q / kRowsPerBlock) CTAs of kPassThreads threads. Layout: the
+// main kernel's (DqRowLayout or DqFragmentLayout), over Q tiles of BlockM rows.
+template <int HeadDim, Element E, int BlockM, class Layout>
 __device__ void backward_postprocess(void* dq, const BackwardArgs& args) {
   using Rows = PassRows<HeadDim>;
   const int row_thread = threadIdx.x % Rows::kRowThreads;
@@ -109,18 +115,21 @@ __device__ void backward_postprocess(void* dq, const BackwardArgs& args) {
   const int row = static_cast<int>(row_index - static_cast<long long>(head_index) * args.seq_q);
   const int batch = head_index / args.heads;
   const int head = head_index - batch * args.heads;
-  const float4* accumulator = reinterpret_cast<const float4*>(
-      args.workspace.dq_accum + dq_accum_offset(args, batch, head, row, HeadDim) + 8 * row_thread);
-  const float4 low = accumulator[0];
-  const float4 high = accumulator[1];
+  const int row_in_tile = row % BlockM;
+  const float* tile =
+      args.workspace.dq_accum + dq_accum_offset(args, batch, head, row - row_in_tile, HeadDim);
+  // Columns 8 * row_thread .. + 7, as pairs (every layout keeps a pair of columns together).
   const float s = args.scale;
-  uint4 packed;
-  packed.x = pack_pair<E>(low.x * s, low.y * s);
-  packed.y = pack_pair<E>(low.z * s, low.w * s);
-  packed.z = pack_pair<E>(high.x * s, high.y * s);
-  packed.w = pack_pair<E>(high.z * s, high.w * s);
+  unsigned packed[4];
+#pragma unroll
+  for (int pair = 0; pair < 4; ++pair) {
+    const float2 value = *reinterpret_cast<const float2*>(
+        tile + Layout::offset(row_in_tile, 8 * row_thread + 2 * pair));
+    packed[pair] = pack_pair<E>(value.x * s, value.y * s);
+  }
   *reinterpret_cast<uint4*>(static_cast<unsigned short*>(dq) +
-                            row_offset(args.dq, batch, head, row) + 8 * row_thread) = packed;
+                            row_offset(args.dq, batch, head, row) + 8 * row_thread) =
+      make_uint4(packed[0], packed[1], packed[2], packed[3]);
 }
 
 }  // namespace attention

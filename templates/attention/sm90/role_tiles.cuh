@@ -42,7 +42,7 @@ __device__ __forceinline__ void producer_tiles(int total_tiles, int* tile_counte
       }
       queue.push(round, tile);
       body(tile, round);
-      tile = warp_uniform(dynamic_claimed_tile(atomicAdd(tile_counter, 1), gridDim.x), 1u);
+      tile = warp_uniform(dynamic_claimed_tile(atomicAdd(tile_counter, 1), launched_ctas()), 1u);
     }
   }
 }

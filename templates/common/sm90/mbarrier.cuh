@@ -12,6 +12,15 @@ __device__ __forceinline__ unsigned smem_u32(const void* pointer) {
   return static_cast<unsigned>(__cvta_generic_to_shared(pointer));
 }
 
+// The first byte of `shared` (the dynamic shared memory) on a multiple of Bytes. Pointer
+// arithmetic on the array itself keeps the compiler's knowledge that it is shared memory, so that
+// loads and stores through the result are ld/st.shared, not generic ones (a round trip through an
+// integer loses it).
+template <unsigned Bytes>
+__device__ __forceinline__ unsigned char* align_shared(unsigned char* shared) {
+  return shared + ((Bytes - (smem_u32(shared) & (Bytes - 1))) & (Bytes - 1));
+}
+
 // `count` arrivals complete a phase (plus the transaction bytes announced by expect_tx).
 __device__ __forceinline__ void mbarrier_init(unsigned long long* bar, unsigned count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_u32(bar)), "r"(count)

@@ -16,6 +16,7 @@
 #include "attention/backward/backward_args.cuh"
 #include "attention/backward/backward_schedule.cuh"
 #include "attention/backward/dq_turns.cuh"
+#include "attention/backward/sm90/backward_fragments.cuh"
 #include "attention/backward/sm90/backward_traits.cuh"
 #include "attention/backward/step_lists.cuh"
 #include "common/element.cuh"
@@ -49,34 +50,6 @@ struct BackwardTilesSm90 {
   __device__ __forceinline__ float* delta(int slot) const { return lse_log2(slot) + T::kBlockM; }
 };
 
-// One warpgroup thread's view of the accumulators: register 4 * j + i of an m64nN accumulator
-// holds row 16 * warp + lane / 4 + 8 * (i / 2), column 8 * j + 2 * (lane % 4) + i % 2.
-struct WarpgroupLane {
-  int warp;  // within the warpgroup
-  int lane;
-  __device__ __forceinline__ int group() const { return lane / 4; }
-  __device__ __forceinline__ int quad() const { return lane % 4; }
-  __device__ __forceinline__ int row(int i) const { return 16 * warp + group() + 8 * (i / 2); }
-  __device__ __forceinline__ int column(int j, int i) const { return 8 * j + 2 * quad() + i % 2; }
-};
-
-// dS^T (this warpgroup's 64 rows, packed pairs) into the shared [BlockN][BlockM] tile: a pair of
-// Q columns is one 4-byte word of a 16-byte unit, stored at its swizzled place.
-template <class T>
-__device__ __forceinline__ void store_ds(const unsigned* ds, unsigned char* tile, int first_row,
-                                         const WarpgroupLane& at) {
-#pragma unroll
-  for (int j = 0; j < T::kBlockM / 8; ++j)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int row = first_row + at.row(2 * h);
-      const int chunk = j / 8;
-      const int unit = (j % 8) ^ (row % 8);
-      *reinterpret_cast<unsigned*>(tile + chunk * T::kDsChunkBytes + row * 128 + unit * 16 +
-                                   4 * at.quad()) = ds[2 * j + h];
-    }
-}
-
 // dQ's part of this warpgroup into the accumulator rows of the step (`rows` of them lie inside
 // the sequence): a lane swaps one row's pair with the neighbouring quad so that each adds four
 // consecutive columns of one row in one 16-byte reduction (backward_warp.cuh's add_dq).
@@ -95,25 +68,6 @@ __device__ __forceinline__ void add_dq(const float* dq, float* dq_rows, int firs
     const float four[4] = {odd ? given0 : c[0], odd ? given1 : c[1], odd ? c[2] : given0,
                            odd ? c[3] : given1};
     if (row < rows) reduce_add_four(line + 8 * j + 4 * (at.quad() / 2), four);
-  }
-}
-
-// `accumulator` (this warpgroup's 64 rows of dK or dV, times `scale`) into `out`'s rows from
-// `first_row` (of the sequence), rows at or past seq_kv skipped.
-template <class T>
-__device__ __forceinline__ void store_rows(const float* accumulator, float scale,
-                                           unsigned short* out, long long stride, int first_row,
-                                           int seq_kv, const WarpgroupLane& at) {
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    const int row = first_row + at.row(2 * h);
-    if (row >= seq_kv) continue;
-    unsigned short* line = out + row * stride;
-#pragma unroll
-    for (int j = 0; j < T::kHeadDim / 8; ++j) {
-      *reinterpret_cast<unsigned*>(line + at.column(j, 0)) = pack_pair<T::kElement>(
-          accumulator[4 * j + 2 * h] * scale, accumulator[4 * j + 2 * h + 1] * scale);
-    }
   }
 }
 

@@ -1,0 +1,62 @@
+// Accumulator fragments both wgmma backward kernels (backward_kernel.cuh, backward_kernel_ws.cuh)
+// move between registers, shared and global memory: a warpgroup thread's view of an m64nN
+// accumulator, dS^T into its shared tile (the A operand of dQ = dS K), and dK or dV rows out.
+// T: either kernel's traits (kBlockM, kDsChunkBytes, kHeadDim, kElement).
+#pragma once
+
+#include "common/element.cuh"
+
+namespace swr {
+namespace attention {
+namespace sm90 {
+
+// One warpgroup thread's view of the accumulators: register 4 * j + i of an m64nN accumulator
+// holds row 16 * warp + lane / 4 + 8 * (i / 2), column 8 * j + 2 * (lane % 4) + i % 2.
+struct WarpgroupLane {
+  int warp;  // within the warpgroup
+  int lane;
+  __device__ __forceinline__ int group() const { return lane / 4; }
+  __device__ __forceinline__ int quad() const { return lane % 4; }
+  __device__ __forceinline__ int row(int i) const { return 16 * warp + group() + 8 * (i / 2); }
+  __device__ __forceinline__ int column(int j, int i) const { return 8 * j + 2 * quad() + i % 2; }
+};
+
+// dS^T (this warpgroup's 64 rows, packed pairs) into the shared [BlockN][BlockM] tile: a pair of
+// Q columns is one 4-byte word of a 16-byte unit, stored at its swizzled place.
+template <class T>
+__device__ __forceinline__ void store_ds(const unsigned* ds, unsigned char* tile, int first_row,
+                                         const WarpgroupLane& at) {
+#pragma unroll
+  for (int j = 0; j < T::kBlockM / 8; ++j)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int row = first_row + at.row(2 * h);
+      const int chunk = j / 8;
+      const int unit = (j % 8) ^ (row % 8);
+      *reinterpret_cast<unsigned*>(tile + chunk * T::kDsChunkBytes + row * 128 + unit * 16 +
+                                   4 * at.quad()) = ds[2 * j + h];
+    }
+}
+
+// `accumulator` (this warpgroup's 64 rows of dK or dV, times `scale`) into `out`'s rows from
+// `first_row` (of the sequence), rows at or past seq_kv skipped.
+template <class T>
+__device__ __forceinline__ void store_rows(const float* accumulator, float scale,
+                                           unsigned short* out, long long stride, int first_row,
+                                           int seq_kv, const WarpgroupLane& at) {
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int row = first_row + at.row(2 * h);
+    if (row >= seq_kv) continue;
+    unsigned short* line = out + row * stride;
+#pragma unroll
+    for (int j = 0; j < T::kHeadDim / 8; ++j) {
+      *reinterpret_cast<unsigned*>(line + at.column(j, 0)) = pack_pair<T::kElement>(
+          accumulator[4 * j + 2 * h] * scale, accumulator[4 * j + 2 * h + 1] * scale);
+    }
+  }
+}
+
+}  // namespace sm90
+}  // namespace attention
+}  // namespace swr
