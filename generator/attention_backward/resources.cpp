@@ -23,7 +23,9 @@ constexpr int kWgmmaBookkeepingRegisters = 24;
 // The warp-specialized kernel's mbarriers and tile queue (BackwardWsTraits::kBarrierBytes).
 constexpr int kWsBarrierBytes = 256;
 // Its consumer warpgroups' registers (setmaxnreg; BackwardWsTraits::kConsumerRegisters).
-constexpr int kWsConsumerRegisters = 232;
+int ws_consumer_registers(int head_dim) {
+  return head_dim >= 128 ? 232 : 240;
+}
 
 int d_split(int head_dim) {
   return head_dim > kSplitAboveHeadDim ? 2 : 1;
@@ -55,11 +57,12 @@ std::string wgmma_tile_problem(int head_dim, const AttentionBackwardConfig& conf
     return "wgmma: block_m " + std::to_string(config.block_m) + " must be 64 or 128";
   }
   if (config.warp_specialized() &&
-      head_dim + config.block_m + kWgmmaBookkeepingRegisters > kWsConsumerRegisters) {
+      head_dim + config.block_m + kWgmmaBookkeepingRegisters > ws_consumer_registers(head_dim)) {
     return "wgmma: block_m " + std::to_string(config.block_m) + " and head dim " +
            std::to_string(head_dim) + ": S^T, dP^T, dK and dV need " +
            std::to_string(head_dim + config.block_m + kWgmmaBookkeepingRegisters) +
-           " registers a consumer thread, setmaxnreg gives " + std::to_string(kWsConsumerRegisters);
+           " registers a consumer thread, setmaxnreg gives " +
+           std::to_string(ws_consumer_registers(head_dim));
   }
   if (config.block_m * head_dim > kWgmmaRegisterColumns) {
     return "wgmma: block_m " + std::to_string(config.block_m) + " x head dim " +
@@ -154,7 +157,7 @@ int estimate_attention_backward_registers(const AttentionBackwardProblem& proble
                                           const AttentionBackwardConfig& config) {
   if (config.warp_specialized()) {
     // The entry cap of 384 threads a CTA; setmaxnreg then gives the consumers
-    // kWsConsumerRegisters (wgmma_tile_problem checks their accumulators against it).
+    // ws_consumer_registers (wgmma_tile_problem checks their accumulators against it).
     return 65536 / config.threads() / 8 * 8;
   }
   if (config.path == InstructionPath::wgmma) {

@@ -29,10 +29,17 @@ struct TileQueue {
   // Producer: publish entry n once every reader has popped entry n - Depth from its slot (a
   // fresh barrier passes parity 1 at once, hence the ^ 1 for the first round).
   __device__ __forceinline__ void push(int n, int value) {
-    const int slot = n % Depth;
-    mbarrier_wait(&empty[slot], ((n / Depth) & 1) ^ 1u);
-    entry[slot] = value;
-    mbarrier_arrive(&full[slot]);
+    wait_free(n);
+    publish(n, value);
+  }
+  // push in two halves, for a producer that decides the value only once the slot is free (a
+  // dynamic scheduler claims its next tile then, not an entry earlier).
+  __device__ __forceinline__ void wait_free(int n) {
+    mbarrier_wait(&empty[n % Depth], ((n / Depth) & 1) ^ 1u);
+  }
+  __device__ __forceinline__ void publish(int n, int value) {
+    entry[n % Depth] = value;
+    mbarrier_arrive(&full[n % Depth]);
   }
   // Every reader: entry n, then free its slot.
   __device__ __forceinline__ int pop(int n) {

@@ -31,10 +31,6 @@ constexpr int kOrderConsumer0 = 3;  // pingpong: consumer 0 may issue its mainlo
 constexpr int kOrderConsumer1 = 4;  // pingpong: consumer 1 may issue its mainloop
 constexpr int kConsumers = 5;       // all consumer warpgroups together
 constexpr int kConsumer2 = 6;       // consumer warpgroup 2 alone
-constexpr int kDqFull0 = 7;   // backward: consumer 0's share of a step's dQ is in shared memory
-constexpr int kDqEmpty0 = 8;  // backward: the dQ writer has read consumer 0's last share
-constexpr int kDqFull1 = 9;   // the same for consumer 1
-constexpr int kDqEmpty1 = 10;
 }  // namespace barrier_id
 
 // `threads` counts every thread that takes part (a multiple of 32), arrivals included.

@@ -59,13 +59,6 @@ struct DqHandOver {
   int more;        // 1, or kNoMoreDq after the warpgroup's last step
   int turn;        // deterministic mode: the K/V tile, which adds once `turn` tiles have
 };
-// The hand-over barriers of consumer warpgroup `wg` (common/sm90/warpgroup.cuh's IDs).
-__device__ __forceinline__ int dq_full_barrier(int wg) {
-  return wg == 0 ? swr::sm90::barrier_id::kDqFull0 : swr::sm90::barrier_id::kDqFull1;
-}
-__device__ __forceinline__ int dq_empty_barrier(int wg) {
-  return wg == 0 ? swr::sm90::barrier_id::kDqEmpty0 : swr::sm90::barrier_id::kDqEmpty1;
-}
 constexpr int kNoMoreDq = -1;
 
 template <class T>
@@ -73,8 +66,12 @@ struct BackwardWsBarriers {
   PipelineBarriers<1> kv;            // K and V of the CTA's tile
   PipelineBarriers<T::kStages> q;    // a step's Q tile and its L list
   PipelineBarriers<T::kStages> d_o;  // a step's dO tile and its delta list
-  TileQueue queue;                   // dynamic persistence
+  swr::sm90::TileQueue<1> queue;     // dynamic persistence: the scheduler's tiles
   DqHandOver dq[2];                  // each consumer's step whose dQ part is in its buffer
+  // Each consumer's dQ hand-over: `full` once its 128 threads have stored a part, `empty` once
+  // the writer's reduction has read it.
+  unsigned long long dq_full[2];
+  unsigned long long dq_empty[2];
 };
 
 // The shared tiles of one CTA (BackwardWsTraits' plan), from a 1024-byte aligned base.
@@ -105,11 +102,9 @@ struct BackwardWsTiles {
   }
 };
 
-// Arrivals that free a slot: lane 0 of every consumer warp, once its reads are complete.
-template <class T>
-constexpr unsigned kConsumerWarps = T::kConsumerThreads / 32;
-// Threads meeting at a dQ hand-over barrier: a consumer warpgroup and the dQ writer's warp.
-constexpr int kDqHandOverThreads = 128 + 32;
+// Every barrier a side frees or fills counts each of its threads' arrivals (not one a warp after
+// a __syncwarp): compute-sanitizer's racecheck then sees every thread's reads ordered before the
+// copy or the store that reuses the memory.
 
 // What every role derives from a tile's linear index alone, so that all agree without talking.
 struct BackwardWsTile {
@@ -149,6 +144,43 @@ __device__ __forceinline__ BackwardWsStep backward_ws_step(const BackwardWsTile&
   return {tile.kv_head * args.group_heads + at.head_in_group, at.q_tile * T::kBlockM};
 }
 
+// The tiles of this CTA, body(linear, round) each, alike for every role: computed by each for grid
+// and static persistence (for_each_tile), taken from the scheduler's queue for dynamic.
+template <class T, class Body>
+__device__ __forceinline__ void backward_ws_tiles(BackwardWsBarriers<T>& bars,
+                                                  const BackwardArgs& args, Body&& body) {
+  if constexpr (T::kPersistence != Persistence::dynamic) {
+    for_each_tile<T::kPersistence>(args.kv_tiles * args.batch * args.kv_heads, args.tile_counter,
+                                   args.wave_size, body);
+  } else {
+    for (int round = 0;; ++round) {
+      const int tile = warp_uniform(bars.queue.pop(round), 0xffffffffu);
+      if (tile == kNoMoreTiles) return;
+      body(tile, round);
+    }
+  }
+}
+
+// Dynamic persistence's scheduler (one thread of the producer warpgroup): the CTA's first tile,
+// then each tile claimed from the counter once the queue's slot is free, that is once every
+// reader has taken the last tile (the consumers as they start it), so that a CTA holds one claim
+// ahead of its work, not more. The producer and the consumers read the same entries.
+template <class T>
+__device__ __forceinline__ void schedule_tiles(BackwardWsBarriers<T>& bars,
+                                               const BackwardArgs& args) {
+  const int total = args.kv_tiles * args.batch * args.kv_heads;
+  int tile = blockIdx.x;
+  for (int n = 0;; ++n) {
+    bars.queue.wait_free(n);
+    if (n > 0) tile = dynamic_claimed_tile(atomicAdd(args.tile_counter, 1), launched_ctas());
+    if (tile >= total) {
+      bars.queue.publish(n, kNoMoreTiles);
+      return;
+    }
+    bars.queue.publish(n, tile);
+  }
+}
+
 // Rows [row, row + Rows) of (batch, head) as 64-column boxes, chunk_bytes apart.
 template <class T, int Rows>
 __device__ __forceinline__ void load_rows(unsigned char* dst, const TmaDescriptor* map,
@@ -169,100 +201,98 @@ __device__ __forceinline__ void produce(const TmaDescriptor* q_map, const TmaDes
   PipelineState<T::kStages> state;  // of the Q and the dO ring alike
   // The launch block's counts (args.q_tiles, ...) rather than values computed here: they stay in
   // the constant bank, not in the producer's 24 registers.
-  producer_tiles<T::kPersistence>(
-      args.kv_tiles * args.batch * args.kv_heads, args.tile_counter, args.wave_size, bars.queue,
-      [&](int linear, int round) {
-        const BackwardWsTile tile = backward_ws_tile<T>(linear, args);
-        if (tile.steps == 0) return;  // no row sees the tile: dK = dV = 0, nothing to read
-        bars.kv.producer_acquire(kv_state);
-        swr::sm90::mbarrier_arrive_expect_tx(&bars.kv.full[0], 2 * T::kKvBytes);
-        load_rows<T, T::kBlockN>(tiles.k(), k_map, &bars.kv.full[0], tile.kv_tile * T::kBlockN,
-                                 tile.kv_head, tile.batch);
-        load_rows<T, T::kBlockN>(tiles.v(), v_map, &bars.kv.full[0], tile.kv_tile * T::kBlockN,
-                                 tile.kv_head, tile.batch);
-        kv_state.advance();
+  backward_ws_tiles<T>(bars, args, [&](int linear, int round) {
+    const BackwardWsTile tile = backward_ws_tile<T>(linear, args);
+    if (tile.steps == 0) return;  // no row sees the tile: dK = dV = 0, nothing to read
+    bars.kv.producer_acquire(kv_state);
+    swr::sm90::mbarrier_arrive_expect_tx(&bars.kv.full[0], 2 * T::kKvBytes);
+    load_rows<T, T::kBlockN>(tiles.k(), k_map, &bars.kv.full[0], tile.kv_tile * T::kBlockN,
+                             tile.kv_head, tile.batch);
+    load_rows<T, T::kBlockN>(tiles.v(), v_map, &bars.kv.full[0], tile.kv_tile * T::kBlockN,
+                             tile.kv_head, tile.batch);
+    kv_state.advance();
 
 #pragma unroll 1
-        for (int step = 0; step < tile.steps; ++step) {
-          const BackwardWsStep at = backward_ws_step<T>(tile, step, round, args);
-          // 32 bits: the lists of any problem that fits a GPU's memory have fewer than 2^31 rows
-          // (the dQ accumulator beside them takes 128 bytes or more a row).
-          const unsigned list =
-              static_cast<unsigned>(tile.batch * args.heads + at.head) * args.seq_q_padded +
-              at.q_row0;
-          const int slot = state.index;
-          bars.q.producer_acquire(state);
-          swr::sm90::mbarrier_arrive_expect_tx(&bars.q.full[slot], T::kQBytes + T::kListBytes);
-          load_rows<T, T::kBlockM>(tiles.q(slot), q_map, &bars.q.full[slot], at.q_row0, at.head,
-                                   tile.batch);
-          swr::sm90::bulk_load(tiles.lse_log2(slot), args.workspace.lse_log2 + list, T::kListBytes,
-                               &bars.q.full[slot]);
-          bars.d_o.producer_acquire(state);
-          swr::sm90::mbarrier_arrive_expect_tx(&bars.d_o.full[slot], T::kQBytes + T::kListBytes);
-          load_rows<T, T::kBlockM>(tiles.d_o(slot), d_o_map, &bars.d_o.full[slot], at.q_row0,
-                                   at.head, tile.batch);
-          swr::sm90::bulk_load(tiles.delta(slot), args.workspace.delta + list, T::kListBytes,
-                               &bars.d_o.full[slot]);
-          state.advance();
-        }
-      });
+    for (int step = 0; step < tile.steps; ++step) {
+      const BackwardWsStep at = backward_ws_step<T>(tile, step, round, args);
+      // 32 bits: the lists of any problem that fits a GPU's memory have fewer than 2^31 rows
+      // (the dQ accumulator beside them takes 128 bytes or more a row).
+      const unsigned list =
+          static_cast<unsigned>(tile.batch * args.heads + at.head) * args.seq_q_padded + at.q_row0;
+      const int slot = state.index;
+      bars.q.producer_acquire(state);
+      swr::sm90::mbarrier_arrive_expect_tx(&bars.q.full[slot], T::kQBytes + T::kListBytes);
+      load_rows<T, T::kBlockM>(tiles.q(slot), q_map, &bars.q.full[slot], at.q_row0, at.head,
+                               tile.batch);
+      swr::sm90::bulk_load(tiles.lse_log2(slot), args.workspace.lse_log2 + list, T::kListBytes,
+                           &bars.q.full[slot]);
+      bars.d_o.producer_acquire(state);
+      swr::sm90::mbarrier_arrive_expect_tx(&bars.d_o.full[slot], T::kQBytes + T::kListBytes);
+      load_rows<T, T::kBlockM>(tiles.d_o(slot), d_o_map, &bars.d_o.full[slot], at.q_row0, at.head,
+                               tile.batch);
+      swr::sm90::bulk_load(tiles.delta(slot), args.workspace.delta + list, T::kListBytes,
+                           &bars.d_o.full[slot]);
+      state.advance();
+    }
+  });
 }
 
 // The dQ writer's warp: each step, once a consumer warpgroup has left its part of dQ in shared
 // memory with its hand-over, one bulk reduction adds the part into the workspace's accumulator
 // (whose Q tile block has the buffer's layout); the part's buffer is handed back once the
 // reduction has read it. The warpgroups' parts of a step are taken in turn, consumer 0's first,
-// each warpgroup waiting only for its own. The consumers end with a hand-over of kNoMoreDq.
+// each warpgroup waiting only for its own. The consumers end with a hand-over of kNoMoreDq. The
+// warp's first lane does the work; the others follow its loop.
 template <class T>
 __device__ __forceinline__ void write_dq(const BackwardWsTiles<T>& tiles) {
   using namespace swr::sm90;
   BackwardWsBarriers<T>& bars = tiles.barriers();
   const bool leader = threadIdx.x % 32 == 0;
   constexpr int kPartFloats = T::DqLayout::kWarpgroupFloats;
-  // Both buffers start empty: every hand-over, the last one included, first waits for its
-  // buffer to be empty, so each arrival here has its waiter.
-#pragma unroll
-  for (int wg = 0; wg < T::kConsumerWgs; ++wg)
-    named_barrier_arrive(dq_empty_barrier(wg), kDqHandOverThreads);
-  for (bool more = true; more;) {
+  for (unsigned hand_over_count = 0;; ++hand_over_count) {
 #pragma unroll
     for (int wg = 0; wg < T::kConsumerWgs; ++wg) {
-      named_barrier_sync(dq_full_barrier(wg), kDqHandOverThreads);
-      const DqHandOver& hand_over = bars.dq[wg];
-      more = hand_over.more != kNoMoreDq;
-      if (!more) continue;  // the other warpgroup's last hand-over is kNoMoreDq too
+      mbarrier_wait(&bars.dq_full[wg], hand_over_count & 1);
+      int more = 0;
       if (leader) {
-        if constexpr (T::kDeterministicDq) {
-          if (wg == 0) {
-            int seen;
-            do {
-              asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n"
-                           : "=r"(seen)
-                           : "l"(hand_over.semaphore));
-            } while (seen < hand_over.turn);
-            fence_proxy_async_global();
+        const DqHandOver& hand_over = bars.dq[wg];
+        more = hand_over.more != kNoMoreDq;
+        if (more) {
+          if constexpr (T::kDeterministicDq) {
+            if (wg == 0) {
+              int seen;
+              do {
+                asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n"
+                             : "=r"(seen)
+                             : "l"(hand_over.semaphore));
+              } while (seen < hand_over.turn);
+              fence_proxy_async_global();
+            }
           }
-        }
-        bulk_reduce_add_f32(hand_over.tile + wg * kPartFloats, tiles.dq() + wg * kPartFloats * 4,
-                            kPartFloats * 4);
-        tma_store_commit();
-        if constexpr (T::kDeterministicDq) {
-          // Both parts of this K/V tile are in the accumulator before the next one may add.
-          tma_store_wait<0>();
-          if (wg == T::kConsumerWgs - 1) {
-            fence_proxy_async_global();
-            __threadfence();
-            atomicAdd(hand_over.semaphore, 1);
+          bulk_reduce_add_f32(hand_over.tile + wg * kPartFloats, tiles.dq() + wg * kPartFloats * 4,
+                              kPartFloats * 4);
+          tma_store_commit();
+          if constexpr (T::kDeterministicDq) {
+            // Both parts of this K/V tile are in the accumulator before the next one may add.
+            tma_store_wait<0>();
+            if (wg == T::kConsumerWgs - 1) {
+              fence_proxy_async_global();
+              __threadfence();
+              atomicAdd(hand_over.semaphore, 1);
+            }
+          } else {
+            tma_store_wait_read<0>();
           }
-        } else {
-          tma_store_wait_read<0>();
+          mbarrier_arrive(&bars.dq_empty[wg]);
         }
       }
-      __syncwarp();
-      named_barrier_arrive(dq_empty_barrier(wg), kDqHandOverThreads);
+      // Past the last step the other warpgroup's hand-over is kNoMoreDq too.
+      if (!__shfl_sync(0xffffffffu, more, 0)) {
+        if (leader) tma_store_wait<0>();
+        return;
+      }
     }
   }
-  if (leader) tma_store_wait<0>();
 }
 
 template <class T>
@@ -277,15 +307,11 @@ __device__ __forceinline__ void consume(const BackwardWsTiles<T>& tiles, void* d
   const int wg = warpgroup_index() - 1;
   const WarpgroupLane at{static_cast<int>(threadIdx.x % 128) / 32,
                          static_cast<int>(threadIdx.x % 32)};
-  const bool warp_leader = at.lane == 0;
   const int wg_row0 = wg * 64;  // this warpgroup's K/V rows within the tile
   // Its part of dQ: 64 rows, or a 64-column-aligned share of the columns.
   const int dq_row0 = T::kDqByRows ? wg * 64 : 0;
   const int dq_column0 = T::kDqByRows ? 0 : wg * T::kDqColumns;
-  const auto release = [&](unsigned long long* empty) {
-    __syncwarp();
-    if (warp_leader) mbarrier_arrive(empty);
-  };
+  const auto release = [&](unsigned long long* empty) { mbarrier_arrive(empty); };
 
   PipelineState<1> kv_state;
   PipelineState<T::kStages> state;  // of the Q and the dO ring alike
@@ -293,208 +319,202 @@ __device__ __forceinline__ void consume(const BackwardWsTiles<T>& tiles, void* d
   const unsigned char* k_rows = tiles.k() + wg_row0 * 128;
   const unsigned char* v_rows = tiles.v() + wg_row0 * 128;
 
-  consumer_tiles<T::kPersistence>(
-      args.kv_tiles * args.batch * args.kv_heads, args.tile_counter, args.wave_size, bars.queue,
-      [&](int linear, int round) {
-        const BackwardWsTile tile = backward_ws_tile<T>(linear, args);
-        const int kv_row0 = tile.kv_tile * T::kBlockN;
-        float dk_acc[kAccumRegs], dv_acc[kAccumRegs];
+  backward_ws_tiles<T>(bars, args, [&](int linear, int round) {
+    const BackwardWsTile tile = backward_ws_tile<T>(linear, args);
+    const int kv_row0 = tile.kv_tile * T::kBlockN;
+    float dk_acc[kAccumRegs], dv_acc[kAccumRegs];
 #pragma unroll
-        for (int i = 0; i < kAccumRegs; ++i) {
-          dk_acc[i] = 0.f;
-          dv_acc[i] = 0.f;
-        }
-        if (tile.steps > 0) bars.kv.consumer_wait(kv_state);
+    for (int i = 0; i < kAccumRegs; ++i) {
+      dk_acc[i] = 0.f;
+      dv_acc[i] = 0.f;
+    }
+    if (tile.steps > 0) bars.kv.consumer_wait(kv_state);
 #pragma unroll 1
-        for (int step = 0; step < tile.steps; ++step) {
-          const BackwardWsStep at_step = backward_ws_step<T>(tile, step, round, args);
-          const int q_row0 = at_step.q_row0;
-          const int head = at_step.head;
-          const int slot = state.index;
-          const unsigned char* q_tile = tiles.q(slot);
-          const unsigned char* d_o_tile = tiles.d_o(slot);
-          unsigned char* ds_tile = tiles.ds(ds_slot);
+    for (int step = 0; step < tile.steps; ++step) {
+      const BackwardWsStep at_step = backward_ws_step<T>(tile, step, round, args);
+      const int q_row0 = at_step.q_row0;
+      const int head = at_step.head;
+      const int slot = state.index;
+      const unsigned char* q_tile = tiles.q(slot);
+      const unsigned char* d_o_tile = tiles.d_o(slot);
+      unsigned char* ds_tile = tiles.ds(ds_slot);
 
-          // S^T = K Q^T and dP^T = V dO^T: K-major both, k16 steps of 32 bytes in a chunk.
-          float s[kScoreRegs], dp[kScoreRegs];
-          bars.q.consumer_wait(state);
-          // This thread's columns of L, read before the products are issued so that the loads
-          // are in by the time S^T is (with 64 Q rows a step: 128 would take 64 more registers
-          // than a consumer has).
-          constexpr int kEarlyLse = T::kBlockM == 64 ? T::kBlockM / 8 : 1;
-          float2 lse[kEarlyLse];
-          if constexpr (T::kBlockM == 64) {
+      // S^T = K Q^T and dP^T = V dO^T: K-major both, k16 steps of 32 bytes in a chunk.
+      float s[kScoreRegs], dp[kScoreRegs];
+      bars.q.consumer_wait(state);
+      // This thread's columns of L, read before the products are issued so that the loads
+      // are in by the time S^T is (with 64 Q rows a step: 128 would take 64 more registers
+      // than a consumer has).
+      constexpr int kEarlyLse = T::kBlockM == 64 ? T::kBlockM / 8 : 1;
+      float2 lse[kEarlyLse];
+      if constexpr (T::kBlockM == 64) {
 #pragma unroll
-            for (int j = 0; j < T::kBlockM / 8; ++j)
-              lse[j] = *reinterpret_cast<const float2*>(tiles.lse_log2(slot) + at.column(j, 0));
-          }
-          wgmma_fence();
+        for (int j = 0; j < T::kBlockM / 8; ++j)
+          lse[j] = *reinterpret_cast<const float2*>(tiles.lse_log2(slot) + at.column(j, 0));
+      }
+      wgmma_fence();
 #pragma unroll
-          for (int kk = 0; kk < T::kHeadDim / 16; ++kk) {
-            const int offset = (kk / 4) * T::kKvChunkBytes + (kk % 4) * 32;
-            const int q_offset = (kk / 4) * T::kQChunkBytes + (kk % 4) * 32;
-            wgmma_ss_n<T::kBlockM, T::kElement, 0>(s, make_desc_kmajor<128>(k_rows + offset),
-                                                   make_desc_kmajor<128>(q_tile + q_offset),
-                                                   kk > 0 ? 1 : 0);
-          }
-          wgmma_commit();
-          bars.d_o.consumer_wait(state);
-          wgmma_fence();
+      for (int kk = 0; kk < T::kHeadDim / 16; ++kk) {
+        const int offset = (kk / 4) * T::kKvChunkBytes + (kk % 4) * 32;
+        const int q_offset = (kk / 4) * T::kQChunkBytes + (kk % 4) * 32;
+        wgmma_ss_n<T::kBlockM, T::kElement, 0>(s, make_desc_kmajor<128>(k_rows + offset),
+                                               make_desc_kmajor<128>(q_tile + q_offset),
+                                               kk > 0 ? 1 : 0);
+      }
+      wgmma_commit();
+      bars.d_o.consumer_wait(state);
+      wgmma_fence();
 #pragma unroll
-          for (int kk = 0; kk < T::kHeadDim / 16; ++kk) {
-            const int offset = (kk / 4) * T::kKvChunkBytes + (kk % 4) * 32;
-            const int q_offset = (kk / 4) * T::kQChunkBytes + (kk % 4) * 32;
-            wgmma_ss_n<T::kBlockM, T::kElement, 0>(dp, make_desc_kmajor<128>(v_rows + offset),
-                                                   make_desc_kmajor<128>(d_o_tile + q_offset),
-                                                   kk > 0 ? 1 : 0);
-          }
-          wgmma_commit();
-          wgmma_wait<1>();
-          fence_floats<kScoreRegs>(s);
+      for (int kk = 0; kk < T::kHeadDim / 16; ++kk) {
+        const int offset = (kk / 4) * T::kKvChunkBytes + (kk % 4) * 32;
+        const int q_offset = (kk / 4) * T::kQChunkBytes + (kk % 4) * 32;
+        wgmma_ss_n<T::kBlockM, T::kElement, 0>(dp, make_desc_kmajor<128>(v_rows + offset),
+                                               make_desc_kmajor<128>(d_o_tile + q_offset),
+                                               kk > 0 ? 1 : 0);
+      }
+      wgmma_commit();
+      wgmma_wait<1>();
+      fence_floats<kScoreRegs>(s);
 
-          // P^T = 2^(S^T scale log2(e) - L log2(e)); only tiles the diagonal crosses mask (key j
-          // hides from row i past i + shift).
-          const int warp_key0 = kv_row0 + wg_row0 + 16 * at.warp;
-          const bool diagonal = T::kCausal && warp_key0 + 15 > q_row0 + args.causal_shift;
+      // P^T = 2^(S^T scale log2(e) - L log2(e)); only tiles the diagonal crosses mask (key j
+      // hides from row i past i + shift).
+      // Key row r (of this warpgroup's 64) hides from Q column c past r > c + diagonal.
+      const int diagonal_offset = q_row0 + args.causal_shift - kv_row0 - wg_row0;
+      const bool diagonal = T::kCausal && 16 * at.warp + 15 > diagonal_offset;
 #pragma unroll
-          for (int j = 0; j < T::kBlockM / 8; ++j) {
-            if constexpr (T::kBlockM != 64)
-              lse[0] = *reinterpret_cast<const float2*>(tiles.lse_log2(slot) + at.column(j, 0));
-            const float2 l = lse[T::kBlockM == 64 ? j : 0];
+      for (int j = 0; j < T::kBlockM / 8; ++j) {
+        if constexpr (T::kBlockM != 64)
+          lse[0] = *reinterpret_cast<const float2*>(tiles.lse_log2(slot) + at.column(j, 0));
+        const float2 l = lse[T::kBlockM == 64 ? j : 0];
 #pragma unroll
-            for (int i = 0; i < 4; ++i) {
-              float p = exp2f(s[4 * j + i] * args.scale_log2 - (i % 2 ? l.y : l.x));
-              if (diagonal) {
-                const int key = kv_row0 + wg_row0 + at.row(i);
-                if (key > q_row0 + at.column(j, i) + args.causal_shift) p = 0.f;
-              }
-              s[4 * j + i] = p;
-            }
-          }
-          // dV += P^T dO: P^T as the A fragments (two n8 blocks of the accumulator a k16 step),
-          // dO MN-major (16 Q rows a k16 step).
-          unsigned p_packed[kPackedRegs];
-#pragma unroll
-          for (int i = 0; i < kPackedRegs; ++i)
-            p_packed[i] = pack_pair<T::kElement>(s[2 * i], s[2 * i + 1]);
-          const auto issue_dv = [&]() {
-            wgmma_fence();
-#pragma unroll
-            for (int kk = 0; kk < T::kBlockM / 16; ++kk) {
-              wgmma_rs_n<T::kHeadDim, T::kElement, 1>(
-                  dv_acc, p_packed + 4 * kk,
-                  make_desc_mnmajor<128>(d_o_tile + kk * 16 * 128, T::kQChunkBytes), 1);
-            }
-            wgmma_commit();
-          };
-          wgmma_wait<0>();  // dP^T is in
-          fence_floats<kScoreRegs>(dp);
-
-          // dS^T = P^T o (dP^T - delta), packed, into this step's slot of the shared tile. With
-          // 128 Q rows a step, P^T is taken from its packed form (as dV takes it), so that S^T's
-          // registers are free for dP^T's.
-          unsigned ds_packed[kPackedRegs];
-#pragma unroll
-          for (int j = 0; j < T::kBlockM / 8; ++j) {
-            const float2 d = *reinterpret_cast<const float2*>(tiles.delta(slot) + at.column(j, 0));
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-              const float2 p = T::kDsFromPackedP
-                                   ? unpack_pair<T::kElement>(p_packed[2 * j + h])
-                                   : make_float2(s[4 * j + 2 * h], s[4 * j + 2 * h + 1]);
-              ds_packed[2 * j + h] = pack_pair<T::kElement>(p.x * (dp[4 * j + 2 * h] - d.x),
-                                                            p.y * (dp[4 * j + 2 * h + 1] - d.y));
-            }
-          }
-          store_ds<T>(ds_packed, ds_tile, wg_row0, at);
-          // dV += P^T dO while the other warpgroup finishes its dS^T (issued after dS^T: measured
-          // 6% faster on the H200 than issuing it before the pointwise dS^T).
-          issue_dv();
-          // Both warpgroups' dS^T is in the slot and visible to wgmma. The slot was last read by
-          // the dQ of two steps ago, which each warpgroup waited for before the last barrier.
-          fence_proxy_async_shared();
-          named_barrier_sync(barrier_id::kConsumers, T::kConsumerThreads);
-
-          // dQ = dS K (dS is the slot read MN-major: its rows are K/V rows, the reduction; K
-          // MN-major too), then dK += dS^T Q.
-          float dq[kDqRegs];
-          wgmma_fence();
-#pragma unroll
-          for (int kk = 0; kk < T::kBlockN / 16; ++kk) {
-            wgmma_ss_n<T::kDqColumns, T::kElement, 1, 1>(
-                dq,
-                make_desc_mnmajor<128>(ds_tile + (dq_row0 / 64) * T::kDsChunkBytes + kk * 16 * 128,
-                                       T::kDsChunkBytes),
-                make_desc_mnmajor<128>(
-                    tiles.k() + (dq_column0 / 64) * T::kKvChunkBytes + kk * 16 * 128,
-                    T::kKvChunkBytes),
-                kk > 0 ? 1 : 0);
-          }
-          wgmma_commit();
-#pragma unroll
-          for (int kk = 0; kk < T::kBlockM / 16; ++kk) {
-            wgmma_rs_n<T::kHeadDim, T::kElement, 1>(
-                dk_acc, ds_packed + 4 * kk,
-                make_desc_mnmajor<128>(q_tile + kk * 16 * 128, T::kQChunkBytes), 1);
-          }
-          wgmma_commit();
-          wgmma_wait<1>();  // dV and dQ are in (dK may still run)
-          fence_floats<kDqRegs>(dq);
-          fence_floats<kAccumRegs>(dv_acc);
-          fence_words<kPackedRegs>(p_packed);
-          release(&bars.d_o.empty[slot]);  // dO and delta are read
-
-          // dQ's rows into the shared buffer once the writer has read the last step's.
-          named_barrier_sync(dq_empty_barrier(wg), kDqHandOverThreads);
-          if (threadIdx.x % 128 == 0) {
-            DqHandOver& hand_over = bars.dq[wg];
-            hand_over.tile = args.workspace.dq_accum +
-                             dq_accum_offset(args, tile.batch, head, q_row0, T::kHeadDim);
-            hand_over.more = 1;
-            if constexpr (T::kDeterministicDq) {
-              hand_over.semaphore =
-                  args.workspace.semaphores +
-                  (static_cast<long long>(tile.batch) * args.heads + head) * args.q_tiles +
-                  q_row0 / T::kBlockM;
-              hand_over.turn = tile.kv_tile;
-            }
-          }
-          // DqFragmentLayout: registers 4j..4j+3 of this thread at float 4 (128 j + thread).
-          float4* dq_buffer = reinterpret_cast<float4*>(tiles.dq()) +
-                              wg * (T::DqLayout::kWarpgroupFloats / 4) + threadIdx.x % 128;
-#pragma unroll
-          for (int j = 0; j < kDqRegs / 4; ++j)
-            dq_buffer[128 * j] =
-                make_float4(dq[4 * j], dq[4 * j + 1], dq[4 * j + 2], dq[4 * j + 3]);
-
-          wgmma_wait<0>();  // dK, while the stores land
-          fence_floats<kAccumRegs>(dk_acc);
-          fence_words<kPackedRegs>(ds_packed);
-          release(&bars.q.empty[slot]);  // Q and L are read
-          fence_proxy_async_shared();    // the writer's bulk reduction reads dQ (async proxy)
-          named_barrier_arrive(dq_full_barrier(wg), kDqHandOverThreads);
-          state.advance();
-          ds_slot ^= 1;
+        for (int i = 0; i < 4; ++i) {
+          float p = exp2f(s[4 * j + i] * args.scale_log2 - (i % 2 ? l.y : l.x));
+          if (diagonal && at.row(i) > at.column(j, i) + diagonal_offset) p = 0.f;
+          s[4 * j + i] = p;
         }
-        if (tile.steps > 0) {
-          release(&bars.kv.empty[0]);  // every product reading K and V has completed
-          kv_state.advance();
+      }
+      // dV += P^T dO: P^T as the A fragments (two n8 blocks of the accumulator a k16 step),
+      // dO MN-major (16 Q rows a k16 step).
+      unsigned p_packed[kPackedRegs];
+#pragma unroll
+      for (int i = 0; i < kPackedRegs; ++i)
+        p_packed[i] = pack_pair<T::kElement>(s[2 * i], s[2 * i + 1]);
+      const auto issue_dv = [&]() {
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < T::kBlockM / 16; ++kk) {
+          wgmma_rs_n<T::kHeadDim, T::kElement, 1>(
+              dv_acc, p_packed + 4 * kk,
+              make_desc_mnmajor<128>(d_o_tile + kk * 16 * 128, T::kQChunkBytes), 1);
         }
+        wgmma_commit();
+      };
+      wgmma_wait<0>();  // dP^T is in
+      fence_floats<kScoreRegs>(dp);
 
-        const int first_row = kv_row0 + wg_row0;
-        store_rows<T>(
-            dk_acc, args.scale,
-            static_cast<unsigned short*>(dk) + row_offset(args.dk, tile.batch, tile.kv_head, 0),
-            args.dk.seq, first_row, args.seq_kv, at);
-        store_rows<T>(
-            dv_acc, 1.f,
-            static_cast<unsigned short*>(dv) + row_offset(args.dv, tile.batch, tile.kv_head, 0),
-            args.dv.seq, first_row, args.seq_kv, at);
-      });
+      // dS^T = P^T o (dP^T - delta), packed, into this step's slot of the shared tile. With
+      // 128 Q rows a step, P^T is taken from its packed form (as dV takes it), so that S^T's
+      // registers are free for dP^T's.
+      unsigned ds_packed[kPackedRegs];
+#pragma unroll
+      for (int j = 0; j < T::kBlockM / 8; ++j) {
+        const float2 d = *reinterpret_cast<const float2*>(tiles.delta(slot) + at.column(j, 0));
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const float2 p = T::kDsFromPackedP ? unpack_pair<T::kElement>(p_packed[2 * j + h])
+                                             : make_float2(s[4 * j + 2 * h], s[4 * j + 2 * h + 1]);
+          ds_packed[2 * j + h] = pack_pair<T::kElement>(p.x * (dp[4 * j + 2 * h] - d.x),
+                                                        p.y * (dp[4 * j + 2 * h + 1] - d.y));
+        }
+      }
+      store_ds<T>(ds_packed, ds_tile, wg_row0, at);
+      // dV += P^T dO while the other warpgroup finishes its dS^T (issued after dS^T: measured
+      // 6% faster on the H200 than issuing it before the pointwise dS^T).
+      issue_dv();
+      // Both warpgroups' dS^T is in the slot and visible to wgmma. The slot was last read by
+      // the dQ of two steps ago, which each warpgroup waited for before the last barrier.
+      fence_proxy_async_shared();
+      named_barrier_sync(barrier_id::kConsumers, T::kConsumerThreads);
+
+      // dQ = dS K (dS is the slot read MN-major: its rows are K/V rows, the reduction; K
+      // MN-major too), then dK += dS^T Q.
+      float dq[kDqRegs];
+      wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < T::kBlockN / 16; ++kk) {
+        wgmma_ss_n<T::kDqColumns, T::kElement, 1, 1>(
+            dq,
+            make_desc_mnmajor<128>(ds_tile + (dq_row0 / 64) * T::kDsChunkBytes + kk * 16 * 128,
+                                   T::kDsChunkBytes),
+            make_desc_mnmajor<128>(tiles.k() + (dq_column0 / 64) * T::kKvChunkBytes + kk * 16 * 128,
+                                   T::kKvChunkBytes),
+            kk > 0 ? 1 : 0);
+      }
+      wgmma_commit();
+#pragma unroll
+      for (int kk = 0; kk < T::kBlockM / 16; ++kk) {
+        wgmma_rs_n<T::kHeadDim, T::kElement, 1>(
+            dk_acc, ds_packed + 4 * kk,
+            make_desc_mnmajor<128>(q_tile + kk * 16 * 128, T::kQChunkBytes), 1);
+      }
+      wgmma_commit();
+      wgmma_wait<1>();  // dV and dQ are in (dK may still run)
+      fence_floats<kDqRegs>(dq);
+      fence_floats<kAccumRegs>(dv_acc);
+      fence_words<kPackedRegs>(p_packed);
+      release(&bars.d_o.empty[slot]);  // dO and delta are read
+
+      // dQ's rows into the shared buffer once the writer has read the last step's.
+      // ds_slot is the parity of this warpgroup's hand-overs so far (both advance a step).
+      mbarrier_wait(&bars.dq_empty[wg], ds_slot ^ 1u);
+      if (threadIdx.x % 128 == 0) {
+        DqHandOver& hand_over = bars.dq[wg];
+        hand_over.tile =
+            args.workspace.dq_accum + dq_accum_offset(args, tile.batch, head, q_row0, T::kHeadDim);
+        hand_over.more = 1;
+        if constexpr (T::kDeterministicDq) {
+          hand_over.semaphore =
+              args.workspace.semaphores +
+              (static_cast<long long>(tile.batch) * args.heads + head) * args.q_tiles +
+              q_row0 / T::kBlockM;
+          hand_over.turn = tile.kv_tile;
+        }
+      }
+      // DqFragmentLayout: registers 4j..4j+3 of this thread at float 4 (128 j + thread).
+      float4* dq_buffer = reinterpret_cast<float4*>(tiles.dq()) +
+                          wg * (T::DqLayout::kWarpgroupFloats / 4) + threadIdx.x % 128;
+#pragma unroll
+      for (int j = 0; j < kDqRegs / 4; ++j)
+        dq_buffer[128 * j] = make_float4(dq[4 * j], dq[4 * j + 1], dq[4 * j + 2], dq[4 * j + 3]);
+
+      wgmma_wait<0>();  // dK, while the stores land
+      fence_floats<kAccumRegs>(dk_acc);
+      fence_words<kPackedRegs>(ds_packed);
+      release(&bars.q.empty[slot]);  // Q and L are read
+      fence_proxy_async_shared();    // the writer's bulk reduction reads dQ (async proxy)
+      mbarrier_arrive(&bars.dq_full[wg]);
+      state.advance();
+      ds_slot ^= 1;
+    }
+    if (tile.steps > 0) {
+      release(&bars.kv.empty[0]);  // every product reading K and V has completed
+      kv_state.advance();
+    }
+
+    const int first_row = kv_row0 + wg_row0;
+    store_rows<T>(
+        dk_acc, args.scale,
+        static_cast<unsigned short*>(dk) + row_offset(args.dk, tile.batch, tile.kv_head, 0),
+        args.dk.seq, first_row, args.seq_kv, at);
+    store_rows<T>(
+        dv_acc, 1.f,
+        static_cast<unsigned short*>(dv) + row_offset(args.dv, tile.batch, tile.kv_head, 0),
+        args.dv.seq, first_row, args.seq_kv, at);
+  });
   // Tell the writer there is no more dQ, once it has taken the last.
-  named_barrier_sync(dq_empty_barrier(wg), kDqHandOverThreads);
+  mbarrier_wait(&bars.dq_empty[wg], ds_slot ^ 1u);
   if (threadIdx.x % 128 == 0) bars.dq[wg].more = kNoMoreDq;
-  named_barrier_arrive(dq_full_barrier(wg), kDqHandOverThreads);
+  mbarrier_arrive(&bars.dq_full[wg]);
 }
 
 // dk, dv at args' strides; Q, K, V, dO through their tensor maps; the workspace filled by the
@@ -509,11 +529,15 @@ __device__ __forceinline__ void backward_ws(const TmaDescriptor* q_map, const Tm
   static_assert(sizeof(BackwardWsBarriers<T>) <= T::kBarrierBytes, "barriers outgrow their space");
   if (threadIdx.x == 0) {
     BackwardWsBarriers<T>& bars = tiles.barriers();
-    bars.kv.init(1, kConsumerWarps<T>);
-    bars.q.init(1, kConsumerWarps<T>);
-    bars.d_o.init(1, kConsumerWarps<T>);
+    bars.kv.init(1, T::kConsumerThreads);
+    bars.q.init(1, T::kConsumerThreads);
+    bars.d_o.init(1, T::kConsumerThreads);
+    for (int wg = 0; wg < T::kConsumerWgs; ++wg) {
+      swr::sm90::mbarrier_init(&bars.dq_full[wg], 128);
+      swr::sm90::mbarrier_init(&bars.dq_empty[wg], 1);
+    }
     if constexpr (T::kPersistence == Persistence::dynamic) {
-      bars.queue.init(T::kConsumerThreads);  // every consumer thread pops each
+      bars.queue.init(T::kConsumerThreads + 1);  // every consumer thread and the producer
     }
     swr::sm90::mbarrier_init_fence();
     swr::sm90::tma_prefetch_descriptor(q_map);
@@ -528,6 +552,9 @@ __device__ __forceinline__ void backward_ws(const TmaDescriptor* q_map, const Tm
       produce<T>(q_map, k_map, v_map, d_o_map, tiles, args);
     } else if (threadIdx.x / 32 == 1) {
       write_dq<T>(tiles);
+    } else if (threadIdx.x == 64) {
+      if constexpr (T::kPersistence == Persistence::dynamic)
+        schedule_tiles<T>(tiles.barriers(), args);
     }
   } else {
     swr::sm90::warpgroup_reg_alloc<T::kConsumerRegisters>();
