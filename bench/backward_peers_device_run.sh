@@ -8,17 +8,18 @@
 #   call 2, carry [DEST, .device/fa4b]:  OUT=$OUT bash DEST/run.sh peers   (at once after call 1)
 #
 # tune:  copies FA4's first part to /tmp; tunes the forward and the backward of every point with
-#        --model-top 10 into /tmp/swr-peers/catalog.db (kept for call 2); then the whole backward
-#        space of B2 H16 S16384 D128 bf16 non-causal into a fresh database, timed, beside the
-#        --model-top 10 tune of the same shape (issue 27: a full tune under 5 minutes, the top 10
-#        within 3% of its best).
+#        --model-top 10 into /tmp/swr-peers/catalog.db (kept for call 2). (The whole backward
+#        space of one shape, timed: bench/backward_ws_device_run.sh measure.)
 # peers: unpacks FA4, runs bench/training_step.py on every point against the catalog (checks
 #        every candidate's gradients first, then times them interleaved with the L2 flushed).
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-POINTS=(4x32x4096x64-causal 4x16x4096x128-noncausal 2x32x16384x64-noncausal
-  2x16x16384x128-noncausal 2x16x16384x128-causal 1x16x32768x128-causal
-  1x32x32768x128-kv8-causal 1x8x8192x256-causal)
+# Issue 27's grid (bench/training_step.py's default points): S 4096 / 16384 / 32768 x D 64 / 128 x
+# causal or not, GQA 32/8 at D128, and D256 causal and not.
+POINTS=(4x32x4096x64-noncausal 4x32x4096x64-causal 4x16x4096x128-noncausal
+  4x16x4096x128-causal 2x32x16384x64-noncausal 2x32x16384x64-causal 2x16x16384x128-noncausal
+  2x16x16384x128-causal 1x32x32768x64-noncausal 1x32x32768x64-causal 1x16x32768x128-noncausal
+  1x16x32768x128-causal 1x32x32768x128-kv8-causal 1x8x8192x256-causal 1x8x8192x256-noncausal)
 
 if [[ ${1:-} == stage ]]; then
   build=${2:-build}
@@ -67,13 +68,10 @@ if [[ ${1:-} == tune ]]; then
       --family attention-backward --gpu auto "${shape[@]}" --model-top 10 --counters none \
       --db "$W/catalog.db" -j 16
   done
-  BIG=(--family attention-backward --gpu auto --batch 2 --heads 16 --seq 16384 --head-dim 128
-    --dtype bf16)
-  step "full backward tune d128 s16384" 300 "$W/logs/full_tune.log" "$here/bin/swr-tune" \
-    "${BIG[@]}" --db "$W/full.db" -j 16
-  "$here/bin/swr-tune" show "${BIG[@]}" --db "$W/full.db" --json > "$W/full_show.json" 2>&1
+  "$here/bin/swr-tune" show --family attention-backward --gpu auto --db "$W/catalog.db" --json \
+    > "$W/catalog_show.json" 2>&1
   cp "$STEPS" "$W/env.txt" "$OUT/"
-  tar -C "$W" -czf "$OUT/tune.tar.gz" logs full_show.json
+  tar -C "$W" -czf "$OUT/tune.tar.gz" logs catalog_show.json
   cat "$STEPS"
   exit 0
 fi

@@ -84,7 +84,7 @@ if [[ ${1:-} == measure ]]; then
     "--seq 16384 --head-dim 64 --batch 2 --heads 32" "--seq 4096 --head-dim 64 --batch 4 --heads 32 --causal"; do
     read -ra dims <<<"$shape"
     [[ $shape == *"--head-dim 128"* ]] && m=64 || m=128
-    read -ra configs <<<"$(knobs $m)"
+    read -ra configs <<<"$(knobs $m | tr '\n' ' ')"
     name=$(echo "$shape" | tr -d ' -')
     step "knobs $name" 150 "$W/logs/knobs_$name.log" "$BIN/swr-tune" --family attention-backward \
       --gpu auto "${dims[@]}" --dtype bf16 "${configs[@]}" --counters none --db "$W/knobs.db" -j 16
@@ -104,9 +104,10 @@ if [[ ${1:-} == measure ]]; then
   "$BIN/swr-tune" model "${TWIN[@]/auto/h200}" --json > "$W/model.json" 2> "$W/logs/model.err"
   step "twins table" 30 "$W/logs/twins_table.log" python3 "$here/backward_sawtooth_twins.py" \
     --db "$W/twins.db" --model "$W/model.json" --out "$W/sawtooth-twins-ws"
-  cp "$STEPS" "$W/env.txt" "$W"/*.json "$W"/sawtooth-twins-ws.* "$OUT/" 2>/dev/null
-  for db in full knobs twins; do xz -c "$W/$db.db" > "$OUT/$db.db.xz"; done
-  tar -C "$W" -czf "$OUT/logs.tar.gz" logs
+  cp "$STEPS" "$W/env.txt" "$W"/sawtooth-twins-ws.md "$OUT/" 2>/dev/null
+  # One archive: the device call returns a limited number of files.
+  for db in full knobs twins; do xz "$W/$db.db"; done
+  tar -C "$W" -cJf "$OUT/measure.tar.xz" logs ./*.json ./*.db.xz sawtooth-twins-ws.json 2>/dev/null
   cat "$STEPS"
   tail -30 "$W/logs/full_tune.log"
   cat "$W"/sawtooth-twins-ws.md 2>/dev/null

@@ -229,8 +229,10 @@ BackwardPrediction predict_backward_variant(const AttentionBackwardProblem& prob
       2 * static_cast<std::int64_t>(shape.batch) * kv_heads * shape.seq_kv * shape.head_dim *
           element +
       static_cast<std::int64_t>(shape.batch) * shape.heads * shape.seq_q * shape.head_dim * 4;
-  const double path_fraction = config.path == InstructionPath::wgmma ? kWgmmaBackwardPeakFraction
-                                                                     : kMmaSyncBackwardPeakFraction;
+  const double path_fraction = config.warp_specialized() ? kWarpSpecializedBackwardPeakFraction
+                               : config.path == InstructionPath::wgmma
+                                   ? kWgmmaBackwardPeakFraction
+                                   : kMmaSyncBackwardPeakFraction;
   const double rate =
       gpu.peak_tensor_flops * path_fraction * backward_rate_share(config, shape.causal);
   const double compute = rate > 0 ? problem.flops() / rate : 0;

@@ -33,6 +33,11 @@ inline constexpr double kMmaSyncBackwardPeakFraction = 0.205;
 // non-causal, 376.6 TFLOP/s, from bench/results/attention-backward-wgmma-h200/tune-first.json
 // (tests/model check it against that file).
 inline constexpr double kWgmmaBackwardPeakFraction = 0.381;
+// The same for the warp-specialized wgmma backward (AttentionBackwardConfig::warp_specialized):
+// its best variant of the same shape, 569.0 TFLOP/s, from the whole space's tune in
+// bench/results/attention-backward-ws-h200/full-tune.json (tests/model check it against that
+// file).
+inline constexpr double kWarpSpecializedBackwardPeakFraction = 0.575;
 
 // What the knobs cost against that best variant (a 128-row K/V tile, 8 warps, atomic dQ), the
 // medians of the same file's variants: a 64-row tile of 4 warps runs at 0.78 of its rate; a

@@ -97,6 +97,7 @@ TEST(BackwardPrediction, TheWgmmaRateIsTheMeasuredOne) {
     const auto config = AttentionBackwardConfig::from_key(row.at("config").get<std::string>());
     ASSERT_TRUE(config) << row.dump();
     if (row.at("status") == "ok" && config->path == InstructionPath::wgmma &&
+        !config->warp_specialized() &&
         row.at("problem").get<std::string>().find("_d128_") != std::string::npos) {
       best = std::max(best, row.at("tflops").get<double>());
     }
@@ -129,6 +130,31 @@ double median(std::vector<double> values) {
 
 // In sample: the knobs' shares are the medians of the file the rate comes from, each variant's
 // TFLOP/s over its twin's with a 128-row tile (same walk, persistence, mapping) or atomic dQ.
+TEST(BackwardPrediction, TheWarpSpecializedRateIsTheMeasuredOne) {
+  std::ifstream file(std::string(SWR_SOURCE_DIR) +
+                     "/bench/results/attention-backward-ws-h200/full-tune.json");
+  ASSERT_TRUE(file) << "the measured file the rate cites";
+  const nlohmann::json measured = nlohmann::json::parse(file);
+  double best = 0;
+  for (const nlohmann::json& row : measured.at("measurements")) {
+    const auto config = AttentionBackwardConfig::from_key(row.at("config").get<std::string>());
+    ASSERT_TRUE(config) << row.dump();
+    if (row.at("status") == "ok" && config->warp_specialized()) {
+      best = std::max(best, row.at("tflops").get<double>());
+    }
+  }
+  const GpuProfile h200 = find_gpu_profile("h200").value();
+  EXPECT_NEAR(kWarpSpecializedBackwardPeakFraction, best * 1e12 / h200.peak_tensor_flops, 0.0005);
+  // The model ranks the warp-specialized kernel ahead of the other wgmma kernel, as measured.
+  const AttentionBackwardProblem problem{{2, 16, 16384, 16384, 128, DataType::bf16, false}};
+  const auto warp_specialized =
+      AttentionBackwardConfig::from_key("bwd-wgmma-m64n128w12s2-cyclic-grid-head_major").value();
+  const auto plain =
+      AttentionBackwardConfig::from_key("bwd-wgmma-m64n128w8s2-cyclic-grid-head_major").value();
+  EXPECT_LT(predict_backward_variant(problem, h200, warp_specialized).predicted_seconds,
+            predict_backward_variant(problem, h200, plain).predicted_seconds);
+}
+
 TEST(BackwardPrediction, TheKnobsSharesAreTheMeasuredOnes) {
   const nlohmann::json measured =
       measured_file("bench/results/attention-backward-h200/tune-mma-sync.json");
