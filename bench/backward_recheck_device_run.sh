@@ -14,16 +14,8 @@ set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 if [[ ${1:-} == stage ]]; then
-  build=${2:-build}
-  dest=${3:-.device/recheck}
-  repo=$(git -C "$here" rev-parse --show-toplevel)
-  rm -rf "$dest" && mkdir -p "$dest/bin"
-  strip -o "$dest/bin/swr-tune" "$build/swr-tune"
-  strip -o "$dest/bin/attention_backward_gpu_test" "$build/tests/gpu/attention_backward_gpu_test"
-  cp "$repo/bench/backward_sawtooth_twins.py" "$0" "$here/device_steps.sh" "$dest/"
-  mv "$dest/$(basename "$0")" "$dest/run.sh"
-  git -C "$repo" rev-parse HEAD > "$dest/COMMIT"
-  du -sh "$dest"
+  source "$here/device_steps.sh"
+  stage_backward_run "${2:-build}" "${3:-.device/recheck}" "$0"
   exit 0
 fi
 

@@ -19,16 +19,8 @@ set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 if [[ ${1:-} == stage ]]; then
-  build=${2:-build}
-  dest=${3:-.device/ws}
-  repo=$(git -C "$here" rev-parse --show-toplevel)
-  rm -rf "$dest" && mkdir -p "$dest/bin"
-  strip -o "$dest/bin/swr-tune" "$build/swr-tune"
-  strip -o "$dest/bin/attention_backward_gpu_test" "$build/tests/gpu/attention_backward_gpu_test"
-  cp "$repo/bench/backward_sawtooth_twins.py" "$0" "$here/device_steps.sh" "$dest/"
-  mv "$dest/$(basename "$0")" "$dest/run.sh"
-  git -C "$repo" rev-parse HEAD > "$dest/COMMIT"
-  du -sh "$dest"
+  source "$here/device_steps.sh"
+  stage_backward_run "${2:-build}" "${3:-.device/ws}" "$0"
   exit 0
 fi
 
@@ -107,7 +99,7 @@ if [[ ${1:-} == measure ]]; then
   cp "$STEPS" "$W/env.txt" "$W"/sawtooth-twins-ws.md "$OUT/" 2>/dev/null
   # One archive: the device call returns a limited number of files.
   for db in full knobs twins; do xz "$W/$db.db"; done
-  tar -C "$W" -cJf "$OUT/measure.tar.xz" logs ./*.json ./*.db.xz sawtooth-twins-ws.json 2>/dev/null
+  (cd "$W" && tar -cJf "$OUT/measure.tar.xz" logs ./*.json ./*.db.xz 2>/dev/null)
   cat "$STEPS"
   tail -30 "$W/logs/full_tune.log"
   cat "$W"/sawtooth-twins-ws.md 2>/dev/null

@@ -32,3 +32,19 @@ stage_swr_package() {
   cmake --build "$build" --target swr_hotpath_ext >/dev/null
   cp "$build/python/swr/_hotpath_ext.abi3.so" "$dest/python/swr/"
 }
+
+# stage_backward_run BUILD DEST SCRIPT: on the build machine, what a backward device run carries:
+# DEST/bin (swr-tune and the backward GPU test, stripped), SCRIPT as DEST/run.sh, this file, the
+# sawtooth twins' table and the commit they were built from.
+stage_backward_run() {
+  local build=$1 dest=$2 script=$3
+  local repo
+  repo=$(git -C "$(dirname "$script")" rev-parse --show-toplevel)
+  rm -rf "$dest" && mkdir -p "$dest/bin"
+  strip -o "$dest/bin/swr-tune" "$build/swr-tune"
+  strip -o "$dest/bin/attention_backward_gpu_test" "$build/tests/gpu/attention_backward_gpu_test"
+  cp "$repo/bench/backward_sawtooth_twins.py" "$repo/bench/device_steps.sh" "$dest/"
+  cp "$script" "$dest/run.sh"
+  git -C "$repo" rev-parse HEAD > "$dest/COMMIT"
+  du -sh "$dest"
+}

@@ -17,6 +17,39 @@
 namespace swr::model {
 namespace {
 
+nlohmann::json measured_file(const std::string& relative) {
+  std::ifstream file(std::string(SWR_SOURCE_DIR) + "/" + relative);
+  EXPECT_TRUE(file) << relative;
+  return file ? nlohmann::json::parse(file)
+              : nlohmann::json{{"measurements", nlohmann::json::array()}};
+}
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const std::size_t middle = values.size() / 2;
+  return values.size() % 2 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
+}
+
+// The best TFLOP/s of a measured file's rows that ran and that `keep(problem, config)` takes.
+template <class Keep>
+double best_tflops(const std::string& relative, Keep keep) {
+  const nlohmann::json measured = measured_file(relative);
+  double best = 0;
+  for (const nlohmann::json& row : measured.at("measurements")) {
+    const auto config = AttentionBackwardConfig::from_key(row.at("config").get<std::string>());
+    EXPECT_TRUE(config) << row.dump();
+    if (config && row.at("status") == "ok" && keep(row.at("problem").get<std::string>(), *config)) {
+      best = std::max(best, row.at("tflops").get<double>());
+    }
+  }
+  return best;
+}
+
+bool is_d128(const std::string& problem) {
+  return problem.find("_d128_") != std::string::npos;
+}
+
 AttentionBackwardConfig tile(int block_m, int block_n, int warps, KvOrder order) {
   AttentionBackwardConfig config;
   config.block_m = block_m;
@@ -72,36 +105,22 @@ TEST(BackwardPrediction, SawtoothSavesMissesOnlyWhereQAndDoOutgrowTheL2) {
 }
 
 TEST(BackwardPrediction, TheTimeRulesRateIsTheMeasuredOne) {
-  std::ifstream file(std::string(SWR_SOURCE_DIR) +
-                     "/bench/results/attention-backward-h200/tune-mma-sync.json");
-  ASSERT_TRUE(file) << "the measured file the rate cites";
-  const nlohmann::json measured = nlohmann::json::parse(file);
-  double best = 0;
-  for (const nlohmann::json& row : measured.at("measurements")) {
-    if (row.at("status") == "ok" &&
-        row.at("problem").get<std::string>().find("_d128_") != std::string::npos) {
-      best = std::max(best, row.at("tflops").get<double>());
-    }
-  }
+  const double best =
+      best_tflops("bench/results/attention-backward-h200/tune-mma-sync.json",
+                  [](const std::string& problem, const AttentionBackwardConfig& config) {
+                    return is_d128(problem);
+                  });
   const GpuProfile h200 = find_gpu_profile("h200").value();
   EXPECT_NEAR(kMmaSyncBackwardPeakFraction, best * 1e12 / h200.peak_tensor_flops, 0.0005);
 }
 
 TEST(BackwardPrediction, TheWgmmaRateIsTheMeasuredOne) {
-  std::ifstream file(std::string(SWR_SOURCE_DIR) +
-                     "/bench/results/attention-backward-wgmma-h200/tune-first.json");
-  ASSERT_TRUE(file) << "the measured file the rate cites";
-  const nlohmann::json measured = nlohmann::json::parse(file);
-  double best = 0;
-  for (const nlohmann::json& row : measured.at("measurements")) {
-    const auto config = AttentionBackwardConfig::from_key(row.at("config").get<std::string>());
-    ASSERT_TRUE(config) << row.dump();
-    if (row.at("status") == "ok" && config->path == InstructionPath::wgmma &&
-        !config->warp_specialized() &&
-        row.at("problem").get<std::string>().find("_d128_") != std::string::npos) {
-      best = std::max(best, row.at("tflops").get<double>());
-    }
-  }
+  const double best =
+      best_tflops("bench/results/attention-backward-wgmma-h200/tune-first.json",
+                  [](const std::string& problem, const AttentionBackwardConfig& config) {
+                    return config.path == InstructionPath::wgmma && !config.warp_specialized() &&
+                           is_d128(problem);
+                  });
   const GpuProfile h200 = find_gpu_profile("h200").value();
   EXPECT_NEAR(kWgmmaBackwardPeakFraction, best * 1e12 / h200.peak_tensor_flops, 0.0005);
   // The model ranks a wgmma variant ahead of its mma.sync peers, as measured at every shape.
@@ -114,35 +133,14 @@ TEST(BackwardPrediction, TheWgmmaRateIsTheMeasuredOne) {
             predict_backward_variant(problem, h200, mma_sync).predicted_seconds);
 }
 
-nlohmann::json measured_file(const std::string& relative) {
-  std::ifstream file(std::string(SWR_SOURCE_DIR) + "/" + relative);
-  EXPECT_TRUE(file) << relative;
-  return file ? nlohmann::json::parse(file)
-              : nlohmann::json{{"measurements", nlohmann::json::array()}};
-}
-
-double median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const std::size_t middle = values.size() / 2;
-  return values.size() % 2 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
-}
-
 // In sample: the knobs' shares are the medians of the file the rate comes from, each variant's
 // TFLOP/s over its twin's with a 128-row tile (same walk, persistence, mapping) or atomic dQ.
 TEST(BackwardPrediction, TheWarpSpecializedRateIsTheMeasuredOne) {
-  std::ifstream file(std::string(SWR_SOURCE_DIR) +
-                     "/bench/results/attention-backward-ws-h200/full-tune.json");
-  ASSERT_TRUE(file) << "the measured file the rate cites";
-  const nlohmann::json measured = nlohmann::json::parse(file);
-  double best = 0;
-  for (const nlohmann::json& row : measured.at("measurements")) {
-    const auto config = AttentionBackwardConfig::from_key(row.at("config").get<std::string>());
-    ASSERT_TRUE(config) << row.dump();
-    if (row.at("status") == "ok" && config->warp_specialized()) {
-      best = std::max(best, row.at("tflops").get<double>());
-    }
-  }
+  const double best =
+      best_tflops("bench/results/attention-backward-ws-h200/full-tune.json",
+                  [](const std::string& problem, const AttentionBackwardConfig& config) {
+                    return config.warp_specialized();
+                  });
   const GpuProfile h200 = find_gpu_profile("h200").value();
   EXPECT_NEAR(kWarpSpecializedBackwardPeakFraction, best * 1e12 / h200.peak_tensor_flops, 0.0005);
   // The model ranks the warp-specialized kernel ahead of the other wgmma kernel, as measured.

@@ -17,6 +17,7 @@
 #include "attention/backward/backward_schedule.cuh"
 #include "attention/backward/dq_turns.cuh"
 #include "attention/backward/sm90/backward_fragments.cuh"
+#include "attention/backward/sm90/backward_step.cuh"
 #include "attention/backward/sm90/backward_traits.cuh"
 #include "attention/backward/step_lists.cuh"
 #include "common/element.cuh"
@@ -184,106 +185,45 @@ __device__ void backward(const void* q, const void* k, const void* v, const void
           const unsigned char* q_tile_bytes = tiles.q(slot);
           const unsigned char* do_tile_bytes = tiles.d_o(slot);
 
-          // S^T = K Q^T and dP^T = V dO^T: K-major both, k16 steps of 32 bytes in a chunk.
+          // S^T = K Q^T and dP^T = V dO^T.
           float s[kScoreRegs], dp[kScoreRegs];
           wgmma_fence();
-#pragma unroll
-          for (int kk = 0; kk < T::kHeadDim / 16; ++kk) {
-            const int offset = (kk / 4) * T::kKvChunkBytes + (kk % 4) * 32;
-            const int q_offset = (kk / 4) * T::kQChunkBytes + (kk % 4) * 32;
-            wgmma_ss_n<T::kBlockM, T::kElement, 0>(s, make_desc_kmajor<128>(k_rows + offset),
-                                                   make_desc_kmajor<128>(q_tile_bytes + q_offset),
-                                                   kk > 0 ? 1 : 0);
-          }
-          wgmma_commit();
-#pragma unroll
-          for (int kk = 0; kk < T::kHeadDim / 16; ++kk) {
-            const int offset = (kk / 4) * T::kKvChunkBytes + (kk % 4) * 32;
-            const int q_offset = (kk / 4) * T::kQChunkBytes + (kk % 4) * 32;
-            wgmma_ss_n<T::kBlockM, T::kElement, 0>(dp, make_desc_kmajor<128>(v_rows + offset),
-                                                   make_desc_kmajor<128>(do_tile_bytes + q_offset),
-                                                   kk > 0 ? 1 : 0);
-          }
-          wgmma_commit();
+          issue_transposed_scores<T>(s, k_rows, q_tile_bytes);
+          issue_transposed_scores<T>(dp, v_rows, do_tile_bytes);
           wgmma_wait<1>();
           fence_floats<kScoreRegs>(s);
 
-          // P^T = 2^(S^T scale log2(e) - L log2(e)); padding rows of Q have L = +inf (P = 0),
-          // and only tiles the diagonal crosses mask (key j hides from row i past i + shift).
+          // P^T, then dV += P^T dO with P^T from registers.
           const float* lse_log2 = tiles.lse_log2(slot);
           const float* delta = tiles.delta(slot);
-          const int warp_key0 = kv_row0 + wg_row0 + 16 * at.warp;
-          const bool diagonal = T::kCausal && warp_key0 + 15 > q_row0 + args.causal_shift;
-#pragma unroll
-          for (int j = 0; j < T::kBlockM / 8; ++j) {
-            const float2 lse = *reinterpret_cast<const float2*>(lse_log2 + at.column(j, 0));
-#pragma unroll
-            for (int i = 0; i < 4; ++i) {
-              float p = exp2f(s[4 * j + i] * args.scale_log2 - (i % 2 ? lse.y : lse.x));
-              if (diagonal) {
-                const int key = kv_row0 + wg_row0 + at.row(i);
-                if (key > q_row0 + at.column(j, i) + args.causal_shift) p = 0.f;
-              }
-              s[4 * j + i] = p;
-            }
-          }
-          // dV += P^T dO: P^T as the A fragments (two n8 blocks of the accumulator a k16 step),
-          // dO MN-major (16 Q rows a k16 step).
+          exponentiate_scores<T>(
+              s,
+              [&](int j) { return *reinterpret_cast<const float2*>(lse_log2 + at.column(j, 0)); },
+              at, q_row0 + args.causal_shift - kv_row0 - wg_row0, args.scale_log2);
           unsigned p_packed[kPackedRegs];
-#pragma unroll
-          for (int i = 0; i < kPackedRegs; ++i)
-            p_packed[i] = pack_pair<T::kElement>(s[2 * i], s[2 * i + 1]);
+          pack_scores<T>(s, p_packed);
           wgmma_fence();
-#pragma unroll
-          for (int kk = 0; kk < T::kBlockM / 16; ++kk) {
-            wgmma_rs_n<T::kHeadDim, T::kElement, 1>(
-                dv_acc, p_packed + 4 * kk,
-                make_desc_mnmajor<128>(do_tile_bytes + kk * 16 * 128, T::kQChunkBytes), 1);
-          }
-          wgmma_commit();
+          issue_register_product<T>(dv_acc, p_packed, do_tile_bytes);
           wgmma_wait<1>();  // dP^T is in (dV may still run)
           fence_floats<kScoreRegs>(dp);
 
           // dS^T = P^T o (dP^T - delta), packed.
           unsigned ds_packed[kPackedRegs];
-#pragma unroll
-          for (int j = 0; j < T::kBlockM / 8; ++j) {
-            const float2 d = *reinterpret_cast<const float2*>(delta + at.column(j, 0));
-            ds_packed[2 * j] = pack_pair<T::kElement>(s[4 * j] * (dp[4 * j] - d.x),
-                                                      s[4 * j + 1] * (dp[4 * j + 1] - d.y));
-            ds_packed[2 * j + 1] = pack_pair<T::kElement>(s[4 * j + 2] * (dp[4 * j + 2] - d.x),
-                                                          s[4 * j + 3] * (dp[4 * j + 3] - d.y));
-          }
+          transposed_ds<T>(
+              [&](int j, int h) { return make_float2(s[4 * j + 2 * h], s[4 * j + 2 * h + 1]); }, dp,
+              [&](int j) { return *reinterpret_cast<const float2*>(delta + at.column(j, 0)); },
+              ds_packed);
           store_ds<T>(ds_packed, tiles.ds(), wg_row0, at);
           // Every warpgroup's dS^T is in the tile and visible to wgmma.
           fence_proxy_async_shared();
           __syncthreads();
 
-          // dQ = dS K first (dS is the tile read MN-major: its rows are K/V rows, the reduction;
-          // K MN-major too), then dK += dS^T Q, which runs while this warpgroup adds its part of
+          // dQ = dS K first, then dK += dS^T Q, which runs while this warpgroup adds its part of
           // dQ.
           float dq[kDqRegs];
           wgmma_fence();
-#pragma unroll
-          for (int kk = 0; kk < T::kBlockN / 16; ++kk) {
-            wgmma_ss_n<T::kDqColumns, T::kElement, 1, 1>(
-                dq,
-                make_desc_mnmajor<128>(
-                    tiles.ds() + (dq_row0 / 64) * T::kDsChunkBytes + kk * 16 * 128,
-                    T::kDsChunkBytes),
-                make_desc_mnmajor<128>(
-                    tiles.k() + (dq_column0 / 64) * T::kKvChunkBytes + kk * 16 * 128,
-                    T::kKvChunkBytes),
-                kk > 0 ? 1 : 0);
-          }
-          wgmma_commit();
-#pragma unroll
-          for (int kk = 0; kk < T::kBlockM / 16; ++kk) {
-            wgmma_rs_n<T::kHeadDim, T::kElement, 1>(
-                dk_acc, ds_packed + 4 * kk,
-                make_desc_mnmajor<128>(q_tile_bytes + kk * 16 * 128, T::kQChunkBytes), 1);
-          }
-          wgmma_commit();
+          issue_dq<T>(dq, tiles.ds(), tiles.k(), dq_row0, dq_column0);
+          issue_register_product<T>(dk_acc, ds_packed, q_tile_bytes);
           wgmma_wait<1>();  // dV and dQ are in (dK may still run)
           fence_floats<kDqRegs>(dq);
           fence_floats<kAccumRegs>(dv_acc);

@@ -31,6 +31,7 @@
 #include "attention/backward/backward_args.cuh"
 #include "attention/backward/backward_schedule.cuh"
 #include "attention/backward/sm90/backward_fragments.cuh"
+#include "attention/backward/sm90/backward_step.cuh"
 #include "attention/backward/sm90/backward_ws_traits.cuh"
 #include "attention/sm90/role_tiles.cuh"
 #include "common/element.cuh"
@@ -219,19 +220,20 @@ __device__ __forceinline__ void produce(const TmaDescriptor* q_map, const TmaDes
       // (the dQ accumulator beside them takes 128 bytes or more a row).
       const unsigned list =
           static_cast<unsigned>(tile.batch * args.heads + at.head) * args.seq_q_padded + at.q_row0;
-      const int slot = state.index;
-      bars.q.producer_acquire(state);
-      swr::sm90::mbarrier_arrive_expect_tx(&bars.q.full[slot], T::kQBytes + T::kListBytes);
-      load_rows<T, T::kBlockM>(tiles.q(slot), q_map, &bars.q.full[slot], at.q_row0, at.head,
-                               tile.batch);
-      swr::sm90::bulk_load(tiles.lse_log2(slot), args.workspace.lse_log2 + list, T::kListBytes,
-                           &bars.q.full[slot]);
-      bars.d_o.producer_acquire(state);
-      swr::sm90::mbarrier_arrive_expect_tx(&bars.d_o.full[slot], T::kQBytes + T::kListBytes);
-      load_rows<T, T::kBlockM>(tiles.d_o(slot), d_o_map, &bars.d_o.full[slot], at.q_row0, at.head,
-                               tile.batch);
-      swr::sm90::bulk_load(tiles.delta(slot), args.workspace.delta + list, T::kListBytes,
-                           &bars.d_o.full[slot]);
+      // One ring's slot: the step's rows of Q (or dO) by TMA and their list (L or delta) by a
+      // bulk copy, both counted on the slot's full barrier.
+      auto load_step = [&](PipelineBarriers<T::kStages>& ring, unsigned char* rows,
+                           const TmaDescriptor* map, float* list_tile, const float* list_rows) {
+        ring.producer_acquire(state);
+        unsigned long long* full = &ring.full[state.index];
+        swr::sm90::mbarrier_arrive_expect_tx(full, T::kQBytes + T::kListBytes);
+        load_rows<T, T::kBlockM>(rows, map, full, at.q_row0, at.head, tile.batch);
+        swr::sm90::bulk_load(list_tile, list_rows + list, T::kListBytes, full);
+      };
+      load_step(bars.q, tiles.q(state.index), q_map, tiles.lse_log2(state.index),
+                args.workspace.lse_log2);
+      load_step(bars.d_o, tiles.d_o(state.index), d_o_map, tiles.delta(state.index),
+                args.workspace.delta);
       state.advance();
     }
   });
@@ -353,62 +355,26 @@ __device__ __forceinline__ void consume(const BackwardWsTiles<T>& tiles, void* d
           lse[j] = *reinterpret_cast<const float2*>(tiles.lse_log2(slot) + at.column(j, 0));
       }
       wgmma_fence();
-#pragma unroll
-      for (int kk = 0; kk < T::kHeadDim / 16; ++kk) {
-        const int offset = (kk / 4) * T::kKvChunkBytes + (kk % 4) * 32;
-        const int q_offset = (kk / 4) * T::kQChunkBytes + (kk % 4) * 32;
-        wgmma_ss_n<T::kBlockM, T::kElement, 0>(s, make_desc_kmajor<128>(k_rows + offset),
-                                               make_desc_kmajor<128>(q_tile + q_offset),
-                                               kk > 0 ? 1 : 0);
-      }
-      wgmma_commit();
+      issue_transposed_scores<T>(s, k_rows, q_tile);
       bars.d_o.consumer_wait(state);
       wgmma_fence();
-#pragma unroll
-      for (int kk = 0; kk < T::kHeadDim / 16; ++kk) {
-        const int offset = (kk / 4) * T::kKvChunkBytes + (kk % 4) * 32;
-        const int q_offset = (kk / 4) * T::kQChunkBytes + (kk % 4) * 32;
-        wgmma_ss_n<T::kBlockM, T::kElement, 0>(dp, make_desc_kmajor<128>(v_rows + offset),
-                                               make_desc_kmajor<128>(d_o_tile + q_offset),
-                                               kk > 0 ? 1 : 0);
-      }
-      wgmma_commit();
+      issue_transposed_scores<T>(dp, v_rows, d_o_tile);
       wgmma_wait<1>();
       fence_floats<kScoreRegs>(s);
 
-      // P^T = 2^(S^T scale log2(e) - L log2(e)); only tiles the diagonal crosses mask (key j
-      // hides from row i past i + shift).
-      // Key row r (of this warpgroup's 64) hides from Q column c past r > c + diagonal.
-      const int diagonal_offset = q_row0 + args.causal_shift - kv_row0 - wg_row0;
-      const bool diagonal = T::kCausal && 16 * at.warp + 15 > diagonal_offset;
-#pragma unroll
-      for (int j = 0; j < T::kBlockM / 8; ++j) {
-        if constexpr (T::kBlockM != 64)
-          lse[0] = *reinterpret_cast<const float2*>(tiles.lse_log2(slot) + at.column(j, 0));
-        const float2 l = lse[T::kBlockM == 64 ? j : 0];
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          float p = exp2f(s[4 * j + i] * args.scale_log2 - (i % 2 ? l.y : l.x));
-          if (diagonal && at.row(i) > at.column(j, i) + diagonal_offset) p = 0.f;
-          s[4 * j + i] = p;
-        }
-      }
-      // dV += P^T dO: P^T as the A fragments (two n8 blocks of the accumulator a k16 step),
-      // dO MN-major (16 Q rows a k16 step).
+      // P^T; with 128 Q rows a step L is read here, a column block at a time.
+      exponentiate_scores<T>(
+          s,
+          [&](int j) {
+            if constexpr (T::kBlockM != 64) {
+              return *reinterpret_cast<const float2*>(tiles.lse_log2(slot) + at.column(j, 0));
+            } else {
+              return lse[j];
+            }
+          },
+          at, q_row0 + args.causal_shift - kv_row0 - wg_row0, args.scale_log2);
       unsigned p_packed[kPackedRegs];
-#pragma unroll
-      for (int i = 0; i < kPackedRegs; ++i)
-        p_packed[i] = pack_pair<T::kElement>(s[2 * i], s[2 * i + 1]);
-      const auto issue_dv = [&]() {
-        wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < T::kBlockM / 16; ++kk) {
-          wgmma_rs_n<T::kHeadDim, T::kElement, 1>(
-              dv_acc, p_packed + 4 * kk,
-              make_desc_mnmajor<128>(d_o_tile + kk * 16 * 128, T::kQChunkBytes), 1);
-        }
-        wgmma_commit();
-      };
+      pack_scores<T>(s, p_packed);
       wgmma_wait<0>();  // dP^T is in
       fence_floats<kScoreRegs>(dp);
 
@@ -416,48 +382,31 @@ __device__ __forceinline__ void consume(const BackwardWsTiles<T>& tiles, void* d
       // 128 Q rows a step, P^T is taken from its packed form (as dV takes it), so that S^T's
       // registers are free for dP^T's.
       unsigned ds_packed[kPackedRegs];
-#pragma unroll
-      for (int j = 0; j < T::kBlockM / 8; ++j) {
-        const float2 d = *reinterpret_cast<const float2*>(tiles.delta(slot) + at.column(j, 0));
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const float2 p = T::kDsFromPackedP ? unpack_pair<T::kElement>(p_packed[2 * j + h])
-                                             : make_float2(s[4 * j + 2 * h], s[4 * j + 2 * h + 1]);
-          ds_packed[2 * j + h] = pack_pair<T::kElement>(p.x * (dp[4 * j + 2 * h] - d.x),
-                                                        p.y * (dp[4 * j + 2 * h + 1] - d.y));
-        }
-      }
+      transposed_ds<T>(
+          [&](int j, int h) {
+            return T::kDsFromPackedP ? unpack_pair<T::kElement>(p_packed[2 * j + h])
+                                     : make_float2(s[4 * j + 2 * h], s[4 * j + 2 * h + 1]);
+          },
+          dp,
+          [&](int j) {
+            return *reinterpret_cast<const float2*>(tiles.delta(slot) + at.column(j, 0));
+          },
+          ds_packed);
       store_ds<T>(ds_packed, ds_tile, wg_row0, at);
       // dV += P^T dO while the other warpgroup finishes its dS^T (issued after dS^T: measured
       // 6% faster on the H200 than issuing it before the pointwise dS^T).
-      issue_dv();
+      wgmma_fence();
+      issue_register_product<T>(dv_acc, p_packed, d_o_tile);
       // Both warpgroups' dS^T is in the slot and visible to wgmma. The slot was last read by
       // the dQ of two steps ago, which each warpgroup waited for before the last barrier.
       fence_proxy_async_shared();
       named_barrier_sync(barrier_id::kConsumers, T::kConsumerThreads);
 
-      // dQ = dS K (dS is the slot read MN-major: its rows are K/V rows, the reduction; K
-      // MN-major too), then dK += dS^T Q.
+      // dQ = dS K, then dK += dS^T Q.
       float dq[kDqRegs];
       wgmma_fence();
-#pragma unroll
-      for (int kk = 0; kk < T::kBlockN / 16; ++kk) {
-        wgmma_ss_n<T::kDqColumns, T::kElement, 1, 1>(
-            dq,
-            make_desc_mnmajor<128>(ds_tile + (dq_row0 / 64) * T::kDsChunkBytes + kk * 16 * 128,
-                                   T::kDsChunkBytes),
-            make_desc_mnmajor<128>(tiles.k() + (dq_column0 / 64) * T::kKvChunkBytes + kk * 16 * 128,
-                                   T::kKvChunkBytes),
-            kk > 0 ? 1 : 0);
-      }
-      wgmma_commit();
-#pragma unroll
-      for (int kk = 0; kk < T::kBlockM / 16; ++kk) {
-        wgmma_rs_n<T::kHeadDim, T::kElement, 1>(
-            dk_acc, ds_packed + 4 * kk,
-            make_desc_mnmajor<128>(q_tile + kk * 16 * 128, T::kQChunkBytes), 1);
-      }
-      wgmma_commit();
+      issue_dq<T>(dq, ds_tile, tiles.k(), dq_row0, dq_column0);
+      issue_register_product<T>(dk_acc, ds_packed, q_tile);
       wgmma_wait<1>();  // dV and dQ are in (dK may still run)
       fence_floats<kDqRegs>(dq);
       fence_floats<kAccumRegs>(dv_acc);

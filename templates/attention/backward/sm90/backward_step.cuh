@@ -1,0 +1,116 @@
+// One step of the wgmma attention backward for a warpgroup of 64 K/V rows, as both wgmma kernels
+// run it (backward_kernel.cuh, backward_kernel_ws.cuh): the five products, each issued and
+// committed as one wgmma group (the caller fences and waits, where its pipeline wants), and the
+// pointwise P^T and dS^T between them. T: either kernel's traits (kHeadDim, kBlockM, kBlockN,
+// kElement, the chunk sizes, kDqColumns, kCausal).
+#pragma once
+
+#include "attention/backward/sm90/backward_fragments.cuh"
+#include "common/element.cuh"
+#include "common/sm90/wgmma.cuh"
+#include "common/sm90/wgmma_any_n.cuh"
+
+namespace swr {
+namespace attention {
+namespace sm90 {
+
+// acc (m64 x BlockM) = this warpgroup's 64 rows of K or V times the step's Q or dO tile
+// transposed: S^T = K Q^T, dP^T = V dO^T. K-major both, k16 steps of 32 bytes in a chunk.
+template <class T>
+__device__ __forceinline__ void issue_transposed_scores(float* acc, const unsigned char* kv_rows,
+                                                        const unsigned char* q_tile) {
+  using namespace swr::sm90;
+#pragma unroll
+  for (int kk = 0; kk < T::kHeadDim / 16; ++kk) {
+    const int offset = (kk / 4) * T::kKvChunkBytes + (kk % 4) * 32;
+    const int q_offset = (kk / 4) * T::kQChunkBytes + (kk % 4) * 32;
+    wgmma_ss_n<T::kBlockM, T::kElement, 0>(acc, make_desc_kmajor<128>(kv_rows + offset),
+                                           make_desc_kmajor<128>(q_tile + q_offset),
+                                           kk > 0 ? 1 : 0);
+  }
+  wgmma_commit();
+}
+
+// S^T into P^T = 2^(S^T scale log2(e) - L log2(e)) in place; lse_of(j): the float2 of L log2(e)
+// at this thread's columns of n8 block j. Padding rows of Q have L = +inf (P = 0), and only the
+// warps the causal diagonal crosses mask: key row r of this warpgroup's 64 hides from Q column c
+// of the step past r > c + diagonal_offset, diagonal_offset = (first Q row + causal shift) -
+// (the warpgroup's first key row).
+template <class T, class LseOf>
+__device__ __forceinline__ void exponentiate_scores(float* s, LseOf&& lse_of,
+                                                    const WarpgroupLane& at, int diagonal_offset,
+                                                    float scale_log2) {
+  const bool diagonal = T::kCausal && 16 * at.warp + 15 > diagonal_offset;
+#pragma unroll
+  for (int j = 0; j < T::kBlockM / 8; ++j) {
+    const float2 lse = lse_of(j);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      float p = exp2f(s[4 * j + i] * scale_log2 - (i % 2 ? lse.y : lse.x));
+      if (diagonal && at.row(i) > at.column(j, i) + diagonal_offset) p = 0.f;
+      s[4 * j + i] = p;
+    }
+  }
+}
+
+// P^T as the A fragments of dV += P^T dO: two n8 blocks of the accumulator a k16 step.
+template <class T>
+__device__ __forceinline__ void pack_scores(const float* p, unsigned* packed) {
+#pragma unroll
+  for (int i = 0; i < T::kBlockM / 4; ++i)
+    packed[i] = pack_pair<T::kElement>(p[2 * i], p[2 * i + 1]);
+}
+
+// dS^T = P^T o (dP^T - delta), packed; p_of(j, h): P^T's pair of registers 4j + 2h, 4j + 2h + 1
+// as a float2; delta_of(j): delta at this thread's columns of n8 block j.
+template <class T, class POf, class DeltaOf>
+__device__ __forceinline__ void transposed_ds(POf&& p_of, const float* dp, DeltaOf&& delta_of,
+                                              unsigned* ds_packed) {
+#pragma unroll
+  for (int j = 0; j < T::kBlockM / 8; ++j) {
+    const float2 d = delta_of(j);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const float2 p = p_of(j, h);
+      ds_packed[2 * j + h] = pack_pair<T::kElement>(p.x * (dp[4 * j + 2 * h] - d.x),
+                                                    p.y * (dp[4 * j + 2 * h + 1] - d.y));
+    }
+  }
+}
+
+// acc (m64 x HeadDim) += this warpgroup's packed P^T or dS^T (A from registers) times the step's
+// dO or Q tile, MN-major (16 Q rows a k16 step): dV += P^T dO, dK += dS^T Q.
+template <class T>
+__device__ __forceinline__ void issue_register_product(float* acc, const unsigned* packed,
+                                                       const unsigned char* q_tile) {
+  using namespace swr::sm90;
+#pragma unroll
+  for (int kk = 0; kk < T::kBlockM / 16; ++kk) {
+    wgmma_rs_n<T::kHeadDim, T::kElement, 1>(
+        acc, packed + 4 * kk, make_desc_mnmajor<128>(q_tile + kk * 16 * 128, T::kQChunkBytes), 1);
+  }
+  wgmma_commit();
+}
+
+// This warpgroup's part of dQ = dS K: the shared dS^T tile read MN-major (its rows are K/V rows,
+// the reduction) from Q row `dq_row0`, K MN-major from column `dq_column0`, m64 x kDqColumns.
+template <class T>
+__device__ __forceinline__ void issue_dq(float* dq, const unsigned char* ds_tile,
+                                         const unsigned char* k_tile, int dq_row0, int dq_column0) {
+  using namespace swr::sm90;
+#pragma unroll
+  for (int kk = 0; kk < T::kBlockN / 16; ++kk) {
+    wgmma_ss_n<T::kDqColumns, T::kElement, 1, 1>(
+        dq,
+        make_desc_mnmajor<128>(ds_tile + (dq_row0 / 64) * T::kDsChunkBytes + kk * 16 * 128,
+                               T::kDsChunkBytes),
+        make_desc_mnmajor<128>(k_tile + (dq_column0 / 64) * T::kKvChunkBytes + kk * 16 * 128,
+                               T::kKvChunkBytes),
+        kk > 0 ? 1 : 0);
+  }
+  wgmma_commit();
+}
+
+}  // namespace sm90
+}  // namespace attention
+}  // namespace swr
