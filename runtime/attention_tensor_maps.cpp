@@ -70,46 +70,21 @@ std::string attention_tensor_map_problem(const AttentionProblem& problem,
   return {};
 }
 
-AttentionTensorMapCache::Shape AttentionTensorMapCache::shape_of(const AttentionProblem& problem,
-                                                                 const AttentionLayout& layout) {
-  return {problem.key(),
-          {layout.q.batch, layout.q.head, layout.q.seq, layout.k.batch, layout.k.head, layout.k.seq,
-           layout.v.batch, layout.v.head, layout.v.seq}};
-}
-
 AttentionTensorMapCache::Maps AttentionTensorMapCache::maps_for(const CudaDriver& driver,
                                                                 const AttentionProblem& problem,
                                                                 const AttentionConfig& config,
                                                                 const AttentionLayout& layout,
                                                                 const AttentionPointers& pointers) {
-  std::lock_guard lock(mutex_);
-  const Shape shape = shape_of(problem, layout);
-  if (shape_ == shape && pointers_ == pointers) return maps_;
-  if (std::string why = attention_tensor_map_problem(problem, config, layout, pointers);
-      !why.empty()) {
-    throw KernelRefused("cannot run " + config.key() + " on " + problem.key() + ": " + why);
+  const AttentionTensorMapDescriptions maps =
+      attention_tensor_map_descriptions(problem, config, layout);
+  try {
+    const TensorMapSet<3>::Maps encoded =
+        maps_.maps_for(driver, {maps.q, maps.k, maps.v}, {pointers.q, pointers.k, pointers.v});
+    return {encoded[0], encoded[1], encoded[2]};
+  } catch (const std::invalid_argument& refused) {
+    throw KernelRefused("cannot run " + config.key() + " on " + problem.key() + ": " +
+                        refused.what());
   }
-  if (shape_ == shape) {
-    if (pointers.q != pointers_.q) retarget_tensor_map(driver, maps_.q, "Q", pointers.q);
-    if (pointers.k != pointers_.k) retarget_tensor_map(driver, maps_.k, "K", pointers.k);
-    if (pointers.v != pointers_.v) retarget_tensor_map(driver, maps_.v, "V", pointers.v);
-  } else {
-    const AttentionTensorMapDescriptions maps =
-        attention_tensor_map_descriptions(problem, config, layout);
-    shape_.reset();  // stays unset if an encoding throws
-    maps_.q = encode_tensor_map(driver, maps.q, pointers.q);
-    maps_.k = encode_tensor_map(driver, maps.k, pointers.k);
-    maps_.v = encode_tensor_map(driver, maps.v, pointers.v);
-    ++encodings_;
-    shape_ = shape;
-  }
-  pointers_ = pointers;
-  return maps_;
-}
-
-int AttentionTensorMapCache::encodings() const {
-  std::lock_guard lock(mutex_);
-  return encodings_;
 }
 
 }  // namespace swr

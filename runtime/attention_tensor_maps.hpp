@@ -3,12 +3,10 @@
 // last and only retargets the base addresses when the shape and strides are the same.
 #pragma once
 
-#include <array>
-#include <mutex>
-#include <optional>
 #include <string>
 
 #include "driver/tensor_map.hpp"
+#include "driver/tensor_map_set.hpp"
 #include "runtime/attention_layout.hpp"
 #include "swr/attention_config.hpp"
 #include "swr/attention_problem.hpp"
@@ -49,7 +47,8 @@ std::string attention_tensor_map_problem(const AttentionProblem& problem,
                                          const AttentionPointers& pointers);
 
 // Thread-safe. Same shape, strides and pointers: the stored maps; same shape and strides, other
-// pointers: the stored maps retargeted; another shape or other strides: encoded again.
+// pointers: the stored maps retargeted; another shape or other strides: encoded again
+// (driver/tensor_map_set.hpp).
 class AttentionTensorMapCache {
  public:
   struct Maps {
@@ -59,22 +58,10 @@ class AttentionTensorMapCache {
   Maps maps_for(const CudaDriver& driver, const AttentionProblem& problem,
                 const AttentionConfig& config, const AttentionLayout& layout,
                 const AttentionPointers& pointers);
-  int encodings() const;  // how many times maps were encoded (tests: never per launch)
+  int encodings() const { return maps_.encodings(); }  // tests: never per launch
 
  private:
-  // What the stored maps describe besides their base addresses.
-  struct Shape {
-    std::string problem_key;
-    std::array<long long, 9> strides{};  // Q, K, V: batch, head, seq
-    bool operator==(const Shape&) const = default;
-  };
-  static Shape shape_of(const AttentionProblem& problem, const AttentionLayout& layout);
-
-  mutable std::mutex mutex_;
-  std::optional<Shape> shape_;
-  AttentionPointers pointers_;
-  Maps maps_{};
-  int encodings_ = 0;
+  TensorMapSet<3> maps_;
 };
 
 }  // namespace swr

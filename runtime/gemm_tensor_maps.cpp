@@ -24,10 +24,6 @@ std::array<CUdeviceptr, 3> as_array(const GemmOperandPointers& pointers, const G
   return {pointers.a, pointers.b, pointers.c};
 }
 
-bool same_shape(const GemmProblem& x, const GemmProblem& y) {
-  return x.m == y.m && x.n == y.n && x.k == y.k && x.dtype == y.dtype;
-}
-
 }  // namespace
 
 std::array<TensorMapDescription, 3> gemm_tensor_map_descriptions(const GemmProblem& problem,
@@ -66,28 +62,16 @@ std::string gemm_tensor_map_problem(const GemmProblem& problem, const GemmConfig
   return {};
 }
 
-const std::array<TensorMap, 3>& GemmTensorMapCache::maps(const CudaDriver& driver,
-                                                         const GemmProblem& problem,
-                                                         const GemmConfig& config,
-                                                         const GemmOperandPointers& pointers) {
-  if (entry_ && same_shape(entry_->problem, problem) && entry_->pointers == pointers)
-    return entry_->maps;
-  if (std::string why = gemm_tensor_map_problem(problem, config, pointers); !why.empty())
-    throw std::invalid_argument("GEMM launch: " + why);
-  const std::array<TensorMapDescription, 3> descriptions =
-      gemm_tensor_map_descriptions(problem, config);
-  const std::array<CUdeviceptr, 3> addresses = as_array(pointers, config);
-  if (entry_ && same_shape(entry_->problem, problem)) {
-    for (std::size_t i = 0; i < addresses.size(); ++i)
-      retarget_tensor_map(driver, entry_->maps[i], descriptions[i].name, addresses[i]);
-    entry_->pointers = pointers;
-    return entry_->maps;
+std::array<TensorMap, 3> GemmTensorMapCache::maps(const CudaDriver& driver,
+                                                  const GemmProblem& problem,
+                                                  const GemmConfig& config,
+                                                  const GemmOperandPointers& pointers) {
+  try {
+    return maps_.maps_for(driver, gemm_tensor_map_descriptions(problem, config),
+                          as_array(pointers, config));
+  } catch (const std::invalid_argument& refused) {
+    throw std::invalid_argument(std::string("GEMM launch: ") + refused.what());
   }
-  Entry entry{problem, pointers, {}};
-  for (std::size_t i = 0; i < addresses.size(); ++i)
-    entry.maps[i] = encode_tensor_map(driver, descriptions[i], addresses[i]);
-  entry_ = std::move(entry);
-  return entry_->maps;
 }
 
 }  // namespace swr

@@ -5,9 +5,9 @@
 #pragma once
 
 #include <array>
-#include <optional>
 
 #include "driver/tensor_map.hpp"
+#include "driver/tensor_map_set.hpp"
 #include "swr/gemm_config.hpp"
 #include "swr/gemm_problem.hpp"
 
@@ -35,19 +35,13 @@ std::string gemm_tensor_map_problem(const GemmProblem& problem, const GemmConfig
 class GemmTensorMapCache {
  public:
   // The maps for `problem` at `pointers`: encoded on the first call and on a new shape, retargeted
-  // (cuTensorMapReplaceAddress) when only the pointers moved. Throws std::invalid_argument with
-  // gemm_tensor_map_problem()'s line when TMA cannot describe them.
-  const std::array<TensorMap, 3>& maps(const CudaDriver& driver, const GemmProblem& problem,
-                                       const GemmConfig& config,
-                                       const GemmOperandPointers& pointers);
+  // (cuTensorMapReplaceAddress) when only the pointers moved (driver/tensor_map_set.hpp). Throws
+  // std::invalid_argument with gemm_tensor_map_problem()'s line when TMA cannot describe them.
+  std::array<TensorMap, 3> maps(const CudaDriver& driver, const GemmProblem& problem,
+                                const GemmConfig& config, const GemmOperandPointers& pointers);
 
  private:
-  struct Entry {
-    GemmProblem problem;
-    GemmOperandPointers pointers;
-    std::array<TensorMap, 3> maps;
-  };
-  std::optional<Entry> entry_;
+  TensorMapSet<3> maps_;
 };
 
 }  // namespace swr

@@ -4,6 +4,7 @@
 
 #include "generator/attention_backward/attention_backward_family.hpp"
 #include "swr/instruction_path.hpp"
+#include "templates/attention/backward/sm90/backward_ws_registers.cuh"
 
 namespace swr {
 namespace {
@@ -22,10 +23,6 @@ constexpr int kWgmmaRegisterColumns = 8192;
 constexpr int kWgmmaBookkeepingRegisters = 24;
 // The warp-specialized kernel's mbarriers and tile queue (BackwardWsTraits::kBarrierBytes).
 constexpr int kWsBarrierBytes = 256;
-// Its consumer warpgroups' registers (setmaxnreg; BackwardWsTraits::kConsumerRegisters).
-int ws_consumer_registers(int head_dim) {
-  return head_dim >= 128 ? 232 : 240;
-}
 
 int d_split(int head_dim) {
   return head_dim > kSplitAboveHeadDim ? 2 : 1;
@@ -56,13 +53,13 @@ std::string wgmma_tile_problem(int head_dim, const AttentionBackwardConfig& conf
   if (config.block_m != 64 && config.block_m != 128) {
     return "wgmma: block_m " + std::to_string(config.block_m) + " must be 64 or 128";
   }
-  if (config.warp_specialized() &&
-      head_dim + config.block_m + kWgmmaBookkeepingRegisters > ws_consumer_registers(head_dim)) {
+  if (config.warp_specialized() && head_dim + config.block_m + kWgmmaBookkeepingRegisters >
+                                       attention::backward_ws_consumer_registers(head_dim)) {
     return "wgmma: block_m " + std::to_string(config.block_m) + " and head dim " +
            std::to_string(head_dim) + ": S^T, dP^T, dK and dV need " +
            std::to_string(head_dim + config.block_m + kWgmmaBookkeepingRegisters) +
            " registers a consumer thread, setmaxnreg gives " +
-           std::to_string(ws_consumer_registers(head_dim));
+           std::to_string(attention::backward_ws_consumer_registers(head_dim));
   }
   if (config.block_m * head_dim > kWgmmaRegisterColumns) {
     return "wgmma: block_m " + std::to_string(config.block_m) + " x head dim " +
@@ -157,7 +154,7 @@ int estimate_attention_backward_registers(const AttentionBackwardProblem& proble
                                           const AttentionBackwardConfig& config) {
   if (config.warp_specialized()) {
     // The entry cap of 384 threads a CTA; setmaxnreg then gives the consumers
-    // ws_consumer_registers (wgmma_tile_problem checks their accumulators against it).
+    // backward_ws_consumer_registers (wgmma_tile_problem checks their accumulators against it).
     return 65536 / config.threads() / 8 * 8;
   }
   if (config.path == InstructionPath::wgmma) {

@@ -26,7 +26,7 @@ BackwardLayout resolve_backward_layout(const AttentionProblem& shape,
           key("dK", buffers.dk_strides),    key("dV", buffers.dv_strides)};
 }
 
-BackwardTensorMapDescriptions backward_tensor_map_descriptions(
+TensorMapSet<4>::Descriptions backward_tensor_map_descriptions(
     const AttentionBackwardProblem& problem, const AttentionBackwardConfig& config,
     const BackwardLayout& layout) {
   const AttentionProblem& shape = problem.shape;
@@ -95,15 +95,6 @@ std::string backward_buffers_refusal(const AttentionBackwardProblem& problem,
   }
   if (config.persistence == Persistence::dynamic && buffers.tile_counter == 0) {
     return "a dynamic-persistence variant needs a tile counter";
-  }
-  if (config.warp_specialized()) {
-    const BackwardTensorMapDescriptions maps =
-        backward_tensor_map_descriptions(problem, config, layout);
-    for (const auto& [description, address] :
-         {std::pair{&maps.q, buffers.q}, std::pair{&maps.k, buffers.k},
-          std::pair{&maps.v, buffers.v}, std::pair{&maps.d_o, buffers.d_o}}) {
-      if (std::string why = tensor_map_problem(*description, address); !why.empty()) return why;
-    }
   }
   return {};
 }
@@ -198,8 +189,22 @@ void AttentionBackwardModule::launch_kernels(const AttentionBackwardProblem& pro
                                              bool with_passes) const {
   const AttentionProblem& shape = problem.shape;
   const BackwardLayout layout = resolve_backward_layout(shape, buffers);
+  const auto refused = [&](const std::string& why) {
+    return KernelRefused("cannot run " + config_.key() + " on " + problem.key() + ": " + why);
+  };
   if (std::string why = backward_buffers_refusal(problem, config_, layout, buffers); !why.empty()) {
-    throw KernelRefused("cannot run " + config_.key() + " on " + problem.key() + ": " + why);
+    throw refused(why);
+  }
+  // The warp-specialized kernel reads Q, K, V and dO through tensor maps passed by value.
+  TensorMapSet<4>::Maps maps{};
+  if (config_.warp_specialized()) {
+    try {
+      maps =
+          tensor_maps_.maps_for(driver_, backward_tensor_map_descriptions(problem, config_, layout),
+                                {buffers.q, buffers.k, buffers.v, buffers.d_o});
+    } catch (const std::invalid_argument& why) {
+      throw refused(why.what());
+    }
   }
   int grid = grid_size(problem);
   if (persistent_ctas > 0 && config_.persistence != Persistence::grid) {
@@ -222,18 +227,8 @@ void AttentionBackwardModule::launch_kernels(const AttentionBackwardProblem& pro
   // The entries' argument lists (generator/attention_backward/kernel_source.cpp).
   void* preprocess_arguments[] = {&o, &d_o, &lse, &args};
   void* main_arguments[] = {&q, &k, &v, &d_o, &dk, &dv, &args};
-  // The warp-specialized kernel reads Q, K, V and dO through tensor maps passed by value.
-  TensorMap q_map{}, k_map{}, v_map{}, d_o_map{};
-  void* warp_specialized_arguments[] = {&q_map.map, &k_map.map, &v_map.map, &d_o_map.map,
-                                        &dk,        &dv,        &args};
-  if (config_.warp_specialized()) {
-    const BackwardTensorMapDescriptions maps =
-        backward_tensor_map_descriptions(problem, config_, layout);
-    q_map = encode_tensor_map(driver_, maps.q, buffers.q);
-    k_map = encode_tensor_map(driver_, maps.k, buffers.k);
-    v_map = encode_tensor_map(driver_, maps.v, buffers.v);
-    d_o_map = encode_tensor_map(driver_, maps.d_o, buffers.d_o);
-  }
+  void* warp_specialized_arguments[] = {&maps[0].map, &maps[1].map, &maps[2].map, &maps[3].map,
+                                        &dk,          &dv,          &args};
   void* postprocess_arguments[] = {&dq, &args};
   const long long heads = static_cast<long long>(shape.batch) * shape.heads;
   if (!with_passes && config_.dq == DqAccumulation::deterministic) {

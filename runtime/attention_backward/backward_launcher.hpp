@@ -9,6 +9,7 @@
 #include "driver/cuda_driver.hpp"
 #include "driver/device_resources.hpp"
 #include "driver/tensor_map.hpp"
+#include "driver/tensor_map_set.hpp"
 #include "swr/attention.hpp"
 #include "swr/attention_backward.hpp"
 #include "swr/attention_backward_config.hpp"
@@ -29,20 +30,17 @@ struct BackwardLayout {
   attention::TensorStrides q, k, v, o, d_o, dq, dk, dv;
 };
 
-// The warp-specialized wgmma kernel's tensor maps (AttentionBackwardConfig::warp_specialized):
-// the forward's rule (attention_tensor_map_description) with boxes of block_m rows for Q and dO,
-// block_n rows for K and V.
-struct BackwardTensorMapDescriptions {
-  TensorMapDescription q, k, v, d_o;
-};
-BackwardTensorMapDescriptions backward_tensor_map_descriptions(
+// The warp-specialized wgmma kernel's tensor maps (AttentionBackwardConfig::warp_specialized) of
+// Q, K, V and dO, in its argument order: the forward's rule (attention_tensor_map_description)
+// with boxes of block_m rows for Q and dO, block_n rows for K and V.
+TensorMapSet<4>::Descriptions backward_tensor_map_descriptions(
     const AttentionBackwardProblem& problem, const AttentionBackwardConfig& config,
     const BackwardLayout& layout);
 
 // UsageError for strides that are not a layout (as the forward's); then why the kernels cannot
 // run on these buffers (empty when they can): 16-byte copies of every tensor, a 4-byte aligned
-// log-sum-exp, a workspace of the layout's size, and (warp-specialized) tensor maps TMA can
-// describe.
+// log-sum-exp, a workspace of the layout's size (the warp-specialized kernel's tensor maps are
+// checked where they are encoded, before anything runs).
 BackwardLayout resolve_backward_layout(const AttentionProblem& shape,
                                        const AttentionBackwardBuffers& buffers);
 std::string backward_buffers_refusal(const AttentionBackwardProblem& problem,
@@ -69,7 +67,7 @@ class AttentionBackwardModule {
 
   // Enqueues the preprocess, the main kernel and the postprocess (and the tile counter's clear).
   // Before anything: UsageError for bad strides, KernelRefused for buffers the kernels cannot
-  // take (backward_buffers_refusal).
+  // take (backward_buffers_refusal) or tensor maps TMA cannot describe.
   void launch(const AttentionBackwardProblem& problem, const AttentionBackwardBuffers& buffers,
               CUstream stream, int persistent_ctas = 0) const;
   // The main kernel alone, on a workspace a launch() already filled (its dQ accumulator keeps
@@ -90,6 +88,7 @@ class AttentionBackwardModule {
   LoadedCubin kernel_;
   CUfunction preprocess_ = nullptr;
   CUfunction postprocess_ = nullptr;
+  mutable TensorMapSet<4> tensor_maps_;  // the warp-specialized kernel's
 };
 
 // The launch-argument block of the three kernels.

@@ -231,8 +231,7 @@ __device__ void backward(const void* q, const void* k, const void* v, const void
 
           float* dq_rows =
               args.workspace.dq_accum + dq_accum_offset(args, batch, head, q_row0, T::kHeadDim);
-          int* semaphore = args.workspace.semaphores +
-                           (static_cast<long long>(batch) * args.heads + head) * q_tiles + q_tile;
+          int* semaphore = dq_semaphore(args, batch, head, q_tile, q_tiles);
           if constexpr (T::kDeterministicDq) wait_for_dq_turn(semaphore, kv_tile);
           add_dq<T>(dq, dq_rows, dq_row0, dq_column0, args.seq_q - q_row0, at);
           if constexpr (T::kDeterministicDq) signal_dq_added(semaphore);

@@ -30,6 +30,7 @@
 #include "attention/attention_schedule.cuh"
 #include "attention/backward/backward_args.cuh"
 #include "attention/backward/backward_schedule.cuh"
+#include "attention/backward/dq_turns.cuh"
 #include "attention/backward/sm90/backward_fragments.cuh"
 #include "attention/backward/sm90/backward_step.cuh"
 #include "attention/backward/sm90/backward_ws_traits.cuh"
@@ -262,12 +263,7 @@ __device__ __forceinline__ void write_dq(const BackwardWsTiles<T>& tiles) {
         if (more) {
           if constexpr (T::kDeterministicDq) {
             if (wg == 0) {
-              int seen;
-              do {
-                asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n"
-                             : "=r"(seen)
-                             : "l"(hand_over.semaphore));
-              } while (seen < hand_over.turn);
+              spin_until_dq_turn(hand_over.semaphore, hand_over.turn);
               fence_proxy_async_global();
             }
           }
@@ -313,7 +309,6 @@ __device__ __forceinline__ void consume(const BackwardWsTiles<T>& tiles, void* d
   // Its part of dQ: 64 rows, or a 64-column-aligned share of the columns.
   const int dq_row0 = T::kDqByRows ? wg * 64 : 0;
   const int dq_column0 = T::kDqByRows ? 0 : wg * T::kDqColumns;
-  const auto release = [&](unsigned long long* empty) { mbarrier_arrive(empty); };
 
   PipelineState<1> kv_state;
   PipelineState<T::kStages> state;  // of the Q and the dO ring alike
@@ -347,12 +342,14 @@ __device__ __forceinline__ void consume(const BackwardWsTiles<T>& tiles, void* d
       // This thread's columns of L, read before the products are issued so that the loads
       // are in by the time S^T is (with 64 Q rows a step: 128 would take 64 more registers
       // than a consumer has).
+      const auto lse_at = [&](int j) {
+        return *reinterpret_cast<const float2*>(tiles.lse_log2(slot) + at.column(j, 0));
+      };
       constexpr int kEarlyLse = T::kBlockM == 64 ? T::kBlockM / 8 : 1;
       float2 lse[kEarlyLse];
       if constexpr (T::kBlockM == 64) {
 #pragma unroll
-        for (int j = 0; j < T::kBlockM / 8; ++j)
-          lse[j] = *reinterpret_cast<const float2*>(tiles.lse_log2(slot) + at.column(j, 0));
+        for (int j = 0; j < T::kBlockM / 8; ++j) lse[j] = lse_at(j);
       }
       wgmma_fence();
       issue_transposed_scores<T>(s, k_rows, q_tile);
@@ -367,7 +364,7 @@ __device__ __forceinline__ void consume(const BackwardWsTiles<T>& tiles, void* d
           s,
           [&](int j) {
             if constexpr (T::kBlockM != 64) {
-              return *reinterpret_cast<const float2*>(tiles.lse_log2(slot) + at.column(j, 0));
+              return lse_at(j);
             } else {
               return lse[j];
             }
@@ -411,7 +408,7 @@ __device__ __forceinline__ void consume(const BackwardWsTiles<T>& tiles, void* d
       fence_floats<kDqRegs>(dq);
       fence_floats<kAccumRegs>(dv_acc);
       fence_words<kPackedRegs>(p_packed);
-      release(&bars.d_o.empty[slot]);  // dO and delta are read
+      mbarrier_arrive(&bars.d_o.empty[slot]);  // dO and delta are read
 
       // dQ's rows into the shared buffer once the writer has read the last step's.
       // ds_slot is the parity of this warpgroup's hand-overs so far (both advance a step).
@@ -423,9 +420,7 @@ __device__ __forceinline__ void consume(const BackwardWsTiles<T>& tiles, void* d
         hand_over.more = 1;
         if constexpr (T::kDeterministicDq) {
           hand_over.semaphore =
-              args.workspace.semaphores +
-              (static_cast<long long>(tile.batch) * args.heads + head) * args.q_tiles +
-              q_row0 / T::kBlockM;
+              dq_semaphore(args, tile.batch, head, q_row0 / T::kBlockM, args.q_tiles);
           hand_over.turn = tile.kv_tile;
         }
       }
@@ -439,14 +434,14 @@ __device__ __forceinline__ void consume(const BackwardWsTiles<T>& tiles, void* d
       wgmma_wait<0>();  // dK, while the stores land
       fence_floats<kAccumRegs>(dk_acc);
       fence_words<kPackedRegs>(ds_packed);
-      release(&bars.q.empty[slot]);  // Q and L are read
-      fence_proxy_async_shared();    // the writer's bulk reduction reads dQ (async proxy)
+      mbarrier_arrive(&bars.q.empty[slot]);  // Q and L are read
+      fence_proxy_async_shared();            // the writer's bulk reduction reads dQ (async proxy)
       mbarrier_arrive(&bars.dq_full[wg]);
       state.advance();
       ds_slot ^= 1;
     }
     if (tile.steps > 0) {
-      release(&bars.kv.empty[0]);  // every product reading K and V has completed
+      mbarrier_arrive(&bars.kv.empty[0]);  // every product reading K and V has completed
       kv_state.advance();
     }
 

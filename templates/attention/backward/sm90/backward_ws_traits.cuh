@@ -7,6 +7,7 @@
 
 #include "attention/attention_schedule.cuh"
 #include "attention/backward/dq_accumulator_layout.cuh"
+#include "attention/backward/sm90/backward_ws_registers.cuh"
 #include "common/element.cuh"
 
 namespace swr {
@@ -30,12 +31,8 @@ struct BackwardWsTraits {
   static constexpr TileSwizzle kSwizzle = Swizzle;
   static constexpr int kHeadGroup = HeadGroup;
   static constexpr bool kDeterministicDq = DeterministicDq;
-  // The producer warpgroup gives registers to the consumers (setmaxnreg) out of the 168 a thread
-  // of 384 starts with: 2 x 128 x 240 + 128 x 24, or 232 and 40 at head dim 128, where 24 left
-  // the producer's walk spilling and the consumers compile without spills at 232 (at head dim 64
-  // and 128 Q rows a step, 232 spilled; 240 measured 4% faster there on the H200).
-  static constexpr int kConsumerRegisters = HeadDim >= 128 ? 232 : 240;
-  static constexpr int kProducerRegisters = HeadDim >= 128 ? 40 : 24;
+  static constexpr int kConsumerRegisters = backward_ws_consumer_registers(HeadDim);
+  static constexpr int kProducerRegisters = backward_ws_producer_registers(HeadDim);
 
   // dQ = dS K over the consumer warpgroups (wgmma M is 64 rows): 64 Q rows each when BlockM has
   // one 64-row slice per warpgroup, else (BlockM = 64) whole 64-column chunks of K each.
