@@ -25,6 +25,16 @@ __device__ __forceinline__ unsigned long long make_smem_desc(const void* tile, u
          (static_cast<unsigned long long>(swizzle_mode) << 62);
 }
 
+// The descriptor of the same operand `bytes` further on (a k16 step, the next chunk): only the
+// start-address field moves, and a shared-memory address >> 4 stays below 2^14, so a 32-bit add
+// of the low word never carries out of the field. A wgmma loop that advances one descriptor
+// spends one add per instruction where rebuilding it from the address costs about five.
+__device__ __forceinline__ unsigned long long advance_desc(unsigned long long desc,
+                                                           unsigned bytes) {
+  const unsigned low = static_cast<unsigned>(desc) + (bytes >> 4);
+  return (desc & 0xFFFFFFFF00000000ull) | low;
+}
+
 // The descriptor's swizzle mode for rows of `swizzle_bytes` (128, 64 or 32).
 template <int SwizzleBytes>
 __device__ __forceinline__ constexpr unsigned swizzle_mode() {

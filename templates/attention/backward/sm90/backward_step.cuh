@@ -20,13 +20,14 @@ template <class T>
 __device__ __forceinline__ void issue_transposed_scores(float* acc, const unsigned char* kv_rows,
                                                         const unsigned char* q_tile) {
   using namespace swr::sm90;
+  const unsigned long long kv_desc = make_desc_kmajor<128>(kv_rows);
+  const unsigned long long q_desc = make_desc_kmajor<128>(q_tile);
 #pragma unroll
   for (int kk = 0; kk < T::kHeadDim / 16; ++kk) {
     const int offset = (kk / 4) * T::kKvChunkBytes + (kk % 4) * 32;
     const int q_offset = (kk / 4) * T::kQChunkBytes + (kk % 4) * 32;
-    wgmma_ss_n<T::kBlockM, T::kElement, 0>(acc, make_desc_kmajor<128>(kv_rows + offset),
-                                           make_desc_kmajor<128>(q_tile + q_offset),
-                                           kk > 0 ? 1 : 0);
+    wgmma_ss_n<T::kBlockM, T::kElement, 0>(acc, advance_desc(kv_desc, offset),
+                                           advance_desc(q_desc, q_offset), kk > 0 ? 1 : 0);
   }
   wgmma_commit();
 }
@@ -84,10 +85,11 @@ template <class T>
 __device__ __forceinline__ void issue_register_product(float* acc, const unsigned* packed,
                                                        const unsigned char* q_tile) {
   using namespace swr::sm90;
+  const unsigned long long q_desc = make_desc_mnmajor<128>(q_tile, T::kQChunkBytes);
 #pragma unroll
   for (int kk = 0; kk < T::kBlockM / 16; ++kk) {
-    wgmma_rs_n<T::kHeadDim, T::kElement, 1>(
-        acc, packed + 4 * kk, make_desc_mnmajor<128>(q_tile + kk * 16 * 128, T::kQChunkBytes), 1);
+    wgmma_rs_n<T::kHeadDim, T::kElement, 1>(acc, packed + 4 * kk,
+                                            advance_desc(q_desc, kk * 16 * 128), 1);
   }
   wgmma_commit();
 }
@@ -98,15 +100,15 @@ template <class T>
 __device__ __forceinline__ void issue_dq(float* dq, const unsigned char* ds_tile,
                                          const unsigned char* k_tile, int dq_row0, int dq_column0) {
   using namespace swr::sm90;
+  const unsigned long long ds_desc =
+      make_desc_mnmajor<128>(ds_tile + (dq_row0 / 64) * T::kDsChunkBytes, T::kDsChunkBytes);
+  const unsigned long long k_desc =
+      make_desc_mnmajor<128>(k_tile + (dq_column0 / 64) * T::kKvChunkBytes, T::kKvChunkBytes);
 #pragma unroll
   for (int kk = 0; kk < T::kBlockN / 16; ++kk) {
-    wgmma_ss_n<T::kDqColumns, T::kElement, 1, 1>(
-        dq,
-        make_desc_mnmajor<128>(ds_tile + (dq_row0 / 64) * T::kDsChunkBytes + kk * 16 * 128,
-                               T::kDsChunkBytes),
-        make_desc_mnmajor<128>(k_tile + (dq_column0 / 64) * T::kKvChunkBytes + kk * 16 * 128,
-                               T::kKvChunkBytes),
-        kk > 0 ? 1 : 0);
+    wgmma_ss_n<T::kDqColumns, T::kElement, 1, 1>(dq, advance_desc(ds_desc, kk * 16 * 128),
+                                                 advance_desc(k_desc, kk * 16 * 128),
+                                                 kk > 0 ? 1 : 0);
   }
   wgmma_commit();
 }
