@@ -29,10 +29,8 @@ class TensorMapSet {
                 const Addresses& addresses) {
     std::lock_guard lock(mutex_);
     if (descriptions_ == descriptions && addresses_ == addresses) return maps_;
-    for (std::size_t i = 0; i < N; ++i) {
-      if (std::string why = tensor_map_problem(descriptions[i], addresses[i]); !why.empty()) {
-        throw std::invalid_argument(why);
-      }
+    if (std::string why = first_problem(descriptions, addresses); !why.empty()) {
+      throw std::invalid_argument(why);
     }
     if (descriptions_ == descriptions) {
       for (std::size_t i = 0; i < N; ++i) {
@@ -51,6 +49,17 @@ class TensorMapSet {
     descriptions_ = descriptions;
     addresses_ = addresses;
     return maps_;
+  }
+
+  // Empty when TMA can describe every tensor at its address, else the first tensor's problem
+  // (tensor_map_problem()): what maps_for throws, asked without a driver.
+  static std::string first_problem(const Descriptions& descriptions, const Addresses& addresses) {
+    for (std::size_t i = 0; i < N; ++i) {
+      if (std::string why = tensor_map_problem(descriptions[i], addresses[i]); !why.empty()) {
+        return why;
+      }
+    }
+    return {};
   }
 
   // How many times the maps were encoded (tests: never per launch).

@@ -62,12 +62,8 @@ std::string attention_tensor_map_problem(const AttentionProblem& problem,
                                          const AttentionPointers& pointers) {
   const AttentionTensorMapDescriptions maps =
       attention_tensor_map_descriptions(problem, config, layout);
-  for (const auto& [description, address] :
-       {std::pair{&maps.q, pointers.q}, std::pair{&maps.k, pointers.k},
-        std::pair{&maps.v, pointers.v}}) {
-    if (std::string why = tensor_map_problem(*description, address); !why.empty()) return why;
-  }
-  return {};
+  return TensorMapSet<3>::first_problem({maps.q, maps.k, maps.v},
+                                        {pointers.q, pointers.k, pointers.v});
 }
 
 AttentionTensorMapCache::Maps AttentionTensorMapCache::maps_for(const CudaDriver& driver,

@@ -94,8 +94,8 @@ __device__ void backward(const void* q, const void* k, const void* v, const void
                          static_cast<int>(threadIdx.x % 32)};
   const int wg_row0 = wg * 64;  // this warpgroup's K/V rows within the tile
   // Its part of dQ: 64 rows, or a 64-column-aligned share of the columns.
-  const int dq_row0 = T::kDqByRows ? wg * 64 : 0;
-  const int dq_column0 = T::kDqByRows ? 0 : wg * T::kDqColumns;
+  const int dq_row0 = T::dq_row0(wg);
+  const int dq_column0 = T::dq_column0(wg);
 
   const int q_tiles = (args.seq_q + T::kBlockM - 1) / T::kBlockM;
   const int kv_tiles = (args.seq_kv + T::kBlockN - 1) / T::kBlockN;

@@ -1,14 +1,14 @@
-// Knobs and shared-memory plan of the warp-specialized wgmma attention backward (sm_90a,
-// backward_kernel_ws.cuh): warpgroup 0 is the producer (one thread issues the TMA loads, one warp
-// adds dQ into the workspace with bulk reductions), warpgroups 1 and 2 each own 64 rows of a
-// 128-row K/V tile and walk the Q tiles of BlockM rows. The tiles wgmma reads lie as 64-column
-// chunks of 128-byte swizzled rows, each chunk on a 1024-byte boundary (as TMA writes them).
+// Shared-memory plan and roles of the warp-specialized wgmma attention backward (sm_90a,
+// backward_kernel_ws.cuh; its step and knobs: backward_step_traits.cuh): warpgroup 0 is the
+// producer (one thread issues the TMA loads, one warp adds dQ into the workspace with bulk
+// reductions), warpgroups 1 and 2 each own 64 rows of a 128-row K/V tile and walk the Q tiles of
+// BlockM rows. The tiles wgmma reads lie as 64-column chunks of 128-byte swizzled rows, each chunk
+// on a 1024-byte boundary (as TMA writes them).
 #pragma once
 
-#include "attention/attention_schedule.cuh"
 #include "attention/backward/dq_accumulator_layout.cuh"
+#include "attention/backward/sm90/backward_step_traits.cuh"
 #include "attention/backward/sm90/backward_ws_registers.cuh"
-#include "common/element.cuh"
 
 namespace swr {
 namespace attention {
@@ -16,43 +16,24 @@ namespace sm90 {
 
 template <int HeadDim, int BlockM, int Stages, Element Elem, bool Causal, KvOrder Order,
           Persistence Persist, TileSwizzle Swizzle, int HeadGroup, bool DeterministicDq>
-struct BackwardWsTraits {
-  static constexpr int kHeadDim = HeadDim;
-  static constexpr int kBlockM = BlockM;  // Q rows per step
+struct BackwardWsTraits : BackwardStepTraits<HeadDim, BlockM, 2, Elem, Causal, Order, Persist,
+                                             Swizzle, HeadGroup, DeterministicDq> {
+  using Step = BackwardStepTraits<HeadDim, BlockM, 2, Elem, Causal, Order, Persist, Swizzle,
+                                  HeadGroup, DeterministicDq>;
   static constexpr int kConsumerWgs = 2;
-  static constexpr int kBlockN = 64 * kConsumerWgs;  // K/V rows a CTA owns
   static constexpr int kThreads = 128 * (kConsumerWgs + 1);
   static constexpr int kConsumerThreads = 128 * kConsumerWgs;
   static constexpr int kStages = Stages;
-  static constexpr Element kElement = Elem;
-  static constexpr bool kCausal = Causal;
-  static constexpr KvOrder kOrder = Order;
-  static constexpr Persistence kPersistence = Persist;
-  static constexpr TileSwizzle kSwizzle = Swizzle;
-  static constexpr int kHeadGroup = HeadGroup;
-  static constexpr bool kDeterministicDq = DeterministicDq;
   static constexpr int kConsumerRegisters = backward_ws_consumer_registers(HeadDim);
   static constexpr int kProducerRegisters = backward_ws_producer_registers(HeadDim);
-
-  // dQ = dS K over the consumer warpgroups (wgmma M is 64 rows): 64 Q rows each when BlockM has
-  // one 64-row slice per warpgroup, else (BlockM = 64) whole 64-column chunks of K each.
-  static constexpr bool kDqByRows = BlockM == 64 * kConsumerWgs;
-  static constexpr int kDqColumns = kDqByRows ? HeadDim : HeadDim / kConsumerWgs;
 
   // dS^T = P^T o (dP^T - delta) takes P^T from its packed 16-bit form (the one dV uses) where
   // the fp32 S^T beside dP^T would not fit a consumer's registers (128 Q rows a step).
   static constexpr bool kDsFromPackedP = BlockM == 128;
 
-  static constexpr int kKvBytes = kBlockN * HeadDim * 2;  // one K or V tile
-  static constexpr int kKvChunkBytes = kBlockN * 128;
-  static constexpr int kQBytes = BlockM * HeadDim * 2;  // one Q or dO tile
-  static constexpr int kQChunkBytes = BlockM * 128;
-  // dS^T of a step: [BlockN K/V rows][BlockM Q columns], chunks of 64 Q columns; two slots, so
-  // that a step writes one while the other warpgroup's dQ of the last step may still read the
-  // other (one barrier a step).
+  // Two dS^T slots, so that a step writes one while the other warpgroup's dQ of the last step
+  // may still read the other (one barrier a step).
   static constexpr int kDsStages = 2;
-  static constexpr int kDsBytes = kBlockN * BlockM * 2;
-  static constexpr int kDsChunkBytes = kBlockN * 128;
   // dQ of a step in fp32, as the workspace's accumulator keeps a Q tile (DqFragmentLayout: each
   // consumer thread's registers 16 bytes at a time, in thread order), each warpgroup's part
   // added by one bulk reduction.
@@ -61,11 +42,11 @@ struct BackwardWsTraits {
   static constexpr int kListBytes = BlockM * 4;  // a step's L * log2(e), or its delta
 
   static constexpr int kKOffset = 0;
-  static constexpr int kVOffset = kKvBytes;
-  static constexpr int kQOffset = 2 * kKvBytes;
-  static constexpr int kDoOffset = kQOffset + Stages * kQBytes;
-  static constexpr int kDsOffset = kDoOffset + Stages * kQBytes;
-  static constexpr int kDqOffset = kDsOffset + kDsStages * kDsBytes;
+  static constexpr int kVOffset = Step::kKvBytes;
+  static constexpr int kQOffset = 2 * Step::kKvBytes;
+  static constexpr int kDoOffset = kQOffset + Stages * Step::kQBytes;
+  static constexpr int kDsOffset = kDoOffset + Stages * Step::kQBytes;
+  static constexpr int kDqOffset = kDsOffset + kDsStages * Step::kDsBytes;
   static constexpr int kLseOffset = kDqOffset + kDqBytes;
   static constexpr int kDeltaOffset = kLseOffset + Stages * kListBytes;
   static constexpr int kBarrierOffset = kDeltaOffset + Stages * kListBytes;
@@ -73,15 +54,10 @@ struct BackwardWsTraits {
   // + 1024: the dynamic shared memory is aligned up to the swizzle repeat by the kernel.
   static constexpr int kSharedBytes = kBarrierOffset + kBarrierBytes + 1024;
 
-  static_assert(HeadDim % 64 == 0, "head dims in whole 128-byte chunks");
-  static_assert(BlockM % 64 == 0 && BlockM <= 128, "Q rows in 64-column chunks of dS^T");
-  static_assert(kDqByRows || (BlockM == 64 && kDqColumns % 64 == 0),
-                "dQ's warpgroups take 64 rows each, or whole 64-column chunks");
-  static_assert(DqLayout::kByRows == kDqByRows && DqLayout::kColumns == kDqColumns,
+  static_assert(DqLayout::kByRows == Step::kDqByRows && DqLayout::kColumns == Step::kDqColumns,
                 "the accumulator layout splits dQ as the consumers do");
   static_assert(BlockM * HeadDim <= 8192, "S^T, dP^T, dK and dV in a consumer's registers");
   static_assert(Stages >= 1 && Stages <= 3, "Q/dO pipeline depth 1..3");
-  static_assert(HeadGroup >= 1, "head groups hold at least one head");
   static_assert(kSharedBytes <= 232448, "sm_90 opt-in shared memory per block");
 };
 
