@@ -5,6 +5,7 @@
 #   bench/backward_ws_device_run.sh stage [BUILD_DIR] [DEST]   # here (DEST: .device/ws)
 #   OUT=$OUT bash DEST/run.sh check      # GPU machine: A and B
 #   OUT=$OUT bash DEST/run.sh measure    # GPU machine: C and D
+#   OUT=$OUT bash DEST/run.sh wide       # GPU machine: E
 #
 # A: the whole backward GPU test (every knob value of both wgmma kernels and of mma.sync).
 # B: compute-sanitizer racecheck and synccheck on the backward GPU test's warp-specialized cases
@@ -15,6 +16,8 @@
 # D: the sawtooth Q walk against its cyclic twin where a head's Q and dO outgrow what the L2 keeps
 #    (B8 H1 S65536 D128 bf16), each persistence mode, with L2 counters, beside the model's
 #    prediction (bench/backward_sawtooth_twins.py).
+# E: the whole backward space (mma.sync and the wide-head wgmma kernel) of issue 27's head dim 256
+#    points, B1 H8 S8192 bf16 causal and not, tuned into a fresh database (timing only).
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
@@ -37,12 +40,15 @@ BIN=$here/bin
 } > "$W/env.txt" 2>&1
 
 if [[ ${1:-} == check ]]; then
-  step "backward GPU test" 300 "$W/logs/backward-gpu-test.log" "$BIN/attention_backward_gpu_test"
+  # SANITIZED: the cases the sanitizers run (default every warp-specialized one); the limits in
+  # seconds: TEST_SECONDS, SANITIZER_SECONDS.
+  step "backward GPU test" "${TEST_SECONDS:-300}" "$W/logs/backward-gpu-test.log" \
+    "$BIN/attention_backward_gpu_test"
   SANITIZER=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer | head -1)
   for tool in racecheck synccheck; do
-    SWR_BACKWARD_FIRST_SHAPE_ONLY=1 step "backward $tool" 240 "$W/logs/backward-$tool.log" \
-      "$SANITIZER" --tool "$tool" --print-limit 20 "$BIN/attention_backward_gpu_test" \
-      --gtest_filter='*w12*' &
+    SWR_BACKWARD_FIRST_SHAPE_ONLY=1 step "backward $tool" "${SANITIZER_SECONDS:-240}" \
+      "$W/logs/backward-$tool.log" "$SANITIZER" --tool "$tool" --print-limit 20 \
+      "$BIN/attention_backward_gpu_test" --gtest_filter="${SANITIZED:-*w12*}" &
   done
   wait
   for log in "$W"/logs/*.log; do
@@ -105,5 +111,19 @@ if [[ ${1:-} == measure ]]; then
   cat "$W"/sawtooth-twins-ws.md 2>/dev/null
   exit 0
 fi
-echo "usage: $0 stage [BUILD_DIR] [DEST] | check | measure" >&2
+if [[ ${1:-} == wide ]]; then
+  for mask in "" --causal; do
+    WIDE=(--family attention-backward --gpu auto --batch 1 --heads 8 --seq 8192 --head-dim 256
+      --dtype bf16 $mask)
+    name=d256${mask:+-causal}
+    step "backward space $name" 200 "$W/logs/wide_$name.log" "$BIN/swr-tune" "${WIDE[@]}" \
+      --counters none --db "$W/wide.db" -j 16
+    "$BIN/swr-tune" show "${WIDE[@]}" --db "$W/wide.db" --json > "$W/wide-$name.json" 2>&1
+  done
+  cp "$STEPS" "$W/env.txt" "$W"/wide-*.json "$OUT/" 2>/dev/null
+  cat "$STEPS"
+  for log in "$W"/logs/wide_*.log; do tail -14 "$log"; done
+  exit 0
+fi
+echo "usage: $0 stage [BUILD_DIR] [DEST] | check | measure | wide" >&2
 exit 2

@@ -34,19 +34,26 @@ KernelSource render_attention_backward_kernel(const AttentionBackwardProblem& pr
   // passes are the same for all three.
   const bool wgmma = config.path == InstructionPath::wgmma;
   const bool warp_specialized = config.warp_specialized();
+  const bool wide = config.splits_products();
   const std::string main_namespace = wgmma ? "swr::attention::sm90::" : "swr::attention::";
-  const std::string traits = warp_specialized ? "BackwardWsTraits" : "BackwardTraits";
+  const std::string traits = wide               ? "BackwardWsWideTraits"
+                             : warp_specialized ? "BackwardWsTraits"
+                                                : "BackwardTraits";
+  // The wide kernel's tile is fixed (64 x 64); the others take block_m, and their own sizes.
+  const std::string block_m =
+      wide ? "" : " /*block_m*/ " + std::to_string(config.block_m) + ",";
   const std::string tile = warp_specialized ? ""
                            : wgmma ? " /*warpgroups*/ " + std::to_string(config.warps / 4) + ","
                                    : " /*block_n*/ " + std::to_string(config.block_n) +
                                          ", /*warps*/ " + std::to_string(config.warps) + ",";
-  text += warp_specialized ? "#include \"attention/backward/sm90/backward_kernel_ws.cuh\"\n"
-          : wgmma          ? "#include \"attention/backward/sm90/backward_kernel.cuh\"\n"
-                           : "#include \"attention/backward/backward_kernel.cuh\"\n";
+  text += wide               ? "#include \"attention/backward/sm90/backward_kernel_ws_wide.cuh\"\n"
+          : warp_specialized ? "#include \"attention/backward/sm90/backward_kernel_ws.cuh\"\n"
+          : wgmma            ? "#include \"attention/backward/sm90/backward_kernel.cuh\"\n"
+                             : "#include \"attention/backward/backward_kernel.cuh\"\n";
   text += "#include \"attention/backward/workspace_passes.cuh\"\n";
   text += "using Traits = " + main_namespace + traits + "<\n";
-  text += "    /*head_dim*/ " + dims + ", /*block_m*/ " + std::to_string(config.block_m) + "," +
-          tile + " /*stages*/ " + std::to_string(config.stages) + ",\n";
+  text += "    /*head_dim*/ " + dims + "," + block_m + tile + " /*stages*/ " +
+          std::to_string(config.stages) + ",\n";
   text += schedule;
   // The launch asks for the resource model's bytes: compiling proves the template agrees.
   text += "static_assert(" +
@@ -77,10 +84,10 @@ KernelSource render_attention_backward_kernel(const AttentionBackwardProblem& pr
     text +=
         "  if (threadIdx.x == 0) *reinterpret_cast<volatile int*>(static_cast<size_t>(8)) = 1;\n";
   }
-  text += warp_specialized
-              ? "  swr::attention::sm90::backward_ws<Traits>(&q_map, &k_map, &v_map, &d_o_map, dk, "
-                "dv, args);\n}\n"
-              : "  " + main_namespace + "backward<Traits>(q, k, v, d_o, dk, dv, args);\n}\n";
+  text += warp_specialized ? "  swr::attention::sm90::" +
+                                std::string(wide ? "backward_ws_wide" : "backward_ws") +
+                                "<Traits>(&q_map, &k_map, &v_map, &d_o_map, dk, dv, args);\n}\n"
+                          : "  " + main_namespace + "backward<Traits>(q, k, v, d_o, dk, dv, args);\n}\n";
   text += "extern \"C\" __global__ void __launch_bounds__(swr::attention::kPassThreads) " +
           std::string(kBackwardPostprocessEntryName) +
           "(\n    void* dq, const swr::attention::BackwardArgs args) {\n";

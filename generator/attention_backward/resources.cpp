@@ -41,10 +41,41 @@ std::size_t aligned(std::size_t bytes) {
 // The wgmma kernel's static_asserts in words (templates/attention/backward/sm90/
 // backward_traits.cuh), and its register budget: dK and dV of head_dim columns beside S^T and
 // dP^T of block_m columns, per 64 K/V rows of a warpgroup.
+// The wide-head kernel (backward_ws_wide_traits.cuh): a 64 x 64 tile whose two consumer
+// warpgroups hold one of dK and dV each, beside half of dQ and the packed step.
+std::string wide_tile_problem(int head_dim, const AttentionBackwardConfig& config) {
+  if (config.block_m != 64) {
+    return "wgmma with block_n 64 (the wide-head kernel): block_m " +
+           std::to_string(config.block_m) + " must be 64";
+  }
+  if (head_dim <= 128 || head_dim % 128 != 0) {
+    return "wgmma with block_n 64 (the wide-head kernel): head dim " + std::to_string(head_dim) +
+           " must be above 128 and a multiple of 128 (dQ's halves in 64-column chunks)";
+  }
+  // S^T or dP^T is packed before dQ's half is issued: the two never live together.
+  const int registers = head_dim / 2 + head_dim / 4 + config.block_m / 4;
+  if (registers + kWgmmaBookkeepingRegisters > attention::backward_ws_consumer_registers(head_dim)) {
+    return "wgmma with block_n 64: head dim " + std::to_string(head_dim) + ": dK or dV, " +
+           "half of dQ and the packed step need " +
+           std::to_string(registers + kWgmmaBookkeepingRegisters) +
+           " registers a consumer thread, setmaxnreg gives " +
+           std::to_string(attention::backward_ws_consumer_registers(head_dim));
+  }
+  if (config.stages < 1 || config.stages > 2) {
+    return "stages " + std::to_string(config.stages) + " must be 1 or 2 (the wide-head kernel)";
+  }
+  if (config.head_group < 1) {
+    return "head_group " + std::to_string(config.head_group) + " must be at least 1";
+  }
+  return {};
+}
+
 std::string wgmma_tile_problem(int head_dim, const AttentionBackwardConfig& config) {
+  if (config.splits_products()) return wide_tile_problem(head_dim, config);
   if ((config.warps != 8 && config.warps != 12) || config.block_n != 128) {
     return "wgmma: two warpgroups of 64 K/V rows each (block_n 128), alone (warps 8) or with a "
-           "producer warpgroup (warps 12), not warps " +
+           "producer warpgroup (warps 12), or with a producer and block_n 64 for wide heads, not "
+           "warps " +
            std::to_string(config.warps) + " and block_n " + std::to_string(config.block_n);
   }
   if (head_dim % 64 != 0) {
@@ -91,6 +122,13 @@ int backward_q_tiles(const AttentionBackwardProblem& problem,
 int attention_backward_shared_bytes(const AttentionBackwardProblem& problem,
                                     const AttentionBackwardConfig& config) {
   const int head_dim = problem.shape.head_dim;
+  if (config.splits_products()) {
+    // templates/attention/backward/sm90/backward_ws_wide_traits.cuh: K, V, stages x (Q, dO), one
+    // slot of dS^T, P^T's hand-over, stages x (L, delta), the barriers, and 1024 bytes to align.
+    return 2 * config.block_n * head_dim * 2 + config.stages * 2 * config.block_m * head_dim * 2 +
+           2 * config.block_n * config.block_m * 2 + config.stages * 2 * config.block_m * 4 +
+           kWsBarrierBytes + 1024;
+  }
   if (config.warp_specialized()) {
     // templates/attention/backward/sm90/backward_ws_traits.cuh: K, V, stages x (Q, dO), two
     // slots of dS^T, dQ's fp32 tile, stages x (L, delta), the barriers, and 1024 bytes to align

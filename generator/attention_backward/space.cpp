@@ -38,10 +38,12 @@ std::vector<Tile> tiles_for(int head_dim) {
 }
 // The wgmma kernels' tiles per head dim (sm_90a): two warpgroups of 64 K/V rows with a producer
 // warpgroup (12 warps, warp-specialized: the base tile) or alone (8 warps), and the Q rows a step
-// their registers allow (resources.cpp's wgmma rules); none where they allow none.
+// their registers allow (resources.cpp's wgmma rules); at head dim 256 the wide-head kernel's
+// 64 x 64 tile (a producer and two warpgroups that split the products); none elsewhere.
 std::vector<Tile> wgmma_tiles_for(int head_dim) {
   if (head_dim == 64) return {{128, 128, 12}, {128, 128, 8}};
   if (head_dim == 128) return {{64, 128, 12}, {64, 128, 8}};
+  if (head_dim == 256) return {{64, 64, 12}};
   return {};
 }
 

@@ -43,6 +43,10 @@ struct SWR_API AttentionBackwardConfig {
   // warpgroups (templates/attention/backward/sm90/backward_kernel_ws.cuh); its launch takes tensor
   // maps of Q, K, V and dO. wgmma with 8 warps: two warpgroups that stage their own tiles.
   bool warp_specialized() const { return path == InstructionPath::wgmma && warps == 12; }
+  // The warp-specialized kernel for wide heads (block_n 64): its two consumer warpgroups split a
+  // step's products (one forms P^T and dV, the other dS^T and dK) rather than the K/V rows
+  // (templates/attention/backward/sm90/backward_kernel_ws_wide.cuh).
+  bool splits_products() const { return warp_specialized() && block_n == 64; }
 
   // e.g. "bwd-m64n128w8s2-sawtooth-grid-head_major", "bwd-m64n64w4s2-cyclic-static-groups4-det"
   // ("-det": deterministic dQ; test-only variants end in "-fault").

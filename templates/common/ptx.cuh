@@ -67,6 +67,16 @@ __device__ __forceinline__ void ldmatrix_x4_transposed(unsigned (&fragment)[4], 
                : "r"(address));
 }
 
+// stmatrix (sm_90+): four 8x8 matrices of 16-bit elements from mma fragments (register i:
+// matrix i, a row pair per lane, as an accumulator's n8 block holds it) into shared memory, each
+// matrix's row j written as the 16 bytes whose address lane 8i + j gives. No "memory" clobber:
+// what reads the tile is a wgmma after a fence and a barrier (volatile asm, kept in order), and the
+// clobber would pin the shared-memory loads around it (a kernel spilled).
+__device__ __forceinline__ void stmatrix_x4(unsigned address, const unsigned (&fragment)[4]) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(address),
+               "r"(fragment[0]), "r"(fragment[1]), "r"(fragment[2]), "r"(fragment[3]));
+}
+
 // stmatrix (sm_90+), transposed: four 8x8 matrices of 16-bit elements from mma fragments
 // (register i: matrix i, a row pair per lane) into shared memory, each matrix's column j written
 // as the 16-byte row whose address lane 8i + j gives.

@@ -30,7 +30,8 @@ bool default_schedule(const AttentionBackwardConfig& config) {
 }
 
 // The variants compiled for `gpu`: the space's tiles at each head dim (fp16 and bf16, causal and
-// not, alternating), then the schedule knobs on the first runnable config of head dim 128.
+// not, alternating), then the schedule knobs on the first runnable config of each kernel: of head
+// dim 128, and of the wide-head kernel at head dim 256.
 std::vector<Variant> variants(const GpuProfile& gpu) {
   std::vector<Variant> list;
   int alternate = 0;
@@ -50,8 +51,11 @@ std::vector<Variant> variants(const GpuProfile& gpu) {
     }
   }
   const AttentionBackwardProblem problem{{2, 8, 1000, 1000, 128, DataType::bf16, true}};
+  const AttentionBackwardProblem wide_problem{{2, 8, 1000, 1000, 256, DataType::f16, false}};
   const std::vector<AttentionBackwardConfig> space =
       build_attention_backward_space(problem, gpu).configs;
+  const std::vector<AttentionBackwardConfig> wide_space =
+      build_attention_backward_space(wide_problem, gpu).configs;
   const KvOrder orders[] = {KvOrder::sawtooth, KvOrder::cyclic, KvOrder::sawtooth};
   const Persistence persistences[] = {Persistence::static_loop, Persistence::dynamic,
                                       Persistence::grid};
@@ -64,14 +68,18 @@ std::vector<Variant> variants(const GpuProfile& gpu) {
   struct Kernel {
     InstructionPath path;
     bool warp_specialized;
+    bool wide;
   };
   for (const Kernel kernel :
-       {Kernel{InstructionPath::mma_sync, false}, Kernel{InstructionPath::wgmma, true},
-        Kernel{InstructionPath::wgmma, false}}) {
-    const auto base = std::find_if(space.begin(), space.end(), [&](const auto& config) {
-      return config.path == kernel.path && config.warp_specialized() == kernel.warp_specialized;
+       {Kernel{InstructionPath::mma_sync, false, false},
+        Kernel{InstructionPath::wgmma, true, false}, Kernel{InstructionPath::wgmma, false, false},
+        Kernel{InstructionPath::wgmma, true, true}}) {
+    const std::vector<AttentionBackwardConfig>& configs = kernel.wide ? wide_space : space;
+    const auto base = std::find_if(configs.begin(), configs.end(), [&](const auto& config) {
+      return config.path == kernel.path && config.warp_specialized() == kernel.warp_specialized &&
+             config.splits_products() == kernel.wide;
     });
-    if (base == space.end()) continue;
+    if (base == configs.end()) continue;
     for (int i = 0; i < 3; ++i) {
       AttentionBackwardConfig config = *base;
       config.order = orders[i];
@@ -79,7 +87,7 @@ std::vector<Variant> variants(const GpuProfile& gpu) {
       config.swizzle = swizzles[i];
       config.head_group = swizzles[i] == TileSwizzle::head_groups ? 4 : 1;
       config.dq = dq[i];
-      list.push_back({problem, config});
+      list.push_back({kernel.wide ? wide_problem : problem, config});
     }
   }
   return list;

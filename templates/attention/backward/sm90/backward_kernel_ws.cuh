@@ -18,28 +18,15 @@
 //       dK += dS^T Q                            RS
 // dK and dV stay in registers for the whole tile and are written at its end.
 //
-// Tensor maps (runtime/attention_backward/backward_launcher.hpp; 16-bit elements, 128-byte
-// swizzle, OOB fill zero), rank 4 over each tensor's own strides, boxes of 64 columns:
-//   q_map, d_o_map: dims {HeadDim, seq_q, heads, batch}, box {64, BlockM, 1, 1}
-//   k_map, v_map:   dims {HeadDim, seq_kv, kv_heads, batch}, box {64, 128, 1, 1}
-// Rows past a sequence read as zero: a key row past seq_kv gives S = 0 and some P, whose dV and dK
-// rows are never written and whose dQ share is P times a zero row of K; a Q row past seq_q has
-// L = +inf (the preprocess's padding), so P = 0.
+// The producer's roles, the rings and the tile walk: backward_ws_pipeline.cuh.
 #pragma once
 
-#include "attention/attention_schedule.cuh"
-#include "attention/backward/backward_args.cuh"
-#include "attention/backward/backward_schedule.cuh"
 #include "attention/backward/dq_turns.cuh"
 #include "attention/backward/sm90/backward_fragments.cuh"
 #include "attention/backward/sm90/backward_step.cuh"
+#include "attention/backward/sm90/backward_ws_pipeline.cuh"
 #include "attention/backward/sm90/backward_ws_traits.cuh"
-#include "attention/sm90/role_tiles.cuh"
 #include "common/element.cuh"
-#include "common/sm90/mbarrier.cuh"
-#include "common/sm90/pipeline.cuh"
-#include "common/sm90/tma.cuh"
-#include "common/sm90/warpgroup.cuh"
 #include "common/sm90/wgmma.cuh"
 #include "common/sm90/wgmma_any_n.cuh"
 
@@ -49,196 +36,6 @@ namespace sm90 {
 
 using swr::sm90::fence_floats;
 using swr::sm90::fence_words;
-using swr::sm90::PipelineBarriers;
-using swr::sm90::PipelineState;
-using swr::sm90::TmaDescriptor;
-
-// What the consumers tell the dQ writer with each step's dQ (in shared memory, ordered by the
-// hand-over barriers): where its rows go, so that the writer needs no schedule of its own.
-struct DqHandOver {
-  float* tile;     // the accumulator's block of the step's Q tile
-  int* semaphore;  // deterministic mode: the Q tile's count of K/V tiles added
-  int more;        // 1, or kNoMoreDq after the warpgroup's last step
-  int turn;        // deterministic mode: the K/V tile, which adds once `turn` tiles have
-};
-constexpr int kNoMoreDq = -1;
-
-template <class T>
-struct BackwardWsBarriers {
-  PipelineBarriers<1> kv;            // K and V of the CTA's tile
-  PipelineBarriers<T::kStages> q;    // a step's Q tile and its L list
-  PipelineBarriers<T::kStages> d_o;  // a step's dO tile and its delta list
-  swr::sm90::TileQueue<1> queue;     // dynamic persistence: the scheduler's tiles
-  DqHandOver dq[2];                  // each consumer's step whose dQ part is in its buffer
-  // Each consumer's dQ hand-over: `full` once its 128 threads have stored a part, `empty` once
-  // the writer's reduction has read it.
-  unsigned long long dq_full[2];
-  unsigned long long dq_empty[2];
-};
-
-// The shared tiles of one CTA (BackwardWsTraits' plan), from a 1024-byte aligned base.
-template <class T>
-struct BackwardWsTiles {
-  unsigned char* base;
-
-  __device__ __forceinline__ unsigned char* k() const { return base + T::kKOffset; }
-  __device__ __forceinline__ unsigned char* v() const { return base + T::kVOffset; }
-  __device__ __forceinline__ unsigned char* q(int slot) const {
-    return base + T::kQOffset + slot * T::kQBytes;
-  }
-  __device__ __forceinline__ unsigned char* d_o(int slot) const {
-    return base + T::kDoOffset + slot * T::kQBytes;
-  }
-  __device__ __forceinline__ unsigned char* ds(int slot) const {
-    return base + T::kDsOffset + slot * T::kDsBytes;
-  }
-  __device__ __forceinline__ unsigned char* dq() const { return base + T::kDqOffset; }
-  __device__ __forceinline__ float* lse_log2(int slot) const {
-    return reinterpret_cast<float*>(base + T::kLseOffset + slot * T::kListBytes);
-  }
-  __device__ __forceinline__ float* delta(int slot) const {
-    return reinterpret_cast<float*>(base + T::kDeltaOffset + slot * T::kListBytes);
-  }
-  __device__ __forceinline__ BackwardWsBarriers<T>& barriers() const {
-    return *reinterpret_cast<BackwardWsBarriers<T>*>(base + T::kBarrierOffset);
-  }
-};
-
-// Every barrier a side frees or fills counts each of its threads' arrivals (not one a warp after
-// a __syncwarp): compute-sanitizer's racecheck then sees every thread's reads ordered before the
-// copy or the store that reuses the memory.
-
-// What every role derives from a tile's linear index alone, so that all agree without talking.
-struct BackwardWsTile {
-  int batch;
-  int kv_head;
-  int kv_tile;
-  int first_q_tile;
-  int steps;  // query heads of the group x the Q tiles that see the K/V tile
-};
-
-template <class T>
-__device__ __forceinline__ BackwardWsTile backward_ws_tile(int linear, const BackwardArgs& args) {
-  const TileCoord coord = backward_tile_coord(T::kSwizzle, T::kHeadGroup, linear, args.kv_tiles,
-                                              args.batch * args.kv_heads);
-  BackwardWsTile tile;
-  tile.batch = coord.batch_head / args.kv_heads;
-  tile.kv_head = coord.batch_head - tile.batch * args.kv_heads;
-  tile.kv_tile = coord.q_tile;
-  tile.first_q_tile = first_q_tile_of_kv_tile(T::kCausal, tile.kv_tile, T::kBlockM, T::kBlockN,
-                                              args.seq_q, args.causal_shift, args.q_tiles);
-  tile.steps = args.group_heads * (args.q_tiles - tile.first_q_tile);
-  return tile;
-}
-
-// Step `step` of a tile's walk (backward_step_at's order): the query head and the Q tile's first
-// row. By the step's index, a division a step: fewer values live across the steps than a
-// BackwardWalk keeps (the producer has 40 registers, the consumers none to spare).
-struct BackwardWsStep {
-  int head;
-  int q_row0;
-};
-template <class T>
-__device__ __forceinline__ BackwardWsStep backward_ws_step(const BackwardWsTile& tile, int step,
-                                                           int round, const BackwardArgs& args) {
-  const BackwardStep at =
-      backward_step_at(T::kOrder, step, args.group_heads, tile.first_q_tile, args.q_tiles, round);
-  return {tile.kv_head * args.group_heads + at.head_in_group, at.q_tile * T::kBlockM};
-}
-
-// The tiles of this CTA, body(linear, round) each, alike for every role: computed by each for grid
-// and static persistence (for_each_tile), taken from the scheduler's queue for dynamic.
-template <class T, class Body>
-__device__ __forceinline__ void backward_ws_tiles(BackwardWsBarriers<T>& bars,
-                                                  const BackwardArgs& args, Body&& body) {
-  if constexpr (T::kPersistence != Persistence::dynamic) {
-    for_each_tile<T::kPersistence>(args.kv_tiles * args.batch * args.kv_heads, args.tile_counter,
-                                   args.wave_size, body);
-  } else {
-    for (int round = 0;; ++round) {
-      const int tile = warp_uniform(bars.queue.pop(round), 0xffffffffu);
-      if (tile == kNoMoreTiles) return;
-      body(tile, round);
-    }
-  }
-}
-
-// Dynamic persistence's scheduler (one thread of the producer warpgroup): the CTA's first tile,
-// then each tile claimed from the counter once the queue's slot is free, that is once every
-// reader has taken the last tile (the consumers as they start it), so that a CTA holds one claim
-// ahead of its work, not more. The producer and the consumers read the same entries.
-template <class T>
-__device__ __forceinline__ void schedule_tiles(BackwardWsBarriers<T>& bars,
-                                               const BackwardArgs& args) {
-  const int total = args.kv_tiles * args.batch * args.kv_heads;
-  int tile = blockIdx.x;
-  for (int n = 0;; ++n) {
-    bars.queue.wait_free(n);
-    if (n > 0) tile = dynamic_claimed_tile(atomicAdd(args.tile_counter, 1), launched_ctas());
-    if (tile >= total) {
-      bars.queue.publish(n, kNoMoreTiles);
-      return;
-    }
-    bars.queue.publish(n, tile);
-  }
-}
-
-// Rows [row, row + Rows) of (batch, head) as 64-column boxes, chunk_bytes apart.
-template <class T, int Rows>
-__device__ __forceinline__ void load_rows(unsigned char* dst, const TmaDescriptor* map,
-                                          unsigned long long* bar, int row, int head, int batch) {
-#pragma unroll
-  for (int c = 0; c < T::kHeadDim / 64; ++c) {
-    swr::sm90::tma_load_4d(dst + c * Rows * 128, map, bar, c * 64, row, head, batch);
-  }
-}
-
-// Q and dO of a step share one ring position: their slots fill and free in the same order.
-template <class T>
-__device__ __forceinline__ void produce(const TmaDescriptor* q_map, const TmaDescriptor* k_map,
-                                        const TmaDescriptor* v_map, const TmaDescriptor* d_o_map,
-                                        const BackwardWsTiles<T>& tiles, const BackwardArgs& args) {
-  BackwardWsBarriers<T>& bars = tiles.barriers();
-  PipelineState<1> kv_state;
-  PipelineState<T::kStages> state;  // of the Q and the dO ring alike
-  // The launch block's counts (args.q_tiles, ...) rather than values computed here: they stay in
-  // the constant bank, not in the producer's 24 registers.
-  backward_ws_tiles<T>(bars, args, [&](int linear, int round) {
-    const BackwardWsTile tile = backward_ws_tile<T>(linear, args);
-    if (tile.steps == 0) return;  // no row sees the tile: dK = dV = 0, nothing to read
-    bars.kv.producer_acquire(kv_state);
-    swr::sm90::mbarrier_arrive_expect_tx(&bars.kv.full[0], 2 * T::kKvBytes);
-    load_rows<T, T::kBlockN>(tiles.k(), k_map, &bars.kv.full[0], tile.kv_tile * T::kBlockN,
-                             tile.kv_head, tile.batch);
-    load_rows<T, T::kBlockN>(tiles.v(), v_map, &bars.kv.full[0], tile.kv_tile * T::kBlockN,
-                             tile.kv_head, tile.batch);
-    kv_state.advance();
-
-#pragma unroll 1
-    for (int step = 0; step < tile.steps; ++step) {
-      const BackwardWsStep at = backward_ws_step<T>(tile, step, round, args);
-      // 32 bits: the lists of any problem that fits a GPU's memory have fewer than 2^31 rows
-      // (the dQ accumulator beside them takes 128 bytes or more a row).
-      const unsigned list =
-          static_cast<unsigned>(tile.batch * args.heads + at.head) * args.seq_q_padded + at.q_row0;
-      // One ring's slot: the step's rows of Q (or dO) by TMA and their list (L or delta) by a
-      // bulk copy, both counted on the slot's full barrier.
-      auto load_step = [&](PipelineBarriers<T::kStages>& ring, unsigned char* rows,
-                           const TmaDescriptor* map, float* list_tile, const float* list_rows) {
-        ring.producer_acquire(state);
-        unsigned long long* full = &ring.full[state.index];
-        swr::sm90::mbarrier_arrive_expect_tx(full, T::kQBytes + T::kListBytes);
-        load_rows<T, T::kBlockM>(rows, map, full, at.q_row0, at.head, tile.batch);
-        swr::sm90::bulk_load(list_tile, list_rows + list, T::kListBytes, full);
-      };
-      load_step(bars.q, tiles.q(state.index), q_map, tiles.lse_log2(state.index),
-                args.workspace.lse_log2);
-      load_step(bars.d_o, tiles.d_o(state.index), d_o_map, tiles.delta(state.index),
-                args.workspace.delta);
-      state.advance();
-    }
-  });
-}
 
 // The dQ writer's warp: each step, once a consumer warpgroup has left its part of dQ in shared
 // memory with its hand-over, one bulk reduction adds the part into the workspace's accumulator
@@ -372,6 +169,19 @@ __device__ __forceinline__ void consume(const BackwardWsTiles<T>& tiles, void* d
           at, q_row0 + args.causal_shift - kv_row0 - wg_row0, args.scale_log2);
       unsigned p_packed[kPackedRegs];
       pack_scores<T>(s, p_packed);
+      // With 64 Q rows a step, delta is read while dP^T runs, as L was.
+      const auto delta_at = [&](int j) {
+        return *reinterpret_cast<const float2*>(tiles.delta(slot) + at.column(j, 0));
+      };
+      float2 delta[kEarlyLse];
+      if constexpr (T::kBlockM == 64) {
+#pragma unroll
+        for (int j = 0; j < T::kBlockM / 8; ++j) delta[j] = delta_at(j);
+      }
+      // P^T is formed before the wait (the compiler would sink part of it past the wait, into the
+      // stretch where the tensor cores have nothing of this warpgroup's to run); with 128 Q rows
+      // a step, pinning it spilled.
+      if constexpr (T::kBlockM == 64) fence_words<kPackedRegs>(p_packed);
       wgmma_wait<0>();  // dP^T is in
       fence_floats<kScoreRegs>(dp);
 
@@ -386,7 +196,11 @@ __device__ __forceinline__ void consume(const BackwardWsTiles<T>& tiles, void* d
           },
           dp,
           [&](int j) {
-            return *reinterpret_cast<const float2*>(tiles.delta(slot) + at.column(j, 0));
+            if constexpr (T::kBlockM != 64) {
+              return delta_at(j);
+            } else {
+              return delta[j];
+            }
           },
           ds_packed);
       store_ds<T>(ds_packed, ds_tile, wg_row0, at);
@@ -470,40 +284,9 @@ __device__ __forceinline__ void backward_ws(const TmaDescriptor* q_map, const Tm
                                             const BackwardArgs& args) {
   extern __shared__ __align__(1024) unsigned char shared_memory[];
   const BackwardWsTiles<T> tiles{swr::sm90::align_shared<1024>(shared_memory)};
-  static_assert(sizeof(BackwardWsBarriers<T>) <= T::kBarrierBytes, "barriers outgrow their space");
-  if (threadIdx.x == 0) {
-    BackwardWsBarriers<T>& bars = tiles.barriers();
-    bars.kv.init(1, T::kConsumerThreads);
-    bars.q.init(1, T::kConsumerThreads);
-    bars.d_o.init(1, T::kConsumerThreads);
-    for (int wg = 0; wg < T::kConsumerWgs; ++wg) {
-      swr::sm90::mbarrier_init(&bars.dq_full[wg], 128);
-      swr::sm90::mbarrier_init(&bars.dq_empty[wg], 1);
-    }
-    if constexpr (T::kPersistence == Persistence::dynamic) {
-      bars.queue.init(T::kConsumerThreads + 1);  // every consumer thread and the producer
-    }
-    swr::sm90::mbarrier_init_fence();
-    swr::sm90::tma_prefetch_descriptor(q_map);
-    swr::sm90::tma_prefetch_descriptor(k_map);
-    swr::sm90::tma_prefetch_descriptor(v_map);
-    swr::sm90::tma_prefetch_descriptor(d_o_map);
-  }
-  __syncthreads();
-  if (threadIdx.x < 128) {
-    swr::sm90::warpgroup_reg_dealloc<T::kProducerRegisters>();
-    if (threadIdx.x == 0) {
-      produce<T>(q_map, k_map, v_map, d_o_map, tiles, args);
-    } else if (threadIdx.x / 32 == 1) {
-      write_dq<T>(tiles);
-    } else if (threadIdx.x == 64) {
-      if constexpr (T::kPersistence == Persistence::dynamic)
-        schedule_tiles<T>(tiles.barriers(), args);
-    }
-  } else {
-    swr::sm90::warpgroup_reg_alloc<T::kConsumerRegisters>();
-    consume<T>(tiles, dk, dv, args);
-  }
+  run_backward_ws<T>(
+      q_map, k_map, v_map, d_o_map, tiles, args, [&] { write_dq<T>(tiles); },
+      [&] { consume<T>(tiles, dk, dv, args); });
 }
 
 }  // namespace sm90

@@ -1,8 +1,9 @@
 // What the traits of both wgmma attention backward kernels share (backward_traits.cuh, without a
-// producer; backward_ws_traits.cuh, warp-specialized): the schedule knobs, and the tiles of one
-// step as backward_step.cuh reads them. Warpgroups warpgroups of 64 K/V rows own a K/V tile of
-// BlockN = 64 * Warpgroups rows and take BlockM Q rows a step; every tile wgmma reads lies as
-// 64-column chunks of 128-byte swizzled rows, each chunk on a 1024-byte boundary.
+// producer; backward_ws_traits.cuh and backward_ws_wide_traits.cuh, warp-specialized): the schedule
+// knobs, and the tiles of one step as backward_step.cuh reads them. KvWarpgroups warpgroups of 64
+// K/V rows own a K/V tile of BlockN = 64 * KvWarpgroups rows and take BlockM Q rows a step;
+// DqWarpgroups warpgroups share dQ = dS K. Every tile wgmma reads lies as 64-column chunks of
+// 128-byte swizzled rows, each chunk on a 1024-byte boundary.
 #pragma once
 
 #include "attention/attention_schedule.cuh"
@@ -13,12 +14,12 @@ namespace swr {
 namespace attention {
 namespace sm90 {
 
-template <int HeadDim, int BlockM, int Warpgroups, Element Elem, bool Causal, KvOrder Order,
+template <int HeadDim, int BlockM, int KvWarpgroups, int DqWarpgroups, Element Elem, bool Causal, KvOrder Order,
           Persistence Persist, TileSwizzle Swizzle, int HeadGroup, bool DeterministicDq>
 struct BackwardStepTraits {
   static constexpr int kHeadDim = HeadDim;
   static constexpr int kBlockM = BlockM;           // Q rows per step
-  static constexpr int kBlockN = 64 * Warpgroups;  // K/V rows a CTA owns
+  static constexpr int kBlockN = 64 * KvWarpgroups;  // K/V rows a CTA owns
   static constexpr Element kElement = Elem;
   static constexpr bool kCausal = Causal;
   static constexpr KvOrder kOrder = Order;
@@ -27,11 +28,11 @@ struct BackwardStepTraits {
   static constexpr int kHeadGroup = HeadGroup;
   static constexpr bool kDeterministicDq = DeterministicDq;
 
-  // dQ = dS K of a step, [BlockM x HeadDim], over the warpgroups (wgmma M is 64 rows): each takes
-  // 64 Q rows when BlockM has one 64-row slice per warpgroup, else (BlockM = 64) its share of
-  // the columns in whole 64-column chunks of K.
-  static constexpr bool kDqByRows = BlockM == 64 * Warpgroups;
-  static constexpr int kDqColumns = kDqByRows ? HeadDim : HeadDim / Warpgroups;
+  // dQ = dS K of a step, [BlockM x HeadDim], over the DqWarpgroups (wgmma M is 64 rows): each
+  // takes 64 Q rows when BlockM has one 64-row slice per warpgroup, else (BlockM = 64) its share
+  // of the columns in whole 64-column chunks of K.
+  static constexpr bool kDqByRows = BlockM == 64 * DqWarpgroups;
+  static constexpr int kDqColumns = kDqByRows ? HeadDim : HeadDim / DqWarpgroups;
   // Warpgroup wg's part of dQ starts at this row and column of the step's tile.
   static SWR_HOST_DEVICE constexpr int dq_row0(int wg) { return kDqByRows ? wg * 64 : 0; }
   static SWR_HOST_DEVICE constexpr int dq_column0(int wg) {

@@ -12,10 +12,10 @@ namespace sm90 {
 template <int HeadDim, int BlockM, int Warpgroups, int Stages, Element Elem, bool Causal,
           KvOrder Order, Persistence Persist, TileSwizzle Swizzle, int HeadGroup,
           bool DeterministicDq>
-struct BackwardTraits : BackwardStepTraits<HeadDim, BlockM, Warpgroups, Elem, Causal, Order,
-                                           Persist, Swizzle, HeadGroup, DeterministicDq> {
-  using Step = BackwardStepTraits<HeadDim, BlockM, Warpgroups, Elem, Causal, Order, Persist,
-                                  Swizzle, HeadGroup, DeterministicDq>;
+struct BackwardTraits : BackwardStepTraits<HeadDim, BlockM, Warpgroups, Warpgroups, Elem, Causal,
+                                           Order, Persist, Swizzle, HeadGroup, DeterministicDq> {
+  using Step = BackwardStepTraits<HeadDim, BlockM, Warpgroups, Warpgroups, Elem, Causal, Order,
+                                  Persist, Swizzle, HeadGroup, DeterministicDq>;
   static constexpr int kWarpgroups = Warpgroups;
   static constexpr int kThreads = 128 * Warpgroups;
   static constexpr int kStages = Stages;

@@ -1,10 +1,13 @@
-// How the warp-specialized wgmma attention backward (backward_kernel_ws.cuh) splits a thread's
-// registers between its producer warpgroup and its two consumer warpgroups (setmaxnreg), out of
-// the 168 a thread of 384 starts with: 2 x 128 x 240 + 128 x 24, or 232 and 40 at head dim 128,
-// where 24 left the producer's walk spilling and the consumers compile without spills at 232 (at
-// head dim 64 and 128 Q rows a step, 232 spilled; 240 measured 4% faster there on the H200). One
-// definition for the kernel's traits and the resource model (generator/attention_backward/
-// resources.cpp checks a tile's accumulators against the consumers' share).
+// How the warp-specialized wgmma attention backward kernels (backward_kernel_ws.cuh, and
+// backward_kernel_ws_wide.cuh above head dim 128) split a thread's registers between the producer
+// warpgroup and the two consumer warpgroups (setmaxnreg), out of the 168 a thread of 384 starts
+// with (the CTA's pool: setmaxnreg.inc waits until the pool has what it asks, forever if it
+// never will): 2 x 128 x 240 + 128 x 24, or 232 and 40 at head dim 128, where 24 left the
+// producer's walk spilling and the consumers compile without spills at 232 (at head dim 64 and
+// 128 Q rows a step, 232 spilled; 240 measured 4% faster there on the H200; the wide kernel's
+// consumers spilled at 232, its producer fits 24). One definition for
+// the kernels' traits and the resource model (generator/attention_backward/resources.cpp checks a
+// tile's accumulators against the consumers' share).
 #pragma once
 
 #include "common/host_device.cuh"
@@ -13,11 +16,20 @@ namespace swr {
 namespace attention {
 
 SWR_HOST_DEVICE constexpr int backward_ws_consumer_registers(int head_dim) {
-  return head_dim >= 128 ? 232 : 240;
+  return head_dim == 128 ? 232 : 240;
 }
 SWR_HOST_DEVICE constexpr int backward_ws_producer_registers(int head_dim) {
-  return head_dim >= 128 ? 40 : 24;
+  return head_dim == 128 ? 40 : 24;
 }
+// The split never asks more of the pool than 384 threads of 168 registers hold.
+SWR_HOST_DEVICE constexpr bool backward_ws_registers_fit_pool(int head_dim) {
+  return 2 * 128 * backward_ws_consumer_registers(head_dim) +
+             128 * backward_ws_producer_registers(head_dim) <=
+         168 * 384;
+}
+static_assert(backward_ws_registers_fit_pool(64) && backward_ws_registers_fit_pool(128) &&
+                  backward_ws_registers_fit_pool(256),
+              "setmaxnreg asks no more than the CTA's register pool");
 
 }  // namespace attention
 }  // namespace swr

@@ -16,9 +16,9 @@ namespace sm90 {
 
 template <int HeadDim, int BlockM, int Stages, Element Elem, bool Causal, KvOrder Order,
           Persistence Persist, TileSwizzle Swizzle, int HeadGroup, bool DeterministicDq>
-struct BackwardWsTraits : BackwardStepTraits<HeadDim, BlockM, 2, Elem, Causal, Order, Persist,
+struct BackwardWsTraits : BackwardStepTraits<HeadDim, BlockM, 2, 2, Elem, Causal, Order, Persist,
                                              Swizzle, HeadGroup, DeterministicDq> {
-  using Step = BackwardStepTraits<HeadDim, BlockM, 2, Elem, Causal, Order, Persist, Swizzle,
+  using Step = BackwardStepTraits<HeadDim, BlockM, 2, 2, Elem, Causal, Order, Persist, Swizzle,
                                   HeadGroup, DeterministicDq>;
   static constexpr int kConsumerWgs = 2;
   static constexpr int kThreads = 128 * (kConsumerWgs + 1);
