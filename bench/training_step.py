@@ -177,6 +177,31 @@ def run_point(torch, swr_torch, catalog, point, dtype, flush, target_s):
     return result
 
 
+def markdown_table(results):
+    """A results file (--out) as the table docs/training.md shows: fwd+bwd TFLOP/s of each
+    candidate, swr over the faster of FA4 and cuDNN, and the backward alone of swr and FA4."""
+    def cell(entry, key):
+        return f"{entry[key]:.1f}" if key in entry else entry.get("status", "-")
+
+    lines = ["| B x H x S x D, mask | swr | FA4 | cuDNN | FA2 | swr / best | swr backward alone |"
+             " FA4 backward alone |", "|---|---|---|---|---|---|---|---|"]
+    for result in results["points"]:
+        point = parse_point(result["point"])
+        heads = (f"{point['heads']}/{point['kv_heads']}" if point["kv_heads"] != point["heads"]
+                 else f"{point['heads']}")
+        shape = (f"{point['batch']} x {heads} x {point['seq']} x {point['head_dim']}"
+                 + (", causal" if point["causal"] else ""))
+        candidates = result["candidates"]
+        ratio = result.get("swr_vs_faster_of_fa4_cudnn")
+        cells = [cell(candidates.get(name, {}), "fwd_bwd_tflops")
+                 for name in ("swr", "fa4", "cudnn", "flash2")]
+        cells += ["-" if ratio is None else f"{ratio:.3f}",
+                  cell(candidates.get("swr", {}), "bwd_tflops"),
+                  cell(candidates.get("fa4", {}), "bwd_tflops")]
+        lines.append(f"| {shape} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--points", nargs="+", default=DEFAULT_POINTS,
@@ -186,7 +211,13 @@ def main(argv=None):
     parser.add_argument("--target-seconds", type=float, default=0.5,
                         help="timed seconds per candidate and point")
     parser.add_argument("--out", help="write every figure as JSON here")
+    parser.add_argument("--table", metavar="RESULTS_JSON",
+                        help="print a results file (--out) as a markdown table and exit (no GPU)")
     args = parser.parse_args(argv)
+    if args.table:
+        with open(args.table) as file:
+            print(markdown_table(json.load(file)))
+        return 0
     points = [parse_point(p) for p in args.points]  # bad input refused before the GPU is touched
 
     import torch

@@ -40,8 +40,7 @@ KernelSource render_attention_backward_kernel(const AttentionBackwardProblem& pr
                              : warp_specialized ? "BackwardWsTraits"
                                                 : "BackwardTraits";
   // The wide kernel's tile is fixed (64 x 64); the others take block_m, and their own sizes.
-  const std::string block_m =
-      wide ? "" : " /*block_m*/ " + std::to_string(config.block_m) + ",";
+  const std::string block_m = wide ? "" : " /*block_m*/ " + std::to_string(config.block_m) + ",";
   const std::string tile = warp_specialized ? ""
                            : wgmma ? " /*warpgroups*/ " + std::to_string(config.warps / 4) + ","
                                    : " /*block_n*/ " + std::to_string(config.block_n) +
@@ -84,10 +83,11 @@ KernelSource render_attention_backward_kernel(const AttentionBackwardProblem& pr
     text +=
         "  if (threadIdx.x == 0) *reinterpret_cast<volatile int*>(static_cast<size_t>(8)) = 1;\n";
   }
-  text += warp_specialized ? "  swr::attention::sm90::" +
-                                std::string(wide ? "backward_ws_wide" : "backward_ws") +
-                                "<Traits>(&q_map, &k_map, &v_map, &d_o_map, dk, dv, args);\n}\n"
-                          : "  " + main_namespace + "backward<Traits>(q, k, v, d_o, dk, dv, args);\n}\n";
+  text +=
+      warp_specialized
+          ? "  swr::attention::sm90::" + std::string(wide ? "backward_ws_wide" : "backward_ws") +
+                "<Traits>(&q_map, &k_map, &v_map, &d_o_map, dk, dv, args);\n}\n"
+          : "  " + main_namespace + "backward<Traits>(q, k, v, d_o, dk, dv, args);\n}\n";
   text += "extern \"C\" __global__ void __launch_bounds__(swr::attention::kPassThreads) " +
           std::string(kBackwardPostprocessEntryName) +
           "(\n    void* dq, const swr::attention::BackwardArgs args) {\n";

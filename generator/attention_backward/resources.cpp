@@ -54,7 +54,8 @@ std::string wide_tile_problem(int head_dim, const AttentionBackwardConfig& confi
   }
   // S^T or dP^T is packed before dQ's half is issued: the two never live together.
   const int registers = head_dim / 2 + head_dim / 4 + config.block_m / 4;
-  if (registers + kWgmmaBookkeepingRegisters > attention::backward_ws_consumer_registers(head_dim)) {
+  if (registers + kWgmmaBookkeepingRegisters >
+      attention::backward_ws_consumer_registers(head_dim)) {
     return "wgmma with block_n 64: head dim " + std::to_string(head_dim) + ": dK or dV, " +
            "half of dQ and the packed step need " +
            std::to_string(registers + kWgmmaBookkeepingRegisters) +

@@ -114,6 +114,29 @@ TEST(AttentionBackwardResources, TileRulesInWords) {
   config.warps = 4;
   EXPECT_NE(attention_backward_tile_problem(problem(64), config).find("two warpgroups"),
             std::string::npos);
+  // The wide-head kernel (a producer and 64 K/V rows): head dims above 128 in whole 128-column
+  // halves, 64 Q rows a step, one or two stages.
+  config = {};
+  config.path = InstructionPath::wgmma;
+  config.warps = 12;
+  config.block_n = 64;
+  ASSERT_TRUE(config.splits_products());
+  EXPECT_EQ(attention_backward_tile_problem(problem(256), config), "");
+  EXPECT_NE(attention_backward_tile_problem(problem(128), config).find("above 128"),
+            std::string::npos);
+  EXPECT_NE(attention_backward_tile_problem(problem(192), config).find("multiple of 128"),
+            std::string::npos);
+  config.stages = 3;
+  EXPECT_NE(attention_backward_tile_problem(problem(256), config).find("stages 3"),
+            std::string::npos);
+  config.stages = 2;
+  config.block_m = 128;
+  EXPECT_NE(attention_backward_tile_problem(problem(256), config).find("block_m 128"),
+            std::string::npos);
+  config.warps = 8;  // without a producer, 64 K/V rows are no wgmma tile
+  EXPECT_FALSE(config.splits_products());
+  EXPECT_NE(attention_backward_tile_problem(problem(256), config).find("block_n 64"),
+            std::string::npos);
 }
 
 TEST(AttentionBackwardResources, TheWgmmaPathNeedsSm90a) {
@@ -141,6 +164,13 @@ TEST(AttentionBackwardResources, SharedMemoryOfTheTiles) {
   config.path = InstructionPath::wgmma;
   EXPECT_EQ(attention_backward_shared_bytes(problem(128), config),
             2 * 128 * 256 + 2 * (2 * 64 * 256) + 128 * 64 * 2 + 2 * 512 + 1024);
+  // The wide-head kernel: K, V of 64 rows; stages x (Q, dO) of 64 rows; dS^T and P^T's hand-over
+  // (64 x 64 each); stages x (L, delta); the barriers; 1024 to align. Under sm_90's 227 KiB.
+  config.warps = 12;
+  config.block_n = 64;
+  EXPECT_EQ(attention_backward_shared_bytes(problem(256), config),
+            2 * 64 * 512 + 2 * (2 * 64 * 512) + 2 * 64 * 64 * 2 + 2 * 512 + 256 + 1024);
+  EXPECT_LE(attention_backward_shared_bytes(problem(256), config), 232448);
 }
 
 TEST(AttentionBackwardSpace, EveryKnobValueIsKeptOnBothTargets) {
@@ -154,10 +184,12 @@ TEST(AttentionBackwardSpace, EveryKnobValueIsKeptOnBothTargets) {
         const ResourceUse use = attention_backward_resource_use(problem(head_dim), config, gpu);
         EXPECT_TRUE(use.does_not_fit.empty()) << config.key();
         EXPECT_LE(use.dynamic_shared_bytes, gpu.shared_memory_per_block_optin) << config.key();
-        // wgmma on sm_90a only, at the head dims its registers take.
+        // wgmma on sm_90a only, at the head dims its registers take: 64 and 128 on the kernels
+        // of 64 K/V rows a warpgroup, 256 on the wide-head kernel (block_n 64) alone.
         if (config.path == InstructionPath::wgmma) {
           EXPECT_EQ(gpu.arch, "sm_90a") << config.key();
-          EXPECT_TRUE(head_dim == 64 || head_dim == 128) << config.key();
+          EXPECT_TRUE(head_dim == 64 || head_dim == 128 || head_dim == 256) << config.key();
+          EXPECT_EQ(config.splits_products(), head_dim == 256) << config.key();
           seen.insert("wgmma d" + std::to_string(head_dim));
         }
         seen.insert("m" + std::to_string(config.block_m) + "n" + std::to_string(config.block_n) +
@@ -177,7 +209,7 @@ TEST(AttentionBackwardSpace, EveryKnobValueIsKeptOnBothTargets) {
                               "heads_interleaved", "head_groups", "atomic", "deterministic"}) {
       EXPECT_TRUE(seen.count(value)) << gpu_name << " keeps no config with " << value;
     }
-    for (const char* wgmma : {"wgmma d64", "wgmma d128"}) {
+    for (const char* wgmma : {"wgmma d64", "wgmma d128", "wgmma d256"}) {
       EXPECT_EQ(seen.count(wgmma), std::string(gpu_name) == "h200" ? 1u : 0u) << wgmma;
     }
     // 64 K/V rows split over 8 warps serve head dims above 128 only, whose two stages outgrow

@@ -198,16 +198,19 @@ TEST(AttentionBackwardCases, CoverEveryKnobValueAndTheHeadDims) {
     seen.insert("d" + std::to_string(c.head_dim) + std::string(to_string(c.dtype)));
     seen.insert(c.causal ? "causal" : "non-causal");
   }
-  std::set<std::string> expected = {"tile64x128w8",   "tile32x128w8",  "tile64x64w4",
-                                    "tile64x64w8",    "tile32x64w4",   "tile128x64w4",
-                                    "tile128x128w8",  "tile32x64w8",   "tile64x128w12",
-                                    "tile128x128w12", "tile64x64w12",  "stages1",
-                                    "stages2",
-                                    "stages3",        "cyclic",        "sawtooth",
-                                    "grid",           "static",        "dynamic",
-                                    "head_major",     "head_groups",   "heads_interleaved",
-                                    "atomic",         "deterministic", "causal",
-                                    "non-causal"};
+  std::set<std::string> expected = {"tile64x128w8",  "tile32x128w8",
+                                    "tile64x64w4",   "tile64x64w8",
+                                    "tile32x64w4",   "tile128x64w4",
+                                    "tile128x128w8", "tile32x64w8",
+                                    "tile64x128w12", "tile128x128w12",
+                                    "tile64x64w12",  "stages1",
+                                    "stages2",       "stages3",
+                                    "cyclic",        "sawtooth",
+                                    "grid",          "static",
+                                    "dynamic",       "head_major",
+                                    "head_groups",   "heads_interleaved",
+                                    "atomic",        "deterministic",
+                                    "causal",        "non-causal"};
   for (int dim : kSupportedHeadDims) {
     for (const char* dtype : {"f16", "bf16"}) expected.insert("d" + std::to_string(dim) + dtype);
   }

@@ -31,8 +31,7 @@ __device__ __forceinline__ unsigned long long make_smem_desc(const void* tile, u
 // spends one add per instruction where rebuilding it from the address costs about five.
 __device__ __forceinline__ unsigned long long advance_desc(unsigned long long desc,
                                                            unsigned bytes) {
-  const unsigned low = static_cast<unsigned>(desc) + (bytes >> 4);
-  return (desc & 0xFFFFFFFF00000000ull) | low;
+  return desc + (bytes >> 4);
 }
 
 // The descriptor's swizzle mode for rows of `swizzle_bytes` (128, 64 or 32).

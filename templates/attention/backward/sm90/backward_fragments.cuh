@@ -1,7 +1,7 @@
 // Accumulator fragments both wgmma backward kernels (backward_kernel.cuh, backward_kernel_ws.cuh)
 // move between registers, shared and global memory: a warpgroup thread's view of an m64nN
 // accumulator, dS^T into its shared tile (the A operand of dQ = dS K), and dK or dV rows out.
-// T: either kernel's traits (kBlockM, kDsChunkBytes, kHeadDim, kElement).
+// T: either kernel's traits (kBlockM, kDsChunkBytes, kDsByStmatrix, kHeadDim, kElement).
 #pragma once
 
 #include "common/element.cuh"
@@ -23,23 +23,36 @@ struct WarpgroupLane {
 };
 
 // dS^T (this warpgroup's 64 rows, packed pairs) into the shared [BlockN][BlockM] tile of 128-byte
-// swizzled rows: n8 blocks j and j + 1 of a warp's 16 rows are four 8x8 matrices, one stmatrix
-// (registers 2j + h: rows + 8h of block j), lane 8i + r giving row r of matrix i, whose 16 bytes
-// lie at unit (block % 8) ^ (row % 8) of the row.
-// With j even, unit (j + i / 2) ^ (row % 8) is j ^ (i / 2 ^ row % 8): the lane's own unit with j
-// XOR-ed in, and the row's address has no bits where a unit goes (rows of 128 bytes from a
-// 1024-byte aligned tile): one XOR a store.
+// swizzled rows, where the 16 bytes of row r's n8 block j lie at unit (j % 8) ^ (r % 8).
+// T::kDsByStmatrix: n8 blocks j and j + 1 of a warp's 16 rows are four 8x8 matrices, one
+// stmatrix (registers 2j + h: rows + 8h of block j; lane 8i + r gives row r of matrix i). With j
+// even, unit (j + i / 2) ^ (row % 8) is j ^ (i / 2 ^ row % 8), the lane's own unit with j XOR-ed
+// in, and a row's address has no bits where a unit goes (rows of 128 bytes from a 1024-byte
+// aligned tile): one XOR a store. Otherwise a word per store, as each pair is formed (the kernel
+// without a producer, at 255 registers, spilled with stmatrix's four-word groups).
 template <class T>
 __device__ __forceinline__ void store_ds(const unsigned* ds, unsigned char* tile, int first_row,
                                          const WarpgroupLane& at) {
-  const int matrix = at.lane / 8;
-  const int row = first_row + 16 * at.warp + 8 * (matrix % 2) + at.lane % 8;
-  const unsigned lane_address =
-      (shared_address(tile) + row * 128) | (((matrix / 2) ^ (row % 8)) << 4);
+  if constexpr (T::kDsByStmatrix) {
+    const int matrix = at.lane / 8;
+    const int row = first_row + 16 * at.warp + 8 * (matrix % 2) + at.lane % 8;
+    const unsigned lane_address =
+        (shared_address(tile) + row * 128) | (((matrix / 2) ^ (row % 8)) << 4);
 #pragma unroll
-  for (int j = 0; j < T::kBlockM / 8; j += 2) {
-    const unsigned words[4] = {ds[2 * j], ds[2 * j + 1], ds[2 * j + 2], ds[2 * j + 3]};
-    stmatrix_x4((lane_address ^ ((j % 8) << 4)) + (j / 8) * T::kDsChunkBytes, words);
+    for (int j = 0; j < T::kBlockM / 8; j += 2) {
+      const unsigned words[4] = {ds[2 * j], ds[2 * j + 1], ds[2 * j + 2], ds[2 * j + 3]};
+      stmatrix_x4((lane_address ^ ((j % 8) << 4)) + (j / 8) * T::kDsChunkBytes, words);
+    }
+  } else {
+#pragma unroll
+    for (int j = 0; j < T::kBlockM / 8; ++j)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int row = first_row + at.row(2 * h);
+        const int unit = (j % 8) ^ (row % 8);
+        *reinterpret_cast<unsigned*>(tile + (j / 8) * T::kDsChunkBytes + row * 128 + unit * 16 +
+                                     4 * at.quad()) = ds[2 * j + h];
+      }
   }
 }
 

@@ -56,8 +56,8 @@ __device__ __forceinline__ void add_dq_half(const float* dq, float* tile_block, 
     if (threadIdx.x % 128 == 0) spin_until_dq_turn(semaphore, 2 * kv_tile);
     named_barrier_sync(barrier, 128);
   }
-  float* part = tile_block + static_cast<int>(role) * T::DqLayout::kWarpgroupFloats +
-                4 * (threadIdx.x % 128);
+  float* part =
+      tile_block + static_cast<int>(role) * T::DqLayout::kWarpgroupFloats + 4 * (threadIdx.x % 128);
 #pragma unroll
   for (int j = 0; j < T::kDqColumns / 8; ++j) {
     const float four[4] = {dq[4 * j], dq[4 * j + 1], dq[4 * j + 2], dq[4 * j + 3]};
@@ -68,6 +68,28 @@ __device__ __forceinline__ void add_dq_half(const float* dq, float* tile_block, 
     named_barrier_sync(barrier, 128);
     if (threadIdx.x % 128 == 0) atomicAdd(semaphore, 1);
   }
+}
+
+// A warpgroup's scores of a step, from one ring (Q and L, or dO and delta): acc = its K or V
+// tile times the ring's tile transposed (S^T or dP^T), and this thread's columns of the ring's
+// list; the warpgroup's reads of the slot are done when it returns.
+template <class T>
+__device__ __forceinline__ void scores_from_ring(PipelineBarriers<T::kStages>& ring,
+                                                 const PipelineState<T::kStages>& state,
+                                                 const unsigned char* kv_tile,
+                                                 const unsigned char* tile, const float* list,
+                                                 const WarpgroupLane& at, float* acc,
+                                                 float2* columns) {
+  using namespace swr::sm90;
+  ring.consumer_wait(state);
+#pragma unroll
+  for (int j = 0; j < T::kBlockM / 8; ++j)
+    columns[j] = *reinterpret_cast<const float2*>(list + at.column(j, 0));
+  wgmma_fence();
+  issue_transposed_scores<T>(acc, kv_tile, tile);
+  wgmma_wait<0>();
+  fence_floats<T::kBlockM / 2>(acc);
+  mbarrier_arrive(&ring.empty[state.index]);
 }
 
 // One consumer warpgroup's whole walk: its accumulator (dV for the P warpgroup, dK for the dS
@@ -114,17 +136,10 @@ __device__ __forceinline__ void consume_wide(const BackwardWsTiles<T>& tiles, vo
       };
       float dq[kDqRegs];
       if constexpr (Role == WideRole::p) {
-        bars.q.consumer_wait(state);
-        float2 lse[T::kBlockM / 8];
-#pragma unroll
-        for (int j = 0; j < T::kBlockM / 8; ++j)
-          lse[j] = *reinterpret_cast<const float2*>(tiles.lse_log2(slot) + at.column(j, 0));
         float s[kScoreRegs];
-        wgmma_fence();
-        issue_transposed_scores<T>(s, tiles.k(), tiles.q(slot));
-        wgmma_wait<0>();
-        fence_floats<kScoreRegs>(s);
-        mbarrier_arrive(&bars.q.empty[slot]);  // this warpgroup's reads of Q and L are done
+        float2 lse[T::kBlockM / 8];
+        scores_from_ring<T>(bars.q, state, tiles.k(), tiles.q(slot), tiles.lse_log2(slot), at, s,
+                            lse);
 
         exponentiate_scores<T>(
             s, [&](int j) { return lse[j]; }, at, at_step.q_row0 + args.causal_shift - kv_row0,
@@ -140,7 +155,7 @@ __device__ __forceinline__ void consume_wide(const BackwardWsTiles<T>& tiles, vo
         bars.d_o.consumer_wait(state);
         wgmma_fence();
         issue_register_product<T>(acc, p, tiles.d_o(slot));  // dV += P^T dO
-        mbarrier_wait(&bars.ds_full, hand_overs & 1);         // dS^T is in its tile
+        mbarrier_wait(&bars.ds_full, hand_overs & 1);        // dS^T is in its tile
         issue_dq<T>(dq, tiles.ds(0), tiles.k(), T::dq_row0(0), T::dq_column0(0));
         wgmma_wait<1>();  // dV
         fence_floats<kAccumRegs>(acc);
@@ -150,17 +165,10 @@ __device__ __forceinline__ void consume_wide(const BackwardWsTiles<T>& tiles, vo
         fence_floats<kDqRegs>(dq);
         add_dq(dq);
       } else {
-        bars.d_o.consumer_wait(state);
-        float2 delta[T::kBlockM / 8];
-#pragma unroll
-        for (int j = 0; j < T::kBlockM / 8; ++j)
-          delta[j] = *reinterpret_cast<const float2*>(tiles.delta(slot) + at.column(j, 0));
         float dp[kScoreRegs];
-        wgmma_fence();
-        issue_transposed_scores<T>(dp, tiles.v(), tiles.d_o(slot));
-        wgmma_wait<0>();
-        fence_floats<kScoreRegs>(dp);
-        mbarrier_arrive(&bars.d_o.empty[slot]);  // this warpgroup's reads of dO and delta are done
+        float2 delta[T::kBlockM / 8];
+        scores_from_ring<T>(bars.d_o, state, tiles.v(), tiles.d_o(slot), tiles.delta(slot), at, dp,
+                            delta);
 
         mbarrier_wait(&bars.p_full, hand_overs & 1);  // P^T is handed over
         unsigned p[kPackedRegs];
@@ -180,7 +188,7 @@ __device__ __forceinline__ void consume_wide(const BackwardWsTiles<T>& tiles, vo
         wgmma_fence();
         issue_dq<T>(dq, tiles.ds(0), tiles.k(), T::dq_row0(1), T::dq_column0(1));
         issue_register_product<T>(acc, ds, tiles.q(slot));  // dK += dS^T Q
-        wgmma_wait<1>();                                     // dQ, while dK runs
+        wgmma_wait<1>();                                    // dQ, while dK runs
         fence_floats<kDqRegs>(dq);
         add_dq(dq);
         wgmma_wait<0>();

@@ -14,11 +14,12 @@ namespace swr {
 namespace attention {
 namespace sm90 {
 
-template <int HeadDim, int BlockM, int KvWarpgroups, int DqWarpgroups, Element Elem, bool Causal, KvOrder Order,
-          Persistence Persist, TileSwizzle Swizzle, int HeadGroup, bool DeterministicDq>
+template <int HeadDim, int BlockM, int KvWarpgroups, int DqWarpgroups, Element Elem, bool Causal,
+          KvOrder Order, Persistence Persist, TileSwizzle Swizzle, int HeadGroup,
+          bool DeterministicDq>
 struct BackwardStepTraits {
   static constexpr int kHeadDim = HeadDim;
-  static constexpr int kBlockM = BlockM;           // Q rows per step
+  static constexpr int kBlockM = BlockM;             // Q rows per step
   static constexpr int kBlockN = 64 * KvWarpgroups;  // K/V rows a CTA owns
   static constexpr Element kElement = Elem;
   static constexpr bool kCausal = Causal;

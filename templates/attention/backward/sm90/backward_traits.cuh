@@ -19,6 +19,8 @@ struct BackwardTraits : BackwardStepTraits<HeadDim, BlockM, Warpgroups, Warpgrou
   static constexpr int kWarpgroups = Warpgroups;
   static constexpr int kThreads = 128 * Warpgroups;
   static constexpr int kStages = Stages;
+  // dS^T stored a word at a time (backward_fragments.cuh: stmatrix spilled at 255 registers).
+  static constexpr bool kDsByStmatrix = false;
   static constexpr int kListBytes = 2 * BlockM * 4;  // L * log2(e) and delta of a step
 
   static constexpr int kKOffset = 0;

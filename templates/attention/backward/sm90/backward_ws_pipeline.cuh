@@ -230,13 +230,10 @@ __device__ __forceinline__ void produce(const TmaDescriptor* q_map, const TmaDes
 // the consumers and runs the producer (thread 0), the scheduler (thread 64, dynamic persistence)
 // and `warp_one` (warp 1: the kernel's own role, if any); warpgroups 1 and 2 run `consumers`.
 template <class T, class WarpOne, class Consumers>
-__device__ __forceinline__ void run_backward_ws(const TmaDescriptor* q_map,
-                                                const TmaDescriptor* k_map,
-                                                const TmaDescriptor* v_map,
-                                                const TmaDescriptor* d_o_map,
-                                                const BackwardWsTiles<T>& tiles,
-                                                const BackwardArgs& args, WarpOne&& warp_one,
-                                                Consumers&& consumers) {
+__device__ __forceinline__ void run_backward_ws(
+    const TmaDescriptor* q_map, const TmaDescriptor* k_map, const TmaDescriptor* v_map,
+    const TmaDescriptor* d_o_map, const BackwardWsTiles<T>& tiles, const BackwardArgs& args,
+    WarpOne&& warp_one, Consumers&& consumers) {
   static_assert(sizeof(BackwardWsBarriers<T>) <= T::kBarrierBytes, "barriers outgrow their space");
   if (threadIdx.x == 0) {
     BackwardWsBarriers<T>& bars = tiles.barriers();

@@ -21,6 +21,20 @@ SWR_HOST_DEVICE constexpr int backward_ws_consumer_registers(int head_dim) {
 SWR_HOST_DEVICE constexpr int backward_ws_producer_registers(int head_dim) {
   return head_dim == 128 ? 40 : 24;
 }
+// The warp roles of both warp-specialized kernels: a producer warpgroup and two consumer
+// warpgroups, Stages-deep Q and dO rings, and the register split above.
+template <int HeadDim, int Stages>
+struct BackwardWsRoles {
+  static constexpr int kConsumerWgs = 2;
+  static constexpr int kThreads = 128 * (kConsumerWgs + 1);
+  static constexpr int kConsumerThreads = 128 * kConsumerWgs;
+  static constexpr int kStages = Stages;
+  static constexpr int kConsumerRegisters = backward_ws_consumer_registers(HeadDim);
+  static constexpr int kProducerRegisters = backward_ws_producer_registers(HeadDim);
+  // dS^T stored by stmatrix (backward_fragments.cuh).
+  static constexpr bool kDsByStmatrix = true;
+};
+
 // The split never asks more of the pool than 384 threads of 168 registers hold.
 SWR_HOST_DEVICE constexpr bool backward_ws_registers_fit_pool(int head_dim) {
   return 2 * 128 * backward_ws_consumer_registers(head_dim) +

@@ -17,15 +17,10 @@ namespace sm90 {
 template <int HeadDim, int BlockM, int Stages, Element Elem, bool Causal, KvOrder Order,
           Persistence Persist, TileSwizzle Swizzle, int HeadGroup, bool DeterministicDq>
 struct BackwardWsTraits : BackwardStepTraits<HeadDim, BlockM, 2, 2, Elem, Causal, Order, Persist,
-                                             Swizzle, HeadGroup, DeterministicDq> {
+                                             Swizzle, HeadGroup, DeterministicDq>,
+                          BackwardWsRoles<HeadDim, Stages> {
   using Step = BackwardStepTraits<HeadDim, BlockM, 2, 2, Elem, Causal, Order, Persist, Swizzle,
                                   HeadGroup, DeterministicDq>;
-  static constexpr int kConsumerWgs = 2;
-  static constexpr int kThreads = 128 * (kConsumerWgs + 1);
-  static constexpr int kConsumerThreads = 128 * kConsumerWgs;
-  static constexpr int kStages = Stages;
-  static constexpr int kConsumerRegisters = backward_ws_consumer_registers(HeadDim);
-  static constexpr int kProducerRegisters = backward_ws_producer_registers(HeadDim);
 
   // dS^T = P^T o (dP^T - delta) takes P^T from its packed 16-bit form (the one dV uses) where
   // the fp32 S^T beside dP^T would not fit a consumer's registers (128 Q rows a step).

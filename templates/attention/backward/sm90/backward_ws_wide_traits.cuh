@@ -19,15 +19,10 @@ namespace sm90 {
 template <int HeadDim, int Stages, Element Elem, bool Causal, KvOrder Order, Persistence Persist,
           TileSwizzle Swizzle, int HeadGroup, bool DeterministicDq>
 struct BackwardWsWideTraits : BackwardStepTraits<HeadDim, 64, 1, 2, Elem, Causal, Order, Persist,
-                                                 Swizzle, HeadGroup, DeterministicDq> {
+                                                 Swizzle, HeadGroup, DeterministicDq>,
+                              BackwardWsRoles<HeadDim, Stages> {
   using Step = BackwardStepTraits<HeadDim, 64, 1, 2, Elem, Causal, Order, Persist, Swizzle,
                                   HeadGroup, DeterministicDq>;
-  static constexpr int kConsumerWgs = 2;
-  static constexpr int kThreads = 128 * (kConsumerWgs + 1);
-  static constexpr int kConsumerThreads = 128 * kConsumerWgs;
-  static constexpr int kStages = Stages;
-  static constexpr int kConsumerRegisters = backward_ws_consumer_registers(HeadDim);
-  static constexpr int kProducerRegisters = backward_ws_producer_registers(HeadDim);
 
   // dQ as the consumers add it (each warpgroup half the columns: DqFragmentLayout's split).
   using DqLayout = DqFragmentLayout<HeadDim, 64>;
@@ -55,7 +50,8 @@ struct BackwardWsWideTraits : BackwardStepTraits<HeadDim, 64, 1, 2, Elem, Causal
                     DqLayout::kColumns == Step::kDqColumns,
                 "each consumer adds half the columns of dQ, as the accumulator layout splits them");
   static_assert(HeadDim % 128 == 0, "dQ's halves in whole 64-column chunks");
-  static_assert(HeadDim / 2 + HeadDim / 4 + 16 + 24 <= kConsumerRegisters,
+  static_assert(HeadDim / 2 + HeadDim / 4 + 16 + 24 <=
+                    BackwardWsRoles<HeadDim, Stages>::kConsumerRegisters,
                 "dK or dV, half of dQ, the packed step and 24 more in a consumer's registers");
   static_assert(Stages >= 1 && Stages <= 2, "Q/dO pipeline depth 1..2");
   static_assert(kSharedBytes <= 232448, "sm_90 opt-in shared memory per block");
