@@ -91,10 +91,10 @@ KernelSource render_attention_backward_kernel(const AttentionBackwardProblem& pr
   text += "extern \"C\" __global__ void __launch_bounds__(swr::attention::kPassThreads) " +
           std::string(kBackwardPostprocessEntryName) +
           "(\n    void* dq, const swr::attention::BackwardArgs args) {\n";
-  // The accumulator as the main kernel lays it out (dq_accumulator_layout.cuh).
+  // The accumulator as the main kernel lays it out (dq_accumulator_layout.cuh; the
+  // warp-specialized kernels' traits name theirs).
   const std::string dq_layout =
-      warp_specialized ? "swr::attention::DqFragmentLayout<" + dims + ", Traits::kBlockM>"
-                       : "swr::attention::DqRowLayout<" + dims + ">";
+      warp_specialized ? "Traits::DqLayout" : "swr::attention::DqRowLayout<" + dims + ">";
   text += "  swr::attention::backward_postprocess<" + dims + ", " + element +
           ", Traits::kBlockM, " + dq_layout + ">(dq, args);\n}\n";
 

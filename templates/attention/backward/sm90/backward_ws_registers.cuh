@@ -1,13 +1,14 @@
 // How the warp-specialized wgmma attention backward kernels (backward_kernel_ws.cuh, and
-// backward_kernel_ws_wide.cuh above head dim 128) split a thread's registers between the producer
+// backward_kernel_ws_wide.cuh at head dim 256) split a thread's registers between the producer
 // warpgroup and the two consumer warpgroups (setmaxnreg), out of the 168 a thread of 384 starts
-// with (the CTA's pool: setmaxnreg.inc waits until the pool has what it asks, forever if it
-// never will): 2 x 128 x 240 + 128 x 24, or 232 and 40 at head dim 128, where 24 left the
-// producer's walk spilling and the consumers compile without spills at 232 (at head dim 64 and
-// 128 Q rows a step, 232 spilled; 240 measured 4% faster there on the H200; the wide kernel's
-// consumers spilled at 232, its producer fits 24). One definition for
-// the kernels' traits and the resource model (generator/attention_backward/resources.cpp checks a
-// tile's accumulators against the consumers' share).
+// with. That is the CTA's whole pool: setmaxnreg.inc waits until the pool holds what it asks, so a
+// split that asks more hangs (the static_assert below). Consumers / producer:
+//   head dim 128       232 / 40: 24 left the producer's walk spilling; the consumers fit 232.
+//   head dims 64, 256  240 / 24: at 64 (128 Q rows a step) 232 spilled and 240 measured 4% faster
+//                      on the H200; the wide kernel's consumers spilled at 232 and serialized
+//                      their wgmma, and its producer fits 24 (but for sawtooth x dynamic: 16 B).
+// One definition for the kernels' traits and the resource model (generator/attention_backward/
+// resources.cpp checks a tile's accumulators against the consumers' share).
 #pragma once
 
 #include "common/host_device.cuh"
