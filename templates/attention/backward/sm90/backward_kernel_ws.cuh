@@ -2,8 +2,9 @@
 // kernels (a CTA owns a 128-row K/V tile and walks the Q tiles of its group's query heads that
 // see it: backward_schedule.cuh), with the work split by role so that no step waits on a block
 // barrier or on its own global memory traffic.
-//   producer (warpgroup 0, one thread)  K and V once per tile; each step's Q and dO tiles by TMA
-//       and its L and delta lists by bulk copies, into Stages-deep full/empty mbarrier rings.
+//   producer (warpgroup 0, one thread)  K and V once per tile; each step's Q and dO tiles by TMA,
+//       its L and delta lists by bulk copies and its head and first Q row, into Stages-deep
+//       full/empty mbarrier rings.
 //   dQ writer (warpgroup 0, one warp)   each step's dQ, which each consumer leaves in shared
 //       memory as its part (DqFragmentLayout), added into the workspace's fp32 accumulator by one
 //       bulk reduction a part (in K/V-tile order for the deterministic mode).
@@ -113,7 +114,7 @@ __device__ __forceinline__ void consume(const BackwardWsTiles<T>& tiles, void* d
   const unsigned char* k_rows = tiles.k() + wg_row0 * 128;
   const unsigned char* v_rows = tiles.v() + wg_row0 * 128;
 
-  backward_ws_tiles<T>(bars, args, [&](int linear, int round) {
+  backward_ws_tiles<T>(bars, args, [&](int linear, int) {
     const BackwardWsTile tile = backward_ws_tile<T>(linear, args);
     const int kv_row0 = tile.kv_tile * T::kBlockN;
     float dk_acc[kAccumRegs], dv_acc[kAccumRegs];
@@ -125,9 +126,6 @@ __device__ __forceinline__ void consume(const BackwardWsTiles<T>& tiles, void* d
     if (tile.steps > 0) bars.kv.consumer_wait(kv_state);
 #pragma unroll 1
     for (int step = 0; step < tile.steps; ++step) {
-      const BackwardWsStep at_step = backward_ws_step<T>(tile, step, round, args);
-      const int q_row0 = at_step.q_row0;
-      const int head = at_step.head;
       const int slot = state.index;
       const unsigned char* q_tile = tiles.q(slot);
       const unsigned char* d_o_tile = tiles.d_o(slot);
@@ -136,6 +134,9 @@ __device__ __forceinline__ void consume(const BackwardWsTiles<T>& tiles, void* d
       // S^T = K Q^T and dP^T = V dO^T: K-major both, k16 steps of 32 bytes in a chunk.
       float s[kScoreRegs], dp[kScoreRegs];
       bars.q.consumer_wait(state);
+      const BackwardWsStep at_step = bars.steps[slot];
+      const int q_row0 = at_step.q_row0;
+      const int head = at_step.head;
       // This thread's columns of L, read before the products are issued so that the loads
       // are in by the time S^T is (with 64 Q rows a step: 128 would take 64 more registers
       // than a consumer has).
@@ -185,16 +186,12 @@ __device__ __forceinline__ void consume(const BackwardWsTiles<T>& tiles, void* d
       wgmma_wait<0>();  // dP^T is in
       fence_floats<kScoreRegs>(dp);
 
-      // dS^T = P^T o (dP^T - delta), packed, into this step's slot of the shared tile. With
-      // 128 Q rows a step, P^T is taken from its packed form (as dV takes it), so that S^T's
-      // registers are free for dP^T's.
+      // dS^T = P^T o (dP^T - delta), packed, into this step's slot of the shared tile; P^T in
+      // fp32 (unpacking its 16-bit form instead, as this kernel did at 128 Q rows a step to spare
+      // registers, took 64 more instructions a step).
       unsigned ds_packed[kPackedRegs];
       transposed_ds<T>(
-          [&](int j, int h) {
-            return T::kDsFromPackedP ? unpack_pair<T::kElement>(p_packed[2 * j + h])
-                                     : make_float2(s[4 * j + 2 * h], s[4 * j + 2 * h + 1]);
-          },
-          dp,
+          [&](int j, int h) { return make_float2(s[4 * j + 2 * h], s[4 * j + 2 * h + 1]); }, dp,
           [&](int j) {
             if constexpr (T::kBlockM != 64) {
               return delta_at(j);

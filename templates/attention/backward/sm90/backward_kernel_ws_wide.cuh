@@ -72,16 +72,18 @@ __device__ __forceinline__ void add_dq_half(const float* dq, float* tile_block, 
 
 // A warpgroup's scores of a step, from one ring (Q and L, or dO and delta): acc = its K or V
 // tile times the ring's tile transposed (S^T or dP^T), and this thread's columns of the ring's
-// list; the warpgroup's reads of the slot are done when it returns.
-template <class T>
+// list; `filled` runs once the slot is full. The warpgroup's reads of the slot are done when it
+// returns.
+template <class T, class Filled>
 __device__ __forceinline__ void scores_from_ring(PipelineBarriers<T::kStages>& ring,
                                                  const PipelineState<T::kStages>& state,
                                                  const unsigned char* kv_tile,
                                                  const unsigned char* tile, const float* list,
                                                  const WarpgroupLane& at, float* acc,
-                                                 float2* columns) {
+                                                 float2* columns, Filled&& filled) {
   using namespace swr::sm90;
   ring.consumer_wait(state);
+  filled();
 #pragma unroll
   for (int j = 0; j < T::kBlockM / 8; ++j)
     columns[j] = *reinterpret_cast<const float2*>(list + at.column(j, 0));
@@ -110,7 +112,7 @@ __device__ __forceinline__ void consume_wide(const BackwardWsTiles<T>& tiles, vo
   PipelineState<1> kv_state;
   PipelineState<T::kStages> state;  // of the Q and the dO ring alike
   unsigned hand_overs = 0;          // steps so far: the parity of the hand-over barriers
-  backward_ws_tiles<T>(bars, args, [&](int linear, int round) {
+  backward_ws_tiles<T>(bars, args, [&](int linear, int) {
     const BackwardWsTile tile = backward_ws_tile<T>(linear, args);
     const int kv_row0 = tile.kv_tile * T::kBlockN;
     float acc[kAccumRegs];
@@ -119,8 +121,9 @@ __device__ __forceinline__ void consume_wide(const BackwardWsTiles<T>& tiles, vo
     if (tile.steps > 0) bars.kv.consumer_wait(kv_state);
 #pragma unroll 1
     for (int step = 0; step < tile.steps; ++step) {
-      const BackwardWsStep at_step = backward_ws_step<T>(tile, step, round, args);
       const int slot = state.index;
+      BackwardWsStep at_step;  // read once the step's Q slot is full, before it is released
+      const auto read_step = [&] { at_step = bars.steps[slot]; };
       // Where this step's dQ goes, computed where it is added (no registers held across the
       // products).
       const auto add_dq = [&](const float* dq) {
@@ -139,7 +142,7 @@ __device__ __forceinline__ void consume_wide(const BackwardWsTiles<T>& tiles, vo
         float s[kScoreRegs];
         float2 lse[T::kBlockM / 8];
         scores_from_ring<T>(bars.q, state, tiles.k(), tiles.q(slot), tiles.lse_log2(slot), at, s,
-                            lse);
+                            lse, read_step);
 
         exponentiate_scores<T>(
             s, [&](int j) { return lse[j]; }, at, at_step.q_row0 + args.causal_shift - kv_row0,
@@ -168,7 +171,7 @@ __device__ __forceinline__ void consume_wide(const BackwardWsTiles<T>& tiles, vo
         float dp[kScoreRegs];
         float2 delta[T::kBlockM / 8];
         scores_from_ring<T>(bars.d_o, state, tiles.v(), tiles.d_o(slot), tiles.delta(slot), at, dp,
-                            delta);
+                            delta, [] {});
 
         mbarrier_wait(&bars.p_full, hand_overs & 1);  // P^T is handed over
         unsigned p[kPackedRegs];
@@ -185,6 +188,7 @@ __device__ __forceinline__ void consume_wide(const BackwardWsTiles<T>& tiles, vo
         mbarrier_wait(&bars.ds_full, hand_overs & 1);  // every thread's rows are in
 
         bars.q.consumer_wait(state);
+        read_step();
         wgmma_fence();
         issue_dq<T>(dq, tiles.ds(0), tiles.k(), T::dq_row0(1), T::dq_column0(1));
         issue_register_product<T>(acc, ds, tiles.q(slot));  // dK += dS^T Q

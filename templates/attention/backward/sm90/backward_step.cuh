@@ -33,24 +33,37 @@ __device__ __forceinline__ void issue_transposed_scores(float* acc, const unsign
 }
 
 // S^T into P^T = 2^(S^T scale log2(e) - L log2(e)) in place; lse_of(j): the float2 of L log2(e)
-// at this thread's columns of n8 block j. Padding rows of Q have L = +inf (P = 0), and only the
-// warps the causal diagonal crosses mask: key row r of this warpgroup's 64 hides from Q column c
-// of the step past r > c + diagonal_offset, diagonal_offset = (first Q row + causal shift) -
-// (the warpgroup's first key row).
-template <class T, class LseOf>
-__device__ __forceinline__ void exponentiate_scores(float* s, LseOf&& lse_of,
-                                                    const WarpgroupLane& at, int diagonal_offset,
-                                                    float scale_log2) {
-  const bool diagonal = T::kCausal && 16 * at.warp + 15 > diagonal_offset;
+// at this thread's columns of n8 block j. Padding rows of Q have L = +inf (P = 0). Causal: key
+// row r of this warpgroup's 64 hides from Q column c of the step past r > c + diagonal_offset,
+// diagonal_offset = (first Q row + causal shift) - (the warpgroup's first key row). Only the warps
+// the diagonal crosses take the masked copy (a branch a warp: at long sequences most steps are
+// past the diagonal, and the mask would cost two instructions an element there); it compares
+// each element's column offset, a constant, with the limit of its row.
+template <class T, bool Masked, class LseOf>
+__device__ __forceinline__ void exponentiate_scores_as(float* s, LseOf&& lse_of,
+                                                       const WarpgroupLane& at, int diagonal_offset,
+                                                       float scale_log2) {
+  // Rows 16 warp + group and 8 below it hide column 8j + 2 quad + i % 2 from here on.
+  const int limit = at.row(0) - at.column(0, 0) - diagonal_offset;
 #pragma unroll
   for (int j = 0; j < T::kBlockM / 8; ++j) {
     const float2 lse = lse_of(j);
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
       float p = exp2f(s[4 * j + i] * scale_log2 - (i % 2 ? lse.y : lse.x));
-      if (diagonal && at.row(i) > at.column(j, i) + diagonal_offset) p = 0.f;
+      if (Masked && 8 * j + i % 2 < limit + 8 * (i / 2)) p = 0.f;
       s[4 * j + i] = p;
     }
+  }
+}
+template <class T, class LseOf>
+__device__ __forceinline__ void exponentiate_scores(float* s, LseOf&& lse_of,
+                                                    const WarpgroupLane& at, int diagonal_offset,
+                                                    float scale_log2) {
+  if (T::kCausal && 16 * at.warp + 15 > diagonal_offset) {
+    exponentiate_scores_as<T, true>(s, lse_of, at, diagonal_offset, scale_log2);
+  } else {
+    exponentiate_scores_as<T, false>(s, lse_of, at, diagonal_offset, scale_log2);
   }
 }
 

@@ -2,8 +2,9 @@
 // two warpgroups of 64 K/V rows each; backward_kernel_ws_wide.cuh: one 64-row K/V tile whose
 // products the two warpgroups split): the shared-memory rings and their barriers, the walk over
 // tiles and steps that every role derives alike, and the producer warpgroup's roles.
-//   producer (one thread)   K and V once per tile; each step's Q and dO tiles by TMA and its L and
-//                           delta lists by bulk copies, into Stages-deep full/empty mbarrier rings.
+//   producer (one thread)   K and V once per tile; each step's Q and dO tiles by TMA, its L and
+//                           delta lists by bulk copies and its head and first Q row, into
+//                           Stages-deep full/empty mbarrier rings.
 //   scheduler (one thread)  dynamic persistence: claims the CTA's next tile ahead of its work.
 // A kernel's traits name the plan (kKOffset, ..., kBarrierOffset), the tiles (kBlockM, kBlockN,
 // kHeadDim, the byte counts) and the schedule knobs.
@@ -45,6 +46,12 @@ struct DqHandOver {
 };
 constexpr int kNoMoreDq = -1;
 
+// A step of a tile's walk: the query head and the Q tile's first row.
+struct BackwardWsStep {
+  int head;
+  int q_row0;
+};
+
 template <class T>
 struct BackwardWsBarriers {
   PipelineBarriers<1> kv;            // K and V of the CTA's tile
@@ -60,6 +67,10 @@ struct BackwardWsBarriers {
   // 128 threads have arrived: P^T handed to the dS warpgroup, dS^T in its tile.
   unsigned long long p_full;
   unsigned long long ds_full;
+  // Each Q slot's step, written by the producer before its loads arrive on the slot's full
+  // barrier, so that a consumer reads it once that wait is over (and gets it for one shared load,
+  // not the walk's division).
+  BackwardWsStep steps[T::kStages];
 };
 
 // The shared tiles of one CTA (BackwardWsTraits' plan), from a 1024-byte aligned base.
@@ -119,11 +130,8 @@ __device__ __forceinline__ BackwardWsTile backward_ws_tile(int linear, const Bac
 
 // Step `step` of a tile's walk (backward_step_at's order): the query head and the Q tile's first
 // row. By the step's index, a division a step: fewer values live across the steps than a
-// BackwardWalk keeps (the producer has 40 registers, the consumers none to spare).
-struct BackwardWsStep {
-  int head;
-  int q_row0;
-};
+// BackwardWalk keeps (the producer has 24 to 40 registers). The producer alone computes it and
+// hands it to the consumers with the step's Q slot (BackwardWsBarriers::steps).
 template <class T>
 __device__ __forceinline__ BackwardWsStep backward_ws_step(const BackwardWsTile& tile, int step,
                                                            int round, const BackwardArgs& args) {
@@ -207,18 +215,20 @@ __device__ __forceinline__ void produce(const TmaDescriptor* q_map, const TmaDes
       // (the dQ accumulator beside them takes 128 bytes or more a row).
       const unsigned list =
           static_cast<unsigned>(tile.batch * args.heads + at.head) * args.seq_q_padded + at.q_row0;
-      // One ring's slot: the step's rows of Q (or dO) by TMA and their list (L or delta) by a
-      // bulk copy, both counted on the slot's full barrier.
+      // One ring's free slot: the step's rows of Q (or dO) by TMA and their list (L or delta)
+      // by a bulk copy, both counted on the slot's full barrier.
       auto load_step = [&](PipelineBarriers<T::kStages>& ring, unsigned char* rows,
                            const TmaDescriptor* map, float* list_tile, const float* list_rows) {
-        ring.producer_acquire(state);
         unsigned long long* full = &ring.full[state.index];
         swr::sm90::mbarrier_arrive_expect_tx(full, T::kQBytes + T::kListBytes);
         load_rows<T, T::kBlockM>(rows, map, full, at.q_row0, at.head, tile.batch);
         swr::sm90::bulk_load(list_tile, list_rows + list, T::kListBytes, full);
       };
+      bars.q.producer_acquire(state);
+      bars.steps[state.index] = at;
       load_step(bars.q, tiles.q(state.index), q_map, tiles.lse_log2(state.index),
                 args.workspace.lse_log2);
+      bars.d_o.producer_acquire(state);
       load_step(bars.d_o, tiles.d_o(state.index), d_o_map, tiles.delta(state.index),
                 args.workspace.delta);
       state.advance();

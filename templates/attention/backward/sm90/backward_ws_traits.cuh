@@ -22,10 +22,6 @@ struct BackwardWsTraits : BackwardStepTraits<HeadDim, BlockM, 2, 2, Elem, Causal
   using Step = BackwardStepTraits<HeadDim, BlockM, 2, 2, Elem, Causal, Order, Persist, Swizzle,
                                   HeadGroup, DeterministicDq>;
 
-  // dS^T = P^T o (dP^T - delta) takes P^T from its packed 16-bit form (the one dV uses) where
-  // the fp32 S^T beside dP^T would not fit a consumer's registers (128 Q rows a step).
-  static constexpr bool kDsFromPackedP = BlockM == 128;
-
   // Two dS^T slots, so that a step writes one while the other warpgroup's dQ of the last step
   // may still read the other (one barrier a step).
   static constexpr int kDsStages = 2;
