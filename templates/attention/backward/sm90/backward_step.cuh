@@ -35,16 +35,15 @@ __device__ __forceinline__ void issue_transposed_scores(float* acc, const unsign
 // S^T into P^T = 2^(S^T scale log2(e) - L log2(e)) in place; lse_of(j): the float2 of L log2(e)
 // at this thread's columns of n8 block j. Padding rows of Q have L = +inf (P = 0). Causal: key
 // row r of this warpgroup's 64 hides from Q column c of the step past r > c + diagonal_offset,
-// diagonal_offset = (first Q row + causal shift) - (the warpgroup's first key row). Only the warps
-// the diagonal crosses take the masked copy (a branch a warp: at long sequences most steps are
-// past the diagonal, and the mask would cost two instructions an element there); it compares
-// each element's column offset, a constant, with the limit of its row.
+// diagonal_offset = (first Q row + causal shift) - (the warpgroup's first key row): each element's
+// column offset, a constant, compared with its row's limit. Only the warps the diagonal crosses
+// mask. With T::kMaskByBranch they take a copy of the loop with the mask and the others one
+// without (at long sequences most steps are past the diagonal, where the mask would cost two
+// instructions an element); otherwise every warp compares, against a limit no column reaches
+// where the diagonal does not cross it.
 template <class T, bool Masked, class LseOf>
-__device__ __forceinline__ void exponentiate_scores_as(float* s, LseOf&& lse_of,
-                                                       const WarpgroupLane& at, int diagonal_offset,
+__device__ __forceinline__ void exponentiate_scores_as(float* s, LseOf&& lse_of, int limit,
                                                        float scale_log2) {
-  // Rows 16 warp + group and 8 below it hide column 8j + 2 quad + i % 2 from here on.
-  const int limit = at.row(0) - at.column(0, 0) - diagonal_offset;
 #pragma unroll
   for (int j = 0; j < T::kBlockM / 8; ++j) {
     const float2 lse = lse_of(j);
@@ -60,10 +59,15 @@ template <class T, class LseOf>
 __device__ __forceinline__ void exponentiate_scores(float* s, LseOf&& lse_of,
                                                     const WarpgroupLane& at, int diagonal_offset,
                                                     float scale_log2) {
-  if (T::kCausal && 16 * at.warp + 15 > diagonal_offset) {
-    exponentiate_scores_as<T, true>(s, lse_of, at, diagonal_offset, scale_log2);
+  const bool crossed = T::kCausal && 16 * at.warp + 15 > diagonal_offset;
+  // Rows 16 warp + group and 8 below it hide column 8j + 2 quad + i % 2 from here on.
+  const int limit = at.row(0) - at.column(0, 0) - diagonal_offset;
+  if constexpr (!T::kMaskByBranch) {
+    exponentiate_scores_as<T, T::kCausal>(s, lse_of, crossed ? limit : -T::kBlockM, scale_log2);
+  } else if (crossed) {
+    exponentiate_scores_as<T, true>(s, lse_of, limit, scale_log2);
   } else {
-    exponentiate_scores_as<T, false>(s, lse_of, at, diagonal_offset, scale_log2);
+    exponentiate_scores_as<T, false>(s, lse_of, limit, scale_log2);
   }
 }
 
