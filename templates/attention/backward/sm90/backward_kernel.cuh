@@ -199,7 +199,8 @@ __device__ void backward(const void* q, const void* k, const void* v, const void
           exponentiate_scores<T>(
               s,
               [&](int j) { return *reinterpret_cast<const float2*>(lse_log2 + at.column(j, 0)); },
-              at, q_row0 + args.causal_shift - kv_row0 - wg_row0, args.scale_log2);
+              at, q_row0 + args.causal_shift - kv_row0 - wg_row0, args.seq_kv - kv_row0 - wg_row0,
+              args.scale_log2);
           unsigned p_packed[kPackedRegs];
           pack_scores<T>(s, p_packed);
           wgmma_fence();

@@ -167,7 +167,8 @@ __device__ __forceinline__ void consume(const BackwardWsTiles<T>& tiles, void* d
               return lse[j];
             }
           },
-          at, q_row0 + args.causal_shift - kv_row0 - wg_row0, args.scale_log2);
+          at, q_row0 + args.causal_shift - kv_row0 - wg_row0, args.seq_kv - kv_row0 - wg_row0,
+          args.scale_log2);
       unsigned p_packed[kPackedRegs];
       pack_scores<T>(s, p_packed);
       // With 64 Q rows a step, delta is read while dP^T runs, as L was.

@@ -146,7 +146,7 @@ __device__ __forceinline__ void consume_wide(const BackwardWsTiles<T>& tiles, vo
 
         exponentiate_scores<T>(
             s, [&](int j) { return lse[j]; }, at, at_step.q_row0 + args.causal_shift - kv_row0,
-            args.scale_log2);
+            args.seq_kv - kv_row0, args.scale_log2);
         unsigned p[kPackedRegs];
         pack_scores<T>(s, p);
         // The last step's P^T was read before the dS warpgroup's dS^T barrier, which this one

@@ -33,16 +33,20 @@ __device__ __forceinline__ void issue_transposed_scores(float* acc, const unsign
 }
 
 // S^T into P^T = 2^(S^T scale log2(e) - L log2(e)) in place; lse_of(j): the float2 of L log2(e)
-// at this thread's columns of n8 block j. Padding rows of Q have L = +inf (P = 0). Causal: key
-// row r of this warpgroup's 64 hides from Q column c of the step past r > c + diagonal_offset,
-// diagonal_offset = (first Q row + causal shift) - (the warpgroup's first key row): each element's
-// column offset, a constant, compared with its row's limit. Only the warps the diagonal crosses
-// mask. With T::kMaskByBranch they take a copy of the loop with the mask and the others one
-// without (at long sequences most steps are past the diagonal, where the mask would cost two
-// instructions an element); otherwise every warp compares, against a limit no column reaches
-// where the diagonal does not cross it.
+// at this thread's columns of n8 block j. Padding rows of Q have L = +inf (P = 0). The mask: key
+// row r of this warpgroup's 64 hides from Q column c of the step where r > c + diagonal_offset
+// (causal; diagonal_offset = (first Q row + causal shift) - (the warpgroup's first key row)) or
+// where r >= key_rows (a padding key past seq_kv: its P would only meet zero rows of K and dO, and
+// rows of dK and dV never written). A row hides the columns below its limit, each element's
+// column offset a constant. Only the warps that hold a hidden element mask: with
+// T::kMaskByBranch they take a copy of the loop with the mask and the others one without (past
+// the diagonal, most steps at long sequences, the mask would cost two instructions an element;
+// and the branch keeps the compiler from sinking the exponentials past the caller's dP^T wait,
+// as it did with 27 of 32 at head dim 128 without a mask: forming all before the wait measured
+// 1.025-1.033x); otherwise every warp compares, against limits no column reaches where nothing
+// hides.
 template <class T, bool Masked, class LseOf>
-__device__ __forceinline__ void exponentiate_scores_as(float* s, LseOf&& lse_of, int limit,
+__device__ __forceinline__ void exponentiate_scores_as(float* s, LseOf&& lse_of, int2 limits,
                                                        float scale_log2) {
 #pragma unroll
   for (int j = 0; j < T::kBlockM / 8; ++j) {
@@ -50,7 +54,7 @@ __device__ __forceinline__ void exponentiate_scores_as(float* s, LseOf&& lse_of,
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
       float p = exp2f(s[4 * j + i] * scale_log2 - (i % 2 ? lse.y : lse.x));
-      if (Masked && 8 * j + i % 2 < limit + 8 * (i / 2)) p = 0.f;
+      if (Masked && 8 * j + i % 2 < (i / 2 ? limits.y : limits.x)) p = 0.f;
       s[4 * j + i] = p;
     }
   }
@@ -58,16 +62,23 @@ __device__ __forceinline__ void exponentiate_scores_as(float* s, LseOf&& lse_of,
 template <class T, class LseOf>
 __device__ __forceinline__ void exponentiate_scores(float* s, LseOf&& lse_of,
                                                     const WarpgroupLane& at, int diagonal_offset,
-                                                    float scale_log2) {
-  const bool crossed = T::kCausal && 16 * at.warp + 15 > diagonal_offset;
-  // Rows 16 warp + group and 8 below it hide column 8j + 2 quad + i % 2 from here on.
-  const int limit = at.row(0) - at.column(0, 0) - diagonal_offset;
+                                                    int key_rows, float scale_log2) {
+  // Rows 16 warp + group (h = 0) and 8 below it (h = 1), at columns 2 quad + 8j + i % 2.
+  const auto limit_of = [&](int h) {
+    const int row = at.row(2 * h);
+    if (row >= key_rows) return T::kBlockM;
+    return T::kCausal ? row - at.column(0, 0) - diagonal_offset : -T::kBlockM;
+  };
+  const int2 limits = make_int2(limit_of(0), limit_of(1));
+  const int last_row = 16 * at.warp + 15;
+  const bool masks = (T::kCausal && last_row > diagonal_offset) || last_row >= key_rows;
   if constexpr (!T::kMaskByBranch) {
-    exponentiate_scores_as<T, T::kCausal>(s, lse_of, crossed ? limit : -T::kBlockM, scale_log2);
-  } else if (crossed) {
-    exponentiate_scores_as<T, true>(s, lse_of, limit, scale_log2);
+    exponentiate_scores_as<T, T::kCausal>(
+        s, lse_of, masks ? limits : make_int2(-T::kBlockM, -T::kBlockM), scale_log2);
+  } else if (masks) {
+    exponentiate_scores_as<T, true>(s, lse_of, limits, scale_log2);
   } else {
-    exponentiate_scores_as<T, false>(s, lse_of, limit, scale_log2);
+    exponentiate_scores_as<T, false>(s, lse_of, limits, scale_log2);
   }
 }
 
