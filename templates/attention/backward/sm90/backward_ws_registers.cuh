@@ -34,8 +34,6 @@ struct BackwardWsRoles {
   static constexpr int kProducerRegisters = backward_ws_producer_registers(HeadDim);
   // dS^T stored by stmatrix (backward_fragments.cuh).
   static constexpr bool kDsByStmatrix = true;
-  // The causal mask only in the warps the diagonal crosses (backward_step.cuh).
-  static constexpr bool kMaskByBranch = true;
 };
 
 // The split never asks more of the pool than 384 threads of 168 registers hold.

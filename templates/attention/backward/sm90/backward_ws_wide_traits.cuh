@@ -24,6 +24,10 @@ struct BackwardWsWideTraits : BackwardStepTraits<HeadDim, 64, 1, 2, Elem, Causal
   using Step = BackwardStepTraits<HeadDim, 64, 1, 2, Elem, Causal, Order, Persist, Swizzle,
                                   HeadGroup, DeterministicDq>;
 
+  // The masked copy of P^T's loop (backward_step.cuh) only where the causal mask is: without it
+  // the branch cost the wide kernel 7% (the padding keys it masks cost nothing where unmasked).
+  static constexpr bool kMaskByBranch = Causal;
+
   // dQ as the consumers add it (each warpgroup half the columns: DqFragmentLayout's split).
   using DqLayout = DqFragmentLayout<HeadDim, 64>;
   static constexpr int kListBytes = 64 * 4;  // a step's L * log2(e), or its delta
