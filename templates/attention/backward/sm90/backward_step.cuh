@@ -36,9 +36,9 @@ __device__ __forceinline__ void issue_transposed_scores(float* acc, const unsign
 // at this thread's columns of n8 block j. Padding rows of Q have L = +inf (P = 0). The mask: key
 // row r of this warpgroup's 64 hides from Q column c of the step where r > c + diagonal_offset
 // (causal; diagonal_offset = (first Q row + causal shift) - (the warpgroup's first key row)) or
-// where r >= key_rows (a padding key past seq_kv: its P would only meet zero rows of K and dO, and
-// rows of dK and dV never written). A row hides the columns below its limit, each element's
-// column offset a constant. Only the warps that hold a hidden element mask: with
+// where r >= key_rows (a padding key past seq_kv: its P reaches only rows of dK and dV that are
+// never written, and dQ through a zero row of K). A row hides the columns below its limit, each
+// element's column offset a constant. Only the warps that hold a hidden element mask: with
 // T::kMaskByBranch they take a copy of the loop with the mask and the others one without (past
 // the diagonal, most steps at long sequences, the mask would cost two instructions an element;
 // and the branch keeps the compiler from sinking the exponentials past the caller's dP^T wait,
