@@ -21,8 +21,8 @@ struct BackwardTraits : BackwardStepTraits<HeadDim, BlockM, Warpgroups, Warpgrou
   static constexpr int kStages = Stages;
   // dS^T stored a word at a time (backward_fragments.cuh: stmatrix spilled at 255 registers).
   static constexpr bool kDsByStmatrix = false;
-  // The causal mask compared in every warp, no copy of P^T's loop for it (backward_step.cuh: the
-  // copy spilled 12 bytes at 255 registers).
+  // The mask compared in every warp, no copy of P^T's loop for it (backward_step.cuh: the copy
+  // spilled 12 bytes at 255 registers).
   static constexpr bool kMaskByBranch = false;
   static constexpr int kListBytes = 2 * BlockM * 4;  // L * log2(e) and delta of a step
 

@@ -25,7 +25,7 @@ struct BackwardWsTraits : BackwardStepTraits<HeadDim, BlockM, 2, 2, Elem, Causal
   // The masked copy of P^T's loop (backward_step.cuh) where a mask is: causal, so that the warps
   // past the diagonal skip it; or without one at 64 Q rows a step, where the branch keeps the
   // exponentials before the dP^T wait (1.016-1.036x at head dim 128). At 128 Q rows without a
-  // mask the compiler's order, half the exponentials past the wait among dS^T's work, measured
+  // mask the compiler's order, most exponentials past the wait among dS^T's work, measured
   // 1.005-1.009x the order the branch keeps.
   static constexpr bool kMaskByBranch = Causal || BlockM == 64;
   // Two dS^T slots, so that a step writes one while the other warpgroup's dQ of the last step

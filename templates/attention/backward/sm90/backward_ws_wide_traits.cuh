@@ -25,7 +25,8 @@ struct BackwardWsWideTraits : BackwardStepTraits<HeadDim, 64, 1, 2, Elem, Causal
                                   HeadGroup, DeterministicDq>;
 
   // The masked copy of P^T's loop (backward_step.cuh) only where the causal mask is: without it
-  // the branch cost the wide kernel 7% (the padding keys it masks cost nothing where unmasked).
+  // the branch made the wide kernel 5% slower (one variant, 2.881 -> 3.020 ms, at B1 H8 S8192 in
+  // two tuning runs), and the padding keys it would mask cost nothing unmasked.
   static constexpr bool kMaskByBranch = Causal;
 
   // dQ as the consumers add it (each warpgroup half the columns: DqFragmentLayout's split).
