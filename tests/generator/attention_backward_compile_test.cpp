@@ -1,7 +1,8 @@
 // The attention backward's module compiled by NVRTC for sm_121 (GB10) and sm_90a (H200), no GPU
 // needed: every tile and stage count its space keeps at every head dim (on the default schedule),
 // and every schedule knob value (Q-walk order, persistence, swizzle, dQ accumulation) mixed on the
-// base tile of each instruction path and kernel (the wgmma kernels' on sm_90a), each with no
+// base tile of each instruction path and kernel (the wgmma kernels' on sm_90a), the
+// warp-specialized producer's every walk (order x persistence x swizzle), each with no
 // spills, setmaxnreg honoured (no C7508) and no serialized wgmma, the resource model's register
 // estimate confirmed by the compiler's count, and all three entries in the cubin.
 #include <gtest/gtest.h>
@@ -88,6 +89,32 @@ std::vector<Variant> variants(const GpuProfile& gpu) {
       config.head_group = swizzles[i] == TileSwizzle::head_groups ? 4 : 1;
       config.dq = dq[i];
       list.push_back({kernel.wide ? wide_problem : problem, config});
+    }
+  }
+  // The warp-specialized producer walks every Q-walk order with every persistence and swizzle, at
+  // both of its register budgets (head dims 64 and 128, causal): with 24 registers some walks
+  // spilled 8 bytes where the mixes above did not look.
+  for (int head_dim : {64, 128}) {
+    const AttentionBackwardProblem walk_problem{{2, 8, 1000, 1000, head_dim, DataType::bf16, true}};
+    const std::vector<AttentionBackwardConfig> walk_space =
+        build_attention_backward_space(walk_problem, gpu).configs;
+    const auto base = std::find_if(walk_space.begin(), walk_space.end(), [](const auto& config) {
+      return config.warp_specialized() && !config.splits_products();
+    });
+    if (base == walk_space.end()) continue;
+    for (KvOrder order : {KvOrder::cyclic, KvOrder::sawtooth}) {
+      for (Persistence persistence :
+           {Persistence::grid, Persistence::static_loop, Persistence::dynamic}) {
+        for (TileSwizzle swizzle :
+             {TileSwizzle::head_major, TileSwizzle::heads_interleaved, TileSwizzle::head_groups}) {
+          AttentionBackwardConfig config = *base;
+          config.order = order;
+          config.persistence = persistence;
+          config.swizzle = swizzle;
+          config.head_group = swizzle == TileSwizzle::head_groups ? 4 : 1;
+          list.push_back({walk_problem, config});
+        }
+      }
     }
   }
   return list;

@@ -1,7 +1,8 @@
 // The attention backward's schedule (templates/attention/backward/backward_schedule.cuh), built by
 // the host compiler: which Q tiles see a K/V tile under every causal alignment, the Q walk
-// (cyclic, and sawtooth reversed on odd rounds) over a GQA group's heads, and the kernel's
-// division-free BackwardWalk, which must visit exactly backward_step_at's steps in its order.
+// (cyclic, and sawtooth reversed on odd rounds) over a GQA group's heads, and the kernels' two
+// ways of walking it (the division-free BackwardWalk, the warp-specialized producer's counted
+// positions), which must visit exactly backward_step_at's steps in its order.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -67,6 +68,34 @@ TEST(BackwardSchedule, TheKernelsWalkIsBackwardStepAt) {
                   << tiles;
               ASSERT_EQ(at.q_tile, expected.q_tile) << "step " << step;
               walk.advance(at);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(BackwardSchedule, TheProducersPositionsAreBackwardStepAts) {
+  for (KvOrder order : {KvOrder::cyclic, KvOrder::sawtooth}) {
+    for (int round = 0; round < 4; ++round) {
+      for (int heads : {1, 2, 4}) {
+        for (int first = 0; first < 4; ++first) {
+          for (int tiles = first + 1; tiles < 7; ++tiles) {
+            const int steps = heads * (tiles - first);
+            const BackwardPositions positions = backward_positions(order, steps, round);
+            int index = positions.first;
+            for (int step = 0; step < steps; ++step) {
+              const BackwardStep expected =
+                  backward_step_at(order, step, heads, first, tiles, round);
+              const BackwardStep at = backward_step_of_index(index, first, tiles);
+              ASSERT_EQ(at.head_in_group, expected.head_in_group)
+                  << "step " << step << " of " << heads << " heads, tiles " << first << ".."
+                  << tiles << ", round " << round;
+              ASSERT_EQ(at.q_tile, expected.q_tile) << "step " << step;
+              // The producer stops at the last position, which is the last step's.
+              ASSERT_EQ(index == positions.last, step == steps - 1) << "step " << step;
+              index += positions.stride;
             }
           }
         }

@@ -37,16 +37,36 @@ struct BackwardStep {
   int q_tile;
 };
 
-// Step `step` of the walk over `group_heads` query heads x the Q tiles [first_q_tile, q_tiles):
-// heads outer, tiles inner, the whole sequence reversed on odd rounds by the sawtooth order.
-SWR_HOST_DEVICE BackwardStep backward_step_at(KvOrder order, int step, int group_heads,
-                                              int first_q_tile, int q_tiles, int round) {
+// Position `index` of the group's query heads x the Q tiles [first_q_tile, q_tiles), heads
+// outer, tiles inner.
+SWR_HOST_DEVICE BackwardStep backward_step_of_index(int index, int first_q_tile, int q_tiles) {
   const int tiles = q_tiles - first_q_tile;
-  const int index = kv_tile_at(order, step, group_heads * tiles, round);
   BackwardStep at;
   at.head_in_group = index / tiles;
   at.q_tile = first_q_tile + index - at.head_in_group * tiles;
   return at;
+}
+
+// Step `step` of the walk over `group_heads` query heads x the Q tiles [first_q_tile, q_tiles):
+// those positions in order, the whole sequence reversed on odd rounds by the sawtooth order.
+SWR_HOST_DEVICE BackwardStep backward_step_at(KvOrder order, int step, int group_heads,
+                                              int first_q_tile, int q_tiles, int round) {
+  const int index = kv_tile_at(order, step, group_heads * (q_tiles - first_q_tile), round);
+  return backward_step_of_index(index, first_q_tile, q_tiles);
+}
+
+// The positions backward_step_at's steps 0 .. steps - 1 take, as a range to count through: from
+// `first` to `last` by `stride` (+1, or -1 on a reversed round). What the warp-specialized
+// producer keeps across the steps (one counter and its end).
+struct BackwardPositions {
+  int first;
+  int last;
+  int stride;
+};
+SWR_HOST_DEVICE BackwardPositions backward_positions(KvOrder order, int steps, int round) {
+  const int first = kv_tile_at(order, 0, steps, round);
+  const int last = kv_tile_at(order, steps - 1, steps, round);
+  return {first, last, last >= first ? 1 : -1};
 }
 
 // The same walk one step after another without a division: what the kernel keeps (one walk and

@@ -128,15 +128,14 @@ __device__ __forceinline__ BackwardWsTile backward_ws_tile(int linear, const Bac
   return tile;
 }
 
-// Step `step` of a tile's walk (backward_step_at's order): the query head and the Q tile's first
-// row. By the step's index, a division a step: fewer values live across the steps than a
-// BackwardWalk keeps (the producer has 24 to 40 registers). The producer alone computes it and
-// hands it to the consumers with the step's Q slot (BackwardWsBarriers::steps).
+// The step at position `index` of a tile's walk (backward_step_of_index): the query head and the
+// Q tile's first row, a division a step: fewer values live across the steps than a BackwardWalk
+// keeps (the producer has 24 to 40 registers). The producer alone computes it and hands it to the
+// consumers with the step's Q slot (BackwardWsBarriers::steps).
 template <class T>
-__device__ __forceinline__ BackwardWsStep backward_ws_step(const BackwardWsTile& tile, int step,
-                                                           int round, const BackwardArgs& args) {
-  const BackwardStep at =
-      backward_step_at(T::kOrder, step, args.group_heads, tile.first_q_tile, args.q_tiles, round);
+__device__ __forceinline__ BackwardWsStep backward_ws_step(const BackwardWsTile& tile, int index,
+                                                           const BackwardArgs& args) {
+  const BackwardStep at = backward_step_of_index(index, tile.first_q_tile, args.q_tiles);
   return {tile.kv_head * args.group_heads + at.head_in_group, at.q_tile * T::kBlockM};
 }
 
@@ -208,9 +207,13 @@ __device__ __forceinline__ void produce(const TmaDescriptor* q_map, const TmaDes
                              tile.kv_head, tile.batch);
     kv_state.advance();
 
+    // The walk's positions counted through (backward_positions): keeping the step, the step count
+    // and the round instead spilled 8 bytes of the producer's 24 registers with sawtooth order
+    // and persistence.
+    const BackwardPositions walk = backward_positions(T::kOrder, tile.steps, round);
 #pragma unroll 1
-    for (int step = 0; step < tile.steps; ++step) {
-      const BackwardWsStep at = backward_ws_step<T>(tile, step, round, args);
+    for (int index = walk.first;; index += walk.stride) {
+      const BackwardWsStep at = backward_ws_step<T>(tile, index, args);
       // 32 bits: the lists of any problem that fits a GPU's memory have fewer than 2^31 rows
       // (the dQ accumulator beside them takes 128 bytes or more a row).
       const unsigned list =
@@ -232,6 +235,7 @@ __device__ __forceinline__ void produce(const TmaDescriptor* q_map, const TmaDes
       load_step(bars.d_o, tiles.d_o(state.index), d_o_map, tiles.delta(state.index),
                 args.workspace.delta);
       state.advance();
+      if (index == walk.last) break;
     }
   });
 }

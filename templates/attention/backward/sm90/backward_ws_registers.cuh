@@ -6,7 +6,7 @@
 //   head dim 128       232 / 40: 24 left the producer's walk spilling; the consumers fit 232.
 //   head dims 64, 256  240 / 24: at 64 (128 Q rows a step) 232 spilled and 240 measured 4% faster
 //                      on the H200; the wide kernel's consumers spilled at 232 and serialized
-//                      their wgmma, and its producer fits 24 (but for sawtooth x dynamic: 16 B).
+//                      their wgmma, and its producer fits 24.
 // One definition for the kernels' traits and the resource model (generator/attention_backward/
 // resources.cpp checks a tile's accumulators against the consumers' share).
 #pragma once
