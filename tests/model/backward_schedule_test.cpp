@@ -52,22 +52,25 @@ TEST(BackwardSchedule, EveryStepOnceInTheOrderOfTheRound) {
   }
 }
 
-TEST(BackwardSchedule, TheKernelsWalkIsBackwardStepAt) {
+// Every walk (both orders, rounds 0..3, groups of 1, 2 and 4 query heads, Q tiles from 0..3 up to
+// 6): the steps that `walker(order, heads, first, tiles, round)` hands out, one call of it a step
+// (with the step's index), must be backward_step_at's, in its order.
+template <class Walker>
+void expect_backward_step_at_order(Walker&& walker) {
   for (KvOrder order : {KvOrder::cyclic, KvOrder::sawtooth}) {
-    for (int round = 0; round < 2; ++round) {
+    for (int round = 0; round < 4; ++round) {
       for (int heads : {1, 2, 4}) {
         for (int first = 0; first < 4; ++first) {
           for (int tiles = first + 1; tiles < 7; ++tiles) {
-            const BackwardWalk walk(order, heads, first, tiles, round);
-            BackwardStep at = walk.start();
+            auto next = walker(order, heads, first, tiles, round);
             for (int step = 0; step < heads * (tiles - first); ++step) {
               const BackwardStep expected =
                   backward_step_at(order, step, heads, first, tiles, round);
+              const BackwardStep at = next(step);
               ASSERT_EQ(at.head_in_group, expected.head_in_group)
                   << "step " << step << " of " << heads << " heads, tiles " << first << ".."
-                  << tiles;
+                  << tiles << ", round " << round;
               ASSERT_EQ(at.q_tile, expected.q_tile) << "step " << step;
-              walk.advance(at);
             }
           }
         }
@@ -76,32 +79,29 @@ TEST(BackwardSchedule, TheKernelsWalkIsBackwardStepAt) {
   }
 }
 
+TEST(BackwardSchedule, TheKernelsWalkIsBackwardStepAt) {
+  expect_backward_step_at_order([](KvOrder order, int heads, int first, int tiles, int round) {
+    const BackwardWalk walk(order, heads, first, tiles, round);
+    return [walk, at = walk.start()](int) mutable {
+      const BackwardStep now = at;
+      walk.advance(at);
+      return now;
+    };
+  });
+}
+
 TEST(BackwardSchedule, TheProducersPositionsAreBackwardStepAts) {
-  for (KvOrder order : {KvOrder::cyclic, KvOrder::sawtooth}) {
-    for (int round = 0; round < 4; ++round) {
-      for (int heads : {1, 2, 4}) {
-        for (int first = 0; first < 4; ++first) {
-          for (int tiles = first + 1; tiles < 7; ++tiles) {
-            const int steps = heads * (tiles - first);
-            const BackwardPositions positions = backward_positions(order, steps, round);
-            int index = positions.first;
-            for (int step = 0; step < steps; ++step) {
-              const BackwardStep expected =
-                  backward_step_at(order, step, heads, first, tiles, round);
-              const BackwardStep at = backward_step_of_index(index, first, tiles);
-              ASSERT_EQ(at.head_in_group, expected.head_in_group)
-                  << "step " << step << " of " << heads << " heads, tiles " << first << ".."
-                  << tiles << ", round " << round;
-              ASSERT_EQ(at.q_tile, expected.q_tile) << "step " << step;
-              // The producer stops at the last position, which is the last step's.
-              ASSERT_EQ(index == positions.last, step == steps - 1) << "step " << step;
-              index += positions.stride;
-            }
-          }
-        }
-      }
-    }
-  }
+  expect_backward_step_at_order([](KvOrder order, int heads, int first, int tiles, int round) {
+    const int steps = heads * (tiles - first);
+    const BackwardPositions positions = backward_positions(order, steps, round);
+    return [=, index = positions.first](int step) mutable {
+      // The producer stops at the last position, which is the last step's.
+      EXPECT_EQ(index == positions.last, step == steps - 1) << "step " << step;
+      const BackwardStep at = backward_step_of_index(index, first, tiles);
+      index += positions.stride;
+      return at;
+    };
+  });
 }
 
 }  // namespace
