@@ -24,9 +24,9 @@ import json
 import shutil
 import statistics
 import subprocess
-import time
 from pathlib import Path
 
+import device_timing
 from training_step import inputs, parse_point
 
 
@@ -46,26 +46,6 @@ def tune(swr_tune, point, database, extra):
         print(f"{' '.join(command)} failed (rc {done.returncode}): "
               f"{(done.stdout + done.stderr).strip().splitlines()[-1:]}", flush=True)
     return done.returncode == 0
-
-
-def sustained_step_ms(torch, step, seconds):
-    """Back-to-back steps for `seconds`; device events over the second half."""
-    end_at = time.perf_counter() + seconds
-    settle_at = time.perf_counter() + seconds / 2
-    while time.perf_counter() < settle_at:
-        step()
-        torch.cuda.synchronize()
-    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    steps = 0
-    start.record()
-    while time.perf_counter() < end_at:
-        step()
-        steps += 1
-        if steps % 4 == 0:
-            torch.cuda.synchronize()  # the host stays at most a few steps ahead
-    stop.record()
-    stop.synchronize()
-    return start.elapsed_time(stop) / steps
 
 
 def main(argv=None):
@@ -138,8 +118,8 @@ def main(argv=None):
         for round_index in range(args.rounds):
             for offset in range(len(names)):
                 variant = names[(round_index + offset) % len(names)]
-                times[variant].append(
-                    sustained_step_ms(torch, lambda: step(runnable[variant]), args.seconds))
+                times[variant].append(device_timing.sustained_ms(
+                    torch, lambda: step(runnable[variant]), args.seconds))
         first = statistics.median(times[names[0]]) if names else None
         for variant in names:
             median = statistics.median(times[variant])

@@ -5,6 +5,7 @@ that clock and thermal drift spreads over all) until it has its runs, median and
 """
 import math
 import statistics
+import time
 
 METHOD = ("device events around each call, one run at a time; L2 flushed (2x L2 bytes written) "
           "before every run; 1 warm-up run each; interleaved rounds (each candidate once per "
@@ -65,3 +66,25 @@ def time_interleaved(torch, candidates, flush, target_s=0.3, min_reps=3, max_rep
             if round_index < wanted[name]:
                 times[name].append(time_once(torch, candidates[name], flush))
     return {name: summarize(t) for name, t in times.items()}
+
+
+def sustained_ms(torch, call, seconds):
+    """The GPU at its power cap: `call` back to back for `seconds` (the host at most a few calls
+    ahead), the ms a call over the second half by device events, when the clock has settled (on
+    the H200 about a second of such work brings it down from its boost to the cap's)."""
+    settle_at = time.perf_counter() + seconds / 2
+    end_at = time.perf_counter() + seconds
+    while time.perf_counter() < settle_at:
+        call()
+        torch.cuda.synchronize()
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    runs = 0
+    start.record()
+    while time.perf_counter() < end_at:
+        call()
+        runs += 1
+        if runs % 4 == 0:
+            torch.cuda.synchronize()
+    stop.record()
+    stop.synchronize()
+    return start.elapsed_time(stop) / runs

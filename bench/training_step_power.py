@@ -27,25 +27,6 @@ def burst_ms(torch, call, flush):
     return statistics.median(device_timing.time_once(torch, call, flush) for _ in range(BURST_RUNS))
 
 
-def sustained_ms(torch, call):
-    settle_at = time.perf_counter() + SUSTAINED_S / 2
-    end_at = time.perf_counter() + SUSTAINED_S
-    while time.perf_counter() < settle_at:
-        call()
-        torch.cuda.synchronize()
-    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    runs = 0
-    start.record()
-    while time.perf_counter() < end_at:
-        call()
-        runs += 1
-        if runs % 4 == 0:
-            torch.cuda.synchronize()
-    stop.record()
-    stop.synchronize()
-    return start.elapsed_time(stop) / runs
-
-
 def forward_calls(torch, swr_torch, catalog, point, q, k, v):
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
@@ -101,7 +82,8 @@ def main(argv=None):
             # Each call rested, then in a burst, then sustained; forward + backward first.
             timed = {}
             for label, call in (("both", both), ("forward", forward)):
-                timed[label] = (burst_ms(torch, call, flush), sustained_ms(torch, call))
+                timed[label] = (burst_ms(torch, call, flush),
+                                device_timing.sustained_ms(torch, call, SUSTAINED_S))
             for index, mode in enumerate(("burst", "sustained")):
                 both_ms, forward_ms = timed["both"][index], timed["forward"][index]
                 backward_ms = both_ms - forward_ms
