@@ -1,0 +1,61 @@
+"""bench/ncu_stalls.py on the Nsight Compute source pages kept in bench/results (swr's and
+FlashAttention-4's attention backward on the H200): every sample is counted once, under its reason
+and its instruction's opcode, and bad arguments stop with one line and exit code 2.
+Run: python3 -m unittest discover -s tests/report -p 'test_*.py'
+"""
+import contextlib
+import io
+import os
+import sys
+import unittest
+
+REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPOSITORY, "bench"))
+
+import ncu_stalls  # noqa: E402
+
+PROFILE = os.path.join(REPOSITORY, "bench", "results", "attention-backward-ws-h200",
+                       "masks-2026-11-25", "profile")
+SWR = os.path.join(PROFILE, "swr-d64c-source.csv.xz")
+FA4 = os.path.join(PROFILE, "fa4-d64c-source.csv.xz")
+
+
+class NcuStallsTest(unittest.TestCase):
+    def test_every_sample_is_counted_once_by_reason_and_by_opcode(self):
+        rows = ncu_stalls.read_rows(SWR)
+        totals, by_opcode = ncu_stalls.stalls(rows)
+        # The page's own per-instruction sample count is the sum over the reasons.
+        sampled = sum(ncu_stalls.number(row["Warp Stall Sampling (All Samples)"]) for row in rows)
+        self.assertGreater(sampled, 0)
+        self.assertEqual(sum(totals.values()), sampled)
+        for reason, samples in totals.items():
+            self.assertEqual(sum(by_opcode[reason].values()), samples)
+        self.assertIn("HGMMA", by_opcode["wait"])
+
+    def test_opcode_skips_a_predicate_guard(self):
+        self.assertEqual(ncu_stalls.opcode("@!P0 SYNCS.ARRIVE.TRANS64.A1T0 RZ, [R11+URZ], RZ"),
+                         "SYNCS")
+        self.assertEqual(ncu_stalls.opcode("      WARPGROUP.DEPBAR.LE gsb0, 0x1"), "WARPGROUP")
+
+    def test_table_gives_samples_and_samples_per_ms(self):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            self.assertEqual(ncu_stalls.main([f"swr={SWR}:5.16", f"fa4={FA4}:4.54"]), 0)
+        lines = out.getvalue().splitlines()
+        all_row = next(line for line in lines if line.startswith("| all |"))
+        cells = [cell.strip() for cell in all_row.strip("|").split("|")][1:]
+        self.assertAlmostEqual(float(cells[1]), float(cells[0]) / 5.16, delta=1)
+        self.assertAlmostEqual(float(cells[3]), float(cells[2]) / 4.54, delta=1)
+        self.assertTrue(any(line.startswith("  fa4: ") for line in lines))
+
+    def test_bad_arguments_stop_with_exit_code_2(self):
+        for argument in ("swr", "swr=x.csv:fast", f"swr={SWR}:0", "swr=/no/such/file.csv:1"):
+            with contextlib.redirect_stderr(io.StringIO()) as err:
+                with self.assertRaises(SystemExit) as stop:
+                    ncu_stalls.main([argument])
+            self.assertEqual(stop.exception.code, 2)
+            self.assertIn("NAME=CSV:MS", err.getvalue())
+
+
+if __name__ == "__main__":
+    unittest.main()
