@@ -4,7 +4,9 @@ Each input is a kernel's source page as CSV (`ncu --import REPORT --page source 
 --print-source sass`, optionally xz-compressed): one row per SASS instruction with its stall
 samples by reason (those the page has no column for as `unlisted`). Printed: each reason's samples in all and per millisecond of the kernel (the
 samples grow with its duration), then, for the reasons named by --reasons, the opcodes that
-collect most of them. Samples count every warp of the kernel, the producer's too.
+collect most of them. Samples count every warp of the kernel, the producer's too. With
+--sequence N: the wgmma, waits and barriers of each kernel's loop (executed N times or more) in
+program order, each with its samples.
 
     python3 bench/ncu_stalls.py swr=swr-d64c-source.csv.xz:5.16 fa4=fa4-d64c-source.csv.xz:4.54
 """
@@ -58,6 +60,18 @@ def stalls(rows):
     return totals, by_opcode
 
 
+SYNCHRONIZING = ("HGMMA", "WARPGROUP", "BAR", "SYNCS")
+
+
+def sequence(rows, executions):
+    """'samples  instruction' of each synchronizing instruction executed at least `executions`
+    times, in program order: where a step's warps wait, one wait point after another."""
+    return [f"{number(row['Warp Stall Sampling (All Samples)']):8.0f}  {row['Source'].strip()}"
+            for row in rows
+            if opcode(row["Source"]) in SYNCHRONIZING
+            and number(row["Instructions Executed"]) >= executions]
+
+
 def parse_kernel(text):
     name, _, rest = text.partition("=")
     path, _, ms = rest.rpartition(":")
@@ -79,7 +93,17 @@ def main(argv=None):
     parser.add_argument("--reasons", nargs="*", default=["barrier", "wait", "long_sb", "unlisted"],
                         help="reasons whose opcodes are listed (default: barrier wait long_sb unlisted)")
     parser.add_argument("--top", type=int, default=5, help="opcodes listed per reason")
+    parser.add_argument("--sequence", type=float, metavar="EXECUTIONS",
+                        help="instead: each kernel's wgmma, wgmma waits, barriers and mbarrier "
+                             "operations executed at least EXECUTIONS times (its loop's), in "
+                             "program order with their samples")
     args = parser.parse_args(argv)
+    if args.sequence is not None:
+        for name, path, _ in args.kernels:
+            print(f"{name}:")
+            for line in sequence(read_rows(path), args.sequence):
+                print("  " + line)
+        return 0
 
     kernels = [(name, ms, *stalls(read_rows(path))) for name, path, ms in args.kernels]
     reasons = sorted({r for _, _, totals, _ in kernels for r in totals},

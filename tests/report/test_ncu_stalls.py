@@ -48,6 +48,20 @@ class NcuStallsTest(unittest.TestCase):
         self.assertAlmostEqual(float(cells[3]), float(cells[2]) / 4.54, delta=1)
         self.assertTrue(any(line.startswith("  fa4: ") for line in lines))
 
+    def test_sequence_lists_the_loops_synchronizing_instructions_in_program_order(self):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            self.assertEqual(ncu_stalls.main([f"swr={SWR}:5.16", "--sequence", "2000000"]), 0)
+        lines = out.getvalue().splitlines()
+        self.assertEqual(lines[0], "swr:")
+        listed = [line.split(None, 1)[1] for line in lines[1:]]
+        self.assertTrue(listed)
+        self.assertTrue(all(ncu_stalls.opcode(line) in ncu_stalls.SYNCHRONIZING for line in listed))
+        # Program order: the scores' wgmma come before the barrier of the consumers, dQ's after.
+        barrier = next(i for i, line in enumerate(listed) if line.startswith("BAR.SYNC"))
+        self.assertTrue(any(line.startswith("HGMMA.64x128x16") for line in listed[:barrier]))
+        self.assertTrue(any(".tnspA.tnspB" in line for line in listed[barrier:]))
+
     def test_bad_arguments_stop_with_exit_code_2(self):
         for argument in ("swr", "swr=x.csv:fast", f"swr={SWR}:0", "swr=/no/such/file.csv:1"):
             with contextlib.redirect_stderr(io.StringIO()) as err:
