@@ -2,11 +2,11 @@
 
 Each input is a kernel's source page as CSV (`ncu --import REPORT --page source --csv
 --print-source sass`, optionally xz-compressed): one row per SASS instruction with its stall
-samples by reason (those the page has no column for as `unlisted`). Printed: each reason's samples in all and per millisecond of the kernel (the
-samples grow with its duration), then, for the reasons named by --reasons, the opcodes that
-collect most of them. Samples count every warp of the kernel, the producer's too. With
---sequence N: the wgmma, waits and barriers of each kernel's loop (executed N times or more) in
-program order, each with its samples.
+samples by reason (those the page has no column for as `unlisted`). Printed: each reason's
+samples in all and per millisecond of the kernel (the samples grow with its duration), then, for
+the reasons named by --reasons, the opcodes that collect most of them. Samples count every warp
+of the kernel, the producer's too. With --sequence N: the wgmma, waits and barriers of each
+kernel's loop (executed N times or more) in program order, each with its samples.
 
     python3 bench/ncu_stalls.py swr=swr-d64c-source.csv.xz:5.16 fa4=fa4-d64c-source.csv.xz:4.54
 """
@@ -90,8 +90,9 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("kernels", nargs="+", type=parse_kernel, metavar="NAME=CSV:MS",
                         help="a kernel's source page and its duration in ms")
-    parser.add_argument("--reasons", nargs="*", default=["barrier", "wait", "long_sb", "unlisted"],
-                        help="reasons whose opcodes are listed (default: barrier wait long_sb unlisted)")
+    parser.add_argument("--reasons", nargs="*",
+                        default=["barrier", "wait", "long_sb", "unlisted"],
+                        help="reasons whose opcodes are listed (default: %(default)s)")
     parser.add_argument("--top", type=int, default=5, help="opcodes listed per reason")
     parser.add_argument("--sequence", type=float, metavar="EXECUTIONS",
                         help="instead: each kernel's wgmma, wgmma waits, barriers and mbarrier "

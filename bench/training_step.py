@@ -86,6 +86,32 @@ def candidates(torch, swr_torch, catalog, point, dtype):
     return found
 
 
+def forward_calls(swr_torch, catalog, point, q, k, v):
+    """{name: the forward alone on q, k, v} for each candidate of candidates() (FA4 where it is
+    installed), the same calls as their steps' forwards."""
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    gqa = point["kv_heads"] != point["heads"]
+    calls = {"swr": lambda: swr_torch.attention(q, k, v, is_causal=point["causal"],
+                                                enable_gqa=gqa, fallback="error",
+                                                catalog=catalog)}
+    for name, backend in (("cudnn", SDPBackend.CUDNN_ATTENTION),
+                          ("flash2", SDPBackend.FLASH_ATTENTION)):
+        def sdpa_forward(backend=backend):
+            with sdpa_kernel(backend):
+                return F.scaled_dot_product_attention(q, k, v, is_causal=point["causal"],
+                                                      enable_gqa=gqa)
+        calls[name] = sdpa_forward
+    try:
+        from flash_attn.cute.interface import flash_attn_func
+    except Exception:  # not installed here: candidates() says so for its step
+        return calls
+    calls["fa4"] = lambda: flash_attn_func(q.transpose(1, 2), k.transpose(1, 2),
+                                           v.transpose(1, 2), causal=point["causal"])
+    return calls
+
+
 def inputs(torch, point, dtype, seq=None, batch=None):
     """Q [B, S, H, D] projections seen as [B, H, S, D] (what a model hands attention), K, V with
     their heads, and the output gradient; all requiring grad."""
@@ -124,6 +150,7 @@ def run_point(torch, swr_torch, catalog, point, dtype, flush, target_s):
     if explained["runs"] != "swr" or explained["backward"]["runs"] != "swr":
         steps["swr"] = ("not swr's kernels: " + explained.get("why_not_swr", "") +
                         explained["backward"].get("why_not_swr", ""))
+    forwards = forward_calls(swr_torch, catalog, point, q, k, v)
     timed = {}
     for name, step in steps.items():
         if isinstance(step, str):
@@ -139,25 +166,7 @@ def run_point(torch, swr_torch, catalog, point, dtype, flush, target_s):
         if status != "ok":
             continue
         timed[name + " fwd+bwd"] = lambda step=step: step(q, k, v, grad)
-        if name == "swr":
-            timed[name + " fwd"] = lambda: swr_torch.attention(
-                q, k, v, is_causal=point["causal"], enable_gqa=point["kv_heads"] != point["heads"],
-                fallback="error", catalog=catalog)
-        elif name == "fa4":
-            from flash_attn.cute.interface import flash_attn_func
-            timed[name + " fwd"] = lambda: flash_attn_func(
-                q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), causal=point["causal"])
-        else:
-            import torch.nn.functional as F
-            from torch.nn.attention import SDPBackend, sdpa_kernel
-            backend = SDPBackend.CUDNN_ATTENTION if name == "cudnn" else SDPBackend.FLASH_ATTENTION
-
-            def forward_only(backend=backend):
-                with sdpa_kernel(backend):
-                    return F.scaled_dot_product_attention(
-                        q, k, v, is_causal=point["causal"],
-                        enable_gqa=point["kv_heads"] != point["heads"])
-            timed[name + " fwd"] = forward_only
+        timed[name + " fwd"] = forwards[name]
     summaries = device_timing.time_interleaved(torch, timed, flush, target_s=target_s)
     fwd_flops = flops(point)
     for name, entry in result["candidates"].items():

@@ -13,7 +13,7 @@ import statistics
 import time
 
 import device_timing
-from training_step import candidates, flops, inputs, parse_point
+from training_step import candidates, flops, forward_calls, inputs, parse_point
 
 IDLE_S = 4.0
 BURST_RUNS = 10
@@ -25,26 +25,6 @@ def burst_ms(torch, call, flush):
     call()
     torch.cuda.synchronize()
     return statistics.median(device_timing.time_once(torch, call, flush) for _ in range(BURST_RUNS))
-
-
-def forward_calls(torch, swr_torch, catalog, point, q, k, v):
-    import torch.nn.functional as F
-    from torch.nn.attention import SDPBackend, sdpa_kernel
-
-    def cudnn():
-        with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
-            return F.scaled_dot_product_attention(q, k, v, is_causal=point["causal"])
-
-    calls = {"swr": lambda: swr_torch.attention(q, k, v, is_causal=point["causal"],
-                                                fallback="error", catalog=catalog)}
-    try:
-        from flash_attn.cute.interface import flash_attn_func
-        calls["fa4"] = lambda: flash_attn_func(q.transpose(1, 2), k.transpose(1, 2),
-                                               v.transpose(1, 2), causal=point["causal"])
-    except ImportError:
-        print("FlashAttention-4 not installed: not timed")
-    calls["cudnn"] = cudnn
-    return calls
 
 
 def main(argv=None):
@@ -60,7 +40,8 @@ def main(argv=None):
         except ValueError as error:
             parser.error(str(error))
         if point["kv_heads"] != point["heads"]:
-            parser.error(f"point {text!r}: allowed without -kvN (the forward calls take no GQA)")
+            parser.error(f"point {text!r}: allowed without -kvN "
+                         "(this script times MHA points only)")
         points.append(point)
 
     import torch
@@ -72,12 +53,13 @@ def main(argv=None):
     for point in points:
         steps = candidates(torch, swr_torch, catalog, point, torch.bfloat16)
         q, k, v, grad = inputs(torch, point, torch.bfloat16)
-        forwards = forward_calls(torch, swr_torch, catalog, point, q, k, v)
-        for name, forward in forwards.items():
+        forwards = forward_calls(swr_torch, catalog, point, q, k, v)
+        for name in ("swr", "fa4", "cudnn"):
             step = steps.get(name)
             if not callable(step):
                 print(f"{point['name']:26} {name:6} not timed: {step}")
                 continue
+            forward = forwards[name]
             both = lambda: step(q, k, v, grad)
             # Each call rested, then in a burst, then sustained; forward + backward first.
             timed = {}
