@@ -1,20 +1,27 @@
 #!/usr/bin/env bash
-# Two builds of swr-tune timed against each other on the same backward variants, on a GPU machine:
-# rounds of A then B, each tuning one fixed variant per shape (timing only, a fresh database and
-# cubin cache per side), one line per measurement on stdout:
+# Builds of swr-tune timed against each other on the same backward variants, on a GPU machine:
+# rounds of A, B, ... in turn, each tuning one fixed variant per shape (timing only, a fresh
+# database and cubin cache per side), one line per measurement on stdout:
 #   SIDE ROUND SHAPE CONFIG MEDIAN_MS TFLOPS STATUS
 #
-#   bench/backward_build_ab.sh BIN_A BIN_B [ROUNDS=3]
+#   bench/backward_build_ab.sh BIN_A BIN_B [BIN_C ...] [ROUNDS=3]
 #
-# BIN_A/BIN_B: swr-tune binaries built here from the two commits (the templates are embedded, so
-# each side runs its own kernels), carried to the GPU machine. The shapes are issue 27's D=128 and
-# D=64 points, each with the warp-specialized variant the knob runs found fastest there.
+# BIN_*: swr-tune binaries built here from the commits compared (the templates are embedded, so
+# each side runs its own kernels), carried to the GPU machine; sides are named A, B, C, ... in
+# that order. The shapes are issue 27's D=128 and D=64 points, each with the warp-specialized
+# variant the tuner found fastest there.
 set -uo pipefail
+ROUNDS=3
+if [[ $# -gt 0 && ${!#} =~ ^[0-9]+$ ]]; then
+  ROUNDS=${!#}
+  set -- "${@:1:$#-1}"
+fi
 if [[ $# -lt 2 ]]; then
-  echo "usage: $0 BIN_A BIN_B [ROUNDS]" >&2
+  echo "usage: $0 BIN_A BIN_B [BIN_C ...] [ROUNDS]" >&2
   exit 2
 fi
-A=$1 B=$2 ROUNDS=${3:-3}
+bins=("$@")
+names=(A B C D E F G H)
 W=$(mktemp -d /tmp/swr-ab.XXXXXX)
 mkdir -p "$W/home"
 export HOME=$W/home SWR_DB=
@@ -22,11 +29,12 @@ shapes=(
   "--batch 2 --heads 16 --seq 16384 --head-dim 128|bwd-wgmma-m64n128w12s2-sawtooth-static-head_major"
   "--batch 2 --heads 16 --seq 16384 --head-dim 128 --causal|bwd-wgmma-m64n128w12s2-cyclic-dynamic-head_major"
   "--batch 2 --heads 32 --seq 16384 --head-dim 64|bwd-wgmma-m128n128w12s2-sawtooth-dynamic-head_major"
-  "--batch 4 --heads 32 --seq 4096 --head-dim 64 --causal|bwd-wgmma-m128n128w12s2-cyclic-dynamic-head_major")
+  "--batch 4 --heads 32 --seq 4096 --head-dim 64 --causal|bwd-wgmma-m128n128w12s2-cyclic-dynamic-head_major"
+  "--batch 1 --heads 32 --seq 32768 --head-dim 64|bwd-wgmma-m128n128w12s2-cyclic-static-head_major"
+  "--batch 1 --heads 32 --seq 32768 --head-dim 64 --causal|bwd-wgmma-m128n128w12s2-cyclic-grid-head_major")
 for round in $(seq 1 "$ROUNDS"); do
-  for side in A B; do
-    bin=$A
-    [[ $side == B ]] && bin=$B
+  for i in "${!bins[@]}"; do
+    side=${names[$i]} bin=${bins[$i]}
     export SWR_CACHE_DIR=$W/cache-$side
     for entry in "${shapes[@]}"; do
       read -ra dims <<<"${entry%%|*}"
