@@ -37,8 +37,13 @@ class L2Flush:
         self.scratch.zero_()
 
 
-def time_once(torch, fn, flush):
+def time_once(torch, fn, flush, lead_cycles=0):
+    """ms between device events around fn(), the L2 flushed first. With lead_cycles, a spin kernel
+    that long runs before the start event, so that the host has enqueued fn's work before the GPU
+    reaches it: the figure is then the device's alone, without the host time an idle GPU waits."""
     flush()
+    if lead_cycles:
+        torch.cuda._sleep(lead_cycles)
     start = torch.cuda.Event(enable_timing=True)
     end = torch.cuda.Event(enable_timing=True)
     start.record()

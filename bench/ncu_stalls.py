@@ -6,7 +6,8 @@ samples by reason (those the page has no column for as `unlisted`). Printed: eac
 samples in all and per millisecond of the kernel (the samples grow with its duration), then, for
 the reasons named by --reasons, the opcodes that collect most of them. Samples count every warp
 of the kernel, the producer's too. With --sequence N: the wgmma, waits and barriers of each
-kernel's loop (executed N times or more) in program order, each with its samples.
+kernel's loop (executed N times or more) in program order, each with its samples, the
+instructions between them counted, and the loop's instructions a step.
 
     python3 bench/ncu_stalls.py swr=swr-d64c-source.csv.xz:5.16 fa4=fa4-d64c-source.csv.xz:4.54
 """
@@ -64,12 +65,37 @@ SYNCHRONIZING = ("HGMMA", "WARPGROUP", "BAR", "SYNCS")
 
 
 def sequence(rows, executions):
-    """'samples  instruction' of each synchronizing instruction executed at least `executions`
-    times, in program order: where a step's warps wait, one wait point after another."""
-    return [f"{number(row['Warp Stall Sampling (All Samples)']):8.0f}  {row['Source'].strip()}"
-            for row in rows
-            if opcode(row["Source"]) in SYNCHRONIZING
-            and number(row["Instructions Executed"]) >= executions]
+    """The loop (instructions executed at least `executions` times) in program order: each
+    synchronizing instruction with its samples, the instructions between two of them as one line
+    (how many, their samples), then the loop's samples and its instructions a step (executions
+    over those of a wgmma): where a step's warps wait, one wait point after another, and what
+    the stretches between cost."""
+    loop = [row for row in rows if number(row["Instructions Executed"]) >= executions]
+    lines, between, between_samples = [], 0, 0.0
+
+    def close_stretch():
+        if between:
+            lines.append(f"{between_samples:8.0f}  ({between} other instructions)")
+
+    for row in loop:
+        samples = number(row["Warp Stall Sampling (All Samples)"])
+        if opcode(row["Source"]) in SYNCHRONIZING:
+            close_stretch()
+            lines.append(f"{samples:8.0f}  {row['Source'].strip()}")
+            between, between_samples = 0, 0.0
+        else:
+            between += 1
+            between_samples += samples
+    close_stretch()
+    # A step issues each of its wgmma once (a spinning wait runs more often).
+    issued = collections.Counter(number(row["Instructions Executed"]) for row in loop
+                                 if opcode(row["Source"]) == "HGMMA")
+    steps = issued.most_common(1)[0][0] if issued else 0
+    if steps:
+        executed = sum(number(row["Instructions Executed"]) for row in loop)
+        total = sum(number(row["Warp Stall Sampling (All Samples)"]) for row in loop)
+        lines.append(f"{total:8.0f}  in all: {executed / steps:.0f} instructions a step")
+    return lines
 
 
 def parse_kernel(text):

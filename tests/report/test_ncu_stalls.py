@@ -54,7 +54,14 @@ class NcuStallsTest(unittest.TestCase):
             self.assertEqual(ncu_stalls.main([f"swr={SWR}:5.16", "--sequence", "2000000"]), 0)
         lines = out.getvalue().splitlines()
         self.assertEqual(lines[0], "swr:")
-        listed = [line.split(None, 1)[1] for line in lines[1:]]
+        entries = [line.split(None, 1)[1] for line in lines[1:]]
+        # Between two synchronizing instructions, the others as one line; the loop's size last.
+        self.assertTrue(any(entry.endswith("other instructions)") for entry in entries))
+        self.assertRegex(entries[-1], r"^in all: \d+ instructions a step$")
+        steps = int(entries[-1].split()[2])
+        self.assertGreater(steps, 400)  # the d2f5997 D64 causal loop: 818 a consumer step
+        self.assertLess(steps, 1200)
+        listed = [entry for entry in entries[:-1] if not entry.startswith("(")]
         self.assertTrue(listed)
         self.assertTrue(all(ncu_stalls.opcode(line) in ncu_stalls.SYNCHRONIZING for line in listed))
         # Program order: the scores' wgmma come before the barrier of the consumers, dQ's after.
