@@ -84,14 +84,8 @@ def main(argv=None):
         parser.error(f"--runs {args.runs}: allowed 1 or more")
     points = [training_step.parse_point(p) for p in args.points]
 
-    import torch
-    import swr
-    import swr.torch as swr_torch
-
-    dtype = torch.bfloat16 if args.dtype == "bf16" else torch.float16
-    catalog = swr.Catalog(args.catalog) if args.catalog else None
-    props = torch.cuda.get_device_properties(0)
-    flush = device_timing.L2Flush(torch, props.L2_cache_size)
+    torch, swr_torch, dtype, catalog, props, flush = training_step.gpu_session(args.dtype,
+                                                                               args.catalog)
     results = {"device": props.name, "torch": torch.__version__, "points": []}
     print(f"{'point':30} {'candidate':9} {'call':8} {'idle ms':>9} {'device ms':>9} "
           f"{'host ms':>9} {'exposed':>9}")

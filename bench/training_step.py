@@ -211,6 +211,21 @@ def markdown_table(results):
     return "\n".join(lines)
 
 
+def gpu_session(dtype_name, catalog_path):
+    """What a run on the GPU starts from: (torch, swr.torch, the dtype of "bf16" or "f16", the
+    swr.Catalog at catalog_path or None for swr's default, the device's properties, an L2 flush
+    for it)."""
+    import torch
+    import swr
+    import swr.torch as swr_torch
+
+    dtype = torch.bfloat16 if dtype_name == "bf16" else torch.float16
+    catalog = swr.Catalog(catalog_path) if catalog_path else None
+    props = torch.cuda.get_device_properties(0)
+    return (torch, swr_torch, dtype, catalog, props,
+            device_timing.L2Flush(torch, props.L2_cache_size))
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--points", nargs="+", default=DEFAULT_POINTS,
@@ -229,14 +244,7 @@ def main(argv=None):
         return 0
     points = [parse_point(p) for p in args.points]  # bad input refused before the GPU is touched
 
-    import torch
-    import swr
-    import swr.torch as swr_torch
-
-    dtype = torch.bfloat16 if args.dtype == "bf16" else torch.float16
-    catalog = swr.Catalog(args.catalog) if args.catalog else None
-    props = torch.cuda.get_device_properties(0)
-    flush = device_timing.L2Flush(torch, props.L2_cache_size)
+    torch, swr_torch, dtype, catalog, props, flush = gpu_session(args.dtype, args.catalog)
     results = {"device": props.name, "torch": torch.__version__,
                "method": device_timing.METHOD.format(target_s=args.target_seconds, min_reps=3,
                                                      max_reps=20),

@@ -13,7 +13,7 @@ import statistics
 import time
 
 import device_timing
-from training_step import candidates, flops, forward_calls, inputs, parse_point
+from training_step import candidates, flops, forward_calls, gpu_session, inputs, parse_point
 
 IDLE_S = 4.0
 BURST_RUNS = 10
@@ -44,15 +44,10 @@ def main(argv=None):
                          "(this script times MHA points only)")
         points.append(point)
 
-    import torch
-    import swr
-    import swr.torch as swr_torch
-
-    catalog = swr.Catalog(args.catalog)
-    flush = device_timing.L2Flush(torch, torch.cuda.get_device_properties(0).L2_cache_size)
+    torch, swr_torch, dtype, catalog, _, flush = gpu_session("bf16", args.catalog)
     for point in points:
-        steps = candidates(torch, swr_torch, catalog, point, torch.bfloat16)
-        q, k, v, grad = inputs(torch, point, torch.bfloat16)
+        steps = candidates(torch, swr_torch, catalog, point, dtype)
+        q, k, v, grad = inputs(torch, point, dtype)
         forwards = forward_calls(swr_torch, catalog, point, q, k, v)
         for name in ("swr", "fa4", "cudnn"):
             step = steps.get(name)
