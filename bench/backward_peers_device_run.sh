@@ -6,12 +6,14 @@
 #   bench/backward_peers_device_run.sh stage [BUILD_DIR] [DEST]    # here (DEST: .device/peers)
 #   call 1, carry [DEST, .device/fa4a]:  OUT=$OUT bash DEST/run.sh tune
 #   call 2, carry [DEST, .device/fa4b]:  OUT=$OUT bash DEST/run.sh peers   (at once after call 1)
+#           (ORDERS="rotating shuffled" times the grid in each round order, one after the other)
 #
 # tune:  copies FA4's first part to /tmp; tunes the forward and the backward of every point with
 #        --model-top 10 into /tmp/swr-peers/catalog.db (kept for call 2). (The whole backward
 #        space of one shape, timed: bench/backward_ws_device_run.sh measure.)
 # peers: unpacks FA4, runs bench/training_step.py on every point against the catalog (checks
-#        every candidate's gradients first, then times them interleaved with the L2 flushed).
+#        every candidate's gradients first, then times them interleaved with the L2 flushed),
+#        with the SM clock and power logged beside it.
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # Issue 27's grid (bench/training_step.py's default points): S 4096 / 16384 / 32768 x D 64 / 128 x
@@ -86,12 +88,23 @@ if [[ ${1:-} == peers ]]; then
   fi
   [[ -f $W/catalog.db ]] || { echo "no catalog: run the tune call first" >> "$STEPS"; cat "$STEPS"; exit 1; }
   cd "$here/bench" || exit 1
-  step "training step, ${#POINTS[@]} points" 540 "$W/logs/training_step.log" env \
-    PYTHONPATH="$here/python:${PYTHONPATH:-}" python3 training_step.py --points "${POINTS[@]}" \
-    --catalog "$W/catalog.db" --out "$W/training_step.json"
-  cp "$STEPS" "$W/logs/training_step.log" "$W/training_step.json" "$OUT/" 2>/dev/null
+  # The SM clock and power every 100 ms beside the runs (their `at` is the host's clock too).
+  nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,clocks_throttle_reasons.active \
+    --format=csv,noheader -lms 100 > "$W/clocks.csv" 2>&1 &
+  clocks=$!
+  # ORDERS: the round orders to run the grid in, one after the other (training_step.py --order).
+  for order in ${ORDERS:-shuffled}; do
+    step "training step, ${#POINTS[@]} points, $order order" 540 \
+      "$W/logs/training_step-$order.log" env PYTHONPATH="$here/python:${PYTHONPATH:-}" \
+      python3 training_step.py --points "${POINTS[@]}" --catalog "$W/catalog.db" \
+      --order "$order" --out "$W/training_step-$order.json"
+  done
+  kill "$clocks" 2>/dev/null
+  xz -f "$W"/training_step-*.json "$W/clocks.csv"
+  cp "$STEPS" "$W"/logs/training_step-*.log "$W"/training_step-*.json.xz "$W/clocks.csv.xz" \
+    "$OUT/" 2>/dev/null
   cat "$STEPS"
-  tail -12 "$W/logs/training_step.log"
+  for order in ${ORDERS:-shuffled}; do tail -17 "$W/logs/training_step-$order.log"; done
   exit 0
 fi
 echo "usage: $0 stage [BUILD_DIR] [DEST] | tune | peers" >&2

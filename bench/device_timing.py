@@ -1,15 +1,24 @@
 """One timing method for swr and every peer: device events around one call, the L2 flushed (2x its
 size written) before every run so that each run starts from the same cache state, a warm-up, then
-rounds in which each candidate runs once (interleaved, each round starting at the next one, so
-that clock and thermal drift spreads over all) until it has its runs, median and p95 over them.
+rounds in which each candidate runs once (interleaved, so that clock and thermal drift spreads
+over all) until it has its runs, median and p95 over them.
+
+The order within a round: `shuffled` (a new seeded permutation every round) or `rotating` (the
+list's order, each round starting one later). Under `rotating` a candidate is nearly always run
+right after the same one, so whatever the previous call leaves behind (the power controller's
+clock, above all, on a GPU at its power cap) lands on it the same way in every round; `shuffled`
+gives every candidate the same mix of predecessors.
 """
+import itertools
 import math
+import random
 import statistics
 import time
 
+ORDERS = ("shuffled", "rotating")
 METHOD = ("device events around each call, one run at a time; L2 flushed (2x L2 bytes written) "
           "before every run; 1 warm-up run each; interleaved rounds (each candidate once per "
-          "round, rotating start); runs per candidate: enough for ~{target_s} s, at least "
+          "round, {order} order); runs per candidate: enough for ~{target_s} s, at least "
           "{min_reps}, at most {max_reps}; median and p95 over its runs")
 
 
@@ -53,23 +62,51 @@ def time_once(torch, fn, flush, lead_cycles=0):
     return start.elapsed_time(end)
 
 
-def time_interleaved(torch, candidates, flush, target_s=0.3, min_reps=3, max_reps=20):
+def round_order(names, round_index, order, rng):
+    """The candidates of one round in the order they run (module docstring)."""
+    if order == "rotating":
+        start = round_index % len(names)
+        return names[start:] + names[:start]
+    if order != "shuffled":
+        raise ValueError(f"order {order!r}: allowed {', '.join(ORDERS)}")
+    permuted = list(names)
+    rng.shuffle(permuted)
+    return permuted
+
+
+def time_interleaved(torch, candidates, flush, target_s=0.3, min_reps=3, max_reps=20,
+                     order="rotating", seed=0, run_log=None):
     """{name: fn} -> {name: summary}. The first timed round sizes each candidate's number of runs
     (a slow one, like the unfused path, stops after fewer rounds than a fast one); every round
-    runs each candidate that still needs runs, so the runs stay interleaved."""
+    runs each candidate that still needs runs, so the runs stay interleaved. With run_log (a
+    list), each timed run is appended as {round, name, after (the call before it), ms, at (host
+    seconds at its start)}."""
     names = list(candidates)
     if not names:
         return {}
+    rng = random.Random(seed)
     for name in names:  # warm-up: first-call setup (cuDNN plans, module loads) stays out of timing
         candidates[name]()
     torch.cuda.synchronize()
-    times = {name: [time_once(torch, candidates[name], flush)] for name in names}
-    wanted = {name: rounds_for(times[name][0], target_s, min_reps, max_reps) for name in names}
-    for round_index in range(1, max(wanted.values())):
-        start = round_index % len(names)
-        for name in names[start:] + names[:start]:
-            if round_index < wanted[name]:
-                times[name].append(time_once(torch, candidates[name], flush))
+    times = {name: [] for name in names}
+    wanted = {}
+    previous = names[-1]  # the last warm-up call
+    for round_index in itertools.count():
+        ran = False
+        for name in round_order(names, round_index, order, rng):
+            if round_index and round_index >= wanted[name]:
+                continue
+            at = time.time()
+            times[name].append(time_once(torch, candidates[name], flush))
+            if run_log is not None:
+                run_log.append({"round": round_index, "name": name, "after": previous,
+                                "ms": times[name][-1], "at": at})
+            previous, ran = name, True
+        if round_index == 0:  # the first round sizes the rest
+            wanted = {name: rounds_for(times[name][0], target_s, min_reps, max_reps)
+                      for name in names}
+        elif not ran:
+            break
     return {name: summarize(t) for name, t in times.items()}
 
 

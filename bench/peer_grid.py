@@ -294,8 +294,8 @@ def main(argv=None):
 
 
 def measure(args, argv, entries, catalog):
-    timing = METHOD.format(target_s=args.target_seconds, min_reps=args.min_rounds,
-                           max_reps=args.max_rounds)
+    timing = METHOD.format(order="rotating", target_s=args.target_seconds,
+                           min_reps=args.min_rounds, max_reps=args.max_rounds)
     document = {
         "schema": "swr-peer-grid/1",
         "record": dict(run_record.command_record(os.path.relpath(__file__, REPOSITORY), argv),

@@ -2,7 +2,8 @@
 """A training step of attention, head to head: swr (swr.torch.attention under autograd: its
 forward writing the log-sum-exp, then its tuned backward), FlashAttention-4 (flash_attn.cute, where
 importable), cuDNN and FlashAttention-2 (PyTorch SDPA's backends), on the same inputs, timed
-interleaved with the L2 flushed before every run (device_timing.py). Each point reports, per
+interleaved, each round in a new shuffled order (--order), with the L2 flushed before every run
+(device_timing.py; the results keep every run and the call before it). Each point reports, per
 candidate, the forward + backward time and TFLOP/s (FLOPs = 4 B H S^2 D, halved for causal, the
 backward counted as 2.5x the forward: 3.5x in all) and the backward alone (fwd+bwd minus the
 forward, both medians of the same interleaved run), and swr's ratio to the faster of FA4 and cuDNN.
@@ -12,9 +13,11 @@ point first (the same dtype bound as the forward); swr must run its own kernels 
 
     python3 bench/training_step.py --catalog tuned.db --out results.json
     python3 bench/training_step.py --points 2x16x16384x128-causal --catalog tuned.db
+    python3 bench/training_step.py --by-predecessor results.json
 """
 import argparse
 import json
+import statistics
 import sys
 import time
 
@@ -139,7 +142,7 @@ def check(torch, step, point, dtype):
     return max(((g.float() - w).norm() / w.norm()).item() for g, w in zip(got, want))
 
 
-def run_point(torch, swr_torch, catalog, point, dtype, flush, target_s):
+def run_point(torch, swr_torch, catalog, point, dtype, flush, target_s, order="shuffled"):
     result = {"point": point["name"], "dtype": str(dtype).removeprefix("torch."),
               "flops_forward": flops(point), "candidates": {}}
     steps = candidates(torch, swr_torch, catalog, point, dtype)
@@ -167,7 +170,10 @@ def run_point(torch, swr_torch, catalog, point, dtype, flush, target_s):
             continue
         timed[name + " fwd+bwd"] = lambda step=step: step(q, k, v, grad)
         timed[name + " fwd"] = forwards[name]
-    summaries = device_timing.time_interleaved(torch, timed, flush, target_s=target_s)
+    run_log = []
+    summaries = device_timing.time_interleaved(torch, timed, flush, target_s=target_s,
+                                               order=order, run_log=run_log)
+    result["runs"] = run_log
     fwd_flops = flops(point)
     for name, entry in result["candidates"].items():
         if entry["status"] != "ok":
@@ -211,6 +217,24 @@ def markdown_table(results):
     return "\n".join(lines)
 
 
+def predecessor_table(results):
+    """A results file (--out) as each fwd+bwd candidate's median ms by the call timed before it
+    (the `runs` of a point): whether what ran before a candidate moves its figure."""
+    lines = []
+    for result in results["points"]:
+        by = {}
+        for run in result.get("runs", []):
+            if run["name"].endswith(" fwd+bwd"):
+                by.setdefault(run["name"], {}).setdefault(run["after"], []).append(run["ms"])
+        for name, after in sorted(by.items()):
+            overall = statistics.median(ms for times in after.values() for ms in times)
+            cells = [f"{previous} {statistics.median(times) / overall:.3f} ({len(times)})"
+                     for previous, times in sorted(after.items())]
+            lines.append(f"{result['point']:28} {name:16} {overall:9.3f} ms | "
+                         + ", ".join(cells))
+    return "\n".join(lines)
+
+
 def gpu_session(dtype_name, catalog_path):
     """What a run on the GPU starts from: (torch, swr.torch, the dtype of "bf16" or "f16", the
     swr.Catalog at catalog_path or None for swr's default, the device's properties, an L2 flush
@@ -234,25 +258,34 @@ def main(argv=None):
     parser.add_argument("--catalog", help="results database or export swr reads (default: swr's)")
     parser.add_argument("--target-seconds", type=float, default=0.5,
                         help="timed seconds per candidate and point")
+    parser.add_argument("--order", choices=device_timing.ORDERS, default="shuffled",
+                        help="the order of the candidates within a round (device_timing.py; "
+                             "default: shuffled)")
     parser.add_argument("--out", help="write every figure as JSON here")
     parser.add_argument("--table", metavar="RESULTS_JSON",
                         help="print a results file (--out) as a markdown table and exit (no GPU)")
+    parser.add_argument("--by-predecessor", metavar="RESULTS_JSON",
+                        help="print each fwd+bwd candidate's median by the call before it, over "
+                             "its median, from a results file (--out), and exit (no GPU)")
     args = parser.parse_args(argv)
-    if args.table:
-        with open(args.table) as file:
-            print(markdown_table(json.load(file)))
-        return 0
+    for path, show in ((args.table, markdown_table), (args.by_predecessor, predecessor_table)):
+        if path:
+            with open(path) as file:
+                print(show(json.load(file)))
+            return 0
     points = [parse_point(p) for p in args.points]  # bad input refused before the GPU is touched
 
     torch, swr_torch, dtype, catalog, props, flush = gpu_session(args.dtype, args.catalog)
     results = {"device": props.name, "torch": torch.__version__,
-               "method": device_timing.METHOD.format(target_s=args.target_seconds, min_reps=3,
+               "method": device_timing.METHOD.format(order=args.order,
+                                                     target_s=args.target_seconds, min_reps=3,
                                                      max_reps=20),
                "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "points": []}
     print(f"{'point':32} {'swr':>9} {'fa4':>9} {'cudnn':>9} {'flash2':>9} {'swr/best':>9}"
           f" {'swr bwd':>9}   (fwd+bwd TFLOP/s; swr bwd alone)")
     for point in points:
-        result = run_point(torch, swr_torch, catalog, point, dtype, flush, args.target_seconds)
+        result = run_point(torch, swr_torch, catalog, point, dtype, flush, args.target_seconds,
+                           args.order)
         results["points"].append(result)
         cells = []
         for name in ("swr", "fa4", "cudnn", "flash2"):

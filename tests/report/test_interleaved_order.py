@@ -1,0 +1,136 @@
+"""device_timing.time_interleaved's order within a round and its run log, and
+bench/training_step.py's table of each candidate's runs by the call before it, without a GPU: the
+rotating order keeps a candidate's predecessor fixed, the shuffled one permutes every round (the
+same seed, the same rounds), every run is logged with the call before it, and the medians by
+predecessor are read back from a results file.
+Run: python3 -m unittest discover -s tests/report -p 'test_*.py'
+"""
+import os
+import random
+import sys
+import types
+import unittest
+
+REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPOSITORY, "bench"))
+
+import device_timing  # noqa: E402
+import training_step  # noqa: E402
+
+
+class ClockTorch:
+    """torch.cuda's events over a clock the candidates advance: a run's time is what its call
+    added."""
+
+    def __init__(self):
+        self.now = 0.0
+        outer = self
+
+        class Event:
+            def __init__(self, enable_timing=False):
+                self.at = None
+
+            def record(self):
+                self.at = outer.now
+
+            def synchronize(self):
+                pass
+
+            def elapsed_time(self, end):
+                return end.at - self.at
+
+        self.cuda = types.SimpleNamespace(Event=Event, synchronize=lambda: None)
+
+
+def timed_calls(torch, costs, order, seed=0, target_s=0.01):
+    """Runs time_interleaved over candidates that each take costs[name] ms; returns (summaries,
+    the names in the order they ran, the run log)."""
+    ran = []
+
+    def call(name):
+        def run():
+            ran.append(name)
+            torch.now += costs[name]
+        return run
+
+    log = []
+    summaries = device_timing.time_interleaved(
+        torch, {name: call(name) for name in costs}, lambda: None, target_s=target_s,
+        min_reps=3, max_reps=6, order=order, seed=seed, run_log=log)
+    return summaries, ran, log
+
+
+class RoundOrder(unittest.TestCase):
+    names = ["a", "b", "c", "d"]
+
+    def test_rotating_starts_each_round_one_later(self):
+        self.assertEqual(device_timing.round_order(self.names, 0, "rotating", None), self.names)
+        self.assertEqual(device_timing.round_order(self.names, 5, "rotating", None),
+                         ["b", "c", "d", "a"])
+
+    def test_shuffled_permutes_every_round_and_repeats_with_the_seed(self):
+        first, second = random.Random(7), random.Random(7)
+        rounds = [device_timing.round_order(self.names, r, "shuffled", first) for r in range(20)]
+        again = [device_timing.round_order(self.names, r, "shuffled", second) for r in range(20)]
+        self.assertEqual(rounds, again)
+        for permuted in rounds:
+            self.assertEqual(sorted(permuted), self.names)
+        self.assertGreater(len({tuple(p) for p in rounds}), 5)
+
+    def test_an_unknown_order_is_refused(self):
+        with self.assertRaisesRegex(ValueError, "allowed shuffled, rotating"):
+            device_timing.round_order(self.names, 0, "sorted", random.Random(0))
+
+
+class TimeInterleaved(unittest.TestCase):
+    costs = {"fast": 1.0, "middle": 2.0, "slow": 4.0}
+
+    def test_rotating_runs_a_candidate_after_the_same_one_within_a_round(self):
+        torch = ClockTorch()
+        summaries, ran, log = timed_calls(torch, self.costs, "rotating", target_s=0.001)
+        self.assertEqual(ran[:3], ["fast", "middle", "slow"])  # the warm-up
+        self.assertEqual([summaries[n]["median_ms"] for n in self.costs], [1.0, 2.0, 4.0])
+        within = {(run["after"], run["name"]) for run in log[1:]
+                  if run["round"] == log[log.index(run) - 1]["round"]}
+        self.assertEqual(within, {("fast", "middle"), ("middle", "slow"), ("slow", "fast")})
+
+    def test_shuffled_gives_each_candidate_other_predecessors_and_logs_every_run(self):
+        torch = ClockTorch()
+        summaries, ran, log = timed_calls(torch, self.costs, "shuffled", target_s=0.02)
+        self.assertEqual(len(log), len(ran) - 3)  # every timed run, none of the warm-up
+        self.assertEqual(log[0]["after"], "slow")  # the last warm-up call
+        for run, before in zip(log[1:], log):
+            self.assertEqual(run["after"], before["name"])
+        for name, summary in summaries.items():
+            self.assertEqual(summary["runs"], sum(run["name"] == name for run in log))
+            self.assertEqual(summary["median_ms"], self.costs[name])
+        predecessors = {}
+        for run in log:
+            predecessors.setdefault(run["name"], set()).add(run["after"])
+        self.assertTrue(all(len(seen) >= 2 for seen in predecessors.values()))
+
+    def test_the_first_round_sizes_the_runs(self):
+        torch = ClockTorch()
+        summaries, _, _ = timed_calls(torch, {"quick": 1.0, "long": 100.0}, "shuffled",
+                                      target_s=0.004)
+        self.assertEqual(summaries["quick"]["runs"], 4)  # 4 ms / 1 ms
+        self.assertEqual(summaries["long"]["runs"], 3)  # at least min_reps
+
+
+class PredecessorTable(unittest.TestCase):
+    def test_medians_by_the_call_before_over_the_candidates_median(self):
+        runs = [{"name": "swr fwd+bwd", "after": "fa4 fwd", "ms": 11.0},
+                {"name": "swr fwd+bwd", "after": "fa4 fwd", "ms": 11.0},
+                {"name": "swr fwd+bwd", "after": "flash2 fwd", "ms": 9.0},
+                {"name": "swr fwd", "after": "swr fwd+bwd", "ms": 3.0}]
+        text = training_step.predecessor_table(
+            {"points": [{"point": "2x16x16384x128-causal", "runs": runs}]})
+        self.assertEqual(len(text.splitlines()), 1)  # fwd+bwd candidates only
+        self.assertIn("swr fwd+bwd", text)
+        self.assertIn("11.000 ms", text)
+        self.assertIn("fa4 fwd 1.000 (2)", text)
+        self.assertIn("flash2 fwd 0.818 (1)", text)
+
+
+if __name__ == "__main__":
+    unittest.main()
