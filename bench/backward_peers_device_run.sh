@@ -6,7 +6,7 @@
 #   bench/backward_peers_device_run.sh stage [BUILD_DIR] [DEST]    # here (DEST: .device/peers)
 #   call 1, carry [DEST, .device/fa4a]:  OUT=$OUT bash DEST/run.sh tune
 #   call 2, carry [DEST, .device/fa4b]:  OUT=$OUT bash DEST/run.sh peers   (at once after call 1)
-#           (ORDERS="rotating shuffled" times the grid in each round order, one after the other)
+#           (ORDERS="balanced rotating" times the grid in each round order, one after the other)
 #
 # tune:  copies FA4's first part to /tmp; tunes the forward and the backward of every point with
 #        --model-top 10 into /tmp/swr-peers/catalog.db (kept for call 2). (The whole backward
@@ -73,7 +73,7 @@ if [[ ${1:-} == tune ]]; then
   "$here/bin/swr-tune" show --family attention-backward --gpu auto --db "$W/catalog.db" --json \
     > "$W/catalog_show.json" 2>&1
   cp "$STEPS" "$W/env.txt" "$OUT/"
-  tar -C "$W" -czf "$OUT/tune.tar.gz" logs catalog_show.json
+  tar -C "$W" -czf "$OUT/tune.tar.gz" logs catalog_show.json catalog.db
   cat "$STEPS"
   exit 0
 fi
@@ -86,6 +86,8 @@ if [[ ${1:-} == peers ]]; then
   else
     echo "FA4's first part is gone (a fresh machine): FA4 not installed" >> "$STEPS"
   fi
+  # A catalog staged beside this script (a tune call's, from its tune.tar.gz) stands in for one.
+  [[ -f $W/catalog.db || ! -f $here/catalog.db ]] || cp "$here/catalog.db" "$W/catalog.db"
   [[ -f $W/catalog.db ]] || { echo "no catalog: run the tune call first" >> "$STEPS"; cat "$STEPS"; exit 1; }
   cd "$here/bench" || exit 1
   # The SM clock and power every 100 ms beside the runs (their `at` is the host's clock too).
@@ -93,7 +95,7 @@ if [[ ${1:-} == peers ]]; then
     --format=csv,noheader -lms 100 > "$W/clocks.csv" 2>&1 &
   clocks=$!
   # ORDERS: the round orders to run the grid in, one after the other (training_step.py --order).
-  for order in ${ORDERS:-shuffled}; do
+  for order in ${ORDERS:-balanced}; do
     step "training step, ${#POINTS[@]} points, $order order" 540 \
       "$W/logs/training_step-$order.log" env PYTHONPATH="$here/python:${PYTHONPATH:-}" \
       python3 training_step.py --points "${POINTS[@]}" --catalog "$W/catalog.db" \
@@ -104,7 +106,7 @@ if [[ ${1:-} == peers ]]; then
   cp "$STEPS" "$W"/logs/training_step-*.log "$W"/training_step-*.json.xz "$W/clocks.csv.xz" \
     "$OUT/" 2>/dev/null
   cat "$STEPS"
-  for order in ${ORDERS:-shuffled}; do tail -17 "$W/logs/training_step-$order.log"; done
+  for order in ${ORDERS:-balanced}; do tail -17 "$W/logs/training_step-$order.log"; done
   exit 0
 fi
 echo "usage: $0 stage [BUILD_DIR] [DEST] | tune | peers" >&2

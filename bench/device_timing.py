@@ -3,11 +3,14 @@ size written) before every run so that each run starts from the same cache state
 rounds in which each candidate runs once (interleaved, so that clock and thermal drift spreads
 over all) until it has its runs, median and p95 over them.
 
-The order within a round: `shuffled` (a new seeded permutation every round) or `rotating` (the
-list's order, each round starting one later). Under `rotating` a candidate is nearly always run
-right after the same one, so whatever the previous call leaves behind (the power controller's
-clock, above all, on a GPU at its power cap) lands on it the same way in every round; `shuffled`
-gives every candidate the same mix of predecessors.
+The order within a round: `balanced`, `shuffled` or `rotating`. Whatever a call leaves behind
+(above all the power controller's clock on a GPU at its power cap: measured, a run right after
+FlashAttention-2's low-power step ran 3-5% faster than its median) lands on the call after it.
+Under `rotating` (the list's order, each round starting one later) a candidate nearly always runs
+right after the same one, so that effect lands on it the same way in every round. `shuffled`
+draws a new permutation every round. `balanced` runs whole cycles of a Williams design (each
+round a row of it; the candidates relabelled at random every cycle): within a cycle every
+candidate runs right after every other equally often, and every candidate runs in every round.
 """
 import itertools
 import math
@@ -15,7 +18,7 @@ import random
 import statistics
 import time
 
-ORDERS = ("shuffled", "rotating")
+ORDERS = ("balanced", "shuffled", "rotating")
 METHOD = ("device events around each call, one run at a time; L2 flushed (2x L2 bytes written) "
           "before every run; 1 warm-up run each; interleaved rounds (each candidate once per "
           "round, {order} order); runs per candidate: enough for ~{target_s} s, at least "
@@ -62,38 +65,61 @@ def time_once(torch, fn, flush, lead_cycles=0):
     return start.elapsed_time(end)
 
 
-def round_order(names, round_index, order, rng):
-    """The candidates of one round in the order they run (module docstring)."""
-    if order == "rotating":
-        start = round_index % len(names)
-        return names[start:] + names[:start]
-    if order != "shuffled":
+def williams_rows(n):
+    """Rows of candidate indices 0..n-1 in which every ordered pair of two candidates is adjacent
+    equally often (once for an even n in n rows; twice for an odd n in 2n, the rows and their
+    reverses): the first row 0, 1, n-1, 2, n-2, ..., each next one that row plus 1 mod n."""
+    first, low, high = [0], 1, n - 1
+    while len(first) < n:
+        first.append(low if len(first) % 2 else high)
+        low, high = (low + 1, high) if len(first) % 2 == 0 else (low, high - 1)
+    rows = [[(index + shift) % n for index in first] for shift in range(n)]
+    return rows + [row[::-1] for row in rows] if n % 2 and n > 1 else rows
+
+
+def round_orders(names, order, rng):
+    """The candidates of each round, round after round, in the order they run (module
+    docstring)."""
+    if order not in ORDERS:
         raise ValueError(f"order {order!r}: allowed {', '.join(ORDERS)}")
-    permuted = list(names)
-    rng.shuffle(permuted)
-    return permuted
+    rows = williams_rows(len(names))
+
+    def rounds():
+        for round_index in itertools.count():
+            if order == "rotating":
+                start = round_index % len(names)
+                yield names[start:] + names[:start]
+            elif order == "shuffled":
+                yield rng.sample(names, len(names))
+            else:
+                if round_index % len(rows) == 0:
+                    labels = rng.sample(names, len(names))
+                yield [labels[index] for index in rows[round_index % len(rows)]]
+    return rounds()
 
 
 def time_interleaved(torch, candidates, flush, target_s=0.3, min_reps=3, max_reps=20,
                      order="rotating", seed=0, run_log=None):
     """{name: fn} -> {name: summary}. The first timed round sizes each candidate's number of runs
-    (a slow one, like the unfused path, stops after fewer rounds than a fast one); every round
-    runs each candidate that still needs runs, so the runs stay interleaved. With run_log (a
-    list), each timed run is appended as {round, name, after (the call before it), ms, at (host
-    seconds at its start)}."""
+    (a slow one, like the unfused path, stops after fewer rounds than a fast one; under
+    `balanced` every candidate runs as many whole cycles as the one that wants most runs needs);
+    every round runs each candidate that still needs runs, so the runs stay interleaved. With
+    run_log (a list), each timed run is appended as {round, name, after (the call before it), ms,
+    at (host seconds at its start)}."""
     names = list(candidates)
     if not names:
         return {}
-    rng = random.Random(seed)
+    orders = round_orders(names, order, random.Random(seed))
     for name in names:  # warm-up: first-call setup (cuDNN plans, module loads) stays out of timing
         candidates[name]()
     torch.cuda.synchronize()
     times = {name: [] for name in names}
     wanted = {}
     previous = names[-1]  # the last warm-up call
-    for round_index in itertools.count():
-        ran = False
-        for name in round_order(names, round_index, order, rng):
+    for round_index, ordered in enumerate(orders):
+        if round_index and all(round_index >= wanted[name] for name in names):
+            break
+        for name in ordered:
             if round_index and round_index >= wanted[name]:
                 continue
             at = time.time()
@@ -101,12 +127,13 @@ def time_interleaved(torch, candidates, flush, target_s=0.3, min_reps=3, max_rep
             if run_log is not None:
                 run_log.append({"round": round_index, "name": name, "after": previous,
                                 "ms": times[name][-1], "at": at})
-            previous, ran = name, True
+            previous = name
         if round_index == 0:  # the first round sizes the rest
             wanted = {name: rounds_for(times[name][0], target_s, min_reps, max_reps)
                       for name in names}
-        elif not ran:
-            break
+            if order == "balanced":
+                cycle = len(williams_rows(len(names)))
+                wanted = dict.fromkeys(names, cycle * math.ceil(max(wanted.values()) / cycle))
     return {name: summarize(t) for name, t in times.items()}
 
 

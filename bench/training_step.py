@@ -2,14 +2,15 @@
 """A training step of attention, head to head: swr (swr.torch.attention under autograd: its
 forward writing the log-sum-exp, then its tuned backward), FlashAttention-4 (flash_attn.cute, where
 importable), cuDNN and FlashAttention-2 (PyTorch SDPA's backends), on the same inputs, timed
-interleaved, each round in a new shuffled order (--order), with the L2 flushed before every run
-(device_timing.py; the results keep every run and the call before it). Each point reports, per
-candidate, the forward + backward time and TFLOP/s (FLOPs = 4 B H S^2 D, halved for causal, the
-backward counted as 2.5x the forward: 3.5x in all) and the backward alone (fwd+bwd minus the
-forward, both medians of the same interleaved run), and swr's ratio to the faster of FA4 and cuDNN.
-Every candidate's dQ, dK and dV are checked against SDPA's math path in fp32 on a small copy of the
-point first (the same dtype bound as the forward); swr must run its own kernels for both passes
-(explain() says so), else the point says why and is left out.
+interleaved in a balanced order (every candidate right after every other equally often: --order),
+with the L2 flushed before every run (device_timing.py; the results keep every run and the call
+before it). Each point reports, per candidate, the forward + backward time and TFLOP/s (FLOPs =
+4 B H S^2 D, halved for causal, the backward counted as 2.5x the forward: 3.5x in all) and the
+backward alone (fwd+bwd minus the forward, both medians of the same interleaved run), and swr's
+ratio to the faster of FA4 and cuDNN. Every candidate's dQ, dK and dV are checked against SDPA's
+math path in fp32 on a small copy of the point first (the same dtype bound as the forward); swr
+must run its own kernels for both passes (explain() says so), else the point says why and is left
+out.
 
     python3 bench/training_step.py --catalog tuned.db --out results.json
     python3 bench/training_step.py --points 2x16x16384x128-causal --catalog tuned.db
@@ -20,6 +21,7 @@ import json
 import statistics
 import sys
 import time
+import zlib
 
 import device_timing
 
@@ -142,7 +144,7 @@ def check(torch, step, point, dtype):
     return max(((g.float() - w).norm() / w.norm()).item() for g, w in zip(got, want))
 
 
-def run_point(torch, swr_torch, catalog, point, dtype, flush, target_s, order="shuffled"):
+def run_point(torch, swr_torch, catalog, point, dtype, flush, target_s, order="balanced"):
     result = {"point": point["name"], "dtype": str(dtype).removeprefix("torch."),
               "flops_forward": flops(point), "candidates": {}}
     steps = candidates(torch, swr_torch, catalog, point, dtype)
@@ -171,8 +173,9 @@ def run_point(torch, swr_torch, catalog, point, dtype, flush, target_s, order="s
         timed[name + " fwd+bwd"] = lambda step=step: step(q, k, v, grad)
         timed[name + " fwd"] = forwards[name]
     run_log = []
+    seed = zlib.crc32(point["name"].encode())  # each point its own orders
     summaries = device_timing.time_interleaved(torch, timed, flush, target_s=target_s,
-                                               order=order, run_log=run_log)
+                                               order=order, seed=seed, run_log=run_log)
     result["runs"] = run_log
     fwd_flops = flops(point)
     for name, entry in result["candidates"].items():
@@ -258,9 +261,9 @@ def main(argv=None):
     parser.add_argument("--catalog", help="results database or export swr reads (default: swr's)")
     parser.add_argument("--target-seconds", type=float, default=0.5,
                         help="timed seconds per candidate and point")
-    parser.add_argument("--order", choices=device_timing.ORDERS, default="shuffled",
+    parser.add_argument("--order", choices=device_timing.ORDERS, default="balanced",
                         help="the order of the candidates within a round (device_timing.py; "
-                             "default: shuffled)")
+                             "default: balanced)")
     parser.add_argument("--out", help="write every figure as JSON here")
     parser.add_argument("--table", metavar="RESULTS_JSON",
                         help="print a results file (--out) as a markdown table and exit (no GPU)")

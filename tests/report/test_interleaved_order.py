@@ -1,8 +1,9 @@
 """device_timing.time_interleaved's order within a round and its run log, and
 bench/training_step.py's table of each candidate's runs by the call before it, without a GPU: the
 rotating order keeps a candidate's predecessor fixed, the shuffled one permutes every round (the
-same seed, the same rounds), every run is logged with the call before it, and the medians by
-predecessor are read back from a results file.
+same seed, the same rounds), the balanced one runs whole Williams cycles (every pair side by side
+equally often, everyone in every round), every run is logged with the call before it, and the
+medians by predecessor are read back from a results file.
 Run: python3 -m unittest discover -s tests/report -p 'test_*.py'
 """
 import os
@@ -60,26 +61,51 @@ def timed_calls(torch, costs, order, seed=0, target_s=0.01):
     return summaries, ran, log
 
 
-class RoundOrder(unittest.TestCase):
+def first_rounds(names, order, count, seed=7):
+    orders = device_timing.round_orders(names, order, random.Random(seed))
+    return [next(orders) for _ in range(count)]
+
+
+class RoundOrders(unittest.TestCase):
     names = ["a", "b", "c", "d"]
 
     def test_rotating_starts_each_round_one_later(self):
-        self.assertEqual(device_timing.round_order(self.names, 0, "rotating", None), self.names)
-        self.assertEqual(device_timing.round_order(self.names, 5, "rotating", None),
-                         ["b", "c", "d", "a"])
+        rounds = first_rounds(self.names, "rotating", 6)
+        self.assertEqual(rounds[0], self.names)
+        self.assertEqual(rounds[5], ["b", "c", "d", "a"])
 
     def test_shuffled_permutes_every_round_and_repeats_with_the_seed(self):
-        first, second = random.Random(7), random.Random(7)
-        rounds = [device_timing.round_order(self.names, r, "shuffled", first) for r in range(20)]
-        again = [device_timing.round_order(self.names, r, "shuffled", second) for r in range(20)]
-        self.assertEqual(rounds, again)
+        rounds = first_rounds(self.names, "shuffled", 20)
+        self.assertEqual(rounds, first_rounds(self.names, "shuffled", 20))
         for permuted in rounds:
             self.assertEqual(sorted(permuted), self.names)
         self.assertGreater(len({tuple(p) for p in rounds}), 5)
 
+    def test_williams_rows_put_every_pair_side_by_side_equally_often(self):
+        for n in range(2, 10):
+            rows = device_timing.williams_rows(n)
+            self.assertEqual(len(rows), n if n % 2 == 0 else 2 * n)
+            pairs = {}
+            for row in rows:
+                self.assertEqual(sorted(row), list(range(n)))
+                for before, after in zip(row, row[1:]):
+                    pairs[before, after] = pairs.get((before, after), 0) + 1
+            self.assertEqual(len(pairs), n * (n - 1), n)
+            self.assertEqual(set(pairs.values()), {1 if n % 2 == 0 else 2}, n)
+        self.assertEqual(device_timing.williams_rows(1), [[0]])
+
+    def test_balanced_cycles_relabel_the_candidates(self):
+        names = ["a", "b", "c", "d", "e", "f"]
+        rounds = first_rounds(names, "balanced", 4 * len(names))
+        cycles = [rounds[i:i + len(names)] for i in range(0, len(rounds), len(names))]
+        for cycle in cycles:
+            pairs = [(x, y) for row in cycle for x, y in zip(row, row[1:])]
+            self.assertEqual(len(set(pairs)), len(names) * (len(names) - 1))
+        self.assertGreater(len({tuple(cycle[0]) for cycle in cycles}), 1)
+
     def test_an_unknown_order_is_refused(self):
-        with self.assertRaisesRegex(ValueError, "allowed shuffled, rotating"):
-            device_timing.round_order(self.names, 0, "sorted", random.Random(0))
+        with self.assertRaisesRegex(ValueError, "allowed balanced, shuffled, rotating"):
+            device_timing.round_orders(self.names, "sorted", random.Random(0))
 
 
 class TimeInterleaved(unittest.TestCase):
@@ -108,6 +134,14 @@ class TimeInterleaved(unittest.TestCase):
         for run in log:
             predecessors.setdefault(run["name"], set()).add(run["after"])
         self.assertTrue(all(len(seen) >= 2 for seen in predecessors.values()))
+
+    def test_balanced_runs_every_candidate_in_whole_cycles(self):
+        torch = ClockTorch()
+        summaries, _, log = timed_calls(torch, self.costs, "balanced", target_s=0.004)
+        # fast wants 4 runs: one whole cycle of six rows (three candidates, odd) for everyone
+        self.assertEqual({s["runs"] for s in summaries.values()}, {6})
+        self.assertEqual([summaries[n]["median_ms"] for n in self.costs], [1.0, 2.0, 4.0])
+        self.assertEqual(len({run["round"] for run in log}), 6)
 
     def test_the_first_round_sizes_the_runs(self):
         torch = ClockTorch()
