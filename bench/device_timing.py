@@ -4,8 +4,10 @@ rounds in which each candidate runs once (interleaved, so that clock and thermal
 over all) until it has its runs, median and p95 over them.
 
 The order within a round: `balanced`, `shuffled` or `rotating`. Whatever a call leaves behind
-(above all the power controller's clock on a GPU at its power cap: measured, a run right after
-FlashAttention-2's low-power step ran 3-5% faster than its median) lands on the call after it.
+lands on the call after it: above all the power controller's clock on a GPU at its power cap.
+On an H100, averaged over issue 27's training steps, a step of swr, FA4 or cuDNN run right after
+FlashAttention-2's low-power one took 0.8-2.5% less than its median, one right after another's
+high-power step 1.7-2.8% more (bench/results/attention-backward-ws-h200/interleaving-2026-11-25).
 Under `rotating` (the list's order, each round starting one later) a candidate nearly always runs
 right after the same one, so that effect lands on it the same way in every round. `shuffled`
 draws a new permutation every round. `balanced` runs whole cycles of a Williams design (each

@@ -14,10 +14,12 @@ out.
 
     python3 bench/training_step.py --catalog tuned.db --out results.json
     python3 bench/training_step.py --points 2x16x16384x128-causal --catalog tuned.db
-    python3 bench/training_step.py --by-predecessor results.json
+    python3 bench/training_step.py --by-predecessor results.json [more.json.xz ...]
+    python3 bench/training_step.py --compare results.json other.json.xz
 """
 import argparse
 import json
+import lzma
 import statistics
 import sys
 import time
@@ -220,21 +222,62 @@ def markdown_table(results):
     return "\n".join(lines)
 
 
-def predecessor_table(results):
-    """A results file (--out) as each fwd+bwd candidate's median ms by the call timed before it
-    (the `runs` of a point): whether what ran before a candidate moves its figure."""
-    lines = []
-    for result in results["points"]:
-        by = {}
-        for run in result.get("runs", []):
-            if run["name"].endswith(" fwd+bwd"):
-                by.setdefault(run["name"], {}).setdefault(run["after"], []).append(run["ms"])
-        for name, after in sorted(by.items()):
-            overall = statistics.median(ms for times in after.values() for ms in times)
-            cells = [f"{previous} {statistics.median(times) / overall:.3f} ({len(times)})"
-                     for previous, times in sorted(after.items())]
-            lines.append(f"{result['point']:28} {name:16} {overall:9.3f} ms | "
-                         + ", ".join(cells))
+def load_results(path):
+    """A results file (--out), xz-compressed or not."""
+    with (lzma.open(path, "rt") if path.endswith(".xz") else open(path)) as file:
+        return json.load(file)
+
+
+def predecessor_table(results_list):
+    """Results files (--out) as each fwd+bwd candidate's runs by the call timed before it, over
+    the candidate's median at the point (the `runs` of each point): per point for one file, then
+    the mean over every point and file given: whether what ran before a candidate moves its
+    figure."""
+    lines, pooled = [], {}
+    for results in results_list:
+        for result in results["points"]:
+            by = {}
+            for run in result.get("runs", []):
+                if run["name"].endswith(" fwd+bwd"):
+                    by.setdefault(run["name"], {}).setdefault(run["after"], []).append(run["ms"])
+            for name, after in sorted(by.items()):
+                overall = statistics.median(ms for times in after.values() for ms in times)
+                for previous, times in after.items():
+                    pooled.setdefault((name, previous), []).extend(ms / overall for ms in times)
+                if len(results_list) == 1:
+                    cells = [f"{previous} {statistics.median(times) / overall:.3f} ({len(times)})"
+                             for previous, times in sorted(after.items())]
+                    lines.append(f"{result['point']:28} {name:16} {overall:9.3f} ms | "
+                                 + ", ".join(cells))
+    names = sorted({name for name, _ in pooled})
+    lines.append(f"mean of run / median over every point, by the call before (runs): "
+                 f"{len(results_list)} file(s)")
+    lines.append(f"{'before':16}" + "".join(f"{name:>22}" for name in names))
+    for previous in sorted({previous for _, previous in pooled}):
+        cells = [pooled.get((name, previous)) for name in names]
+        lines.append(f"{previous:16}" + "".join(
+            f"{f'{statistics.mean(c):.3f} ({len(c)})':>22}" if c else f"{'-':>22}"
+            for c in cells))
+    return "\n".join(lines)
+
+
+def compare_table(results_list, paths):
+    """Results files (--out) of the same points side by side: swr over the faster of FA4 and
+    cuDNN, and FA4's and swr's fwd+bwd TFLOP/s, a column each file."""
+    lines = ["files: " + ", ".join(f"[{i}] {path}" for i, path in enumerate(paths))]
+    head = "".join(f"{f'swr/best[{i}]':>13}" for i in range(len(paths)))
+    head += "".join(f"{f'fa4[{i}]':>9}" for i in range(len(paths)))
+    lines.append(f"{'point':28}{head}" + "".join(f"{f'swr[{i}]':>9}" for i in range(len(paths))))
+    for index, result in enumerate(results_list[0]["points"]):
+        rows = [results["points"][index] for results in results_list]
+        ratios = [row.get("swr_vs_faster_of_fa4_cudnn") for row in rows]
+        rates = [[row["candidates"].get(name, {}).get("fwd_bwd_tflops") for row in rows]
+                 for name in ("fa4", "swr")]
+        line = f"{result['point']:28}" + "".join(
+            f"{r:13.3f}" if r is not None else f"{'-':>13}" for r in ratios)
+        for column in rates:
+            line += "".join(f"{r:9.1f}" if r is not None else f"{'-':>9}" for r in column)
+        lines.append(line)
     return "\n".join(lines)
 
 
@@ -267,15 +310,22 @@ def main(argv=None):
     parser.add_argument("--out", help="write every figure as JSON here")
     parser.add_argument("--table", metavar="RESULTS_JSON",
                         help="print a results file (--out) as a markdown table and exit (no GPU)")
-    parser.add_argument("--by-predecessor", metavar="RESULTS_JSON",
-                        help="print each fwd+bwd candidate's median by the call before it, over "
-                             "its median, from a results file (--out), and exit (no GPU)")
+    parser.add_argument("--by-predecessor", metavar="RESULTS_JSON", nargs="+",
+                        help="print each fwd+bwd candidate's runs by the call before it, over its "
+                             "median, from results files (--out, or .xz), and exit (no GPU)")
+    parser.add_argument("--compare", metavar="RESULTS_JSON", nargs="+",
+                        help="print results files (--out, or .xz) of the same points side by "
+                             "side and exit (no GPU)")
     args = parser.parse_args(argv)
-    for path, show in ((args.table, markdown_table), (args.by_predecessor, predecessor_table)):
-        if path:
-            with open(path) as file:
-                print(show(json.load(file)))
-            return 0
+    if args.table:
+        print(markdown_table(load_results(args.table)))
+        return 0
+    if args.by_predecessor:
+        print(predecessor_table([load_results(path) for path in args.by_predecessor]))
+        return 0
+    if args.compare:
+        print(compare_table([load_results(path) for path in args.compare], args.compare))
+        return 0
     points = [parse_point(p) for p in args.points]  # bad input refused before the GPU is touched
 
     torch, swr_torch, dtype, catalog, props, flush = gpu_session(args.dtype, args.catalog)

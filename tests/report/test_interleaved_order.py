@@ -3,7 +3,7 @@ bench/training_step.py's table of each candidate's runs by the call before it, w
 rotating order keeps a candidate's predecessor fixed, the shuffled one permutes every round (the
 same seed, the same rounds), the balanced one runs whole Williams cycles (every pair side by side
 equally often, everyone in every round), every run is logged with the call before it, and the
-medians by predecessor are read back from a results file.
+medians by predecessor and the side-by-side comparison are read back from results files.
 Run: python3 -m unittest discover -s tests/report -p 'test_*.py'
 """
 import os
@@ -152,18 +152,49 @@ class TimeInterleaved(unittest.TestCase):
 
 
 class PredecessorTable(unittest.TestCase):
+    runs = [{"name": "swr fwd+bwd", "after": "fa4 fwd", "ms": 11.0},
+            {"name": "swr fwd+bwd", "after": "fa4 fwd", "ms": 11.0},
+            {"name": "swr fwd+bwd", "after": "flash2 fwd", "ms": 9.0},
+            {"name": "swr fwd", "after": "swr fwd+bwd", "ms": 3.0}]
+
     def test_medians_by_the_call_before_over_the_candidates_median(self):
-        runs = [{"name": "swr fwd+bwd", "after": "fa4 fwd", "ms": 11.0},
-                {"name": "swr fwd+bwd", "after": "fa4 fwd", "ms": 11.0},
-                {"name": "swr fwd+bwd", "after": "flash2 fwd", "ms": 9.0},
-                {"name": "swr fwd", "after": "swr fwd+bwd", "ms": 3.0}]
         text = training_step.predecessor_table(
-            {"points": [{"point": "2x16x16384x128-causal", "runs": runs}]})
-        self.assertEqual(len(text.splitlines()), 1)  # fwd+bwd candidates only
-        self.assertIn("swr fwd+bwd", text)
-        self.assertIn("11.000 ms", text)
-        self.assertIn("fa4 fwd 1.000 (2)", text)
-        self.assertIn("flash2 fwd 0.818 (1)", text)
+            [{"points": [{"point": "2x16x16384x128-causal", "runs": self.runs}]}])
+        lines = text.splitlines()
+        self.assertIn("swr fwd+bwd", lines[0])  # fwd+bwd candidates only: one line a point
+        self.assertIn("11.000 ms", lines[0])
+        self.assertIn("fa4 fwd 1.000 (2)", lines[0])
+        self.assertIn("flash2 fwd 0.818 (1)", lines[0])
+        self.assertEqual(lines[-2].split(), ["fa4", "fwd", "1.000", "(2)"])
+        self.assertEqual(lines[-1].split(), ["flash2", "fwd", "0.818", "(1)"])
+
+    def test_several_files_pooled_without_per_point_lines(self):
+        other = [dict(run, ms=run["ms"] * 2) for run in self.runs]
+        text = training_step.predecessor_table(
+            [{"points": [{"point": "p", "runs": self.runs}]},
+             {"points": [{"point": "p", "runs": other}]}])
+        self.assertNotIn("ms |", text)
+        self.assertIn("2 file(s)", text)
+        self.assertIn("fa4 fwd 1.000 (4)", " ".join(text.split()))
+
+
+class CompareTable(unittest.TestCase):
+    def test_one_column_a_file_and_missing_figures_as_dashes(self):
+        def results(ratio, fa4):
+            candidates = {"swr": {"fwd_bwd_tflops": 500.0}}
+            if fa4 is not None:
+                candidates["fa4"] = {"fwd_bwd_tflops": fa4}
+            point = {"point": "1x8x8192x256-causal", "candidates": candidates}
+            if ratio is not None:
+                point["swr_vs_faster_of_fa4_cudnn"] = ratio
+            return {"points": [point]}
+
+        text = training_step.compare_table([results(0.95, 526.0), results(None, None)],
+                                           ["a.json", "b.json.xz"])
+        self.assertIn("[1] b.json.xz", text)
+        row = text.splitlines()[-1].split()
+        self.assertEqual(row, ["1x8x8192x256-causal", "0.950", "-", "526.0", "-", "500.0",
+                               "500.0"])
 
 
 if __name__ == "__main__":
