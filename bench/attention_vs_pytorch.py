@@ -137,7 +137,8 @@ def main(argv=None):
                                                  argv),
                        **run_record.software_record(torch), swr_catalog=catalog.description),
         "method": {"timing": device_timing.METHOD.format(
-            order="rotating", target_s=args.target_seconds, min_reps=args.min_rounds, max_reps=args.max_rounds),
+            order="rotating", target_s=args.target_seconds, min_reps=args.min_rounds,
+            max_reps=args.max_rounds),
                    "swr": "the runtime's choice from the catalog, called through "
                           "swr.torch.attention (fallback='error') over libswr_runtime.so"},
         "points": entries}
