@@ -22,6 +22,8 @@ POINTS=(4x32x4096x64-noncausal 4x32x4096x64-causal 4x16x4096x128-noncausal
   4x16x4096x128-causal 2x32x16384x64-noncausal 2x32x16384x64-causal 2x16x16384x128-noncausal
   2x16x16384x128-causal 1x32x32768x64-noncausal 1x32x32768x64-causal 1x16x32768x128-noncausal
   1x16x32768x128-causal 1x32x32768x128-kv8-causal 1x8x8192x256-causal 1x8x8192x256-noncausal)
+# SWR_PEER_POINTS="..." in the environment: a subset of them (the same in both calls).
+[[ -n ${SWR_PEER_POINTS:-} ]] && read -ra POINTS <<<"$SWR_PEER_POINTS"
 
 if [[ ${1:-} == stage ]]; then
   build=${2:-build}
