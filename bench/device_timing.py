@@ -71,10 +71,7 @@ def williams_rows(n):
     """Rows of candidate indices 0..n-1 in which every ordered pair of two candidates is adjacent
     equally often (once for an even n in n rows; twice for an odd n in 2n, the rows and their
     reverses): the first row 0, 1, n-1, 2, n-2, ..., each next one that row plus 1 mod n."""
-    first, low, high = [0], 1, n - 1
-    while len(first) < n:
-        first.append(low if len(first) % 2 else high)
-        low, high = (low + 1, high) if len(first) % 2 == 0 else (low, high - 1)
+    first = [0] + [(step + 1) // 2 if step % 2 else n - step // 2 for step in range(1, n)]
     rows = [[(index + shift) % n for index in first] for shift in range(n)]
     return rows + [row[::-1] for row in rows] if n % 2 and n > 1 else rows
 
