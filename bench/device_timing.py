@@ -113,13 +113,13 @@ def time_interleaved(torch, candidates, flush, target_s=0.3, min_reps=3, max_rep
         candidates[name]()
     torch.cuda.synchronize()
     times = {name: [] for name in names}
-    wanted = {}
+    wanted = dict.fromkeys(names, 1)  # the first round; it sizes the rest
     previous = names[-1]  # the last warm-up call
     for round_index, ordered in enumerate(orders):
-        if round_index and all(round_index >= wanted[name] for name in names):
+        if all(round_index >= wanted[name] for name in names):
             break
         for name in ordered:
-            if round_index and round_index >= wanted[name]:
+            if round_index >= wanted[name]:
                 continue
             at = time.time()
             times[name].append(time_once(torch, candidates[name], flush))
@@ -127,7 +127,7 @@ def time_interleaved(torch, candidates, flush, target_s=0.3, min_reps=3, max_rep
                 run_log.append({"round": round_index, "name": name, "after": previous,
                                 "ms": times[name][-1], "at": at})
             previous = name
-        if round_index == 0:  # the first round sizes the rest
+        if round_index == 0:
             wanted = {name: rounds_for(times[name][0], target_s, min_reps, max_reps)
                       for name in names}
             if order == "balanced":
