@@ -262,18 +262,21 @@ def predecessor_table(results_list):
 
 
 def compare_table(results_list, paths):
-    """Results files (--out) of the same points side by side: swr over the faster of FA4 and
-    cuDNN, and FA4's and swr's fwd+bwd TFLOP/s, a column each file."""
+    """Results files (--out) side by side, a row each point any of them measured: swr over the
+    faster of FA4 and cuDNN, and FA4's and swr's fwd+bwd TFLOP/s, a column each file ("-" where a
+    file lacks the point or the figure)."""
     lines = ["files: " + ", ".join(f"[{i}] {path}" for i, path in enumerate(paths))]
     head = "".join(f"{f'swr/best[{i}]':>13}" for i in range(len(paths)))
     head += "".join(f"{f'fa4[{i}]':>9}" for i in range(len(paths)))
     lines.append(f"{'point':28}{head}" + "".join(f"{f'swr[{i}]':>9}" for i in range(len(paths))))
-    for index, result in enumerate(results_list[0]["points"]):
-        rows = [results["points"][index] for results in results_list]
+    by_point = [{row["point"]: row for row in results["points"]} for results in results_list]
+    names = list(dict.fromkeys(name for points in by_point for name in points))
+    for name in names:
+        rows = [points.get(name, {}) for points in by_point]
         ratios = [row.get("swr_vs_faster_of_fa4_cudnn") for row in rows]
-        rates = [[row["candidates"].get(name, {}).get("fwd_bwd_tflops") for row in rows]
-                 for name in ("fa4", "swr")]
-        line = f"{result['point']:28}" + "".join(
+        rates = [[row.get("candidates", {}).get(candidate, {}).get("fwd_bwd_tflops")
+                  for row in rows] for candidate in ("fa4", "swr")]
+        line = f"{name:28}" + "".join(
             f"{r:13.3f}" if r is not None else f"{'-':>13}" for r in ratios)
         for column in rates:
             line += "".join(f"{r:9.1f}" if r is not None else f"{'-':>9}" for r in column)

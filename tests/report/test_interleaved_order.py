@@ -196,6 +196,18 @@ class CompareTable(unittest.TestCase):
         self.assertEqual(row, ["1x8x8192x256-causal", "0.950", "-", "526.0", "-", "500.0",
                                "500.0"])
 
+    def test_points_matched_by_name_when_the_files_measured_different_ones(self):
+        def results(*points):
+            return {"points": [{"point": name, "swr_vs_faster_of_fa4_cudnn": ratio,
+                                "candidates": {"swr": {"fwd_bwd_tflops": 500.0}}}
+                               for name, ratio in points]}
+
+        text = training_step.compare_table(
+            [results(("a", 0.9), ("b", 0.8)), results(("b", 0.7), ("c", 0.6))], ["x", "y"])
+        rows = {line.split()[0]: line.split()[1:3] for line in text.splitlines()[2:]}
+        self.assertEqual(rows, {"a": ["0.900", "-"], "b": ["0.800", "0.700"],
+                                "c": ["-", "0.600"]})
+
 
 if __name__ == "__main__":
     unittest.main()
