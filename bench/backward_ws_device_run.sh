@@ -6,6 +6,7 @@
 #   OUT=$OUT bash DEST/run.sh check      # GPU machine: A and B
 #   OUT=$OUT bash DEST/run.sh measure    # GPU machine: C and D
 #   OUT=$OUT bash DEST/run.sh wide       # GPU machine: E
+#   OUT=$OUT bash DEST/run.sh sync       # GPU machine: F
 #
 # A: the whole backward GPU test (every knob value of both wgmma kernels and of mma.sync).
 # B: compute-sanitizer racecheck and synccheck on the backward GPU test's warp-specialized cases
@@ -18,6 +19,9 @@
 #    prediction (bench/backward_sawtooth_twins.py).
 # E: the whole backward space (mma.sync and the wide-head wgmma kernel) of issue 27's head dim 256
 #    points, B1 H8 S8192 bf16 causal and not, tuned into a fresh database (timing only).
+# F: the consumers' two syncs (lockstep, lagged) of four schedules at eight of issue 27's D64/128
+#    points, ROUNDS rounds (default 2) into a fresh database each, the syncs' order swapped every
+#    round (timing only); bench/backward_consumer_sync.py's table of them.
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
@@ -40,10 +44,10 @@ BIN=$here/bin
 } > "$W/env.txt" 2>&1
 
 if [[ ${1:-} == check ]]; then
-  # SANITIZED: the cases the sanitizers run (default every warp-specialized one); the limits in
-  # seconds: TEST_SECONDS, SANITIZER_SECONDS.
+  # TESTED: the GPU test's cases (default all); SANITIZED: the cases the sanitizers run (default
+  # every warp-specialized one); the limits in seconds: TEST_SECONDS, SANITIZER_SECONDS.
   step "backward GPU test" "${TEST_SECONDS:-300}" "$W/logs/backward-gpu-test.log" \
-    "$BIN/attention_backward_gpu_test"
+    "$BIN/attention_backward_gpu_test" --gtest_filter="${TESTED:-*}"
   SANITIZER=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer | head -1)
   for tool in racecheck synccheck; do
     SWR_BACKWARD_FIRST_SHAPE_ONLY=1 step "backward $tool" "${SANITIZER_SECONDS:-240}" \
@@ -125,5 +129,42 @@ if [[ ${1:-} == wide ]]; then
   for log in "$W"/logs/wide_*.log; do tail -14 "$log"; done
   exit 0
 fi
-echo "usage: $0 stage [BUILD_DIR] [DEST] | check | measure | wide" >&2
+if [[ ${1:-} == sync ]]; then
+  shapes=("--batch 2 --heads 16 --seq 16384 --head-dim 128"
+    "--batch 2 --heads 16 --seq 16384 --head-dim 128 --causal"
+    "--batch 1 --heads 16 --seq 32768 --head-dim 128 --causal"
+    "--batch 1 --heads 32 --kv-heads 8 --seq 32768 --head-dim 128 --causal"
+    "--batch 2 --heads 32 --seq 16384 --head-dim 64"
+    "--batch 2 --heads 32 --seq 16384 --head-dim 64 --causal"
+    "--batch 1 --heads 32 --seq 32768 --head-dim 64"
+    "--batch 4 --heads 32 --seq 4096 --head-dim 64 --causal")
+  for round in $(seq 1 "${ROUNDS:-2}"); do
+    for shape in "${shapes[@]}"; do
+      read -ra dims <<<"$shape"
+      [[ $shape == *"--head-dim 128"* ]] && m=64 || m=128
+      configs=()
+      for schedule in cyclic-grid cyclic-dynamic sawtooth-static sawtooth-dynamic; do
+        lockstep=bwd-wgmma-m${m}n128w12s2-$schedule-head_major
+        if ((round % 2)); then
+          configs+=(--config "$lockstep" --config "$lockstep-lag")
+        else
+          configs+=(--config "$lockstep-lag" --config "$lockstep")
+        fi
+      done
+      name=$(echo "$shape" | tr -d ' -')
+      step "sync round $round $name" 120 "$W/logs/sync_${round}_$name.log" "$BIN/swr-tune" \
+        --family attention-backward --gpu auto "${dims[@]}" --dtype bf16 "${configs[@]}" \
+        --counters none --db "$W/sync-$round.db" -j 16
+      "$BIN/swr-tune" show --family attention-backward --gpu auto "${dims[@]}" --dtype bf16 \
+        --db "$W/sync-$round.db" --json > "$W/sync-$round-$name.json" 2>&1
+    done
+  done
+  python3 "$here/backward_consumer_sync.py" "$W"/sync-*.json --json "$W/consumer-sync.json" \
+    > "$W/consumer-sync.txt" 2>&1
+  (cd "$W" && tar -cJf "$OUT/sync.tar.xz" logs ./sync-*.json)
+  cp "$STEPS" "$W/env.txt" "$W/consumer-sync.txt" "$W/consumer-sync.json" "$OUT/" 2>/dev/null
+  cat "$STEPS" "$W/consumer-sync.txt"
+  exit 0
+fi
+echo "usage: $0 stage [BUILD_DIR] [DEST] | check | measure | wide | sync" >&2
 exit 2

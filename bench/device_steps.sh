@@ -43,7 +43,8 @@ stage_backward_run() {
   rm -rf "$dest" && mkdir -p "$dest/bin"
   strip -o "$dest/bin/swr-tune" "$build/swr-tune"
   strip -o "$dest/bin/attention_backward_gpu_test" "$build/tests/gpu/attention_backward_gpu_test"
-  cp "$repo/bench/backward_sawtooth_twins.py" "$repo/bench/device_steps.sh" "$dest/"
+  cp "$repo/bench/backward_sawtooth_twins.py" "$repo/bench/backward_consumer_sync.py" \
+    "$repo/bench/device_steps.sh" "$dest/"
   cp "$script" "$dest/run.sh"
   git -C "$repo" rev-parse HEAD > "$dest/COMMIT"
   du -sh "$dest"

@@ -247,7 +247,7 @@ BackwardPrediction predict_backward_variant(const AttentionBackwardProblem& prob
   prediction.note = "tile LRU per L2 partition (" + std::to_string(partitions) +
                     "), lock-step wave of " + std::to_string(wave_size) +
                     " CTAs; time: the instruction path's measured share of the tensor peak, "
-                    "times its tile's and dQ mode's measured shares";
+                    "times its tile's, dQ mode's and consumer sync's measured shares";
   return prediction;
 }
 
@@ -256,6 +256,9 @@ double backward_rate_share(const AttentionBackwardConfig& config, bool causal) {
   if (config.block_n < 128) share *= kNarrowTileRateShare;
   if (config.dq == DqAccumulation::deterministic) {
     share *= causal ? kDeterministicCausalRateShare : kDeterministicRateShare;
+  }
+  if (config.consumers == ConsumerSync::lagged) {
+    share *= causal ? kLaggedCausalRateShare : kLaggedRateShare;
   }
   return share;
 }

@@ -48,6 +48,14 @@ inline constexpr double kWarpSpecializedBackwardPeakFraction = 0.575;
 inline constexpr double kNarrowTileRateShare = 0.78;
 inline constexpr double kDeterministicRateShare = 0.70;
 inline constexpr double kDeterministicCausalRateShare = 0.61;
+// Lagged consumers (AttentionBackwardConfig::consumers) against their lockstep twins, from
+// bench/results/attention-backward-ws-h200/consumer-sync-2026-11-26/consumer-sync.json (four
+// schedules at eight of issue 27's D64/128 points on the H200, three rounds; tests/model recompute
+// them from the file): without the causal mask the median is 0.976 of the rate; with it 1.006,
+// over a spread of 0.898-1.067 that no rule here predicts, so the twins stay tied (a share above
+// 1 ranked every lagged variant ahead and `--model-top` measured no lockstep one).
+inline constexpr double kLaggedRateShare = 0.976;
+inline constexpr double kLaggedCausalRateShare = 1.0;
 
 // The share of the best variant's rate a config runs at (the product of the above).
 double backward_rate_share(const AttentionBackwardConfig& config, bool causal);

@@ -11,6 +11,7 @@ namespace {
 
 constexpr std::string_view kBackwardKeyPrefix = "bwd";
 constexpr std::string_view kWgmmaKeyToken = "wgmma";
+constexpr std::string_view kLaggedKeyToken = "lag";
 constexpr std::string_view kDeterministicKeyToken = "det";
 constexpr std::string_view kFaultKeyToken = "fault";
 
@@ -26,6 +27,16 @@ std::optional<DqAccumulation> parse_dq_accumulation(std::string_view text) {
   return std::nullopt;
 }
 
+std::string_view to_string(ConsumerSync sync) {
+  return sync == ConsumerSync::lagged ? "lagged" : "lockstep";
+}
+
+std::optional<ConsumerSync> parse_consumer_sync(std::string_view text) {
+  if (text == "lockstep") return ConsumerSync::lockstep;
+  if (text == "lagged") return ConsumerSync::lagged;
+  return std::nullopt;
+}
+
 std::string AttentionBackwardConfig::key() const {
   std::string key(kBackwardKeyPrefix);
   if (path == InstructionPath::wgmma) key += '-' + std::string(kWgmmaKeyToken);
@@ -34,6 +45,7 @@ std::string AttentionBackwardConfig::key() const {
   key += '-' + std::string(to_string(order));
   key += '-' + std::string(to_string(persistence));
   key += '-' + config_parsing::swizzle_key_token(swizzle, head_group);
+  if (consumers == ConsumerSync::lagged) key += '-' + std::string(kLaggedKeyToken);
   if (dq == DqAccumulation::deterministic) key += '-' + std::string(kDeterministicKeyToken);
   if (planted_fault) key += '-' + std::string(kFaultKeyToken);
   return key;
@@ -55,6 +67,10 @@ std::optional<AttentionBackwardConfig> AttentionBackwardConfig::from_key(std::st
   }
   if (parts.size() > 4 && parts.back() == kDeterministicKeyToken) {
     config.dq = DqAccumulation::deterministic;
+    parts.pop_back();
+  }
+  if (parts.size() > 4 && parts.back() == kLaggedKeyToken) {
+    config.consumers = ConsumerSync::lagged;
     parts.pop_back();
   }
   if (parts.size() != 4) return std::nullopt;
@@ -88,6 +104,7 @@ nlohmann::json AttentionBackwardConfig::to_json() const {
                          {"swizzle", to_string(swizzle)},
                          {"head_group", swizzle == TileSwizzle::head_groups ? head_group : 1},
                          {"dq", to_string(dq)},
+                         {"consumers", to_string(consumers)},
                          {"key", key()}};
   if (planted_fault) json["planted_fault"] = true;
   return json;
@@ -113,6 +130,11 @@ AttentionBackwardConfig AttentionBackwardConfig::from_json(const nlohmann::json&
     config.head_group = fields.positive_int("head_group");
   }
   config.dq = fields.one_of<DqAccumulation>("dq", parse_dq_accumulation, "atomic, deterministic");
+  // Configs written before the knob are lockstep.
+  if (json.contains("consumers")) {
+    config.consumers =
+        fields.one_of<ConsumerSync>("consumers", parse_consumer_sync, "lockstep, lagged");
+  }
   if (json.contains("planted_fault")) config.planted_fault = fields.boolean("planted_fault");
   if (const auto it = json.find("key"); it != json.end()) {
     if (!it->is_string() || it->get<std::string>() != config.key()) {

@@ -24,17 +24,21 @@ KernelSource render_attention_backward_kernel(const AttentionBackwardProblem& pr
   std::string text;
   text += "// swr attention backward, config " + config.key() + ", problem " +
           compiled_problem_part(shape) + "\n";
-  const std::string schedule = "    " + element + ", /*causal*/ " + boolean(shape.causal) +
-                               ",\n    " + std::string(template_order(config.order)) + ",\n    " +
-                               std::string(template_persistence(config.persistence)) + ",\n    " +
-                               std::string(template_swizzle(config.swizzle)) + ", /*head_group*/ " +
-                               std::to_string(head_group) + ",\n    /*deterministic_dq*/ " +
-                               boolean(config.dq == DqAccumulation::deterministic) + ">;\n";
   // The main kernel of the config's instruction path (and, on wgmma, of its warp roles); the
   // passes are the same for all three.
   const bool wgmma = config.path == InstructionPath::wgmma;
   const bool warp_specialized = config.warp_specialized();
   const bool wide = config.splits_products();
+  std::string schedule = "    " + element + ", /*causal*/ " + boolean(shape.causal) + ",\n    " +
+                         std::string(template_order(config.order)) + ",\n    " +
+                         std::string(template_persistence(config.persistence)) + ",\n    " +
+                         std::string(template_swizzle(config.swizzle)) + ", /*head_group*/ " +
+                         std::to_string(head_group) + ",\n    /*deterministic_dq*/ " +
+                         boolean(config.dq == DqAccumulation::deterministic);
+  if (warp_specialized && !wide) {
+    schedule += ", /*lagged_dq*/ " + std::string(boolean(config.consumers == ConsumerSync::lagged));
+  }
+  schedule += ">;\n";
   const std::string main_namespace = wgmma ? "swr::attention::sm90::" : "swr::attention::";
   const std::string traits = wide               ? "BackwardWsWideTraits"
                              : warp_specialized ? "BackwardWsTraits"

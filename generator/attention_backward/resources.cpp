@@ -21,8 +21,10 @@ constexpr std::size_t kWorkspaceAlignment = 256;
 constexpr int kWgmmaRegisterColumns = 8192;
 // wgmma: registers beside the accumulators of a step (addresses, the walk, packed fragments).
 constexpr int kWgmmaBookkeepingRegisters = 24;
-// The warp-specialized kernel's mbarriers and tile queue (BackwardWsTraits::kBarrierBytes).
-constexpr int kWsBarrierBytes = 256;
+// The warp-specialized kernels' mbarriers and tile queue (BackwardWsTraits::kBarrierBytes,
+// BackwardWsWideTraits::kBarrierBytes).
+constexpr int kWsBarrierBytes = 512;
+constexpr int kWsWideBarrierBytes = 256;
 
 int d_split(int head_dim) {
   return head_dim > kSplitAboveHeadDim ? 2 : 1;
@@ -128,7 +130,7 @@ int attention_backward_shared_bytes(const AttentionBackwardProblem& problem,
     // slot of dS^T, P^T's hand-over, stages x (L, delta), the barriers, and 1024 bytes to align.
     return 2 * config.block_n * head_dim * 2 + config.stages * 2 * config.block_m * head_dim * 2 +
            2 * config.block_n * config.block_m * 2 + config.stages * 2 * config.block_m * 4 +
-           kWsBarrierBytes + 1024;
+           kWsWideBarrierBytes + 1024;
   }
   if (config.warp_specialized()) {
     // templates/attention/backward/sm90/backward_ws_traits.cuh: K, V, stages x (Q, dO), two
@@ -153,6 +155,11 @@ int attention_backward_shared_bytes(const AttentionBackwardProblem& problem,
 std::string attention_backward_tile_problem(const AttentionBackwardProblem& problem,
                                             const AttentionBackwardConfig& config) {
   const int head_dim = problem.shape.head_dim;
+  if (config.consumers == ConsumerSync::lagged &&
+      (!config.warp_specialized() || config.splits_products())) {
+    return "consumers lagged: only the warp-specialized kernel whose two consumer warpgroups own "
+           "64 K/V rows each (wgmma, 12 warps, block_n 128) has them";
+  }
   if (config.path == InstructionPath::wgmma) return wgmma_tile_problem(head_dim, config);
   if (config.warps != 4 && config.warps != 8) {
     return "warps " + std::to_string(config.warps) + " must be 4 or 8";

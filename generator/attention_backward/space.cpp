@@ -1,6 +1,7 @@
 // The attention backward's variant space: every tile of each instruction path the GPU has (wgmma on
-// sm_90a) with the default schedule, then the schedule knobs (Q-walk order, persistence, swizzle)
-// and the dQ accumulation on the preferred tiles that fit (two mma.sync tiles, the wgmma tile), as
+// sm_90a) with the default schedule, then the schedule knobs (Q-walk order, persistence, swizzle),
+// the dQ accumulation and (warp-specialized) the consumers' sync on the preferred tiles that fit
+// (two mma.sync tiles, the wgmma tile), as
 // the forward's wgmma space crosses its schedule knobs with base tiles only: the schedule acts on
 // the order of the tiles, which every tile size shares.
 #include <algorithm>
@@ -57,6 +58,7 @@ constexpr Persistence kPersistences[] = {Persistence::grid, Persistence::static_
 constexpr TileSwizzle kSwizzles[] = {TileSwizzle::head_major, TileSwizzle::heads_interleaved,
                                      TileSwizzle::head_groups};
 constexpr DqAccumulation kDqModes[] = {DqAccumulation::atomic, DqAccumulation::deterministic};
+constexpr ConsumerSync kConsumerSyncs[] = {ConsumerSync::lockstep, ConsumerSync::lagged};
 constexpr int kBaseTiles = 2;
 
 AttentionBackwardConfig tile_config(const Tile& tile, int stages,
@@ -129,14 +131,22 @@ std::vector<AttentionBackwardConfig> enumerate_attention_backward_configs(
         for (Persistence persistence : kPersistences) {
           for (TileSwizzle swizzle : kSwizzles) {
             for (DqAccumulation dq : kDqModes) {
-              AttentionBackwardConfig config = base;
-              config.order = order;
-              config.persistence = persistence;
-              config.swizzle = swizzle;
-              config.head_group = swizzle == TileSwizzle::head_groups ? group : 1;
-              config.dq = dq;
-              if (config == base) continue;
-              configs.push_back(config);
+              for (ConsumerSync consumers : kConsumerSyncs) {
+                // Lagged consumers are the two-warpgroup warp-specialized kernel's alone.
+                if (consumers == ConsumerSync::lagged &&
+                    (!base.warp_specialized() || base.splits_products())) {
+                  continue;
+                }
+                AttentionBackwardConfig config = base;
+                config.order = order;
+                config.persistence = persistence;
+                config.swizzle = swizzle;
+                config.head_group = swizzle == TileSwizzle::head_groups ? group : 1;
+                config.dq = dq;
+                config.consumers = consumers;
+                if (config == base) continue;
+                configs.push_back(config);
+              }
             }
           }
         }

@@ -22,6 +22,14 @@ enum class DqAccumulation { atomic, deterministic };
 SWR_API std::string_view to_string(DqAccumulation accumulation);
 SWR_API std::optional<DqAccumulation> parse_dq_accumulation(std::string_view text);
 
+// How the warp-specialized kernel's two consumer warpgroups meet for dQ = dS K, which reads both
+// ones' rows of dS^T: `lockstep` (a barrier each step, then the step's dQ) or `lagged` (each
+// computes the last step's dQ, whose dS^T both stored a step ago: no barrier, so they drift apart
+// and one's exponentials can run beside the other's products).
+enum class ConsumerSync { lockstep, lagged };
+SWR_API std::string_view to_string(ConsumerSync sync);
+SWR_API std::optional<ConsumerSync> parse_consumer_sync(std::string_view text);
+
 struct SWR_API AttentionBackwardConfig {
   int block_m = 64;   // Q rows per step of the walk
   int block_n = 128;  // K/V rows a CTA owns (its dK and dV stay in registers)
@@ -34,6 +42,8 @@ struct SWR_API AttentionBackwardConfig {
   TileSwizzle swizzle = TileSwizzle::head_major;  // over (batch, K/V head) x K/V tiles
   int head_group = 1;                             // head_groups: (batch, K/V head) pairs a group
   DqAccumulation dq = DqAccumulation::atomic;
+  // Only the warp-specialized kernel of two 64-row K/V warpgroups (block_n 128) has `lagged`.
+  ConsumerSync consumers = ConsumerSync::lockstep;
   InstructionPath path = InstructionPath::mma_sync;
   // Test-only: the main kernel writes through a null pointer (fault isolation). Never enumerated.
   bool planted_fault = false;
@@ -48,8 +58,9 @@ struct SWR_API AttentionBackwardConfig {
   // (templates/attention/backward/sm90/backward_kernel_ws_wide.cuh).
   bool splits_products() const { return warp_specialized() && block_n == 64; }
 
-  // e.g. "bwd-m64n128w8s2-sawtooth-grid-head_major", "bwd-m64n64w4s2-cyclic-static-groups4-det"
-  // ("-det": deterministic dQ; test-only variants end in "-fault").
+  // e.g. "bwd-m64n128w8s2-sawtooth-grid-head_major", "bwd-m64n64w4s2-cyclic-static-groups4-det",
+  // "bwd-wgmma-m64n128w12s2-cyclic-dynamic-head_major-lag" ("-lag": lagged consumers; "-det":
+  // deterministic dQ; test-only variants end in "-fault").
   std::string key() const;
   static std::optional<AttentionBackwardConfig> from_key(std::string_view key);
   nlohmann::json to_json() const;

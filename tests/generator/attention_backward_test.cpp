@@ -34,7 +34,9 @@ TEST(AttentionBackwardConfig, KeysRoundTrip) {
        {"bwd-m64n128w8s2-cyclic-grid-head_major", "bwd-m32n64w4s1-sawtooth-dynamic-det",
         "bwd-m64n128w8s2-sawtooth-static-groups4-det",
         "bwd-m32n64w8s3-cyclic-grid-head_major-fault",
-        "bwd-wgmma-m64n128w12s2-cyclic-grid-heads_interleaved"}) {
+        "bwd-wgmma-m64n128w12s2-cyclic-grid-heads_interleaved",
+        "bwd-wgmma-m64n128w12s2-sawtooth-dynamic-head_major-lag",
+        "bwd-wgmma-m128n128w12s2-cyclic-grid-groups3-lag-det"}) {
     const auto parsed = AttentionBackwardConfig::from_key(key);
     if (key == "bwd-m32n64w4s1-sawtooth-dynamic-det") {
       EXPECT_FALSE(parsed) << "a key without its swizzle";
@@ -52,25 +54,34 @@ TEST(AttentionBackwardConfig, OnlyCanonicalKeysParse) {
         "bwd-m064n128w8s2-cyclic-grid-head_major", "bwd-m64n128w8s2-static-grid-head_major",
         "bwd-m64n128w8s2-cyclic-static_loop-head_major", "bwd-m64n128w8s2-cyclic-grid-groups0",
         "bwd-m64n128w8s2-cyclic-grid-head_major-det-det", "bwd-m64n128w8s2-cyclic-grid-head_groups",
-        "bwd-m64n128w8s2-cyclic-grid-head_major-fault-det", ""}) {
+        "bwd-m64n128w8s2-cyclic-grid-head_major-fault-det",
+        "bwd-wgmma-m64n128w12s2-cyclic-grid-head_major-det-lag",
+        "bwd-wgmma-m64n128w12s2-cyclic-grid-head_major-lag-lag", ""}) {
     EXPECT_FALSE(AttentionBackwardConfig::from_key(key)) << key;
   }
 }
 
 TEST(AttentionBackwardConfig, BadJsonFieldsAreNamed) {
+  // A field set to a value it does not take: one UsageError naming the field and its values.
+  const auto expect_named = [](const char* field, const char* value, const std::string& message) {
+    nlohmann::json json = AttentionBackwardConfig{}.to_json();
+    json[field] = value;
+    try {
+      AttentionBackwardConfig::from_json(json);
+      ADD_FAILURE() << "accepted " << field << " \"" << value << "\"";
+    } catch (const UsageError& error) {
+      EXPECT_NE(std::string(error.what()).find(message), std::string::npos) << error.what();
+    }
+  };
+  expect_named("dq", "sometimes", "\"dq\" must be one of atomic, deterministic");
+  expect_named("consumers", "eventually", "\"consumers\" must be one of lockstep, lagged");
   nlohmann::json json = AttentionBackwardConfig{}.to_json();
-  json["dq"] = "sometimes";
-  try {
-    AttentionBackwardConfig::from_json(json);
-    FAIL() << "accepted dq \"sometimes\"";
-  } catch (const UsageError& error) {
-    EXPECT_NE(std::string(error.what()).find("\"dq\" must be one of atomic, deterministic"),
-              std::string::npos)
-        << error.what();
-  }
-  json = AttentionBackwardConfig{}.to_json();
   json["key"] = "bwd-m64n64w4s2-cyclic-grid-head_major";
   EXPECT_THROW(AttentionBackwardConfig::from_json(json), UsageError);
+  // A config written before the consumers' knob is lockstep.
+  json = AttentionBackwardConfig{}.to_json();
+  json.erase("consumers");
+  EXPECT_EQ(AttentionBackwardConfig::from_json(json).consumers, ConsumerSync::lockstep);
 }
 
 TEST(AttentionBackwardProblem, KeyAndWork) {
@@ -137,6 +148,22 @@ TEST(AttentionBackwardResources, TileRulesInWords) {
   EXPECT_FALSE(config.splits_products());
   EXPECT_NE(attention_backward_tile_problem(problem(256), config).find("block_n 64"),
             std::string::npos);
+  // Lagged consumers: the warp-specialized kernel of two 64-row K/V warpgroups alone.
+  config = {};
+  config.consumers = ConsumerSync::lagged;
+  EXPECT_NE(attention_backward_tile_problem(problem(128), config).find("consumers lagged"),
+            std::string::npos)
+      << "mma.sync";
+  config.path = InstructionPath::wgmma;
+  EXPECT_NE(attention_backward_tile_problem(problem(128), config).find("consumers lagged"),
+            std::string::npos)
+      << "wgmma without a producer";
+  config.warps = 12;
+  EXPECT_EQ(attention_backward_tile_problem(problem(128), config), "");
+  config.block_n = 64;
+  EXPECT_NE(attention_backward_tile_problem(problem(256), config).find("consumers lagged"),
+            std::string::npos)
+      << "the wide-head kernel";
 }
 
 TEST(AttentionBackwardResources, TheWgmmaPathNeedsSm90a) {
@@ -199,16 +226,22 @@ TEST(AttentionBackwardSpace, EveryKnobValueIsKeptOnBothTargets) {
         seen.insert(std::string(to_string(config.persistence)));
         seen.insert(std::string(to_string(config.swizzle)));
         seen.insert(std::string(to_string(config.dq)));
+        seen.insert(std::string(to_string(config.consumers)));
+        if (config.consumers == ConsumerSync::lagged) {
+          EXPECT_TRUE(config.warp_specialized() && !config.splits_products()) << config.key();
+        }
       }
       for (const Pruned<AttentionBackwardConfig>& pruned : space.pruned) {
         EXPECT_FALSE(pruned.reason.empty()) << pruned.config.key();
       }
     }
-    for (const char* value : {"m64n128w8", "m32n128w8", "m64n64w4", "m32n64w4", "m32n32w4", "s2",
-                              "s3", "cyclic", "sawtooth", "grid", "static", "dynamic", "head_major",
-                              "heads_interleaved", "head_groups", "atomic", "deterministic"}) {
+    for (const char* value :
+         {"m64n128w8", "m32n128w8", "m64n64w4", "m32n64w4", "m32n32w4", "s2", "s3", "cyclic",
+          "sawtooth", "grid", "static", "dynamic", "head_major", "heads_interleaved", "head_groups",
+          "atomic", "deterministic", "lockstep"}) {
       EXPECT_TRUE(seen.count(value)) << gpu_name << " keeps no config with " << value;
     }
+    EXPECT_EQ(seen.count("lagged"), std::string(gpu_name) == "h200" ? 1u : 0u);
     for (const char* wgmma : {"wgmma d64", "wgmma d128", "wgmma d256"}) {
       EXPECT_EQ(seen.count(wgmma), std::string(gpu_name) == "h200" ? 1u : 0u) << wgmma;
     }
@@ -264,6 +297,20 @@ TEST(AttentionBackwardSource, RendersTheThreeEntriesInLaunchOrder) {
   }
   EXPECT_EQ(source.name, "bwd-m64n128w8s2-cyclic-grid-head_major_d128_bf16_causal.cu");
   EXPECT_EQ(source.threads_per_block, 256);
+  EXPECT_EQ(source.text.find("lagged_dq"), std::string::npos) << "only the warp-specialized traits";
+}
+
+TEST(AttentionBackwardSource, TheConsumersSyncIsATraitOfTheWarpSpecializedKernel) {
+  AttentionBackwardConfig config;
+  config.path = InstructionPath::wgmma;
+  config.warps = 12;
+  EXPECT_NE(
+      render_attention_backward_kernel(problem(128), config).text.find("/*lagged_dq*/ false>;"),
+      std::string::npos);
+  config.consumers = ConsumerSync::lagged;
+  EXPECT_NE(
+      render_attention_backward_kernel(problem(128), config).text.find("/*lagged_dq*/ true>;"),
+      std::string::npos);
 }
 
 }  // namespace

@@ -139,6 +139,14 @@ std::vector<BackwardCase> wgmma_cases() {
       {config_named("bwd-wgmma-m128n128w12s2-sawtooth-grid-head_major-det"), 64, bf16, true},
       {config_named("bwd-wgmma-m128n128w12s2-cyclic-dynamic-head_major"), 64, f16, true},
       {config_named("bwd-wgmma-m128n128w12s2-cyclic-static-groups3"), 64, bf16, false},
+      // Its lagged consumers (each computes the last step's dQ; no barrier a step).
+      {config_named("bwd-wgmma-m64n128w12s2-cyclic-grid-head_major-lag"), 128, bf16, true},
+      {config_named("bwd-wgmma-m64n128w12s2-sawtooth-dynamic-groups2-lag-det"), 128, f16, false},
+      {config_named("bwd-wgmma-m64n128w12s3-sawtooth-static-heads_interleaved-lag"), 128, bf16,
+       false},
+      {config_named("bwd-wgmma-m128n128w12s2-cyclic-dynamic-head_major-lag"), 64, bf16, true},
+      {config_named("bwd-wgmma-m128n128w12s2-sawtooth-static-groups3-lag-det"), 64, f16, true},
+      {config_named("bwd-wgmma-m128n128w12s2-cyclic-grid-heads_interleaved-lag"), 64, f16, false},
       // The wide-head kernel (head dim 256: a producer warpgroup and two consumer warpgroups that
       // split the products of a 64 x 64 tile).
       {config_named("bwd-wgmma-m64n64w12s2-cyclic-grid-head_major"), 256, f16, true},
@@ -195,22 +203,20 @@ TEST(AttentionBackwardCases, CoverEveryKnobValueAndTheHeadDims) {
     seen.insert(std::string(to_string(c.config.persistence)));
     seen.insert(std::string(to_string(c.config.swizzle)));
     seen.insert(std::string(to_string(c.config.dq)));
+    seen.insert(std::string(to_string(c.config.consumers)));
     seen.insert("d" + std::to_string(c.head_dim) + std::string(to_string(c.dtype)));
     seen.insert(c.causal ? "causal" : "non-causal");
   }
-  std::set<std::string> expected = {"tile64x128w8",  "tile32x128w8",
-                                    "tile64x64w4",   "tile64x64w8",
-                                    "tile32x64w4",   "tile128x64w4",
-                                    "tile128x128w8", "tile32x64w8",
-                                    "tile64x128w12", "tile128x128w12",
-                                    "tile64x64w12",  "stages1",
-                                    "stages2",       "stages3",
-                                    "cyclic",        "sawtooth",
-                                    "grid",          "static",
-                                    "dynamic",       "head_major",
-                                    "head_groups",   "heads_interleaved",
-                                    "atomic",        "deterministic",
-                                    "causal",        "non-causal"};
+  std::set<std::string> expected = {"tile64x128w8",      "tile32x128w8", "tile64x64w4",
+                                    "tile64x64w8",       "tile32x64w4",  "tile128x64w4",
+                                    "tile128x128w8",     "tile32x64w8",  "tile64x128w12",
+                                    "tile128x128w12",    "tile64x64w12", "stages1",
+                                    "stages2",           "stages3",      "cyclic",
+                                    "sawtooth",          "grid",         "static",
+                                    "dynamic",           "head_major",   "head_groups",
+                                    "heads_interleaved", "atomic",       "deterministic",
+                                    "lockstep",          "lagged",       "causal",
+                                    "non-causal"};
   for (int dim : kSupportedHeadDims) {
     for (const char* dtype : {"f16", "bf16"}) expected.insert("d" + std::to_string(dim) + dtype);
   }

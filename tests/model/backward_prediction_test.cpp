@@ -192,6 +192,28 @@ TEST(BackwardPrediction, TheKnobsSharesAreTheMeasuredOnes) {
   EXPECT_NEAR(kDeterministicCausalRateShare, median(deterministic_causal), 0.03);
 }
 
+TEST(BackwardPrediction, TheLaggedConsumersSharesAreTheMeasuredOnes) {
+  const nlohmann::json measured = measured_file(
+      "bench/results/attention-backward-ws-h200/consumer-sync-2026-11-26/consumer-sync.json");
+  std::vector<double> plain, causal;
+  for (const nlohmann::json& row : measured.at("rows")) {
+    (row.at("causal").get<bool>() ? causal : plain)
+        .push_back(row.at("lockstep_over_lagged").get<double>());
+  }
+  ASSERT_GE(plain.size(), 10u);
+  ASSERT_GE(causal.size(), 10u);
+  EXPECT_NEAR(kLaggedRateShare, median(plain), 0.005);
+  // With the mask the median is within 1% of 1 and the twins stay tied.
+  EXPECT_NEAR(median(causal), 1.0, 0.01);
+  EXPECT_EQ(kLaggedCausalRateShare, 1.0);
+  AttentionBackwardConfig lockstep =
+      AttentionBackwardConfig::from_key("bwd-wgmma-m64n128w12s2-cyclic-grid-head_major").value();
+  AttentionBackwardConfig lagged = lockstep;
+  lagged.consumers = ConsumerSync::lagged;
+  EXPECT_LT(backward_rate_share(lagged, false), backward_rate_share(lockstep, false));
+  EXPECT_EQ(backward_rate_share(lagged, true), backward_rate_share(lockstep, true));
+}
+
 // Held out: another head dim and shape. The predicted order keeps every atomic 128-row variant
 // ahead of the narrow and the deterministic ones, as measured, and the predicted times stay
 // within 0.5x..1.6x of the measured ones (the rule knows no persistence or Q-tile height: the

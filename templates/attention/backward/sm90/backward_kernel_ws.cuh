@@ -13,11 +13,15 @@
 //       P^T = 2^(S^T scale log2(e) - L log2(e)), dS^T = P^T o (dP^T - delta)    in registers
 //       dS^T to shared memory (two slots), then
 //       dV += P^T dO                            RS: P^T packed from the accumulators
-//       one barrier of the consumers (every row of dS^T is in), then
+//       lockstep: one barrier of the consumers (every row of dS^T is in), then this step's
+//       lagged: no barrier; the last step's, whose dS^T both consumers stored a step ago
 //       dQ = dS K                               SS, dS read MN-major; a warpgroup takes half
 //                                               the columns, or half the rows at 128 Q rows
 //       dK += dS^T Q                            RS
-// dK and dV stay in registers for the whole tile and are written at its end.
+// dK and dV stay in registers for the whole tile and are written at its end. Lagged consumers
+// drift apart, so that one's exponentials can run beside the other's products; on the H200 they
+// measured 0.90-1.07x their lockstep twins' speed with the causal mask and 0.95-1.03x without it
+// (a knob the tuner chooses: AttentionBackwardConfig::consumers).
 //
 // The producer's roles, the rings and the tile walk: backward_ws_pipeline.cuh.
 #pragma once
@@ -91,6 +95,13 @@ __device__ __forceinline__ void write_dq(const BackwardWsTiles<T>& tiles) {
   }
 }
 
+// Where a step's dQ goes: its query head, first Q row and K/V tile.
+struct DqStep {
+  int head;
+  int q_row0;
+  int kv_tile;
+};
+
 template <class T>
 __device__ __forceinline__ void consume(const BackwardWsTiles<T>& tiles, void* dk, void* dv,
                                         const BackwardArgs& args) {
@@ -110,9 +121,44 @@ __device__ __forceinline__ void consume(const BackwardWsTiles<T>& tiles, void* d
 
   PipelineState<1> kv_state;
   PipelineState<T::kStages> state;  // of the Q and the dO ring alike
-  int ds_slot = 0;
+  // The dS^T slots: the one this step writes, and (lagged) the one whose dQ it computes.
+  PipelineState<T::kDsStages> ds_written, ds_read;
+  unsigned dq_hand_overs = 0;
   const unsigned char* k_rows = tiles.k() + wg_row0 * 128;
   const unsigned char* v_rows = tiles.v() + wg_row0 * 128;
+
+  // A step's dQ rows into this warpgroup's buffer, once the writer has read the last ones, with
+  // where they go; hand_over_dq then tells the writer.
+  const auto store_dq = [&](const float* dq, int batch, const DqStep& of) {
+    mbarrier_wait(&bars.dq_empty[wg], (dq_hand_overs & 1u) ^ 1u);
+    if (threadIdx.x % 128 == 0) {
+      DqHandOver& hand_over = bars.dq[wg];
+      hand_over.tile =
+          args.workspace.dq_accum + dq_accum_offset(args, batch, of.head, of.q_row0, T::kHeadDim);
+      hand_over.more = 1;
+      if constexpr (T::kDeterministicDq) {
+        hand_over.semaphore =
+            dq_semaphore(args, batch, of.head, of.q_row0 / T::kBlockM, args.q_tiles);
+        hand_over.turn = of.kv_tile;
+      }
+    }
+    // DqFragmentLayout: registers 4j..4j+3 of this thread at float 4 (128 j + thread).
+    float4* dq_buffer = reinterpret_cast<float4*>(tiles.dq()) +
+                        wg * (T::DqLayout::kWarpgroupFloats / 4) + threadIdx.x % 128;
+#pragma unroll
+    for (int j = 0; j < kDqRegs / 4; ++j)
+      dq_buffer[128 * j] = make_float4(dq[4 * j], dq[4 * j + 1], dq[4 * j + 2], dq[4 * j + 3]);
+  };
+  const auto hand_over_dq = [&] {
+    fence_proxy_async_shared();  // the writer's bulk reduction reads dQ (async proxy)
+    mbarrier_arrive(&bars.dq_full[wg]);
+    ++dq_hand_overs;
+  };
+  // Lagged: this warpgroup's dQ has read the oldest written slot.
+  const auto release_read_slot = [&] {
+    bars.ds_slots.consumer_release(ds_read.index);
+    ds_read.advance();
+  };
 
   backward_ws_tiles<T>(bars, args, [&](int linear, int) {
     const BackwardWsTile tile = backward_ws_tile<T>(linear, args);
@@ -124,12 +170,12 @@ __device__ __forceinline__ void consume(const BackwardWsTiles<T>& tiles, void* d
       dv_acc[i] = 0.f;
     }
     if (tile.steps > 0) bars.kv.consumer_wait(kv_state);
+    DqStep last_step{};  // lagged: the step whose dQ is pending
 #pragma unroll 1
     for (int step = 0; step < tile.steps; ++step) {
       const int slot = state.index;
       const unsigned char* q_tile = tiles.q(slot);
       const unsigned char* d_o_tile = tiles.d_o(slot);
-      unsigned char* ds_tile = tiles.ds(ds_slot);
 
       // S^T = K Q^T and dP^T = V dO^T: K-major both, k16 steps of 32 bytes in a chunk.
       float s[kScoreRegs], dp[kScoreRegs];
@@ -196,58 +242,69 @@ __device__ __forceinline__ void consume(const BackwardWsTiles<T>& tiles, void* d
             }
           },
           ds_packed);
+      // Lagged: once both warpgroups' dQ of two steps ago has read the slot. In lockstep each
+      // warpgroup waited for that dQ before the last barrier.
+      if constexpr (T::kLaggedDq) bars.ds_slots.producer_acquire(ds_written);
+      unsigned char* ds_tile = tiles.ds(ds_written.index);
       store_ds<T>(ds_packed, ds_tile, wg_row0, at);
       // dV += P^T dO while the other warpgroup finishes its dS^T (issued after dS^T: measured
       // 6% faster on the H200 than issuing it before the pointwise dS^T).
       wgmma_fence();
       issue_register_product<T>(dv_acc, p_packed, d_o_tile);
-      // Both warpgroups' dS^T is in the slot and visible to wgmma. The slot was last read by
-      // the dQ of two steps ago, which each warpgroup waited for before the last barrier.
-      fence_proxy_async_shared();
-      named_barrier_sync(barrier_id::kConsumers, T::kConsumerThreads);
+      fence_proxy_async_shared();  // dS^T's rows are visible to wgmma
+      // The dS^T that dQ = dS K reads. Lockstep: this step's, once both warpgroups have stored
+      // theirs (a barrier of the consumers). Lagged: the last step's, which both stored a step
+      // ago, so that neither waits for the other's this step; a tile's first step has no last
+      // one, and its product runs on K in place of dS^T and is dropped (a wgmma under a branch
+      // made ptxas serialize every wgmma of the kernel).
+      const unsigned char* dq_ds_tile = ds_tile;
+      if constexpr (T::kLaggedDq) {
+        mbarrier_arrive(&bars.ds_slots.full[ds_written.index]);
+        if (step > 0) bars.ds_slots.consumer_wait(ds_read);
+        dq_ds_tile = step > 0 ? tiles.ds(ds_read.index) : tiles.k();
+      } else {
+        named_barrier_sync(barrier_id::kConsumers, T::kConsumerThreads);
+      }
+      ds_written.advance();
 
-      // dQ = dS K, then dK += dS^T Q.
+      // dQ, then dK += dS^T Q.
       float dq[kDqRegs];
       wgmma_fence();
-      issue_dq<T>(dq, ds_tile, tiles.k(), dq_row0, dq_column0);
+      issue_dq<T>(dq, dq_ds_tile, tiles.k(), dq_row0, dq_column0);
       issue_register_product<T>(dk_acc, ds_packed, q_tile);
       wgmma_wait<1>();  // dV and dQ are in (dK may still run)
       fence_floats<kDqRegs>(dq);
       fence_floats<kAccumRegs>(dv_acc);
       fence_words<kPackedRegs>(p_packed);
       mbarrier_arrive(&bars.d_o.empty[slot]);  // dO and delta are read
-
-      // dQ's rows into the shared buffer once the writer has read the last step's.
-      // ds_slot is the parity of this warpgroup's hand-overs so far (both advance a step).
-      mbarrier_wait(&bars.dq_empty[wg], ds_slot ^ 1u);
-      if (threadIdx.x % 128 == 0) {
-        DqHandOver& hand_over = bars.dq[wg];
-        hand_over.tile =
-            args.workspace.dq_accum + dq_accum_offset(args, tile.batch, head, q_row0, T::kHeadDim);
-        hand_over.more = 1;
-        if constexpr (T::kDeterministicDq) {
-          hand_over.semaphore =
-              dq_semaphore(args, tile.batch, head, q_row0 / T::kBlockM, args.q_tiles);
-          hand_over.turn = tile.kv_tile;
-        }
+      const DqStep this_step{head, q_row0, tile.kv_tile};
+      const bool dq_of_a_step = !T::kLaggedDq || step > 0;
+      if (dq_of_a_step) {
+        if constexpr (T::kLaggedDq) release_read_slot();
+        store_dq(dq, tile.batch, T::kLaggedDq ? last_step : this_step);
       }
-      // DqFragmentLayout: registers 4j..4j+3 of this thread at float 4 (128 j + thread).
-      float4* dq_buffer = reinterpret_cast<float4*>(tiles.dq()) +
-                          wg * (T::DqLayout::kWarpgroupFloats / 4) + threadIdx.x % 128;
-#pragma unroll
-      for (int j = 0; j < kDqRegs / 4; ++j)
-        dq_buffer[128 * j] = make_float4(dq[4 * j], dq[4 * j + 1], dq[4 * j + 2], dq[4 * j + 3]);
 
       wgmma_wait<0>();  // dK, while the stores land
       fence_floats<kAccumRegs>(dk_acc);
       fence_words<kPackedRegs>(ds_packed);
       mbarrier_arrive(&bars.q.empty[slot]);  // Q and L are read
-      fence_proxy_async_shared();            // the writer's bulk reduction reads dQ (async proxy)
-      mbarrier_arrive(&bars.dq_full[wg]);
+      if (dq_of_a_step) hand_over_dq();
       state.advance();
-      ds_slot ^= 1;
+      last_step = this_step;
     }
     if (tile.steps > 0) {
+      if constexpr (T::kLaggedDq) {
+        // The tile's last dQ, before K is handed back.
+        float dq[kDqRegs];
+        bars.ds_slots.consumer_wait(ds_read);
+        wgmma_fence();
+        issue_dq<T>(dq, tiles.ds(ds_read.index), tiles.k(), dq_row0, dq_column0);
+        wgmma_wait<0>();
+        fence_floats<kDqRegs>(dq);
+        release_read_slot();
+        store_dq(dq, tile.batch, last_step);
+        hand_over_dq();
+      }
       mbarrier_arrive(&bars.kv.empty[0]);  // every product reading K and V has completed
       kv_state.advance();
     }
@@ -263,7 +320,7 @@ __device__ __forceinline__ void consume(const BackwardWsTiles<T>& tiles, void* d
         args.dv.seq, first_row, args.seq_kv, at);
   });
   // Tell the writer there is no more dQ, once it has taken the last.
-  mbarrier_wait(&bars.dq_empty[wg], ds_slot ^ 1u);
+  mbarrier_wait(&bars.dq_empty[wg], (dq_hand_overs & 1u) ^ 1u);
   if (threadIdx.x % 128 == 0) bars.dq[wg].more = kNoMoreDq;
   mbarrier_arrive(&bars.dq_full[wg]);
 }

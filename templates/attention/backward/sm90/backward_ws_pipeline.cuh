@@ -67,6 +67,9 @@ struct BackwardWsBarriers {
   // 128 threads have arrived: P^T handed to the dS warpgroup, dS^T in its tile.
   unsigned long long p_full;
   unsigned long long ds_full;
+  // The lagged consumers' dS^T slots (backward_kernel_ws.cuh): full once both consumers have
+  // stored their rows of a step's dS^T, empty once both consumers' dQ of that step has read it.
+  PipelineBarriers<2> ds_slots;
   // Each Q slot's step, written by the producer before its loads arrive on the slot's full
   // barrier, so that a consumer reads it once that wait is over (and gets it for one shared load,
   // not the walk's division).
@@ -260,6 +263,7 @@ __device__ __forceinline__ void run_backward_ws(
     }
     swr::sm90::mbarrier_init(&bars.p_full, 128);
     swr::sm90::mbarrier_init(&bars.ds_full, 128);
+    bars.ds_slots.init(T::kConsumerThreads, T::kConsumerThreads);
     if constexpr (T::kPersistence == Persistence::dynamic) {
       bars.queue.init(T::kConsumerThreads + 1);  // every consumer thread and the producer
     }

@@ -15,7 +15,8 @@ namespace attention {
 namespace sm90 {
 
 template <int HeadDim, int BlockM, int Stages, Element Elem, bool Causal, KvOrder Order,
-          Persistence Persist, TileSwizzle Swizzle, int HeadGroup, bool DeterministicDq>
+          Persistence Persist, TileSwizzle Swizzle, int HeadGroup, bool DeterministicDq,
+          bool LaggedDq>
 struct BackwardWsTraits : BackwardStepTraits<HeadDim, BlockM, 2, 2, Elem, Causal, Order, Persist,
                                              Swizzle, HeadGroup, DeterministicDq>,
                           BackwardWsRoles<HeadDim, Stages> {
@@ -28,8 +29,13 @@ struct BackwardWsTraits : BackwardStepTraits<HeadDim, BlockM, 2, 2, Elem, Causal
   // mask the compiler's order, most exponentials past the wait among dS^T's work, measured
   // 1.005-1.009x the order the branch keeps.
   static constexpr bool kMaskByBranch = Causal || BlockM == 64;
+  // How the consumers meet for dQ = dS K, which reads both warpgroups' rows of dS^T: in lockstep
+  // (a barrier each step, then this step's dQ) or lagged (each computes the last step's dQ,
+  // whose dS^T both stored a step ago: neither waits for the other's step; the dS^T slots
+  // become a full/empty ring).
+  static constexpr bool kLaggedDq = LaggedDq;
   // Two dS^T slots, so that a step writes one while the other warpgroup's dQ of the last step
-  // may still read the other (one barrier a step).
+  // may still read the other (BackwardWsBarriers::ds_slots).
   static constexpr int kDsStages = 2;
   // dQ of a step in fp32, as the workspace's accumulator keeps a Q tile (DqFragmentLayout: each
   // consumer thread's registers 16 bytes at a time, in thread order), each warpgroup's part
@@ -47,7 +53,7 @@ struct BackwardWsTraits : BackwardStepTraits<HeadDim, BlockM, 2, 2, Elem, Causal
   static constexpr int kLseOffset = kDqOffset + kDqBytes;
   static constexpr int kDeltaOffset = kLseOffset + Stages * kListBytes;
   static constexpr int kBarrierOffset = kDeltaOffset + Stages * kListBytes;
-  static constexpr int kBarrierBytes = 256;
+  static constexpr int kBarrierBytes = 512;
   // + 1024: the dynamic shared memory is aligned up to the swizzle repeat by the kernel.
   static constexpr int kSharedBytes = kBarrierOffset + kBarrierBytes + 1024;
 
