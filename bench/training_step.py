@@ -317,8 +317,8 @@ def main(argv=None):
                         help="print each fwd+bwd candidate's runs by the call before it, over its "
                              "median, from results files (--out, or .xz), and exit (no GPU)")
     parser.add_argument("--compare", metavar="RESULTS_JSON", nargs="+",
-                        help="print results files (--out, or .xz) of the same points side by "
-                             "side and exit (no GPU)")
+                        help="print results files (--out, or .xz) side by side, points matched "
+                             "by name, and exit (no GPU)")
     args = parser.parse_args(argv)
     if args.table:
         print(markdown_table(load_results(args.table)))

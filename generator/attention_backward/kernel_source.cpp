@@ -35,7 +35,7 @@ KernelSource render_attention_backward_kernel(const AttentionBackwardProblem& pr
                          std::string(template_swizzle(config.swizzle)) + ", /*head_group*/ " +
                          std::to_string(head_group) + ",\n    /*deterministic_dq*/ " +
                          boolean(config.dq == DqAccumulation::deterministic);
-  if (warp_specialized && !wide) {
+  if (config.pairs_kv_warpgroups()) {
     schedule += ", /*lagged_dq*/ " + std::string(boolean(config.consumers == ConsumerSync::lagged));
   }
   schedule += ">;\n";

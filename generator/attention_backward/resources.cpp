@@ -155,8 +155,7 @@ int attention_backward_shared_bytes(const AttentionBackwardProblem& problem,
 std::string attention_backward_tile_problem(const AttentionBackwardProblem& problem,
                                             const AttentionBackwardConfig& config) {
   const int head_dim = problem.shape.head_dim;
-  if (config.consumers == ConsumerSync::lagged &&
-      (!config.warp_specialized() || config.splits_products())) {
+  if (config.consumers == ConsumerSync::lagged && !config.pairs_kv_warpgroups()) {
     return "consumers lagged: only the warp-specialized kernel whose two consumer warpgroups own "
            "64 K/V rows each (wgmma, 12 warps, block_n 128) has them";
   }

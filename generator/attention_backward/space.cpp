@@ -133,10 +133,7 @@ std::vector<AttentionBackwardConfig> enumerate_attention_backward_configs(
             for (DqAccumulation dq : kDqModes) {
               for (ConsumerSync consumers : kConsumerSyncs) {
                 // Lagged consumers are the two-warpgroup warp-specialized kernel's alone.
-                if (consumers == ConsumerSync::lagged &&
-                    (!base.warp_specialized() || base.splits_products())) {
-                  continue;
-                }
+                if (consumers == ConsumerSync::lagged && !base.pairs_kv_warpgroups()) continue;
                 AttentionBackwardConfig config = base;
                 config.order = order;
                 config.persistence = persistence;

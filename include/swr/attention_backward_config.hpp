@@ -42,7 +42,7 @@ struct SWR_API AttentionBackwardConfig {
   TileSwizzle swizzle = TileSwizzle::head_major;  // over (batch, K/V head) x K/V tiles
   int head_group = 1;                             // head_groups: (batch, K/V head) pairs a group
   DqAccumulation dq = DqAccumulation::atomic;
-  // Only the warp-specialized kernel of two 64-row K/V warpgroups (block_n 128) has `lagged`.
+  // `lagged` only where pairs_kv_warpgroups().
   ConsumerSync consumers = ConsumerSync::lockstep;
   InstructionPath path = InstructionPath::mma_sync;
   // Test-only: the main kernel writes through a null pointer (fault isolation). Never enumerated.
@@ -57,6 +57,9 @@ struct SWR_API AttentionBackwardConfig {
   // step's products (one forms P^T and dV, the other dS^T and dK) rather than the K/V rows
   // (templates/attention/backward/sm90/backward_kernel_ws_wide.cuh).
   bool splits_products() const { return warp_specialized() && block_n == 64; }
+  // The warp-specialized kernel whose two consumer warpgroups own 64 K/V rows each: the one whose
+  // consumers may lag (ConsumerSync).
+  bool pairs_kv_warpgroups() const { return warp_specialized() && !splits_products(); }
 
   // e.g. "bwd-m64n128w8s2-sawtooth-grid-head_major", "bwd-m64n64w4s2-cyclic-static-groups4-det",
   // "bwd-wgmma-m64n128w12s2-cyclic-dynamic-head_major-lag" ("-lag": lagged consumers; "-det":

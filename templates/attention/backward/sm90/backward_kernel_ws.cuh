@@ -123,6 +123,7 @@ __device__ __forceinline__ void consume(const BackwardWsTiles<T>& tiles, void* d
   PipelineState<T::kStages> state;  // of the Q and the dO ring alike
   // The dS^T slots: the one this step writes, and (lagged) the one whose dQ it computes.
   PipelineState<T::kDsStages> ds_written, ds_read;
+  static_assert(T::kDsStages == 2, "as many dS^T slots as BackwardWsBarriers::ds_slots has");
   unsigned dq_hand_overs = 0;
   const unsigned char* k_rows = tiles.k() + wg_row0 * 128;
   const unsigned char* v_rows = tiles.v() + wg_row0 * 128;
