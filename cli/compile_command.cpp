@@ -2,6 +2,7 @@
 
 #include "cli/commands.hpp"
 #include "generator/attention_backward/attention_backward_family.hpp"
+#include "generator/nvrtc_compiler.hpp"
 #include "generator/problem_json.hpp"
 #include "swr/usage_error.hpp"
 #include "tuner/family_compilation.hpp"
@@ -78,6 +79,7 @@ int run_backward_compile(const CompileCommandOptions& options) {
                           {"dynamic_shared_bytes", outcome.sources[i].dynamic_shared_bytes},
                           {"cubin_bytes", kernel.cubin.size()},
                           {"from_cache", kernel.from_cache},
+                          {"wgmma_serialized", ptxas_wgmma_serialization(kernel.log)},
                           {"log", kernel.ok ? std::string() : kernel.log}});
     }
     std::cout << nlohmann::json{{"family", kAttentionBackwardFamilyName},

@@ -99,6 +99,14 @@ PtxasResources parse_ptxas_resources(const std::string& log, const std::string& 
   return resources;
 }
 
+std::string ptxas_wgmma_serialization(const std::string& log) {
+  static const std::regex serialized(
+      R"(\((C\d+)\)[^\n]*wgmma\.mma_async instructions are serialized due to ([^\n]*))");
+  std::smatch match;
+  if (!std::regex_search(log, match, serialized)) return {};
+  return match[1].str() + ": " + match[2].str();
+}
+
 NvrtcCompiler::NvrtcCompiler() : library_(new Library) {
   for (const std::string& candidate : library_candidates()) {
     library_->handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);

@@ -32,6 +32,12 @@ struct PtxasResources {
 // Reads the "Compiling entry function '<entry>'" section of a log (the whole log when absent).
 PtxasResources parse_ptxas_resources(const std::string& log, const std::string& entry);
 
+// Why ptxas serialized the wgmma instructions of a log's module (C7510..C7515 "wgmma.mma_async
+// instructions are serialized due to ..."), as "C7512: insufficient register resources for the
+// function 'k'"; empty when it did not. Such a kernel is correct but waits for every wgmma before
+// issuing the next, the tensor cores idle in between.
+std::string ptxas_wgmma_serialization(const std::string& log);
+
 class NvrtcCompiler {
  public:
   // Throws std::runtime_error with a clear message when libnvrtc cannot be loaded.

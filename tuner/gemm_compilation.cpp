@@ -117,6 +117,7 @@ nlohmann::json outcome_json(const GemmTarget& target, const GemmCompileOutcome& 
         {"threads", binary.binary.source.threads_per_block},
         {"seconds", kernel.compile_seconds},
         {"cached", kernel.from_cache},
+        {"wgmma_serialized", ptxas_wgmma_serialization(kernel.log)},
     };
     if (!kernel.ok) entry["log"] = kernel.log;
     results.push_back(std::move(entry));

@@ -41,6 +41,11 @@ std::string compiled_kernel_line(const std::string& counter, const std::string& 
     line << "FAILED  " << format_duration(kernel.compile_seconds);
   }
   if (kernel.from_cache) line << "  cached";
+  if (kernel.ok) {
+    if (const std::string why = ptxas_wgmma_serialization(kernel.log); !why.empty()) {
+      line << "\n    ptxas serialized its wgmma (" << why << ")";
+    }
+  }
   if (!kernel.ok) {
     // The variant's NVRTC log, indented under its line; the other variants go on.
     std::istringstream log(kernel.log.empty() ? std::string("(NVRTC gave no log)") : kernel.log);
@@ -124,18 +129,21 @@ CompileOutcome compile_variants(const Target& target, const std::vector<Attentio
 }
 
 void print_register_range(const std::vector<const CompiledKernel*>& kernels, const char* unit) {
-  int fewest_registers = 0, most_registers = 0, spilling = 0;
+  int fewest_registers = 0, most_registers = 0, spilling = 0, serialized = 0;
   bool first = true;
   for (const CompiledKernel* kernel : kernels) {
     if (!kernel->ok) continue;
     if (first || kernel->registers < fewest_registers) fewest_registers = kernel->registers;
     if (first || kernel->registers > most_registers) most_registers = kernel->registers;
     if (kernel->spill_bytes > 0) ++spilling;
+    if (!ptxas_wgmma_serialization(kernel->log).empty()) ++serialized;
     first = false;
   }
   if (!first) {
-    std::printf("registers per thread %d to %d; %d %s spill\n", fewest_registers, most_registers,
+    std::printf("registers per thread %d to %d; %d %s spill", fewest_registers, most_registers,
                 spilling, unit);
+    if (serialized > 0) std::printf("; %d with their wgmma serialized by ptxas", serialized);
+    std::printf("\n");
   }
 }
 
@@ -173,6 +181,7 @@ nlohmann::json outcome_json(const Target& target, const CompileOutcome& outcome)
         {"threads", result.source.threads_per_block},
         {"seconds", result.kernel.compile_seconds},
         {"cached", result.kernel.from_cache},
+        {"wgmma_serialized", ptxas_wgmma_serialization(result.kernel.log)},
     };
     if (!result.kernel.ok) entry["log"] = result.kernel.log;
     results.push_back(std::move(entry));

@@ -187,6 +187,7 @@ TEST(GemmNvrtc, EveryWgmmaKnobValueCompilesForSm90aWithoutSpills) {
     // A setmaxnreg ptxas ignored (C7508) fails the build (generator/nvrtc_compiler.cpp).
     ASSERT_TRUE(kernel.ok) << source.name << ":\n" << kernel.log;
     EXPECT_EQ(kernel.log.find("C7508"), std::string::npos) << kernel.log;
+    EXPECT_EQ(ptxas_wgmma_serialization(kernel.log), "") << source.name << "\n" << kernel.log;
     EXPECT_EQ(kernel.spill_bytes, 0) << source.name << "\n" << kernel.log;
     EXPECT_GT(kernel.registers, 0) << kernel.log;
     EXPECT_LE(kernel.registers, estimate_gemm_registers(variant.config))
@@ -212,6 +213,7 @@ TEST(GemmNvrtc, EveryWgmmaBinaryOfTheSpaceCompilesWithoutSpills) {
     const CompiledKernel kernel = compiler().compile(source, "sm_90a");
     ASSERT_TRUE(kernel.ok) << source.name << ":\n" << kernel.log;
     EXPECT_EQ(kernel.log.find("C7508"), std::string::npos) << source.name << "\n" << kernel.log;
+    EXPECT_EQ(ptxas_wgmma_serialization(kernel.log), "") << source.name << "\n" << kernel.log;
     EXPECT_EQ(kernel.spill_bytes, 0) << source.name << "\n" << kernel.log;
   }
   EXPECT_EQ(binaries.size(), 56u) << "6 tile/mode pairs x 5 schedules + 4 cooperative x 3 "

@@ -185,6 +185,58 @@ TEST(NvrtcCompiler, IgnoredSetmaxnregIsABuildFailure) {
   EXPECT_EQ(kernel.log.find("C7508"), std::string::npos) << kernel.log;
 }
 
+// `products` m64n256k16 wgmma products in flight at once, 128 accumulators each: two need more
+// registers than a thread has, and ptxas serializes them (C7511); one does not.
+std::string wgmma_products_in_flight(int products) {
+  std::string operands;
+  for (int i = 0; i < 128; ++i) operands += (i ? ",%" : "%") + std::to_string(i);
+  std::string text =
+      "extern \"C\" __global__ void __launch_bounds__(128, 1) k(float* out,\n"
+      "    unsigned long long a, unsigned long long b) {\n"
+      "  float acc[" +
+      std::to_string(products) +
+      "][128] = {};\n"
+      "  asm volatile(\"wgmma.fence.sync.aligned;\" ::: \"memory\");\n";
+  for (int p = 0; p < products; ++p) {
+    text +=
+        "  asm volatile(\"{ .reg .pred q; setp.ne.b32 q, 1, 0; "
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {" +
+        operands + "}, %128, %129, q, 1, 1, 0, 0; }\"\n    : ";
+    for (int i = 0; i < 128; ++i) {
+      text += std::string(i ? ", " : "") + "\"+f\"(acc[" + std::to_string(p) + "][" +
+              std::to_string(i) + "])";
+    }
+    text += "\n    : \"l\"(a), \"l\"(b));\n";
+  }
+  text +=
+      "  asm volatile(\"wgmma.commit_group.sync.aligned;\" ::: \"memory\");\n"
+      "  asm volatile(\"wgmma.wait_group.sync.aligned 0;\" ::: \"memory\");\n"
+      "  for (int p = 0; p < " +
+      std::to_string(products) +
+      "; ++p)\n"
+      "    for (int i = 0; i < 128; ++i) out[(p * 128 + i) * 128 + threadIdx.x] = acc[p][i];\n"
+      "}\n";
+  return text;
+}
+
+TEST(NvrtcCompiler, ReportsWgmmaThatPtxasSerialized) {
+  KernelSource source;
+  source.name = "in_flight.cu";
+  source.entry = "k";
+  source.text = wgmma_products_in_flight(2);
+  CompiledKernel kernel = compiler().compile(source, "sm_90a");
+  ASSERT_TRUE(kernel.ok) << kernel.log;  // correct, only slow: not a build failure
+  const std::string why = ptxas_wgmma_serialization(kernel.log);
+  EXPECT_EQ(why.rfind("C751", 0), 0u) << why << "\n" << kernel.log;
+  EXPECT_NE(why.find("insufficient register resources"), std::string::npos) << why;
+
+  source.text = wgmma_products_in_flight(1);
+  kernel = compiler().compile(source, "sm_90a");
+  ASSERT_TRUE(kernel.ok) << kernel.log;
+  EXPECT_EQ(ptxas_wgmma_serialization(kernel.log), "") << kernel.log;
+  EXPECT_EQ(ptxas_wgmma_serialization("ptxas info    : Used 12 registers"), "");
+}
+
 TEST(PtxasReport, ParsesTheEntrySection) {
   const std::string log =
       "ptxas info    : 0 bytes gmem\n"

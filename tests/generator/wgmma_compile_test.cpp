@@ -1,6 +1,6 @@
 // Every value of the wgmma path's knobs, and every head dim, compiles for sm_90a with NVRTC: no
-// spills, setmaxnreg honoured (C7508 fails the build), and the variant fits the H200 by the
-// resource model both before and after compiling.
+// spills, setmaxnreg honoured (C7508 fails the build), no wgmma that ptxas serialized, and the
+// variant fits the H200 by the resource model both before and after compiling.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -119,6 +119,7 @@ TEST_P(WgmmaCompile, CompilesForSm90aWithoutSpills) {
   EXPECT_EQ(kernel.entry, kAttentionEntryName);
   EXPECT_EQ(kernel.spill_bytes, 0) << kernel.log;
   EXPECT_EQ(kernel.log.find("C7508"), std::string::npos) << kernel.log;
+  EXPECT_EQ(ptxas_wgmma_serialization(kernel.log), "") << kernel.log;
   // The entry cap ptxas reports: the register file over 384 or 512 threads.
   EXPECT_EQ(kernel.registers, estimate_attention_registers(variant.problem, variant.config))
       << kernel.log;
