@@ -9,7 +9,9 @@
 # BIN_*: swr-tune binaries built here from the commits compared (the templates are embedded, so
 # each side runs its own kernels), carried to the GPU machine; sides are named A, B, C, ... in
 # that order. The shapes are issue 27's D=128 and D=64 points, each with the warp-specialized
-# variant the tuner found fastest there.
+# variant the tuner found fastest there; SHAPES=FILE takes them from FILE instead, one
+# "swr-tune shape options|config key" a line. Last, lines starting with '#': each shape's median
+# per side and its ratio to A's (below 1: faster than A).
 set -uo pipefail
 ROUNDS=3
 if [[ $# -gt 0 && ${!#} =~ ^[0-9]+$ ]]; then
@@ -22,9 +24,13 @@ if [[ $# -lt 2 ]]; then
 fi
 bins=("$@")
 names=(A B C D E F G H)
-W=$(mktemp -d /tmp/swr-ab.XXXXXX)
-mkdir -p "$W/home"
-export HOME=$W/home SWR_DB=
+if [[ -n ${SHAPES:-} ]]; then
+  if [[ ! -r $SHAPES ]]; then
+    echo "$0: SHAPES=$SHAPES: not a readable file of 'options|config' lines" >&2
+    exit 2
+  fi
+  mapfile -t shapes < <(grep -v '^[[:space:]]*\(#\|$\)' "$SHAPES")
+else
 shapes=(
   "--batch 2 --heads 16 --seq 16384 --head-dim 128|bwd-wgmma-m64n128w12s2-sawtooth-static-head_major"
   "--batch 2 --heads 16 --seq 16384 --head-dim 128 --causal|bwd-wgmma-m64n128w12s2-cyclic-dynamic-head_major"
@@ -32,6 +38,10 @@ shapes=(
   "--batch 4 --heads 32 --seq 4096 --head-dim 64 --causal|bwd-wgmma-m128n128w12s2-cyclic-dynamic-head_major"
   "--batch 1 --heads 32 --seq 32768 --head-dim 64|bwd-wgmma-m128n128w12s2-cyclic-static-head_major"
   "--batch 1 --heads 32 --seq 32768 --head-dim 64 --causal|bwd-wgmma-m128n128w12s2-cyclic-grid-head_major")
+fi
+W=$(mktemp -d /tmp/swr-ab.XXXXXX)
+mkdir -p "$W/home"
+export HOME=$W/home SWR_DB=
 for round in $(seq 1 "$ROUNDS"); do
   for i in "${!bins[@]}"; do
     side=${names[$i]} bin=${bins[$i]}
@@ -57,5 +67,19 @@ for result in json.load(open(path))["results"]:
 PY
     done
   done
-done
+done | tee "$W/lines"
+python3 - "$W/lines" <<'PY'
+import collections, statistics, sys
+runs = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    fields = line.split()
+    if len(fields) == 7 and fields[6] == "ok":
+        runs[(fields[2], fields[0])].append(float(fields[4]))
+for shape in dict.fromkeys(shape for shape, _ in runs):
+    medians = {side: statistics.median(runs[(shape, side)])
+               for side in sorted(side for s, side in runs if s == shape)}
+    base = medians.get("A")
+    print("#", shape, " ".join(f"{side}={ms:.3f}" + (f"({ms / base:.3f})" if base else "")
+                               for side, ms in medians.items()))
+PY
 rm -rf "$W"
