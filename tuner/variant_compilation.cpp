@@ -45,8 +45,7 @@ std::string compiled_kernel_line(const std::string& counter, const std::string& 
     if (const std::string why = ptxas_wgmma_serialization(kernel.log); !why.empty()) {
       line << "\n    ptxas serialized its wgmma (" << why << ")";
     }
-  }
-  if (!kernel.ok) {
+  } else {
     // The variant's NVRTC log, indented under its line; the other variants go on.
     std::istringstream log(kernel.log.empty() ? std::string("(NVRTC gave no log)") : kernel.log);
     for (std::string log_line; std::getline(log, log_line);) line << "\n    " << log_line;
