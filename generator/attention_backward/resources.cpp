@@ -17,7 +17,8 @@ constexpr int kSplitAboveHeadDim = 128;
 constexpr int kBookkeepingRegisters = 64;
 // Every part of the workspace starts on this many bytes (16-byte copies; a generous line).
 constexpr std::size_t kWorkspaceAlignment = 256;
-// wgmma: block_m x head_dim at most this (S^T and dP^T beside dK and dV in 255 registers).
+// wgmma without a producer: block_m x head_dim at most this (S^T and dP^T beside dK and dV in 255
+// registers). The warp-specialized kernels' consumers have backward_ws_consumer_registers.
 constexpr int kWgmmaRegisterColumns = 8192;
 // wgmma: registers beside the accumulators of a step (addresses, the walk, packed fragments).
 constexpr int kWgmmaBookkeepingRegisters = 24;
@@ -57,12 +58,12 @@ std::string wide_tile_problem(int head_dim, const AttentionBackwardConfig& confi
   // S^T or dP^T is packed before dQ's half is issued: the two never live together.
   const int registers = head_dim / 2 + head_dim / 4 + config.block_m / 4;
   if (registers + kWgmmaBookkeepingRegisters >
-      attention::backward_ws_consumer_registers(head_dim)) {
+      attention::backward_ws_consumer_registers(head_dim, config.block_m)) {
     return "wgmma with block_n 64: head dim " + std::to_string(head_dim) + ": dK or dV, " +
            "half of dQ and the packed step need " +
            std::to_string(registers + kWgmmaBookkeepingRegisters) +
            " registers a consumer thread, setmaxnreg gives " +
-           std::to_string(attention::backward_ws_consumer_registers(head_dim));
+           std::to_string(attention::backward_ws_consumer_registers(head_dim, config.block_m));
   }
   if (config.stages < 1 || config.stages > 2) {
     return "stages " + std::to_string(config.stages) + " must be 1 or 2 (the wide-head kernel)";
@@ -84,18 +85,28 @@ std::string wgmma_tile_problem(int head_dim, const AttentionBackwardConfig& conf
   if (head_dim % 64 != 0) {
     return "wgmma: head dim " + std::to_string(head_dim) + " must be whole 64-column chunks";
   }
-  if (config.block_m != 64 && config.block_m != 128) {
-    return "wgmma: block_m " + std::to_string(config.block_m) + " must be 64 or 128";
+  // 80 Q rows a step (FlashAttention-3's non-causal tile at head dim 128): dQ is computed
+  // transposed, each warpgroup one 64-column chunk (BackwardStepTraits::kDqTransposed), and only
+  // the warp-specialized kernel has that product.
+  if (config.block_m == 80) {
+    if (!config.warp_specialized() || head_dim != 128) {
+      return "wgmma: block_m 80 is the warp-specialized kernel's at head dim 128 (dQ transposed, "
+             "one 64-column chunk a warpgroup), not head dim " +
+             std::to_string(head_dim) + " with warps " + std::to_string(config.warps);
+    }
+  } else if (config.block_m != 64 && config.block_m != 128) {
+    return "wgmma: block_m " + std::to_string(config.block_m) + " must be 64, 80 or 128";
   }
-  if (config.warp_specialized() && head_dim + config.block_m + kWgmmaBookkeepingRegisters >
-                                       attention::backward_ws_consumer_registers(head_dim)) {
+  if (config.warp_specialized() &&
+      head_dim + config.block_m + kWgmmaBookkeepingRegisters >
+          attention::backward_ws_consumer_registers(head_dim, config.block_m)) {
     return "wgmma: block_m " + std::to_string(config.block_m) + " and head dim " +
            std::to_string(head_dim) + ": S^T, dP^T, dK and dV need " +
            std::to_string(head_dim + config.block_m + kWgmmaBookkeepingRegisters) +
            " registers a consumer thread, setmaxnreg gives " +
-           std::to_string(attention::backward_ws_consumer_registers(head_dim));
+           std::to_string(attention::backward_ws_consumer_registers(head_dim, config.block_m));
   }
-  if (config.block_m * head_dim > kWgmmaRegisterColumns) {
+  if (!config.warp_specialized() && config.block_m * head_dim > kWgmmaRegisterColumns) {
     return "wgmma: block_m " + std::to_string(config.block_m) + " x head dim " +
            std::to_string(head_dim) + " over " + std::to_string(kWgmmaRegisterColumns) +
            ": S^T, dP^T, dK and dV do not fit a warpgroup's registers";

@@ -38,14 +38,19 @@ std::vector<Tile> tiles_for(int head_dim) {
   return {{32, 64, 8}, {32, 32, 4}};
 }
 // The wgmma kernels' tiles per head dim (sm_90a): two warpgroups of 64 K/V rows with a producer
-// warpgroup (12 warps, warp-specialized: the base tile) or alone (8 warps), and the Q rows a step
+// warpgroup (12 warps, warp-specialized: the base tiles) or alone (8 warps), and the Q rows a step
 // their registers allow (resources.cpp's wgmma rules); at head dim 256 the wide-head kernel's
-// 64 x 64 tile (a producer and two warpgroups that split the products); none elsewhere.
+// 64 x 64 tile (a producer and two warpgroups that split the products); none elsewhere. At head
+// dim 128 both 64 and 80 Q rows a step are base tiles (FlashAttention-3's tiles there: 80 reads
+// Q and dO by wgmma of N 80, fewer shared-memory bytes a FLOP, at the cost of dQ transposed).
 std::vector<Tile> wgmma_tiles_for(int head_dim) {
   if (head_dim == 64) return {{128, 128, 12}, {128, 128, 8}};
-  if (head_dim == 128) return {{64, 128, 12}, {64, 128, 8}};
+  if (head_dim == 128) return {{64, 128, 12}, {80, 128, 12}, {64, 128, 8}};
   if (head_dim == 256) return {{64, 64, 12}};
   return {};
+}
+int wgmma_base_tiles(int head_dim) {
+  return head_dim == 128 ? 2 : 1;
 }
 
 // One stage (the copy of step s issued at its own start) is left out: ptxas spilled 8 to 120
@@ -152,7 +157,8 @@ std::vector<AttentionBackwardConfig> enumerate_attention_backward_configs(
   };
   append_path(InstructionPath::mma_sync, tiles_for(problem.shape.head_dim), kBaseTiles);
   if (supports(gpu, InstructionPath::wgmma)) {
-    append_path(InstructionPath::wgmma, wgmma_tiles_for(problem.shape.head_dim), 1);
+    append_path(InstructionPath::wgmma, wgmma_tiles_for(problem.shape.head_dim),
+                wgmma_base_tiles(problem.shape.head_dim));
   }
   return configs;
 }

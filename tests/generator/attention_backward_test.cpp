@@ -125,6 +125,26 @@ TEST(AttentionBackwardResources, TileRulesInWords) {
   config.warps = 4;
   EXPECT_NE(attention_backward_tile_problem(problem(64), config).find("two warpgroups"),
             std::string::npos);
+  // 80 Q rows a step (dQ transposed): the warp-specialized kernel's (the one without a producer
+  // has no transposed dQ), at head dim 128 alone; no other width between 64 and 128.
+  struct QRowsCase {
+    int warps, block_m, head_dim;
+    const char* reason;  // a part of the refusal, or "" where the tile fits
+  };
+  for (const QRowsCase& c :
+       {QRowsCase{8, 80, 128, "warp-specialized"}, QRowsCase{12, 80, 128, ""},
+        QRowsCase{12, 80, 64, "head dim 128"}, QRowsCase{12, 96, 128, "64, 80 or 128"}}) {
+    config = {};
+    config.path = InstructionPath::wgmma;
+    config.warps = c.warps;
+    config.block_m = c.block_m;
+    const std::string refusal = attention_backward_tile_problem(problem(c.head_dim), config);
+    if (*c.reason == '\0') {
+      EXPECT_EQ(refusal, "") << config.key();
+    } else {
+      EXPECT_NE(refusal.find(c.reason), std::string::npos) << config.key() << ": " << refusal;
+    }
+  }
   // The wide-head kernel (a producer and 64 K/V rows): head dims above 128 in whole 128-column
   // halves, 64 Q rows a step, one or two stages.
   config = {};
@@ -242,7 +262,7 @@ TEST(AttentionBackwardSpace, EveryKnobValueIsKeptOnBothTargets) {
       EXPECT_TRUE(seen.count(value)) << gpu_name << " keeps no config with " << value;
     }
     EXPECT_EQ(seen.count("lagged"), std::string(gpu_name) == "h200" ? 1u : 0u);
-    for (const char* wgmma : {"wgmma d64", "wgmma d128", "wgmma d256"}) {
+    for (const char* wgmma : {"wgmma d64", "wgmma d128", "wgmma d256", "m80n128w12"}) {
       EXPECT_EQ(seen.count(wgmma), std::string(gpu_name) == "h200" ? 1u : 0u) << wgmma;
     }
     // 64 K/V rows split over 8 warps serve head dims above 128 only, whose two stages outgrow

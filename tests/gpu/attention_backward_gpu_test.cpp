@@ -118,8 +118,8 @@ std::vector<BackwardCase> head_dim_cases() {
 }
 
 // The wgmma kernels (sm_90a; skipped elsewhere as not fitting): every knob value on their tiles
-// (64 Q rows a step at head dim 128, 128 at head dim 64, the wide-head kernel's 64 x 64 at 256),
-// both dtypes, causal and not.
+// (64 and 80 Q rows a step at head dim 128, 128 at head dim 64, the wide-head kernel's 64 x 64 at
+// 256), both dtypes, causal and not.
 std::vector<BackwardCase> wgmma_cases() {
   const DataType f16 = DataType::f16;
   const DataType bf16 = DataType::bf16;
@@ -147,6 +147,12 @@ std::vector<BackwardCase> wgmma_cases() {
       {config_named("bwd-wgmma-m128n128w12s2-cyclic-dynamic-head_major-lag"), 64, bf16, true},
       {config_named("bwd-wgmma-m128n128w12s2-sawtooth-static-groups3-lag-det"), 64, f16, true},
       {config_named("bwd-wgmma-m128n128w12s2-cyclic-grid-heads_interleaved-lag"), 64, f16, false},
+      // 80 Q rows a step at head dim 128 (dQ transposed, dS stored K-major), both syncs.
+      {config_named("bwd-wgmma-m80n128w12s2-cyclic-grid-head_major"), 128, bf16, false},
+      {config_named("bwd-wgmma-m80n128w12s2-sawtooth-dynamic-groups2-det"), 128, f16, true},
+      {config_named("bwd-wgmma-m80n128w12s2-cyclic-static-head_major-lag"), 128, bf16, true},
+      {config_named("bwd-wgmma-m80n128w12s2-sawtooth-grid-heads_interleaved-lag-det"), 128, f16,
+       false},
       // The wide-head kernel (head dim 256: a producer warpgroup and two consumer warpgroups that
       // split the products of a 64 x 64 tile).
       {config_named("bwd-wgmma-m64n64w12s2-cyclic-grid-head_major"), 256, f16, true},
@@ -207,16 +213,16 @@ TEST(AttentionBackwardCases, CoverEveryKnobValueAndTheHeadDims) {
     seen.insert("d" + std::to_string(c.head_dim) + std::string(to_string(c.dtype)));
     seen.insert(c.causal ? "causal" : "non-causal");
   }
-  std::set<std::string> expected = {"tile64x128w8",      "tile32x128w8", "tile64x64w4",
-                                    "tile64x64w8",       "tile32x64w4",  "tile128x64w4",
-                                    "tile128x128w8",     "tile32x64w8",  "tile64x128w12",
-                                    "tile128x128w12",    "tile64x64w12", "stages1",
-                                    "stages2",           "stages3",      "cyclic",
-                                    "sawtooth",          "grid",         "static",
-                                    "dynamic",           "head_major",   "head_groups",
-                                    "heads_interleaved", "atomic",       "deterministic",
-                                    "lockstep",          "lagged",       "causal",
-                                    "non-causal"};
+  std::set<std::string> expected = {"tile64x128w8",  "tile32x128w8",      "tile64x64w4",
+                                    "tile64x64w8",   "tile32x64w4",       "tile128x64w4",
+                                    "tile128x128w8", "tile32x64w8",       "tile64x128w12",
+                                    "tile80x128w12", "tile128x128w12",    "tile64x64w12",
+                                    "stages1",       "stages2",           "stages3",
+                                    "cyclic",        "sawtooth",          "grid",
+                                    "static",        "dynamic",           "head_major",
+                                    "head_groups",   "heads_interleaved", "atomic",
+                                    "deterministic", "lockstep",          "lagged",
+                                    "causal",        "non-causal"};
   for (int dim : kSupportedHeadDims) {
     for (const char* dtype : {"f16", "bf16"}) expected.insert("d" + std::to_string(dim) + dtype);
   }

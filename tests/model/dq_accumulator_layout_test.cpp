@@ -1,10 +1,11 @@
 // The attention backward's dQ accumulator layouts (templates/attention/backward/
 // dq_accumulator_layout.cuh), built by the host compiler: each places every element of a Q tile
-// exactly once inside the tile's block, keeps a pair of columns together (the postprocess reads
-// pairs), and the fragment layout is where the warp-specialized kernel's consumers store their
-// wgmma accumulators (16 bytes a thread, in thread order).
+// exactly once inside the tile's block, keeps a pair of columns together where it says so (the
+// postprocess then reads pairs), and the fragment layout is where the warp-specialized kernel's
+// consumers store their wgmma accumulators (16 bytes a thread, in thread order).
 #include <gtest/gtest.h>
 
+#include <utility>
 #include <vector>
 
 #include "attention/backward/dq_accumulator_layout.cuh"
@@ -21,7 +22,9 @@ void expect_bijection_with_pairs(int block_m, int head_dim) {
       ASSERT_GE(offset, 0);
       ASSERT_LT(offset, block_m * head_dim);
       ++hits[static_cast<std::size_t>(offset)];
-      if (column % 2 == 1) EXPECT_EQ(offset, Layout::offset(row, column - 1) + 1);
+      if (Layout::kColumnPairs && column % 2 == 1) {
+        EXPECT_EQ(offset, Layout::offset(row, column - 1) + 1);
+      }
     }
   }
   for (int count : hits) EXPECT_EQ(count, 1);
@@ -33,21 +36,28 @@ TEST(DqAccumulatorLayout, RowsAndFragmentsPlaceEveryElementOnce) {
   expect_bijection_with_pairs<DqFragmentLayout<128, 64>>(64, 128);
   expect_bijection_with_pairs<DqFragmentLayout<64, 128>>(128, 64);
   expect_bijection_with_pairs<DqFragmentLayout<256, 64>>(64, 256);
+  expect_bijection_with_pairs<DqFragmentLayout<128, 80>>(80, 128);
+  EXPECT_TRUE((DqFragmentLayout<128, 64>::kColumnPairs));
+  EXPECT_FALSE((DqFragmentLayout<128, 80>::kColumnPairs));
 }
 
 // Consumer warpgroup wg's thread t stores registers 4j..4j+3 of its m64nN accumulator as float4 j
 // at float 4 (128 j + t) of its part (wg x kWarpgroupFloats); register 4j + i holds row
 // 16 (t / 32) + (t % 32) / 4 + 8 (i / 2), column 8j + 2 (t % 4) + i % 2 of its share (the first 64
-// rows or the second, with 128 Q rows a step; else the first or second half of the columns).
+// rows or the second, with 128 Q rows a step; else the first or second half of the columns). With
+// 80 Q rows the accumulator is dQ^T (m64 x 80): its row is the tile's column, its column the
+// tile's row.
 template <int HeadDim, int BlockM>
 void expect_fragment_order() {
   using Layout = DqFragmentLayout<HeadDim, BlockM>;
+  const int registers = (Layout::kTransposed ? BlockM : Layout::kColumns) / 2;
   for (int wg = 0; wg < 2; ++wg) {
     for (int t = 0; t < 128; ++t) {
-      for (int reg = 0; reg < Layout::kColumns / 2; ++reg) {
+      for (int reg = 0; reg < registers; ++reg) {
         const int j = reg / 4, i = reg % 4;
         int row = 16 * (t / 32) + (t % 32) / 4 + 8 * (i / 2);
         int column = 8 * j + 2 * (t % 4) + i % 2;
+        if (Layout::kTransposed) std::swap(row, column);
         if (Layout::kByRows) {
           row += 64 * wg;
         } else {
@@ -64,6 +74,7 @@ void expect_fragment_order() {
 TEST(DqAccumulatorLayout, FragmentsAreTheConsumersRegistersInThreadOrder) {
   expect_fragment_order<128, 64>();
   expect_fragment_order<64, 128>();
+  expect_fragment_order<128, 80>();
 }
 
 }  // namespace

@@ -8,7 +8,8 @@
 //                      of the warpgroup's part): the warp-specialized kernel stores a step's dQ to
 //                      shared memory without bank conflicts and adds the whole tile with one bulk
 //                      reduction.
-// The postprocess reads either through `offset`; tests/generator check both are bijections.
+// The postprocess reads either through `offset` (a pair of columns at once where kColumnPairs);
+// tests/generator check both are bijections.
 #pragma once
 
 #include "common/host_device.cuh"
@@ -18,26 +19,32 @@ namespace attention {
 
 template <int HeadDim>
 struct DqRowLayout {
+  static constexpr bool kColumnPairs = true;  // columns 2c and 2c + 1 adjacent
   static SWR_HOST_DEVICE int offset(int row, int column) { return row * HeadDim + column; }
 };
 
 // Two consumer warpgroups: with 128 Q rows a step each takes 64 rows, with 64 each takes half the
-// columns (the split of dQ = dS K in backward_ws_traits.cuh). A warpgroup's m64nN accumulator
-// register 4j + 2h + e of thread 32 w + 4 g + q holds row 16 w + g + 8 h, column 8 j + 2 q + e
-// (common/sm90/wgmma.cuh).
+// columns (the split of dQ = dS K in backward_ws_traits.cuh), and with a BlockM of no whole
+// 64-row slices (80) each takes half the columns transposed: its accumulator is dQ^T, rows its 64
+// head-dim columns, columns the Q rows. A warpgroup's m64nN accumulator register 4j + 2h + e of
+// thread 32 w + 4 g + q holds row 16 w + g + 8 h, column 8 j + 2 q + e (common/sm90/wgmma.cuh).
 template <int HeadDim, int BlockM>
 struct DqFragmentLayout {
   static constexpr bool kByRows = BlockM == 128;
+  static constexpr bool kTransposed = BlockM % 64 != 0;
+  static constexpr bool kColumnPairs = !kTransposed;
   static constexpr int kColumns = kByRows ? HeadDim : HeadDim / 2;  // of one warpgroup
-  static constexpr int kWarpgroupFloats = 64 * kColumns;
+  static constexpr int kWarpgroupFloats = (kByRows ? 64 : BlockM) * kColumns;
 
   static SWR_HOST_DEVICE int offset(int row, int column) {
     const int warpgroup = kByRows ? row / 64 : column / kColumns;
-    const int r = kByRows ? row % 64 : row;
+    const int q = kByRows ? row % 64 : row;  // the tile's Q row and column in the warpgroup's part
     const int c = kByRows ? column : column % kColumns;
-    const int thread = (r / 16) * 32 + (r % 8) * 4 + (c % 8) / 2;
-    const int j = c / 8;
-    return warpgroup * kWarpgroupFloats + j * 512 + thread * 4 + ((r % 16) / 8) * 2 + c % 2;
+    const int r = kTransposed ? c : q;  // the accumulator's row and column
+    const int n = kTransposed ? q : c;
+    const int thread = (r / 16) * 32 + (r % 8) * 4 + (n % 8) / 2;
+    const int j = n / 8;
+    return warpgroup * kWarpgroupFloats + j * 512 + thread * 4 + ((r % 16) / 8) * 2 + n % 2;
   }
 };
 

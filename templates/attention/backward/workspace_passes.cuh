@@ -118,13 +118,20 @@ __device__ void backward_postprocess(void* dq, const BackwardArgs& args) {
   const int row_in_tile = row % BlockM;
   const float* tile =
       args.workspace.dq_accum + dq_accum_offset(args, batch, head, row - row_in_tile, HeadDim);
-  // Columns 8 * row_thread .. + 7, as pairs (every layout keeps a pair of columns together).
+  // Columns 8 * row_thread .. + 7, as pairs: one 8-byte load where the layout keeps a pair of
+  // columns together, else (dQ^T's fragments) two loads.
   const float s = args.scale;
   unsigned packed[4];
 #pragma unroll
   for (int pair = 0; pair < 4; ++pair) {
-    const float2 value = *reinterpret_cast<const float2*>(
-        tile + Layout::offset(row_in_tile, 8 * row_thread + 2 * pair));
+    const int column = 8 * row_thread + 2 * pair;
+    float2 value;
+    if constexpr (Layout::kColumnPairs) {
+      value = *reinterpret_cast<const float2*>(tile + Layout::offset(row_in_tile, column));
+    } else {
+      value = make_float2(tile[Layout::offset(row_in_tile, column)],
+                          tile[Layout::offset(row_in_tile, column + 1)]);
+    }
     packed[pair] = pack_pair<E>(value.x * s, value.y * s);
   }
   *reinterpret_cast<uint4*>(static_cast<unsigned short*>(dq) +

@@ -30,10 +30,26 @@ struct WarpgroupLane {
 // in, and a row's address has no bits where a unit goes (rows of 128 bytes from a 1024-byte
 // aligned tile): one XOR a store. Otherwise a word per store, as each pair is formed (the kernel
 // without a producer, at 255 registers, spilled with stmatrix's four-word groups).
+// T::kDqTransposed: the tile lies as dS, [BlockM Q rows][BlockN K/V columns] in chunks of 64 K/V
+// columns, the 16 bytes of K/V columns 8u..8u+7 of Q row q at unit u ^ (q % 8) (the K-major B of
+// dQ^T = K^T dS^T). The same four matrices, stored transposed: lane 8i + r gives Q row r of
+// matrix i, whose 8 K/V columns are one unit; stepping j by 2 moves 16 Q rows, the unit unchanged.
 template <class T>
 __device__ __forceinline__ void store_ds(const unsigned* ds, unsigned char* tile, int first_row,
                                          const WarpgroupLane& at) {
-  if constexpr (T::kDsByStmatrix) {
+  if constexpr (T::kDqTransposed) {
+    static_assert(T::kDsByStmatrix, "dS stored transposed by stmatrix only");
+    const int matrix = at.lane / 8;
+    const int q = 8 * (matrix / 2) + at.lane % 8;
+    const int unit = (first_row % 64) / 8 + 2 * at.warp + matrix % 2;
+    const unsigned lane_address = shared_address(tile) + (first_row / 64) * T::kDsChunkBytes +
+                                  q * 128 + ((unit ^ (q % 8)) << 4);
+#pragma unroll
+    for (int j = 0; j < T::kBlockM / 8; j += 2) {
+      const unsigned words[4] = {ds[2 * j], ds[2 * j + 1], ds[2 * j + 2], ds[2 * j + 3]};
+      stmatrix_x4_transposed(lane_address + j * 8 * 128, words);
+    }
+  } else if constexpr (T::kDsByStmatrix) {
     const int matrix = at.lane / 8;
     const int row = first_row + 16 * at.warp + 8 * (matrix % 2) + at.lane % 8;
     const unsigned lane_address =

@@ -16,7 +16,9 @@
 //       lockstep: one barrier of the consumers (every row of dS^T is in), then this step's
 //       lagged: no barrier; the last step's, whose dS^T both consumers stored a step ago
 //       dQ = dS K                               SS, dS read MN-major; a warpgroup takes half
-//                                               the columns, or half the rows at 128 Q rows
+//                                               the columns, or half the rows at 128 Q rows;
+//                                               at 80 Q rows transposed, dQ^T = K^T dS^T
+//                                               (dS stored K-major), half the columns each
 //       dK += dS^T Q                            RS
 // dK and dV stay in registers for the whole tile and are written at its end. Lagged consumers
 // drift apart, so that one's exponentials can run beside the other's products; on the H200 they
@@ -109,7 +111,7 @@ __device__ __forceinline__ void consume(const BackwardWsTiles<T>& tiles, void* d
   constexpr int kScoreRegs = T::kBlockM / 2;  // S^T and dP^T: m64 x BlockM
   constexpr int kPackedRegs = T::kBlockM / 4;
   constexpr int kAccumRegs = T::kHeadDim / 2;  // dK and dV: m64 x HeadDim
-  constexpr int kDqRegs = T::kDqColumns / 2;
+  constexpr int kDqRegs = T::kDqRegisters;
   BackwardWsBarriers<T>& bars = tiles.barriers();
   const int wg = warpgroup_index() - 1;
   const WarpgroupLane at{static_cast<int>(threadIdx.x % 128) / 32,
@@ -189,10 +191,11 @@ __device__ __forceinline__ void consume(const BackwardWsTiles<T>& tiles, void* d
       // column blocks spilled; 14 do not, and measured 1.6-1.7% faster on the H100 without the
       // causal mask (read late, the exponentials waited on the loads), 0.5-1.4% slower with it:
       // there the reads stay late.
+      // At 80 Q rows they are read late too (none early: not tried otherwise).
       const auto lse_at = [&](int j) {
         return *reinterpret_cast<const float2*>(tiles.lse_log2(slot) + at.column(j, 0));
       };
-      constexpr int kEarlyLse = T::kBlockM == 64 ? 8 : T::kCausal ? 0 : 14;
+      constexpr int kEarlyLse = T::kBlockM == 64 ? 8 : T::kBlockM == 128 && !T::kCausal ? 14 : 0;
       float2 lse[kEarlyLse > 0 ? kEarlyLse : 1];
 #pragma unroll
       for (int j = 0; j < kEarlyLse; ++j) lse[j] = lse_at(j);
@@ -224,7 +227,7 @@ __device__ __forceinline__ void consume(const BackwardWsTiles<T>& tiles, void* d
       }
       // P^T is formed before the wait (the compiler would sink part of it past the wait, into the
       // stretch where the tensor cores have nothing of this warpgroup's to run); with 128 Q rows
-      // a step, pinning it spilled.
+      // a step, pinning it spilled (at 80 it is not pinned: not tried).
       if constexpr (T::kBlockM == 64) fence_words<kPackedRegs>(p_packed);
       wgmma_wait<0>();  // dP^T is in
       fence_floats<kScoreRegs>(dp);

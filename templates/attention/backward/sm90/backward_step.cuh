@@ -124,10 +124,25 @@ __device__ __forceinline__ void issue_register_product(float* acc, const unsigne
 
 // This warpgroup's part of dQ = dS K: the shared dS^T tile read MN-major (its rows are K/V rows,
 // the reduction) from Q row `dq_row0`, K MN-major from column `dq_column0`, m64 x kDqColumns.
+// T::kDqTransposed: dQ^T = K^T dS^T instead, m64 (columns `dq_column0` on) x BlockM Q rows: K read
+// MN-major as A, the dS tile (Q rows by K/V columns) K-major as B.
 template <class T>
 __device__ __forceinline__ void issue_dq(float* dq, const unsigned char* ds_tile,
                                          const unsigned char* k_tile, int dq_row0, int dq_column0) {
   using namespace swr::sm90;
+  if constexpr (T::kDqTransposed) {
+    const unsigned long long k_desc =
+        make_desc_mnmajor<128>(k_tile + (dq_column0 / 64) * T::kKvChunkBytes, T::kKvChunkBytes);
+    const unsigned long long ds_desc = make_desc_kmajor<128>(ds_tile);
+#pragma unroll
+    for (int kk = 0; kk < T::kBlockN / 16; ++kk) {
+      const int ds_offset = (kk / 4) * T::kDsChunkBytes + (kk % 4) * 32;
+      wgmma_ss_n<T::kDqN, T::kElement, 0, 1>(dq, advance_desc(k_desc, kk * 16 * 128),
+                                             advance_desc(ds_desc, ds_offset), kk > 0 ? 1 : 0);
+    }
+    wgmma_commit();
+    return;
+  }
   const unsigned long long ds_desc =
       make_desc_mnmajor<128>(ds_tile + (dq_row0 / 64) * T::kDsChunkBytes, T::kDsChunkBytes);
   const unsigned long long k_desc =

@@ -19,16 +19,16 @@ template <int HeadDim, int BlockM, int Stages, Element Elem, bool Causal, KvOrde
           bool LaggedDq>
 struct BackwardWsTraits : BackwardStepTraits<HeadDim, BlockM, 2, 2, Elem, Causal, Order, Persist,
                                              Swizzle, HeadGroup, DeterministicDq>,
-                          BackwardWsRoles<HeadDim, Stages> {
+                          BackwardWsRoles<HeadDim, BlockM, Stages> {
   using Step = BackwardStepTraits<HeadDim, BlockM, 2, 2, Elem, Causal, Order, Persist, Swizzle,
                                   HeadGroup, DeterministicDq>;
 
   // The masked copy of P^T's loop (backward_step.cuh) where a mask is: causal, so that the warps
-  // past the diagonal skip it; or without one at 64 Q rows a step, where the branch keeps the
-  // exponentials before the dP^T wait (1.016-1.036x at head dim 128). At 128 Q rows without a
-  // mask the compiler's order, most exponentials past the wait among dS^T's work, measured
-  // 1.005-1.009x the order the branch keeps.
-  static constexpr bool kMaskByBranch = Causal || BlockM == 64;
+  // past the diagonal skip it; or without one below 128 Q rows a step, where the branch keeps the
+  // exponentials before the dP^T wait (1.016-1.036x at 64 rows, head dim 128; 80 rows keep it
+  // untried without). At 128 Q rows without a mask the compiler's order, most exponentials past
+  // the wait among dS^T's work, measured 1.005-1.009x the order the branch keeps.
+  static constexpr bool kMaskByBranch = Causal || BlockM < 128;
   // How the consumers meet for dQ = dS K, which reads both warpgroups' rows of dS^T: in lockstep
   // (a barrier each step, then this step's dQ) or lagged (each computes the last step's dQ,
   // whose dS^T both stored a step ago: neither waits for the other's step; the dS^T slots
@@ -59,7 +59,7 @@ struct BackwardWsTraits : BackwardStepTraits<HeadDim, BlockM, 2, 2, Elem, Causal
 
   static_assert(DqLayout::kByRows == Step::kDqByRows && DqLayout::kColumns == Step::kDqColumns,
                 "the accumulator layout splits dQ as the consumers do");
-  static_assert(BlockM * HeadDim <= 8192, "S^T, dP^T, dK and dV in a consumer's registers");
+  static_assert(BlockM + HeadDim <= 208, "S^T, dP^T, dK and dV in a consumer's registers");
   static_assert(Stages >= 1 && Stages <= 3, "Q/dO pipeline depth 1..3");
   static_assert(kSharedBytes <= 232448, "sm_90 opt-in shared memory per block");
 };

@@ -20,7 +20,7 @@ template <int HeadDim, int Stages, Element Elem, bool Causal, KvOrder Order, Per
           TileSwizzle Swizzle, int HeadGroup, bool DeterministicDq>
 struct BackwardWsWideTraits : BackwardStepTraits<HeadDim, 64, 1, 2, Elem, Causal, Order, Persist,
                                                  Swizzle, HeadGroup, DeterministicDq>,
-                              BackwardWsRoles<HeadDim, Stages> {
+                              BackwardWsRoles<HeadDim, 64, Stages> {
   using Step = BackwardStepTraits<HeadDim, 64, 1, 2, Elem, Causal, Order, Persist, Swizzle,
                                   HeadGroup, DeterministicDq>;
 
@@ -56,7 +56,7 @@ struct BackwardWsWideTraits : BackwardStepTraits<HeadDim, 64, 1, 2, Elem, Causal
                 "each consumer adds half the columns of dQ, as the accumulator layout splits them");
   static_assert(HeadDim % 128 == 0, "dQ's halves in whole 64-column chunks");
   static_assert(HeadDim / 2 + HeadDim / 4 + 16 + 24 <=
-                    BackwardWsRoles<HeadDim, Stages>::kConsumerRegisters,
+                    BackwardWsRoles<HeadDim, 64, Stages>::kConsumerRegisters,
                 "dK or dV, half of dQ, the packed step and 24 more in a consumer's registers");
   static_assert(Stages >= 1 && Stages <= 2, "Q/dO pipeline depth 1..2");
   static_assert(kSharedBytes <= 232448, "sm_90 opt-in shared memory per block");
