@@ -10,8 +10,9 @@
 # each side runs its own kernels), carried to the GPU machine; sides are named A, B, C, ... in
 # that order. The shapes are issue 27's D=128 and D=64 points, each with the warp-specialized
 # variant the tuner found fastest there; SHAPES=FILE takes them from FILE instead, one
-# "swr-tune shape options|config key" a line. Last, lines starting with '#': each shape's median
-# per side and its ratio to A's (below 1: faster than A).
+# "swr-tune shape options|config key" a line (a shape may come with several configs). Last, lines
+# starting with '#': each shape and config's median per side and its ratio to A's (below 1:
+# faster than A).
 set -uo pipefail
 ROUNDS=3
 if [[ $# -gt 0 && ${!#} =~ ^[0-9]+$ ]]; then
@@ -57,13 +58,15 @@ for round in $(seq 1 "$ROUNDS"); do
       fi
       "$bin" show --family attention-backward --gpu auto "${dims[@]}" --dtype bf16 --db "$db" \
         --json >"$W/show.json"
-      python3 - "$side" "$round" "${entry%%|*}" "$W/show.json" <<'PY'
+      python3 - "$side" "$round" "${entry%%|*}" "$config" "$W/show.json" <<'PY'
 import json, sys
-side, round_, shape, path = sys.argv[1:5]
+side, round_, shape, config, path = sys.argv[1:6]
+# The side's database of this round holds every config of the shape run so far: this one alone.
 for result in json.load(open(path))["results"]:
     for m in result["variants"]:
-        print(side, round_, shape.replace(" ", ""), m["config_key"], m["median_ms"], m["tflops"],
-              m["status"])
+        if m["config_key"] == config:
+            print(side, round_, shape.replace(" ", ""), m["config_key"], m["median_ms"],
+                  m["tflops"], m["status"])
 PY
     done
   done
@@ -74,8 +77,8 @@ runs = collections.defaultdict(list)
 for line in open(sys.argv[1]):
     fields = line.split()
     if len(fields) == 7 and fields[6] == "ok":
-        runs[(fields[2], fields[0])].append(float(fields[4]))
-for shape in dict.fromkeys(shape for shape, _ in runs):
+        runs[(fields[2] + " " + fields[3], fields[0])].append(float(fields[4]))
+for shape in dict.fromkeys(shape for shape, _ in runs):  # a shape and its config
     medians = {side: statistics.median(runs[(shape, side)])
                for side in sorted(side for s, side in runs if s == shape)}
     base = medians.get("A")
