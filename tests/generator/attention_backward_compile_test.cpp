@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "generator/attention_backward/attention_backward_family.hpp"
@@ -92,14 +93,16 @@ std::vector<Variant> variants(const GpuProfile& gpu) {
     }
   }
   // The warp-specialized producer walks every Q-walk order with every persistence and swizzle, at
-  // both of its register budgets (head dims 64 and 128, causal): with 24 registers some walks
-  // spilled 8 bytes where the mixes above did not look.
-  for (int head_dim : {64, 128}) {
+  // each of its register budgets (head dims 64 and 128, causal; at 128 both Q tiles, 64 rows with
+  // 40 producer registers and 80 with 24): with 24 registers some walks spilled 8 bytes where the
+  // mixes above did not look.
+  for (const auto [head_dim, block_m] :
+       {std::pair{64, 128}, std::pair{128, 64}, std::pair{128, 80}}) {
     const AttentionBackwardProblem walk_problem{{2, 8, 1000, 1000, head_dim, DataType::bf16, true}};
     const std::vector<AttentionBackwardConfig> walk_space =
         build_attention_backward_space(walk_problem, gpu).configs;
-    const auto base = std::find_if(walk_space.begin(), walk_space.end(), [](const auto& config) {
-      return config.warp_specialized() && !config.splits_products();
+    const auto base = std::find_if(walk_space.begin(), walk_space.end(), [&](const auto& config) {
+      return config.warp_specialized() && !config.splits_products() && config.block_m == block_m;
     });
     if (base == walk_space.end()) continue;
     for (KvOrder order : {KvOrder::cyclic, KvOrder::sawtooth}) {
