@@ -140,18 +140,17 @@ __device__ __forceinline__ void issue_dq(float* dq, const unsigned char* ds_tile
       wgmma_ss_n<T::kDqN, T::kElement, 0, 1>(dq, advance_desc(k_desc, kk * 16 * 128),
                                              advance_desc(ds_desc, ds_offset), kk > 0 ? 1 : 0);
     }
-    wgmma_commit();
-    return;
-  }
-  const unsigned long long ds_desc =
-      make_desc_mnmajor<128>(ds_tile + (dq_row0 / 64) * T::kDsChunkBytes, T::kDsChunkBytes);
-  const unsigned long long k_desc =
-      make_desc_mnmajor<128>(k_tile + (dq_column0 / 64) * T::kKvChunkBytes, T::kKvChunkBytes);
+  } else {
+    const unsigned long long ds_desc =
+        make_desc_mnmajor<128>(ds_tile + (dq_row0 / 64) * T::kDsChunkBytes, T::kDsChunkBytes);
+    const unsigned long long k_desc =
+        make_desc_mnmajor<128>(k_tile + (dq_column0 / 64) * T::kKvChunkBytes, T::kKvChunkBytes);
 #pragma unroll
-  for (int kk = 0; kk < T::kBlockN / 16; ++kk) {
-    wgmma_ss_n<T::kDqColumns, T::kElement, 1, 1>(dq, advance_desc(ds_desc, kk * 16 * 128),
-                                                 advance_desc(k_desc, kk * 16 * 128),
-                                                 kk > 0 ? 1 : 0);
+    for (int kk = 0; kk < T::kBlockN / 16; ++kk) {
+      wgmma_ss_n<T::kDqColumns, T::kElement, 1, 1>(dq, advance_desc(ds_desc, kk * 16 * 128),
+                                                   advance_desc(k_desc, kk * 16 * 128),
+                                                   kk > 0 ? 1 : 0);
+    }
   }
   wgmma_commit();
 }

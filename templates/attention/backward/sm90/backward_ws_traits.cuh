@@ -57,7 +57,8 @@ struct BackwardWsTraits : BackwardStepTraits<HeadDim, BlockM, 2, 2, Elem, Causal
   // + 1024: the dynamic shared memory is aligned up to the swizzle repeat by the kernel.
   static constexpr int kSharedBytes = kBarrierOffset + kBarrierBytes + 1024;
 
-  static_assert(DqLayout::kByRows == Step::kDqByRows && DqLayout::kColumns == Step::kDqColumns,
+  static_assert(DqLayout::kByRows == Step::kDqByRows && DqLayout::kColumns == Step::kDqColumns &&
+                    DqLayout::kTransposed == Step::kDqTransposed,
                 "the accumulator layout splits dQ as the consumers do");
   static_assert(BlockM + HeadDim <= 208, "S^T, dP^T, dK and dV in a consumer's registers");
   static_assert(Stages >= 1 && Stages <= 3, "Q/dO pipeline depth 1..3");
