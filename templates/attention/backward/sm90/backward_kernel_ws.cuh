@@ -190,12 +190,13 @@ __device__ __forceinline__ void consume(const BackwardWsTiles<T>& tiles, void* d
       // in by the time S^T is; the rest just before each is used. At 128 Q rows a step all 16
       // column blocks spilled; 14 do not, and measured 1.6-1.7% faster on the H100 without the
       // causal mask (read late, the exponentials waited on the loads), 0.5-1.4% slower with it:
-      // there the reads stay late.
-      // At 80 Q rows they are read late too (none early: not tried otherwise).
+      // there the reads stay late. At 80 Q rows likewise: all 10 read early measured 1.1-1.8%
+      // faster without the mask at S 4096 and 32768 (H100; within the spread at 16384), 0.3-1.0%
+      // slower with it.
       const auto lse_at = [&](int j) {
         return *reinterpret_cast<const float2*>(tiles.lse_log2(slot) + at.column(j, 0));
       };
-      constexpr int kEarlyLse = T::kBlockM == 64 ? 8 : T::kBlockM == 128 && !T::kCausal ? 14 : 0;
+      constexpr int kEarlyLse = T::kBlockM == 64 ? 8 : T::kCausal ? 0 : T::kBlockM == 80 ? 10 : 14;
       float2 lse[kEarlyLse > 0 ? kEarlyLse : 1];
 #pragma unroll
       for (int j = 0; j < kEarlyLse; ++j) lse[j] = lse_at(j);
