@@ -25,9 +25,9 @@ struct BackwardWsTraits : BackwardStepTraits<HeadDim, BlockM, 2, 2, Elem, Causal
 
   // The masked copy of P^T's loop (backward_step.cuh) where a mask is: causal, so that the warps
   // past the diagonal skip it; or without one below 128 Q rows a step, where the branch keeps the
-  // exponentials before the dP^T wait (1.016-1.036x at 64 rows, head dim 128; 80 rows keep it
-  // untried without). At 128 Q rows without a mask the compiler's order, most exponentials past
-  // the wait among dS^T's work, measured 1.005-1.009x the order the branch keeps.
+  // exponentials before the dP^T wait (1.016-1.036x at 64 rows, head dim 128; 1.005-1.013x at
+  // 80). At 128 Q rows without a mask the compiler's order, most exponentials past the wait among
+  // dS^T's work, measured 1.005-1.009x the order the branch keeps.
   static constexpr bool kMaskByBranch = Causal || BlockM < 128;
   // How the consumers meet for dQ = dS K, which reads both warpgroups' rows of dS^T: in lockstep
   // (a barrier each step, then this step's dQ) or lagged (each computes the last step's dQ,
