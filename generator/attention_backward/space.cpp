@@ -49,8 +49,11 @@ std::vector<Tile> wgmma_tiles_for(int head_dim) {
   if (head_dim == 256) return {{64, 64, 12}};
   return {};
 }
-int wgmma_base_tiles(int head_dim) {
-  return head_dim == 128 ? 2 : 1;
+// The schedule knobs go on the warp-specialized tiles (a producer warpgroup: 12 warps), which
+// wgmma_tiles_for lists first.
+int wgmma_base_tiles(const std::vector<Tile>& tiles) {
+  return static_cast<int>(
+      std::count_if(tiles.begin(), tiles.end(), [](const Tile& tile) { return tile.warps == 12; }));
 }
 
 // One stage (the copy of step s issued at its own start) is left out: ptxas spilled 8 to 120
@@ -157,8 +160,8 @@ std::vector<AttentionBackwardConfig> enumerate_attention_backward_configs(
   };
   append_path(InstructionPath::mma_sync, tiles_for(problem.shape.head_dim), kBaseTiles);
   if (supports(gpu, InstructionPath::wgmma)) {
-    append_path(InstructionPath::wgmma, wgmma_tiles_for(problem.shape.head_dim),
-                wgmma_base_tiles(problem.shape.head_dim));
+    const std::vector<Tile> tiles = wgmma_tiles_for(problem.shape.head_dim);
+    append_path(InstructionPath::wgmma, tiles, wgmma_base_tiles(tiles));
   }
   return configs;
 }

@@ -228,7 +228,7 @@ __device__ __forceinline__ void consume(const BackwardWsTiles<T>& tiles, void* d
       }
       // P^T is formed before the wait (the compiler would sink part of it past the wait, into the
       // stretch where the tensor cores have nothing of this warpgroup's to run); with 128 Q rows
-      // a step, pinning it spilled (at 80 it is not pinned: not tried).
+      // a step, pinning it spilled; at 80, pinned measured 0.999-1.011x (H100), so it is not.
       if constexpr (T::kBlockM == 64) fence_words<kPackedRegs>(p_packed);
       wgmma_wait<0>();  // dP^T is in
       fence_floats<kScoreRegs>(dp);

@@ -130,9 +130,9 @@ template <class T>
 __device__ __forceinline__ void issue_dq(float* dq, const unsigned char* ds_tile,
                                          const unsigned char* k_tile, int dq_row0, int dq_column0) {
   using namespace swr::sm90;
+  const unsigned long long k_desc =
+      make_desc_mnmajor<128>(k_tile + (dq_column0 / 64) * T::kKvChunkBytes, T::kKvChunkBytes);
   if constexpr (T::kDqTransposed) {
-    const unsigned long long k_desc =
-        make_desc_mnmajor<128>(k_tile + (dq_column0 / 64) * T::kKvChunkBytes, T::kKvChunkBytes);
     const unsigned long long ds_desc = make_desc_kmajor<128>(ds_tile);
 #pragma unroll
     for (int kk = 0; kk < T::kBlockN / 16; ++kk) {
@@ -143,8 +143,6 @@ __device__ __forceinline__ void issue_dq(float* dq, const unsigned char* ds_tile
   } else {
     const unsigned long long ds_desc =
         make_desc_mnmajor<128>(ds_tile + (dq_row0 / 64) * T::kDsChunkBytes, T::kDsChunkBytes);
-    const unsigned long long k_desc =
-        make_desc_mnmajor<128>(k_tile + (dq_column0 / 64) * T::kKvChunkBytes, T::kKvChunkBytes);
 #pragma unroll
     for (int kk = 0; kk < T::kBlockN / 16; ++kk) {
       wgmma_ss_n<T::kDqColumns, T::kElement, 1, 1>(dq, advance_desc(ds_desc, kk * 16 * 128),
