@@ -110,6 +110,15 @@ __device__ __forceinline__ void mma_16x8x16(float (&c)[4], const unsigned (&a)[4
   }
 }
 
+// 16 bytes to global memory in one store: `sixteen` 16-byte aligned. (Written as a uint4 store,
+// the compiler split some of a row's stores into four.)
+__device__ __forceinline__ void store_sixteen(void* sixteen, unsigned a, unsigned b, unsigned c,
+                                              unsigned d) {
+  asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"l"(sixteen), "r"(a), "r"(b), "r"(c),
+               "r"(d)
+               : "memory");
+}
+
 // four[0..3] += values[0..3], each atomically, nothing returned; `four` global and 16-byte aligned.
 // From sm_90 one vector reduction: one request to L2 instead of four (the backward's dQ
 // accumulation issues these by the million; measured on the H200, vectors of two already took
