@@ -72,6 +72,24 @@ __device__ __forceinline__ void store_ds(const unsigned* ds, unsigned char* tile
   }
 }
 
+// One step of a 4x4 transpose across a quad: with the lane `Distance` away (1 or 2), the lane
+// whose Distance bit is set (`upper`) swaps its words x (x without that bit), the other its words
+// x + Distance.
+template <int Distance>
+__device__ __forceinline__ void swap_with_quad_lane(unsigned (&words)[4], bool upper) {
+#pragma unroll
+  for (int x = 0; x < 4; ++x) {
+    if (x & Distance) continue;
+    const unsigned received =
+        __shfl_xor_sync(0xffffffffu, upper ? words[x] : words[x + Distance], Distance);
+    if (upper) {
+      words[x] = received;
+    } else {
+      words[x + Distance] = received;
+    }
+  }
+}
+
 // `accumulator` (this warpgroup's 64 rows of dK or dV, times `scale`) into `out`'s rows from
 // `first_row` (of the sequence), rows at or past seq_kv skipped. 16 bytes a store: a quad's four
 // threads hold the pairs of each n8 block of a row, so for each four blocks they transpose their
@@ -86,7 +104,6 @@ __device__ __forceinline__ void store_rows(const float* accumulator, float scale
                                            int seq_kv, const WarpgroupLane& at) {
   static_assert(T::kHeadDim % 32 == 0, "whole groups of four n8 blocks");
   const int quad = at.quad();
-  const bool odd = quad & 1, high = quad & 2;
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const int row = first_row + at.row(2 * h);
@@ -100,24 +117,8 @@ __device__ __forceinline__ void store_rows(const float* accumulator, float scale
       }
       // Lanes 1 apart swap the pairs of alternate blocks, then lanes 2 apart whole halves: lane
       // q of the quad ends with every lane's pair of block j0 + q, in lane order.
-      const unsigned r0 = __shfl_xor_sync(0xffffffffu, odd ? a[0] : a[1], 1);
-      const unsigned r1 = __shfl_xor_sync(0xffffffffu, odd ? a[2] : a[3], 1);
-      if (odd) {
-        a[0] = r0;
-        a[2] = r1;
-      } else {
-        a[1] = r0;
-        a[3] = r1;
-      }
-      const unsigned r2 = __shfl_xor_sync(0xffffffffu, high ? a[0] : a[2], 2);
-      const unsigned r3 = __shfl_xor_sync(0xffffffffu, high ? a[1] : a[3], 2);
-      if (high) {
-        a[0] = r2;
-        a[1] = r3;
-      } else {
-        a[2] = r2;
-        a[3] = r3;
-      }
+      swap_with_quad_lane<1>(a, quad & 1);
+      swap_with_quad_lane<2>(a, quad & 2);
       if (row < seq_kv) {
         store_sixteen(out + row * stride + 8 * (j0 + quad), a[0], a[1], a[2], a[3]);
       }
