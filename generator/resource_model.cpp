@@ -126,10 +126,6 @@ std::string wgmma_tile_problem(const AttentionProblem& problem, const AttentionC
   if (config.stages < 1 || config.stages > 4) {
     return "stages " + std::to_string(config.stages) + " must be 1 to 4";
   }
-  if (config.pingpong && config.consumer_warpgroups() != 2) {
-    return "pingpong orders exactly two consumer warpgroups (block_m 128), not " +
-           std::to_string(config.consumer_warpgroups());
-  }
   if (config.head_group < 1) {
     return "head_group " + std::to_string(config.head_group) + " must be at least 1";
   }

@@ -200,10 +200,10 @@ TEST(ResourceModel, WgmmaRules) {
   EXPECT_EQ(attention_resource_use(d128, wgmma_tile(3, 160, 2), gpu("h200")).does_not_fit,
             "a consumer thread needs an estimated 176 registers, setmaxnreg gives 160 with 3 "
             "consumer warpgroups");
+  // Three consumer warpgroups take turns as two do (forward_kernel_ws.cuh's order barriers).
   AttentionConfig pingpong3 = wgmma_tile(3, 128, 2);
   pingpong3.pingpong = true;
-  EXPECT_EQ(attention_resource_use(d128, pingpong3, gpu("h200")).does_not_fit,
-            "pingpong orders exactly two consumer warpgroups (block_m 128), not 3");
+  EXPECT_EQ(attention_resource_use(d128, pingpong3, gpu("h200")).does_not_fit, "");
   AttentionConfig dynamic = wgmma_tile(3, 128, 2);
   dynamic.persistence = Persistence::dynamic;
   EXPECT_EQ(attention_resource_use(d128, dynamic, gpu("h200")).does_not_fit, "");

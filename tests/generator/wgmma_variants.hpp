@@ -1,12 +1,12 @@
 // A small set of wgmma (sm_90a) attention variants in which every value of the new knobs appears
 // at least once: consumer warpgroups 2 and 3, block_n 128/160/176/192, stages 2 and 3, overlap and
-// pingpong on and off, both K/V L2 hints, both orders, grid, static and dynamic persistence (the
-// latter with and without pingpong, 2 and 3 warpgroups), every swizzle, P in registers or in
-// shared memory (with and without overlap and pingpong, 2 and 3 warpgroups, block_n a multiple of
-// 64 or not), f16 and bf16, causal or not, head dims 64 and 128; then every other head dim
-// (32, 80, 96, 160, 192, 256: each shared-memory chunk width, 16, 32 and 64 columns) on its
-// FA3-like tile and on other consumer modes, block_n 48..144, persistences and P forms. Shared by
-// the CPU compile test and the GPU test, so the GPU checks what CI compiles.
+// pingpong on and off (pingpong of 2 and of 3 warpgroups), both K/V L2 hints, both orders, grid,
+// static and dynamic persistence (the latter with and without pingpong, 2 and 3 warpgroups), every
+// swizzle, P in registers or in shared memory (with and without overlap and pingpong, 2 and 3
+// warpgroups, block_n a multiple of 64 or not), f16 and bf16, causal or not, head dims 64 and 128;
+// then every other head dim (32, 80, 96, 160, 192, 256: each shared-memory chunk width, 16, 32 and
+// 64 columns) on its FA3-like tile and on other consumer modes, block_n 48..144, persistences and P
+// forms. Shared by the CPU compile test and the GPU test, so the GPU checks what CI compiles.
 #pragma once
 
 #include <vector>
@@ -113,6 +113,15 @@ inline std::vector<Variant> wgmma_variants() {
        wgmma_key("wgmma-m128n64s2-psm-cyclic-grid-head_major")},
       {make_problem(256, DataType::bf16, false),
        wgmma_key("wgmma-m128n48s3-pp-cyclic-grid-head_major")},
+      // Three consumer warpgroups taking turns (pingpong of three): overlapped with P in
+      // registers, across the tiles of dynamic persistence, and with P in shared memory at D=128.
+      {make_problem(64, DataType::bf16, true),
+       wgmma_key("wgmma-m192n128s2-ov-pp-cyclic-grid-head_major")},
+      {make_problem(64, DataType::f16, false),
+       make_wgmma_config(3, 128, 3, true, true, H::none, K::sawtooth, P::dynamic, S::head_major)},
+      {make_problem(128, DataType::bf16, false),
+       with_p_in_smem(
+           make_wgmma_config(3, 128, 2, true, true, H::none, K::cyclic, P::grid, S::head_major))},
   };
 }
 

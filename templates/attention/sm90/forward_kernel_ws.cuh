@@ -159,19 +159,23 @@ __device__ __forceinline__ void consume(unsigned char* tiles, SharedStorage<T>& 
   unsigned p[kP];
 
   // Pingpong: a warpgroup issues its GEMMs only while it holds the token (its order barrier),
-  // and hands the token to the other one right after issuing them.
-  const int own_barrier =
-      wg == 0 ? swr::sm90::barrier_id::kOrderConsumer0 : swr::sm90::barrier_id::kOrderConsumer1;
-  const int other_barrier =
-      wg == 0 ? swr::sm90::barrier_id::kOrderConsumer1 : swr::sm90::barrier_id::kOrderConsumer0;
+  // and hands the token to the next one (in turn, of two or three) right after issuing them, so
+  // that the tensor cores run one warpgroup's S (and PV) at a time and its softmax starts early.
+  const auto order_barrier = [](int consumer) {
+    return consumer == 0   ? swr::sm90::barrier_id::kOrderConsumer0
+           : consumer == 1 ? swr::sm90::barrier_id::kOrderConsumer1
+                           : swr::sm90::barrier_id::kOrderConsumer2;
+  };
+  const int own_barrier = order_barrier(wg);
+  const int next_barrier = order_barrier((wg + 1) % T::kConsumerWgs);
   auto order_sync = [&]() {
     if constexpr (T::kPingpong) swr::sm90::named_barrier_sync(own_barrier, 256);
   };
   auto order_arrive = [&]() {
-    if constexpr (T::kPingpong) swr::sm90::named_barrier_arrive(other_barrier, 256);
+    if constexpr (T::kPingpong) swr::sm90::named_barrier_arrive(next_barrier, 256);
   };
   if constexpr (T::kPingpong) {
-    if (wg == 1) order_arrive();  // WG 0 goes first
+    if (wg == T::kConsumerWgs - 1) order_arrive();  // WG 0 goes first
   }
 
   // S = Q K^T for this warpgroup's 64 rows (A: Q rows wg*64.., K-major; B: K tile, K-major).

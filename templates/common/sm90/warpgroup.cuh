@@ -31,6 +31,7 @@ constexpr int kOrderConsumer0 = 3;  // pingpong: consumer 0 may issue its mainlo
 constexpr int kOrderConsumer1 = 4;  // pingpong: consumer 1 may issue its mainloop
 constexpr int kConsumers = 5;       // all consumer warpgroups together
 constexpr int kConsumer2 = 6;       // consumer warpgroup 2 alone
+constexpr int kOrderConsumer2 = 7;  // pingpong of three: consumer 2 may issue its mainloop
 }  // namespace barrier_id
 
 // `threads` counts every thread that takes part (a multiple of 32), arrivals included.
