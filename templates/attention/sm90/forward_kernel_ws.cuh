@@ -181,9 +181,14 @@ __device__ __forceinline__ void consume(unsigned char* tiles, SharedStorage<T>& 
   // S = Q K^T for this warpgroup's 64 rows (A: Q rows wg*64.., K-major; B: K tile, K-major).
   // Each k16 step reads 32 bytes of a row: chunk kk / kSteps, at (kk % kSteps) * 32 in it.
   constexpr int kStepsPerChunk = T::kChunkColumns / 16;
+  // The descriptors are made once a product and advanced by constant offsets, so that issuing
+  // the wgmma takes no address arithmetic beyond one add each (the backward's products do the
+  // same).
   auto issue_s = [&](int slot) {
-    unsigned char* q_rows = q_tile + wg * 64 * T::kSwizzleBytes;
-    unsigned char* k_tile = k_tiles + slot * T::kKvBytes;
+    const unsigned long long q_desc =
+        swr::sm90::make_desc_kmajor<T::kSwizzleBytes>(q_tile + wg * 64 * T::kSwizzleBytes);
+    const unsigned long long k_desc =
+        swr::sm90::make_desc_kmajor<T::kSwizzleBytes>(k_tiles + slot * T::kKvBytes);
     fence_floats<kS>(s);
     swr::sm90::wgmma_fence();
 #pragma unroll
@@ -191,9 +196,9 @@ __device__ __forceinline__ void consume(unsigned char* tiles, SharedStorage<T>& 
       const int chunk = kk / kStepsPerChunk;
       const int offset = (kk % kStepsPerChunk) * 32;
       const unsigned long long da =
-          swr::sm90::make_desc_kmajor<T::kSwizzleBytes>(q_rows + chunk * T::kQChunkBytes + offset);
+          swr::sm90::advance_desc(q_desc, chunk * T::kQChunkBytes + offset);
       const unsigned long long db =
-          swr::sm90::make_desc_kmajor<T::kSwizzleBytes>(k_tile + chunk * T::kKvChunkBytes + offset);
+          swr::sm90::advance_desc(k_desc, chunk * T::kKvChunkBytes + offset);
       swr::sm90::wgmma_ss_n<T::kBlockN, T::kElement, 0>(s, da, db, kk > 0 ? 1 : 0);
     }
     swr::sm90::wgmma_commit();
@@ -203,7 +208,9 @@ __device__ __forceinline__ void consume(unsigned char* tiles, SharedStorage<T>& 
   // [keys][HeadDim] is MN-major: kChunkColumns-wide chunks of BlockN rows, LBO = chunk stride,
   // SBO = 8 rows, k16 step = 16 rows).
   auto issue_pv = [&](int slot) {
-    unsigned char* v_tile = v_tiles + slot * T::kKvBytes;
+    const unsigned long long v_desc = swr::sm90::make_desc_mnmajor<T::kSwizzleBytes>(
+        v_tiles + slot * T::kKvBytes, T::kKvChunkBytes);
+    const unsigned long long p_desc = swr::sm90::make_desc_kmajor_sw128(p_tile);
     if constexpr (T::kPInSharedMemory) {
       swr::sm90::named_barrier_sync(p_barrier, 128);  // all four warps' rows of P are stored
     } else {
@@ -213,11 +220,10 @@ __device__ __forceinline__ void consume(unsigned char* tiles, SharedStorage<T>& 
     swr::sm90::wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < T::kBlockN / 16; ++kk) {
-      const unsigned long long db = swr::sm90::make_desc_mnmajor<T::kSwizzleBytes>(
-          v_tile + kk * 16 * T::kSwizzleBytes, T::kKvChunkBytes);
+      const unsigned long long db = swr::sm90::advance_desc(v_desc, kk * 16 * T::kSwizzleBytes);
       if constexpr (T::kPInSharedMemory) {
         const unsigned long long da =
-            swr::sm90::make_desc_kmajor_sw128(p_tile + (kk / 4) * T::kPChunkBytes + (kk % 4) * 32);
+            swr::sm90::advance_desc(p_desc, (kk / 4) * T::kPChunkBytes + (kk % 4) * 32);
         swr::sm90::wgmma_ss_n<T::kHeadDim, T::kElement, 1>(out, da, db, 1);
       } else {
         swr::sm90::wgmma_rs_n<T::kHeadDim, T::kElement, 1>(out, p + 4 * kk, db, 1);
