@@ -161,13 +161,8 @@ __device__ __forceinline__ void consume(unsigned char* tiles, SharedStorage<T>& 
   // Pingpong: a warpgroup issues its GEMMs only while it holds the token (its order barrier),
   // and hands the token to the next one (in turn, of two or three) right after issuing them, so
   // that the tensor cores run one warpgroup's S (and PV) at a time and its softmax starts early.
-  const auto order_barrier = [](int consumer) {
-    return consumer == 0   ? swr::sm90::barrier_id::kOrderConsumer0
-           : consumer == 1 ? swr::sm90::barrier_id::kOrderConsumer1
-                           : swr::sm90::barrier_id::kOrderConsumer2;
-  };
-  const int own_barrier = order_barrier(wg);
-  const int next_barrier = order_barrier((wg + 1) % T::kConsumerWgs);
+  const int own_barrier = swr::sm90::barrier_id::order_consumer(wg);
+  const int next_barrier = swr::sm90::barrier_id::order_consumer((wg + 1) % T::kConsumerWgs);
   auto order_sync = [&]() {
     if constexpr (T::kPingpong) swr::sm90::named_barrier_sync(own_barrier, 256);
   };

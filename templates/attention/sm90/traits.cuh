@@ -80,7 +80,8 @@ struct Traits {
   static_assert(Stages >= 1 && Stages <= 4, "K/V ring depth");
   static_assert(kPOffset % 1024 == 0, "P's 128B-swizzled chunks start on a 1024-byte boundary");
   static_assert(kDynamicSharedBytes <= 232448, "sm_90 opt-in shared memory per block");
-  static_assert(!Pingpong || ConsumerWgs >= 2, "pingpong orders two or three consumer WGs");
+  static_assert(!Pingpong || (ConsumerWgs >= 2 && ConsumerWgs <= 3),
+                "pingpong orders two or three consumer WGs (barrier_id::order_consumer)");
   static_assert(HeadGroup >= 1, "head groups hold at least one head");
 };
 

@@ -32,6 +32,12 @@ constexpr int kOrderConsumer1 = 4;  // pingpong: consumer 1 may issue its mainlo
 constexpr int kConsumers = 5;       // all consumer warpgroups together
 constexpr int kConsumer2 = 6;       // consumer warpgroup 2 alone
 constexpr int kOrderConsumer2 = 7;  // pingpong of three: consumer 2 may issue its mainloop
+
+// Pingpong's order barrier of consumer warpgroup `consumer` (0, 1 or 2): the warpgroup issues its
+// GEMMs once that barrier completes and then arrives on the next one's.
+__device__ __forceinline__ int order_consumer(int consumer) {
+  return consumer == 0 ? kOrderConsumer0 : consumer == 1 ? kOrderConsumer1 : kOrderConsumer2;
+}
 }  // namespace barrier_id
 
 // `threads` counts every thread that takes part (a multiple of 32), arrivals included.
