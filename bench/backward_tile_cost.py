@@ -32,15 +32,6 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 
-def fit_line(xs, ys):
-    """Least squares y = a + b x: (a, b)."""
-    n = len(xs)
-    mean_x, mean_y = sum(xs) / n, sum(ys) / n
-    sxx = sum((x - mean_x) ** 2 for x in xs)
-    slope = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys)) / sxx
-    return mean_y - slope * mean_x, slope
-
-
 def clock_samples(path, windows):
     """Median SM clock (MHz) and power (W) of the nvidia-smi samples inside the (start, end)
     windows, host times."""
@@ -65,7 +56,7 @@ def sustained(torch, device_timing, calls, args):
     ms = {name: [] for name in calls}
     windows = {name: [] for name in calls}
     for round_index in range(args.rounds):
-        names = list(calls) if round_index % 2 == 0 else list(reversed(list(calls)))
+        names = list(calls) if round_index % 2 == 0 else list(calls)[::-1]
         for name in names:
             started = time.time()
             ms[name].append(device_timing.sustained_ms(torch, calls[name], args.sustained))
@@ -111,7 +102,8 @@ def main(argv=None):
     catalog = swr.Catalog(args.catalog)
     flush = device_timing.L2Flush(torch, torch.cuda.get_device_properties(0).L2_cache_size)
     print(f"# {torch.cuda.get_device_name(0)}; B{args.batch} H{args.heads} S_kv {args.seq_kv} "
-          f"D{args.head_dim} bf16 {'causal' if args.causal else 'no mask'}; backward alone, ms", flush=True)
+          f"D{args.head_dim} bf16 {'causal' if args.causal else 'no mask'}; backward alone, ms",
+          flush=True)
     medians = {"swr": [], "fa4": []}
     for seq_q in args.seq_q:
         torch.manual_seed(seq_q)
@@ -147,7 +139,7 @@ def main(argv=None):
     for name, ys in medians.items():
         if len(ys) < 2:
             continue
-        intercept, slope = fit_line(args.seq_q, ys)
+        slope, intercept = statistics.linear_regression(args.seq_q, ys)
         print(f"{name}: {intercept:.4f} ms + {slope * 1024:.4f} ms per 1024 Q rows", flush=True)
 
 
