@@ -76,11 +76,12 @@ SWR_HOST_DEVICE long long dq_accum_offset(const BackwardArgs& args, int batch, i
   return ((static_cast<long long>(batch) * args.heads + head) * args.seq_q_padded + row) * head_dim;
 }
 // The deterministic dQ's semaphore of Q tile `q_tile` of query head (batch, head); `q_tiles` is
-// args.q_tiles (a kernel passes the copy it holds in a register).
+// args.q_tiles (a kernel passes the copy it holds in a register). In 32 bits (the registers of the
+// warp-specialized kernel's dQ writer): there are fewer Q tiles than rows of the dQ accumulator.
 SWR_HOST_DEVICE int* dq_semaphore(const BackwardArgs& args, int batch, int head, int q_tile,
                                   int q_tiles) {
-  return args.workspace.semaphores + (static_cast<long long>(batch) * args.heads + head) * q_tiles +
-         q_tile;
+  return args.workspace.semaphores +
+         (static_cast<unsigned>(batch * args.heads + head) * q_tiles + q_tile);
 }
 
 }  // namespace attention

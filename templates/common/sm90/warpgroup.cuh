@@ -32,6 +32,12 @@ constexpr int kOrderConsumer1 = 4;  // pingpong: consumer 1 may issue its mainlo
 constexpr int kConsumers = 5;       // all consumer warpgroups together
 constexpr int kConsumer2 = 6;       // consumer warpgroup 2 alone
 constexpr int kOrderConsumer2 = 7;  // pingpong of three: consumer 2 may issue its mainloop
+// The attention backward's dQ hand-over (backward_kernel_ws.cuh), a pair a consumer warpgroup:
+// `full` once its part of a step's dQ is in shared memory, `empty` once the writer has read it.
+constexpr int kDqFull0 = 8;
+constexpr int kDqFull1 = 9;
+constexpr int kDqEmpty0 = 10;
+constexpr int kDqEmpty1 = 11;
 
 // Pingpong's order barrier of consumer warpgroup `consumer` (0, 1 or 2): the warpgroup issues its
 // GEMMs once that barrier completes and then arrives on the next one's.

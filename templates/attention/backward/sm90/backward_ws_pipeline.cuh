@@ -36,16 +36,6 @@ using swr::sm90::PipelineBarriers;
 using swr::sm90::PipelineState;
 using swr::sm90::TmaDescriptor;
 
-// What the consumers tell the dQ writer with each step's dQ (in shared memory, ordered by the
-// hand-over barriers): where its rows go, so that the writer needs no schedule of its own.
-struct DqHandOver {
-  float* tile;     // the accumulator's block of the step's Q tile
-  int* semaphore;  // deterministic mode: the Q tile's count of K/V tiles added
-  int more;        // 1, or kNoMoreDq after the warpgroup's last step
-  int turn;        // deterministic mode: the K/V tile, which adds once `turn` tiles have
-};
-constexpr int kNoMoreDq = -1;
-
 // A step of a tile's walk: the query head and the Q tile's first row.
 struct BackwardWsStep {
   int head;
@@ -58,11 +48,6 @@ struct BackwardWsBarriers {
   PipelineBarriers<T::kStages> q;    // a step's Q tile and its L list
   PipelineBarriers<T::kStages> d_o;  // a step's dO tile and its delta list
   swr::sm90::TileQueue<1> queue;     // dynamic persistence: the scheduler's tiles
-  DqHandOver dq[2];                  // each consumer's step whose dQ part is in its buffer
-  // Each consumer's dQ hand-over: `full` once its 128 threads have stored a part, `empty` once
-  // the writer's reduction has read it.
-  unsigned long long dq_full[2];
-  unsigned long long dq_empty[2];
   // The wide kernel's hand-overs between its consumers, each once a step after one warpgroup's
   // 128 threads have arrived: P^T handed to the dS warpgroup, dS^T in its tile.
   unsigned long long p_full;
@@ -142,6 +127,17 @@ __device__ __forceinline__ BackwardWsStep backward_ws_step(const BackwardWsTile&
   return {tile.kv_head * args.group_heads + at.head_in_group, at.q_tile * T::kBlockM};
 }
 
+// The row of a step's first query among the workspace's rows (its lists, L and delta, and the dQ
+// accumulator's rows alike: workspace_row + q_row0), in 32 bits, which the producer warpgroup's
+// registers afford: the lists of any problem that fits a GPU's memory have fewer than 2^31 rows
+// (the dQ accumulator beside them takes 128 bytes or more a row).
+template <class T>
+__device__ __forceinline__ unsigned backward_ws_list_row(const BackwardWsTile& tile,
+                                                         const BackwardWsStep& at,
+                                                         const BackwardArgs& args) {
+  return static_cast<unsigned>(tile.batch * args.heads + at.head) * args.seq_q_padded + at.q_row0;
+}
+
 // The tiles of this CTA, body(linear, round) each, alike for every role: computed by each for grid
 // and static persistence (for_each_tile), taken from the scheduler's queue for dynamic.
 template <class T, class Body>
@@ -217,10 +213,7 @@ __device__ __forceinline__ void produce(const TmaDescriptor* q_map, const TmaDes
 #pragma unroll 1
     for (int index = walk.first;; index += walk.stride) {
       const BackwardWsStep at = backward_ws_step<T>(tile, index, args);
-      // 32 bits: the lists of any problem that fits a GPU's memory have fewer than 2^31 rows
-      // (the dQ accumulator beside them takes 128 bytes or more a row).
-      const unsigned list =
-          static_cast<unsigned>(tile.batch * args.heads + at.head) * args.seq_q_padded + at.q_row0;
+      const unsigned list = backward_ws_list_row<T>(tile, at, args);
       // One ring's free slot: the step's rows of Q (or dO) by TMA and their list (L or delta)
       // by a bulk copy, both counted on the slot's full barrier.
       auto load_step = [&](PipelineBarriers<T::kStages>& ring, unsigned char* rows,
@@ -257,15 +250,11 @@ __device__ __forceinline__ void run_backward_ws(
     bars.kv.init(1, T::kConsumerThreads);
     bars.q.init(1, T::kConsumerThreads);
     bars.d_o.init(1, T::kConsumerThreads);
-    for (int wg = 0; wg < T::kConsumerWgs; ++wg) {
-      swr::sm90::mbarrier_init(&bars.dq_full[wg], 128);
-      swr::sm90::mbarrier_init(&bars.dq_empty[wg], 1);
-    }
     swr::sm90::mbarrier_init(&bars.p_full, 128);
     swr::sm90::mbarrier_init(&bars.ds_full, 128);
     bars.ds_slots.init(T::kConsumerThreads, T::kConsumerThreads);
     if constexpr (T::kPersistence == Persistence::dynamic) {
-      bars.queue.init(T::kConsumerThreads + 1);  // every consumer thread and the producer
+      bars.queue.init(T::kTileReaders);
     }
     swr::sm90::mbarrier_init_fence();
     swr::sm90::tma_prefetch_descriptor(q_map);

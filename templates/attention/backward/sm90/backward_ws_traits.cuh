@@ -34,6 +34,10 @@ struct BackwardWsTraits : BackwardStepTraits<HeadDim, BlockM, 2, 2, Elem, Causal
   // whose dS^T both stored a step ago: neither waits for the other's step; the dS^T slots
   // become a full/empty ring).
   static constexpr bool kLaggedDq = LaggedDq;
+  // Who reads each of dynamic persistence's tiles from the queue: every consumer thread, the
+  // producer and the dQ writer's warp (which walks the tiles itself, backward_kernel_ws.cuh).
+  static constexpr int kTileReaders =
+      BackwardWsRoles<HeadDim, BlockM, Stages>::kConsumerThreads + 33;
   // Two dS^T slots, so that a step writes one while the other warpgroup's dQ of the last step
   // may still read the other (BackwardWsBarriers::ds_slots).
   static constexpr int kDsStages = 2;

@@ -28,6 +28,9 @@ struct BackwardWsWideTraits : BackwardStepTraits<HeadDim, 64, 1, 2, Elem, Causal
   // the branch made the wide kernel 5% slower (one variant, 2.881 -> 3.020 ms, at B1 H8 S8192 in
   // two tuning runs), and the padding keys it would mask cost nothing unmasked.
   static constexpr bool kMaskByBranch = Causal;
+  // Who reads each of dynamic persistence's tiles from the queue: every consumer thread and the
+  // producer.
+  static constexpr int kTileReaders = BackwardWsRoles<HeadDim, 64, Stages>::kConsumerThreads + 1;
 
   // dQ as the consumers add it (each warpgroup half the columns: DqFragmentLayout's split).
   using DqLayout = DqFragmentLayout<HeadDim, 64>;
