@@ -43,11 +43,19 @@ struct TileQueue {
   }
   // Every reader: entry n, then free its slot.
   __device__ __forceinline__ int pop(int n) {
+    const int value = peek(n);
+    release(n);
+    return value;
+  }
+  // pop in two halves, for a reader that holds the entry while it works on it: the producer
+  // learns of entry n + Depth only once this reader has released entry n.
+  __device__ __forceinline__ int peek(int n) {
     const int slot = n % Depth;
     mbarrier_wait(&full[slot], (n / Depth) & 1);
-    const int value = entry[slot];
-    mbarrier_arrive(&empty[slot]);
-    return value;
+    return entry[slot];
+  }
+  __device__ __forceinline__ void release(int n) {
+    mbarrier_arrive(&empty[n % Depth]);
   }
 };
 

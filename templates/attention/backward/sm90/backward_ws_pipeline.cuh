@@ -139,8 +139,10 @@ __device__ __forceinline__ unsigned backward_ws_list_row(const BackwardWsTile& t
 }
 
 // The tiles of this CTA, body(linear, round) each, alike for every role: computed by each for grid
-// and static persistence (for_each_tile), taken from the scheduler's queue for dynamic.
-template <class T, class Body>
+// and static persistence (for_each_tile), taken from the scheduler's queue for dynamic. A role
+// that `Holds` each tile releases its queue entry only once its body is done (the producer: once
+// it has issued the tile's loads).
+template <class T, bool Holds = false, class Body>
 __device__ __forceinline__ void backward_ws_tiles(BackwardWsBarriers<T>& bars,
                                                   const BackwardArgs& args, Body&& body) {
   if constexpr (T::kPersistence != Persistence::dynamic) {
@@ -148,17 +150,25 @@ __device__ __forceinline__ void backward_ws_tiles(BackwardWsBarriers<T>& bars,
                                    args.wave_size, body);
   } else {
     for (int round = 0;; ++round) {
-      const int tile = warp_uniform(bars.queue.pop(round), 0xffffffffu);
+      const int tile =
+          warp_uniform(Holds ? bars.queue.peek(round) : bars.queue.pop(round), 0xffffffffu);
+      if (tile != kNoMoreTiles) body(tile, round);
+      if constexpr (Holds) bars.queue.release(round);
       if (tile == kNoMoreTiles) return;
-      body(tile, round);
     }
   }
 }
 
 // Dynamic persistence's scheduler (one thread of the producer warpgroup): the CTA's first tile,
 // then each tile claimed from the counter once the queue's slot is free, that is once every
-// reader has taken the last tile (the consumers as they start it), so that a CTA holds one claim
-// ahead of its work, not more. The producer and the consumers read the same entries.
+// reader has taken the last tile and the producer has issued its loads: a CTA claims its next
+// tile when it is about to need it, so that tiles go out in the order the CTAs free up, as the
+// hardware hands out a grid's. Claimed as each tile started, a CTA's next tile was settled a
+// whole tile early; where tiles differ in length (causal) the tiles running at once drifted apart
+// along their walks and missed in the L2: at B1 H32/8 S32768 D128 causal on the H100 the dynamic
+// variant read 118 GB from DRAM against the grid's 24 and took 55.2 ms; claimed late, 37.1 ms,
+// the grid's time (bench/results/attention-backward-ws-h200/dynamic-claim-2026-11-26). The
+// producer and the consumers read the same entries.
 template <class T>
 __device__ __forceinline__ void schedule_tiles(BackwardWsBarriers<T>& bars,
                                                const BackwardArgs& args) {
@@ -195,7 +205,7 @@ __device__ __forceinline__ void produce(const TmaDescriptor* q_map, const TmaDes
   PipelineState<T::kStages> state;  // of the Q and the dO ring alike
   // The launch block's counts (args.q_tiles, ...) rather than values computed here: they stay in
   // the constant bank, not in the producer's 24 registers.
-  backward_ws_tiles<T>(bars, args, [&](int linear, int round) {
+  backward_ws_tiles<T, true>(bars, args, [&](int linear, int round) {
     const BackwardWsTile tile = backward_ws_tile<T>(linear, args);
     if (tile.steps == 0) return;  // no row sees the tile: dK = dV = 0, nothing to read
     bars.kv.producer_acquire(kv_state);
