@@ -67,6 +67,11 @@ __device__ __forceinline__ void write_dq(const BackwardWsTiles<T>& tiles,
   using namespace swr::sm90;
   const bool leader = threadIdx.x % 32 == 0;
   constexpr int kPartFloats = T::DqLayout::kWarpgroupFloats;
+  // Consumer wg's part of a step into the accumulator's block of its Q tile (the leader's).
+  const auto add_part = [&](float* block, int wg) {
+    bulk_reduce_add_f32(block + wg * kPartFloats, tiles.dq() + wg * kPartFloats * 4,
+                        kPartFloats * 4);
+  };
   backward_ws_tiles<T>(tiles.barriers(), args, [&](int linear, int round) {
     const BackwardWsTile tile = backward_ws_tile<T>(linear, args);
     if (tile.steps == 0) return;
@@ -96,10 +101,7 @@ __device__ __forceinline__ void write_dq(const BackwardWsTiles<T>& tiles,
           named_barrier_sync(barrier_id::kDqFull0 + wg, kDqHandOverThreads);
         if (leader) {
 #pragma unroll
-          for (int wg = 0; wg < T::kConsumerWgs; ++wg) {
-            bulk_reduce_add_f32(block + wg * kPartFloats, tiles.dq() + wg * kPartFloats * 4,
-                                kPartFloats * 4);
-          }
+          for (int wg = 0; wg < T::kConsumerWgs; ++wg) add_part(block, wg);
           tma_store_commit();
           tma_store_wait<0>();
           fence_proxy_async_global();
@@ -115,8 +117,7 @@ __device__ __forceinline__ void write_dq(const BackwardWsTiles<T>& tiles,
         for (int wg = 0; wg < T::kConsumerWgs; ++wg) {
           named_barrier_sync(barrier_id::kDqFull0 + wg, kDqHandOverThreads);
           if (leader) {
-            bulk_reduce_add_f32(block + wg * kPartFloats, tiles.dq() + wg * kPartFloats * 4,
-                                kPartFloats * 4);
+            add_part(block, wg);
             tma_store_commit();
             tma_store_wait_read<0>();
           }

@@ -37,7 +37,7 @@ struct BackwardWsTraits : BackwardStepTraits<HeadDim, BlockM, 2, 2, Elem, Causal
   // Who reads each of dynamic persistence's tiles from the queue: every consumer thread, the
   // producer and the dQ writer's warp (which walks the tiles itself, backward_kernel_ws.cuh).
   static constexpr int kTileReaders =
-      BackwardWsRoles<HeadDim, BlockM, Stages>::kConsumerThreads + 33;
+      BackwardWsRoles<HeadDim, BlockM, Stages>::kConsumerThreads + 1 + 32;
   // Two dS^T slots, so that a step writes one while the other warpgroup's dQ of the last step
   // may still read the other (BackwardWsBarriers::ds_slots).
   static constexpr int kDsStages = 2;
