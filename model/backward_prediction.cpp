@@ -139,19 +139,18 @@ BackwardPrediction predict_backward_variant(const AttentionBackwardProblem& prob
   const int batch_kv_heads = shape.batch * kv_heads;
   const std::int64_t units = static_cast<std::int64_t>(tiles.kv_tiles()) * batch_kv_heads;
   TileDispenser dispenser(config.persistence, units, wave_size);
-  const int partitions = std::max(gpu.l2_partitions, 1);
-  const std::int64_t partition_sectors = gpu.l2_bytes / partitions / gpu.l2_sector_bytes;
-  std::vector<TileLruCache> caches;
-  for (int p = 0; p < partitions; ++p) {
-    caches.emplace_back(partition_sectors, static_cast<std::int32_t>(tiles.count()));
-  }
+  // The whole L2 as one LRU, not one per partition each keeping its own copy of what both sides
+  // read (the forward's replay): the backward's measured counters follow the single cache, at GQA
+  // and not, on the H100 and the H200 (bench/results/attention-backward-ws-h200/l2-replay-*;
+  // tests/model/backward_prediction_test.cpp checks it against them).
+  TileLruCache cache(gpu.l2_bytes / gpu.l2_sector_bytes, static_cast<std::int32_t>(tiles.count()));
   std::vector<bool> ever_read(static_cast<std::size_t>(tiles.count()), false);
   Totals totals;
-  const auto access = [&](int slot, Tensor tensor, int head, int tile) {
+  const auto access = [&](Tensor tensor, int head, int tile) {
     const std::int32_t number = tiles.number(tensor, head, tile);
     const std::int32_t weight = tiles.sectors(tensor, tile);
     totals.requested += weight;
-    if (!caches[slot % partitions].access(number, weight)) totals.misses += weight;
+    if (!cache.access(number, weight)) totals.misses += weight;
     if (!ever_read[number]) {
       ever_read[number] = true;
       totals.compulsory += weight;
@@ -184,8 +183,8 @@ BackwardPrediction predict_backward_variant(const AttentionBackwardProblem& prob
     slot.at = slot.walk->start();
     slot.running = true;
     const int kv_index = slot.batch * kv_heads + slot.kv_head;
-    access(s, Tensor::k, kv_index, slot.kv_tile);
-    access(s, Tensor::v, kv_index, slot.kv_tile);
+    access(Tensor::k, kv_index, slot.kv_tile);
+    access(Tensor::v, kv_index, slot.kv_tile);
   };
   for (int s = 0; s < static_cast<int>(slots.size()); ++s) start(s);
 
@@ -200,8 +199,8 @@ BackwardPrediction predict_backward_variant(const AttentionBackwardProblem& prob
         if (!slot.running || slot.step >= slot.steps) continue;
         const int head =
             slot.batch * shape.heads + slot.kv_head * group_heads + slot.at.head_in_group;
-        access(s, tensor, head, slot.at.q_tile);
-        if (tensor == Tensor::dq) access(s, tensor, head, slot.at.q_tile);  // the write
+        access(tensor, head, slot.at.q_tile);
+        if (tensor == Tensor::dq) access(tensor, head, slot.at.q_tile);  // the write
       }
     }
     for (int s = 0; s < static_cast<int>(slots.size()); ++s) {
@@ -244,8 +243,7 @@ BackwardPrediction predict_backward_variant(const AttentionBackwardProblem& prob
   prediction.bound = memory > compute ? "memory" : "compute";
   prediction.predicted_tflops =
       prediction.predicted_seconds > 0 ? problem.flops() / prediction.predicted_seconds / 1e12 : 0;
-  prediction.note = "tile LRU per L2 partition (" + std::to_string(partitions) +
-                    "), lock-step wave of " + std::to_string(wave_size) +
+  prediction.note = "tile LRU of the whole L2, lock-step wave of " + std::to_string(wave_size) +
                     " CTAs; time: the instruction path's measured share of the tensor peak, "
                     "times its tile's, dQ mode's and consumer sync's measured shares";
   return prediction;

@@ -6,10 +6,10 @@
 //
 // Per step a CTA reads the Q and dO tiles and their L and delta lists and adds into the Q tile's
 // rows of the fp32 dQ accumulator (atomics resolved in the L2: a read and a write of those
-// sectors); per tile it reads its K and V tiles once and writes dK and dV once. The shared reads
-// live in each L2 partition once (the CTAs of partition p are slots p, p + P, ...), as the
-// forward's model keeps K and V: which is what makes the walk order matter once a head's Q and dO
-// outgrow the partition.
+// sectors); per tile it reads its K and V tiles once and writes dK and dV once. The L2 is one LRU
+// of its whole size: unlike the forward's replay, no partition keeps its own copy of the shared
+// reads, since the backward's measured counters follow the single cache (the test beside it).
+// The walk order matters once a head's Q and dO outgrow it.
 #pragma once
 
 #include <cstdint>
