@@ -245,19 +245,14 @@ CountedMisses counted(const std::string& gpu_name, const std::string& problem,
   return {problem, key, static_cast<double>(p.misses), measured / gpu.l2_shared_miss_factor};
 }
 
-// In sample, as the next (the replay's one cache was chosen on both), on an H100: grouped K/V
-// heads, 32 over 8, and 16 heads without, causal, S = 32768, D128; each K/V head's CTAs walk 4
-// heads' Q tiles at GQA. The grid variants' misses are within 2x of the counters and in their
-// order: head-major ahead of the interleaved heads at both shapes. (With a copy per partition the
-// replay put head-major's misses at GQA 8.3x the counters, behind the interleaved heads.)
-TEST(BackwardPrediction, TheReplayFollowsTheCountersAtGqa) {
-  std::istringstream log(
-      read_maybe_xz(std::string(SWR_SOURCE_DIR) +
-                    "/bench/results/attention-backward-ws-h200/dynamic-claim-2026-11-26/"
-                    "gqa-persistence-h100.txt.xz"));
+// The grid variants of each shape in a tune log with counters (an H100's), by head mapping.
+using GridMappings = std::map<std::string, std::map<std::string, CountedMisses>>;
+
+GridMappings grid_mappings(const std::string& relative) {
+  std::istringstream log(read_maybe_xz(std::string(SWR_SOURCE_DIR) + "/" + relative));
   const std::regex tuning(R"(^tuning attention-backward (\S+) on h100 .*)");
   const std::regex row(R"(^\[\s*\d+/\d+\] (\S+-grid-\S+)\s+ok .* L2 misses ([0-9.e+]+) .*)");
-  std::map<std::string, std::map<std::string, CountedMisses>> by_problem;
+  GridMappings by_problem;
   std::string problem, line;
   std::smatch m;
   while (std::getline(log, line)) {
@@ -269,6 +264,18 @@ TEST(BackwardPrediction, TheReplayFollowsTheCountersAtGqa) {
           counted("h100", problem, key, std::stod(m[2]));
     }
   }
+  return by_problem;
+}
+
+// In sample, as the next (the replay's one cache was chosen on both), on an H100: grouped K/V
+// heads, 32 over 8, and 16 heads without, causal, S = 32768, D128; each K/V head's CTAs walk 4
+// heads' Q tiles at GQA. The grid variants' misses are within 2x of the counters and in their
+// order: head-major ahead of the interleaved heads at both shapes. (With a copy per partition the
+// replay put head-major's misses at GQA 8.3x the counters, behind the interleaved heads.)
+TEST(BackwardPrediction, TheReplayFollowsTheCountersAtGqa) {
+  const GridMappings by_problem = grid_mappings(
+      "bench/results/attention-backward-ws-h200/dynamic-claim-2026-11-26/"
+      "gqa-persistence-h100.txt.xz");
   ASSERT_EQ(by_problem.size(), 2u);
   for (const auto& [name, variants] : by_problem) {
     SCOPED_TRACE(name);
@@ -280,6 +287,30 @@ TEST(BackwardPrediction, TheReplayFollowsTheCountersAtGqa) {
     ASSERT_LT(variants.at("head_major").measured, variants.at("interleaved").measured);
     EXPECT_LT(variants.at("head_major").predicted, variants.at("interleaved").predicted);
   }
+}
+
+// Held out (measured after the choice): five shapes, GQA 32/8 causal and not, GQA 32/4 D64, MQA
+// and 32 heads at D64. Where the counters put the two head mappings more than 2x apart (three
+// of them), the replay orders them the same way. (The copies per partition put head-major
+// behind at GQA 32/8 causal S16384.)
+TEST(BackwardPrediction, TheReplayOrdersTheHeadMappingsOfHeldOutShapes) {
+  const GridMappings by_problem = grid_mappings(
+      "bench/results/attention-backward-ws-h200/l2-replay-2026-11-26/heldout-h100.log.xz");
+  ASSERT_EQ(by_problem.size(), 5u);
+  int apart = 0;
+  for (const auto& [name, variants] : by_problem) {
+    SCOPED_TRACE(name);
+    ASSERT_EQ(variants.size(), 2u);
+    const CountedMisses& major = variants.at("head_major");
+    const CountedMisses& interleaved = variants.at("interleaved");
+    if (std::max(major.measured, interleaved.measured) <
+        2 * std::min(major.measured, interleaved.measured)) {
+      continue;
+    }
+    ++apart;
+    EXPECT_EQ(major.predicted < interleaved.predicted, major.measured < interleaved.measured);
+  }
+  EXPECT_EQ(apart, 3);
 }
 
 // In sample: the H200's whole warp-specialized space of B2 H16 S16384 D128, 113 variants. The
