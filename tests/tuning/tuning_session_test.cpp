@@ -445,6 +445,117 @@ TEST_F(TuningSessionTest, CountersTopStoppedInTheTimingPassResumesBothPasses) {
   EXPECT_EQ(collected, 2);
 }
 
+// The leaders within 5% of the best are timed again, each once a round, in turn; the middle of a
+// leader's runs counts, so a lucky sweep run does not decide the best; the same command again
+// measures nothing, and a run stopped among the rounds resumes with the runs still missing.
+class ConfirmRoundsTest : public TuningSessionTest {
+ protected:
+  // cyclic-grid is lucky in the sweep (1.00, then 1.10), cyclic-static and cyclic-dynamic run at
+  // 1.03 and 1.04 every time, the rest are far behind.
+  static double time_of(const std::string& key, int earlier_runs) {
+    if (key.find("cyclic-grid") != std::string::npos) return earlier_runs == 0 ? 1.00 : 1.10;
+    if (key.find("cyclic-static") != std::string::npos) return 1.03;
+    if (key.find("cyclic-dynamic") != std::string::npos) return 1.04;
+    return 2.0;
+  }
+  TuningPlan confirming() const {
+    TuningPlan confirming = plan();
+    confirming.confirm_rounds = 2;
+    return confirming;
+  }
+  std::vector<db::ConfigTime> times() const {
+    const db::ResultsDatabase database(database_path_, db::OpenMode::read_only);
+    const auto gpu = database.find_gpu(db::GpuRecord::from_profile(*find_gpu_profile("h200")));
+    return database.config_times(*gpu, *database.find_problem(kProblem));
+  }
+  std::string best_key() const {
+    const db::ResultsDatabase database(database_path_, db::OpenMode::read_only);
+    const auto gpu = database.find_gpu(db::GpuRecord::from_profile(*find_gpu_profile("h200")));
+    return database.best_for(*gpu, *database.find_problem(kProblem))->config_key;
+  }
+  static std::string key_with(const char* part) {
+    for (const AttentionConfig& config : six_configs()) {
+      if (config.key().find(part) != std::string::npos) return config.key();
+    }
+    return "";
+  }
+};
+
+TEST_F(ConfirmRoundsTest, TheLeadersAreTimedAgainInTurnAndTheMiddleRunDecides) {
+  FakeVariantMeasurer measurer;
+  measurer.time_of = time_of;
+  const TuningSummary summary = run(confirming(), measurer);
+  // Three leaders within 5% of 1.00, two rounds each; after them cyclic-grid's middle run is
+  // 1.10, out of the new window, and the other two have their three runs.
+  EXPECT_EQ(summary.planned, 6 + 6);
+  EXPECT_EQ(summary.recorded, 12);
+  EXPECT_EQ(summary.confirmed, 6);
+  ASSERT_EQ(measurer.measured_keys.size(), 12u);
+  const std::vector<std::string> leaders =
+      sorted({key_with("cyclic-grid"), key_with("cyclic-static"), key_with("cyclic-dynamic")});
+  for (std::size_t round = 0; round < 2; ++round) {
+    const auto first = measurer.measured_keys.begin() + 6 + 3 * round;
+    EXPECT_EQ(sorted({first, first + 3}), leaders) << "round " << round + 1;
+  }
+  EXPECT_EQ(best_key(), key_with("cyclic-static"));
+  for (const db::ConfigTime& time : times()) {
+    const bool leader = std::count(leaders.begin(), leaders.end(), time.config_key) > 0;
+    EXPECT_EQ(time.build_runs, leader ? 3 : 1) << time.config_key;
+  }
+  {
+    SQLite::Database raw(database_path_.string(), SQLite::OPEN_READONLY);
+    EXPECT_EQ(raw.execAndGet("SELECT COUNT(*) FROM measurements WHERE json_extract(method,"
+                             " '$.confirmation') LIKE 'round _ of 2: a leader%'")
+                  .getInt(),
+              6);
+  }
+
+  FakeVariantMeasurer again;
+  again.time_of = time_of;
+  const TuningSummary second = run(confirming(), again);
+  EXPECT_EQ(second.recorded, 0);
+  EXPECT_TRUE(again.measured_keys.empty());
+
+  // Without rounds the sweep's lucky run decides.
+  testing::TemporaryDirectory other;
+  TuningPlan single = plan();
+  single.database = other.path() / "single.db";
+  FakeVariantMeasurer once;
+  once.time_of = time_of;
+  EXPECT_EQ(run(single, once).recorded, 6);
+  const db::ResultsDatabase database(single.database, db::OpenMode::read_only);
+  const auto gpu = database.find_gpu(db::GpuRecord::from_profile(*find_gpu_profile("h200")));
+  EXPECT_EQ(database.best_for(*gpu, *database.find_problem(kProblem))->config_key,
+            key_with("cyclic-grid"));
+}
+
+TEST_F(ConfirmRoundsTest, AStoppedRoundResumesWithTheMissingRuns) {
+  InterruptFlag interrupt;
+  FakeVariantMeasurer first;
+  first.time_of = time_of;
+  first.after_each = [&interrupt](int measured) {
+    if (measured == 8) interrupt.raise();  // two runs into the first round
+  };
+  const TuningSummary stopped = run(confirming(), first, interrupt);
+  EXPECT_TRUE(stopped.interrupted);
+  EXPECT_EQ(stopped.recorded, 8);
+
+  FakeVariantMeasurer second;
+  second.time_of = [&first](const std::string& key, int earlier_runs) {
+    return time_of(key,
+                   earlier_runs + static_cast<int>(std::count(first.measured_keys.begin(),
+                                                              first.measured_keys.end(), key)));
+  };
+  const TuningSummary resumed = run(confirming(), second);
+  EXPECT_FALSE(resumed.interrupted);
+  EXPECT_EQ(resumed.confirmed, 4);  // the first round's third run and the second round
+  EXPECT_EQ(resumed.recorded, 4);
+  EXPECT_EQ(best_key(), key_with("cyclic-static"));
+  for (const db::ConfigTime& time : times()) {
+    if (time.median_ms < 1.05 * 1.03) EXPECT_EQ(time.build_runs, 3) << time.config_key;
+  }
+}
+
 // Profiling unavailable: the rows say so with the reason, and the run goes on.
 TEST_F(TuningSessionTest, UnavailableProfilerMarksRowsWithItsReason) {
   FakeVariantMeasurer measurer;

@@ -139,8 +139,7 @@ int GemmTuningSession::find_missing() {
 GemmTuningSummary GemmTuningSession::run(ProgressDisplay* progress) {
   find_missing();
   TuningRun& run = *run_;
-  const bool top_pass = plan_.counters == CountersPolicy::top;
-  if (pending_.empty() && !top_pass) {
+  if (pending_.empty() && !run.has_follow_up(plan_.shapes)) {
     print_tables(run, plan_, summary_);
     run.say_everything_measured();
     return summary_;
@@ -153,7 +152,7 @@ GemmTuningSummary GemmTuningSession::run(ProgressDisplay* progress) {
   DeviceBaselines baselines(measurers_.size(),
                             std::vector<std::optional<GemmBaseline>>(plan_.shapes.size()));
   run.start_progress(pending_, progress);
-  run.measure_by_counters_policy(
+  run.measure_by_policies(
       plan_.shapes, pending_,
       [&](std::vector<PendingVariant<GemmConfig>>& variants, bool collect_counters) {
         measure_pending(compiler, variants, collect_counters, baselines);
@@ -213,7 +212,7 @@ void GemmTuningSession::measure_pending(const NvrtcCompiler& compiler,
     db::MeasurementRecord record =
         gemm_measurement_record(run.record_context(variant), shape.problem, plan_.gpu,
                                 binary.source, binary.kernel, outcome, baseline);
-    run.note_counter_policy(record);
+    run.note_policies(record, variant);
     run.record(record, variant.config.key(), shape.problem.key(), outcome_text(record, baseline),
                several ? device_names[device] : "");
     return true;
