@@ -105,12 +105,6 @@ void add_tuning_options(CLI::App& command, TuningOptions& options) {
       .add_option("--counters-top", options.counters_top,
                   "K of --counters top (default " + std::to_string(kDefaultCountersTop) + ")")
       ->type_name("K");
-  command
-      .add_option("--confirm-rounds", options.confirm_rounds,
-                  "Time the leaders (the variants within 5% of a shape's best, at most 4) again "
-                  "this many rounds, in turn, so that the middle of their runs decides (default " +
-                      std::to_string(kDefaultConfirmRounds) + "; 0: one run each)")
-      ->type_name("R");
   // Test-only: one more variant whose kernel writes to an illegal address.
   command.add_flag("--plant-fault", options.plant_fault)->group("");
 }
@@ -132,7 +126,7 @@ std::optional<int> parse_model_top(const TuningOptions& options) {
   return parse_positive(options.model_top, "--model-top");
 }
 
-void parse_measuring_options(const TuningOptions& options, TuningRequest& request) {
+void parse_counters_options(const TuningOptions& options, TuningRequest& request) {
   if (!options.counters.empty()) {
     const std::optional<CountersPolicy> policy = parse_counters_policy(options.counters);
     if (!policy) throw UsageError(bad_counters_policy_message(options.counters));
@@ -144,16 +138,6 @@ void parse_measuring_options(const TuningOptions& options, TuningRequest& reques
                        " needs --counters top: allowed only with it");
     }
     request.counters_top = parse_positive(options.counters_top, "--counters-top");
-  }
-  if (!options.confirm_rounds.empty()) {
-    const std::string& text = options.confirm_rounds;
-    int rounds = -1;
-    const char* end = text.data() + text.size();
-    const auto [stop, error] = std::from_chars(text.data(), end, rounds);
-    if (error != std::errc() || stop != end || rounds < 0 || rounds > kMostConfirmRounds) {
-      throw UsageError(bad_confirm_rounds_message(text));
-    }
-    request.confirm_rounds = rounds;
   }
 }
 

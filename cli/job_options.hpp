@@ -43,7 +43,6 @@ struct TuningOptions {
   std::string model_top;     // --model-top K: measure only the model's K best (and checks)
   std::string counters;      // --counters all|top|none
   std::string counters_top;  // --counters-top K
-  std::string confirm_rounds;  // --confirm-rounds R
 };
 
 void add_tuning_options(CLI::App& command, TuningOptions& options);
@@ -54,10 +53,9 @@ std::optional<double> parse_time_budget(const TuningOptions& options);
 // --model-top K, none when not given; UsageError for anything but a positive integer.
 std::optional<int> parse_model_top(const TuningOptions& options);
 
-// --counters (all when not given), --counters-top (kDefaultCountersTop when not given) and
-// --confirm-rounds (kDefaultConfirmRounds) into `request`; UsageError for another word, a K that is
-// not a positive integer, a K without top, or rounds outside 0..kMostConfirmRounds.
-void parse_measuring_options(const TuningOptions& options, TuningRequest& request);
+// --counters (all when not given) and --counters-top (kDefaultCountersTop when not given) into
+// `request`; UsageError for another word, a K that is not a positive integer, or a K without top.
+void parse_counters_options(const TuningOptions& options, TuningRequest& request);
 
 // The results database --db (or the default) names, checked writable (UsageError when not).
 std::filesystem::path writable_database(const TuningOptions& options);

@@ -32,7 +32,7 @@ TuningJob common_job(const TuneOptions& options) {
   if (!tuning.shard.empty()) job.shard = parse_shard(tuning.shard);
   job.tuning.retune = tuning.retune;
   job.tuning.model_top = parse_model_top(tuning);
-  parse_measuring_options(tuning, job.tuning);
+  parse_counters_options(tuning, job.tuning);
   job.plant_fault = tuning.plant_fault;
   return job;
 }

@@ -3,7 +3,6 @@
 #include <SQLiteCpp/Statement.h>
 #include <SQLiteCpp/Transaction.h>
 
-#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -35,6 +34,13 @@ void require_valid(const MeasurementRecord& record) {
   }
 }
 
+std::string key_of_config(StatementCache& statements, std::int64_t config) {
+  StatementLease lease = statements.lease("SELECT key FROM configs WHERE id = ?");
+  lease.statement().bind(1, config);
+  lease.statement().executeStep();
+  return lease.statement().getColumn(0).getString();
+}
+
 }  // namespace
 
 std::int64_t ResultsDatabase::record_measurement(const MeasurementRecord& record) {
@@ -58,50 +64,31 @@ std::set<std::string> ResultsDatabase::measured_config_keys(GpuId gpu, ProblemId
   return keys;
 }
 
-std::vector<ConfigTime> ResultsDatabase::config_times(GpuId gpu, ProblemId problem) const {
-  // Every run of the (gpu, problem), a config's newest first: the newest names the build that
-  // counts and whether the config counts at all.
-  StatementLease lease = statements_->lease(
-      "SELECT m.id, m.median_ms, m.status = 'ok', m.source_hash, c.key FROM measurements AS m"
-      " JOIN configs AS c ON c.id = m.config_id WHERE m.gpu_id = ? AND m.problem_id = ?"
-      " ORDER BY c.key, m.measured_at DESC, m.id DESC");
-  SQLite::Statement& query = lease.statement();
-  ParameterBinder(query).add(raw(gpu)).add(raw(problem));
-  std::vector<ConfigTime> times;
-  std::optional<std::string> key;  // of the config being read
-  std::string build;
-  bool counts = false;
-  std::vector<std::pair<double, std::int64_t>> runs;  // the counted build's valid runs
-  const auto close_config = [&] {
-    if (!counts || runs.empty()) return;
-    std::sort(runs.begin(), runs.end());
-    const auto& [median_ms, id] = runs[(runs.size() - 1) / 2];  // the lower median
-    times.push_back({*key, id, median_ms, static_cast<int>(runs.size())});
-  };
-  while (query.executeStep()) {
-    const std::string row_key = query.getColumn(4).getString();
-    const bool valid = query.getColumn(2).getInt() != 0;
-    if (row_key != key) {
-      close_config();
-      key = row_key;
-      build = query.getColumn(3).getString();
-      counts = valid;
-      runs.clear();
-    }
-    if (counts && valid && query.getColumn(3).getString() == build) {
-      runs.emplace_back(query.getColumn(1).getDouble(), query.getColumn(0).getInt64());
-    }
-  }
-  close_config();
-  return times;
-}
-
 std::optional<StoredMeasurement> ResultsDatabase::best_for(GpuId gpu, ProblemId problem) const {
   // The one rule for "the best variant" (README: show, query, export, the runtime and the bench
-  // all use it): config_times' smallest, equal times to the smaller config key, which is the same
-  // in every database (row ids are not). Most configs were measured once, and their time is the
-  // current one: then the speed index gives the best in one seek.
-  std::optional<std::int64_t> best_id;
+  // all use it). Per config, its newest measurement says whether it is valid and which build
+  // (source hash) counts; its time is the fastest valid measurement of that build (interference
+  // only slows a run down). Equal times go to the smaller config key, which is the same in every
+  // database (row ids are not). Most configs were measured once, and their time is the current
+  // one: the speed index gives the fastest of those in one seek, and only the configs measured
+  // more than once need a look at their history.
+  std::int64_t best_id = 0;
+  double best_ms = 0;
+  std::int64_t best_config = 0;
+  std::string best_key;  // of best_config; empty until a tie needs it
+  {
+    StatementLease lease = statements_->lease(
+        "SELECT measurement_id, median_ms, config_key, config_id FROM current_measurements"
+        " WHERE gpu_id = ? AND problem_id = ? AND valid = 1 ORDER BY median_ms, config_key"
+        " LIMIT 1");
+    SQLite::Statement& query = lease.statement();
+    ParameterBinder(query).add(raw(gpu)).add(raw(problem));
+    if (!query.executeStep()) return std::nullopt;
+    best_id = query.getColumn(0).getInt64();
+    best_ms = query.getColumn(1).getDouble();
+    best_key = query.getColumn(2).getString();
+    best_config = query.getColumn(3).getInt64();
+  }
   bool any_repeated = false;  // a config measured more than once
   {
     // Index only (measurements_by_triple), in config order: repeats are neighbours.
@@ -116,29 +103,46 @@ std::optional<StoredMeasurement> ResultsDatabase::best_for(GpuId gpu, ProblemId 
       previous = config;
     }
   }
-  if (!any_repeated) {
+  if (any_repeated) {
+    // The older runs of the repeated configs; a config's rows come newest first, and the newest
+    // names the build that counts (its own time is among the current ones looked at above).
     StatementLease lease = statements_->lease(
-        "SELECT measurement_id FROM current_measurements"
-        " WHERE gpu_id = ? AND problem_id = ? AND valid = 1 ORDER BY median_ms, config_key"
-        " LIMIT 1");
+        "SELECT id, median_ms, config_id, status = 'ok', source_hash FROM measurements"
+        " WHERE gpu_id = ? AND problem_id = ? ORDER BY config_id, measured_at DESC, id DESC");
     SQLite::Statement& query = lease.statement();
     ParameterBinder(query).add(raw(gpu)).add(raw(problem));
-    if (query.executeStep()) best_id = query.getColumn(0).getInt64();
-  } else {
-    const std::vector<ConfigTime> times = config_times(gpu, problem);
-    const auto best =
-        std::min_element(times.begin(), times.end(), [](const ConfigTime& a, const ConfigTime& b) {
-          return a.median_ms != b.median_ms ? a.median_ms < b.median_ms
-                                            : a.config_key < b.config_key;
-        });
-    if (best != times.end()) best_id = best->measurement_id;
+    std::int64_t config = -1;
+    std::string build;
+    bool newest_valid = false;
+    while (query.executeStep()) {
+      const std::int64_t row_config = query.getColumn(2).getInt64();
+      const bool valid = query.getColumn(3).getInt() != 0;
+      if (row_config != config) {
+        config = row_config;
+        build = query.getColumn(4).getString();
+        newest_valid = valid;
+        continue;
+      }
+      if (!newest_valid || !valid || query.getColumn(4).getString() != build) {
+        continue;  // a failed config, a failed run, or another build
+      }
+      const double median_ms = query.getColumn(1).getDouble();
+      if (median_ms > best_ms) continue;
+      if (median_ms == best_ms) {  // a tie: the keys decide, read only now (ties are rare)
+        if (best_key.empty()) best_key = key_of_config(*statements_, best_config);
+        if (key_of_config(*statements_, config) >= best_key) continue;
+      }
+      best_id = query.getColumn(0).getInt64();
+      best_ms = median_ms;
+      best_config = config;
+      best_key.clear();
+    }
   }
-  if (!best_id) return std::nullopt;
   StatementLease lease = statements_->lease("SELECT " + measurement_row_columns(schema_version_) +
                                             " FROM measurements AS m"
                                             " JOIN configs AS c ON c.id = m.config_id"
                                             " WHERE m.id = ?");
-  lease.statement().bind(1, *best_id);
+  lease.statement().bind(1, best_id);
   lease.statement().executeStep();
   return read_measurement_row(lease.statement());
 }

@@ -153,15 +153,6 @@ struct StoredMeasurement {
   MeasurementRecord record;
 };
 
-// A config's standing under the one rule for its time (ResultsDatabase::config_times): the
-// measurement that carries that time and how many valid runs of the counted build there are.
-struct ConfigTime {
-  std::string config_key;
-  std::int64_t measurement_id = 0;
-  double median_ms = 0;
-  int build_runs = 0;
-};
-
 // A model's prediction for a (gpu, problem, config) triple: kept in its own table, so that a
 // figure from the L2 model is never mistaken for a measurement.
 struct PredictionRecord {

@@ -94,17 +94,12 @@ class ResultsDatabase {
   // resumed run skips.
   std::set<std::string> measured_config_keys(GpuId gpu, ProblemId problem) const;
   // The best valid variant: the one definition of it, used by show, query, export, the runtime
-  // and the tuner: the config with the smallest time by config_times' rule, equal times to the
-  // smaller config key.
+  // and the tuner. Per config, its newest measurement says whether it is valid and which build
+  // (source hash) counts; its time is the fastest valid measurement of that build (repeated runs
+  // of one binary differ only by interference, which only slows a run, as when results of
+  // several machines are imported). A config whose newest measurement failed never counts; equal
+  // times go to the smaller config key.
   std::optional<StoredMeasurement> best_for(GpuId gpu, ProblemId problem) const;
-  // The time of each config that counts, by key order: its newest measurement says whether it is
-  // valid (a config whose newest run failed never counts) and which build (source hash) counts;
-  // its time is the lower median of that build's valid runs: the one run, the faster of two, the
-  // middle of three. Runs of one binary on a quiet GPU moved both ways, by up to 8% minutes apart
-  // (bench/results/attention-backward-ws-h200/l2-replay-2026-11-26/tune-repeat-h100.txt), so the
-  // fastest of many would favour a lucky run; the faster of two still drops a run slowed by
-  // another process.
-  std::vector<ConfigTime> config_times(GpuId gpu, ProblemId problem) const;
   // The newest measurement of each config: valid ones by median time, then the failed ones.
   std::vector<StoredMeasurement> measurements_for(GpuId gpu, ProblemId problem) const;
   // Every (gpu, problem) with measurements, optionally on one GPU only.

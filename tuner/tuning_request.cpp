@@ -26,7 +26,6 @@ TuningSettings tuning_settings(const GpuProfile& present, const TuningRequest& r
   settings.retune = request.retune;
   settings.counters = request.counters;
   settings.counters_top = request.counters_top;
-  settings.confirm_rounds = request.confirm_rounds;
   settings.time_budget_seconds = request.time_budget_seconds;
   if (compile.limit > 0) settings.limit = compile.limit;
   return settings;

@@ -9,7 +9,6 @@
 #include <string>
 
 #include "swr/gpu_profile.hpp"
-#include "tuner/tuning/confirmation_policy.hpp"
 #include "tuner/tuning/tuning_plan.hpp"
 #include "tuner/variant_compilation.hpp"
 
@@ -23,7 +22,6 @@ struct TuningRequest {
   std::optional<int> model_top;
   CountersPolicy counters = CountersPolicy::all;  // which variants get L2 counters
   int counters_top = kDefaultCountersTop;
-  int confirm_rounds = kDefaultConfirmRounds;  // leaders timed again (confirmation_policy.hpp)
 };
 
 // The session's settings on the present device, as it is (its own SM count, L2 and shared memory,

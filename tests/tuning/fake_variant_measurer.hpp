@@ -2,7 +2,6 @@
 // config, failures on command, and hooks to interrupt or slow a run after a given variant.
 #pragma once
 
-#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <set>
@@ -24,9 +23,6 @@ class FakeVariantMeasurer : public VariantMeasurer {
   std::chrono::milliseconds delay{0};  // per variant, for time budgets
   std::function<void(int measured_so_far)> after_each;
   std::function<bool(const VariantJob&)> drop_when;  // a second Ctrl-C during this one
-  // The median a variant's run gives, by its key and how many runs of it came before; none: a
-  // time that differs per config and not between runs.
-  std::function<double(const std::string& key, int earlier_runs)> time_of;
   // A broken device: every variant kills the worker, or the worker never starts.
   bool every_worker_dies = false;
   bool cannot_start = false;
@@ -54,11 +50,7 @@ class FakeVariantMeasurer : public VariantMeasurer {
     if (job.collect_counters) counted_keys.push_back(key);
     received_cubin_bytes = job.cubin.size();
     // A time that differs per config, so that there is a fastest one.
-    const int earlier_runs =
-        static_cast<int>(std::count(measured_keys.begin(), measured_keys.end(), key)) - 1;
-    const double time_ms =
-        time_of ? time_of(key, earlier_runs)
-                : 1.0 + static_cast<double>(std::hash<std::string>{}(key) % 1000) / 100.0;
+    const double time_ms = 1.0 + static_cast<double>(std::hash<std::string>{}(key) % 1000) / 100.0;
     outcome.times_ms = {time_ms * 1.02, time_ms, time_ms * 0.99, time_ms * 1.5};
     outcome.relative_error = 3e-4;
     if (!job.collect_counters) {

@@ -120,14 +120,6 @@ TEST_F(TuningCommandLine, BadCountersPolicyIsRefused) {
   }
 }
 
-// --confirm-rounds takes 0 to 10: anything else is one line naming it and what is allowed, exit 2.
-TEST_F(TuningCommandLine, BadConfirmRoundsAreRefused) {
-  for (const std::string bad : {"-1", "11", "two", "1.5"}) {
-    expect_refused(tune({"--confirm-rounds", bad}),
-                   "bad --confirm-rounds '" + bad + "': allowed 0 (no re-timing) to 10 rounds");
-  }
-}
-
 TEST_F(TuningCommandLine, ModelTopIsForAttention) {
   const ProcessResult result =
       run_swr_tune({"tune", "--family", "gemm", "--gpu", "h200", "--size", "1024", "--model-top",

@@ -1,14 +1,12 @@
 // The tuner's pure parts: timing statistics and the run-count rule, base64, the 16-bit element
 // conversions, the worker protocol (attention and GEMM requests), the derived figures, the record a
-// measured or failed variant becomes, the result tables, the interrupt handler, and
-// which leaders a run times again (confirmation_policy.hpp).
+// measured or failed variant becomes, the result tables, and the interrupt handler.
 #include <gtest/gtest.h>
 #include <signal.h>
 
 #include <sstream>
 
 #include "swr/sixteen_bit.hpp"
-#include "tuner/tuning/confirmation_policy.hpp"
 #include "tuner/tuning/interrupt_flag.hpp"
 #include "tuner/tuning/result_table.hpp"
 #include "tuner/tuning/timing_statistics.hpp"
@@ -404,49 +402,6 @@ TEST(InterruptHandler, FirstSignalStopsSecondDrops) {
   struct sigaction current {};
   sigaction(SIGINT, nullptr, &current);
   EXPECT_EQ(current.sa_handler, SIG_DFL);
-}
-
-}  // namespace
-}  // namespace swr
-
-namespace swr {
-namespace {
-
-db::ConfigTime config_time(const std::string& key, double median_ms, int build_runs) {
-  return {key, 0, median_ms, build_runs};
-}
-
-// The leaders: within 5% of the best, at most four, fastest first, each with the runs it lacks of
-// its 1 + rounds; none when nothing is asked.
-TEST(ConfirmationPolicy, LeadersAreTheFewWithinTheWindowThatLackRuns) {
-  const std::vector<db::ConfigTime> times = {config_time("e", 1.049, 1), config_time("a", 1.00, 1),
-                                             config_time("f", 1.051, 1), config_time("c", 1.02, 3),
-                                             config_time("b", 1.01, 2),  config_time("d", 1.03, 1)};
-  const std::vector<ConfirmationRuns> leaders = leaders_to_confirm(times, 2);
-  // a, b, c, d are the four fastest (e is within the window too, but a fifth); c has its runs.
-  ASSERT_EQ(leaders.size(), 3u);
-  EXPECT_EQ(leaders[0].config_key, "a");
-  EXPECT_EQ(leaders[0].runs, 2);
-  EXPECT_EQ(leaders[1].config_key, "b");
-  EXPECT_EQ(leaders[1].runs, 1);
-  EXPECT_EQ(leaders[2].config_key, "d");
-  EXPECT_EQ(leaders[2].runs, 2);
-  EXPECT_TRUE(leaders_to_confirm(times, 0).empty());
-  EXPECT_TRUE(leaders_to_confirm({}, 2).empty());
-  // A lone leader is still timed again; one outside the window is not.
-  const std::vector<ConfirmationRuns> alone =
-      leaders_to_confirm({config_time("x", 2.0, 1), config_time("y", 2.2, 1)}, 1);
-  ASSERT_EQ(alone.size(), 1u);
-  EXPECT_EQ(alone[0].config_key, "x");
-}
-
-// Each round holds each leader still lacking a run once, the order rotated a place a round.
-TEST(ConfirmationPolicy, RoundsRotateAndDropTheLeadersThatHaveTheirRuns) {
-  const std::vector<ConfirmationRuns> leaders = {{"a", 2}, {"b", 1}, {"c", 2}};
-  EXPECT_EQ(confirmation_round(leaders, 0), (std::vector<std::string>{"a", "b", "c"}));
-  EXPECT_EQ(confirmation_round(leaders, 1), (std::vector<std::string>{"c", "a"}));
-  EXPECT_TRUE(confirmation_round(leaders, 2).empty());
-  EXPECT_TRUE(confirmation_round({}, 0).empty());
 }
 
 }  // namespace

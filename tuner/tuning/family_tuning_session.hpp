@@ -105,7 +105,8 @@ template <class Family>
 TuningSummary FamilyTuningSession<Family>::run(ProgressDisplay* progress) {
   find_missing();
   TuningRun& run = *run_;
-  if (pending_.empty() && !run.has_follow_up(plan_.shapes)) {
+  const bool top_pass = plan_.counters == CountersPolicy::top;
+  if (pending_.empty() && !top_pass) {
     print_results();
     run.say_everything_measured();
     return summary_;
@@ -113,7 +114,7 @@ TuningSummary FamilyTuningSession<Family>::run(ProgressDisplay* progress) {
   const NvrtcCompiler compiler;
   run.create_rows(plan_.shapes, pending_, compiler.version());
   run.start_progress(pending_, progress);
-  run.measure_by_policies(
+  run.measure_by_counters_policy(
       plan_.shapes, pending_,
       [&](std::vector<PendingVariant<Config>>& variants, bool collect_counters) {
         measure_pending(compiler, variants, collect_counters);
@@ -198,8 +199,8 @@ void FamilyTuningSession<Family>::measure_pending(const NvrtcCompiler& compiler,
   work.record = [&](std::size_t device, std::size_t item, const VariantOutcome& outcome) {
     if (!run.accept(outcome)) return false;
     db::MeasurementRecord record = record_of(item, &outcome);
+    run.note_counter_policy(record);
     const PendingVariant<Config>& variant = pending[item];
-    run.note_policies(record, variant);
     run.record(record, variant.config.key(), plan_.shapes[variant.shape].problem.key(),
                measured_outcome_text(record), measurers_.size() > 1 ? device_names[device] : "");
     std::optional<double>& best = best_ms[variant.shape];

@@ -139,7 +139,8 @@ int GemmTuningSession::find_missing() {
 GemmTuningSummary GemmTuningSession::run(ProgressDisplay* progress) {
   find_missing();
   TuningRun& run = *run_;
-  if (pending_.empty() && !run.has_follow_up(plan_.shapes)) {
+  const bool top_pass = plan_.counters == CountersPolicy::top;
+  if (pending_.empty() && !top_pass) {
     print_tables(run, plan_, summary_);
     run.say_everything_measured();
     return summary_;
@@ -152,7 +153,7 @@ GemmTuningSummary GemmTuningSession::run(ProgressDisplay* progress) {
   DeviceBaselines baselines(measurers_.size(),
                             std::vector<std::optional<GemmBaseline>>(plan_.shapes.size()));
   run.start_progress(pending_, progress);
-  run.measure_by_policies(
+  run.measure_by_counters_policy(
       plan_.shapes, pending_,
       [&](std::vector<PendingVariant<GemmConfig>>& variants, bool collect_counters) {
         measure_pending(compiler, variants, collect_counters, baselines);
@@ -212,7 +213,7 @@ void GemmTuningSession::measure_pending(const NvrtcCompiler& compiler,
     db::MeasurementRecord record =
         gemm_measurement_record(run.record_context(variant), shape.problem, plan_.gpu,
                                 binary.source, binary.kernel, outcome, baseline);
-    run.note_policies(record, variant);
+    run.note_counter_policy(record);
     run.record(record, variant.config.key(), shape.problem.key(), outcome_text(record, baseline),
                several ? device_names[device] : "");
     return true;

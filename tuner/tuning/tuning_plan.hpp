@@ -27,10 +27,7 @@ struct TuningSettings {
   bool retune = false;                            // measure again what is already measured
   CountersPolicy counters = CountersPolicy::all;  // --counters (counters_policy.hpp)
   int counters_top = kDefaultCountersTop;         // --counters-top K, for CountersPolicy::top
-  // Rounds of re-timing the leaders (confirmation_policy.hpp); none unless asked: swr-tune's
-  // --confirm-rounds defaults to kDefaultConfirmRounds.
-  int confirm_rounds = 0;
-  std::size_t table_rows = 10;  // variants in the closing table, per shape
+  std::size_t table_rows = 10;                    // variants in the closing table, per shape
   // One per measurer of the session ("device 1"), named in the progress lines when there are
   // several; empty: "device 0", "device 1", ...
   std::vector<std::string> device_names;
@@ -61,7 +58,6 @@ struct TuningSummary {
   int failed = 0;            // of those, not ok
   int left_for_later = 0;    // missing variants beyond --limit
   int counted_again = 0;     // of planned: measured again with counters (--counters top)
-  int confirmed = 0;         // of planned: leaders timed again (--confirm-rounds)
   bool interrupted = false;
   bool budget_reached = false;
 

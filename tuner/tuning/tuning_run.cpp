@@ -144,12 +144,6 @@ void TuningRun::note_counter_policy(db::MeasurementRecord& record) const {
   }
 }
 
-std::string TuningRun::confirmation_note(int round) const {
-  return "round " + std::to_string(round) + " of " + std::to_string(settings_.confirm_rounds) +
-         ": a leader (within " + std::to_string(static_cast<int>((kLeaderWindow - 1) * 100 + 0.5)) +
-         "% of the shape's best) timed again in turn with the others";
-}
-
 void TuningRun::finish_progress() {
   if (display_) display_->finish();
 }
@@ -162,9 +156,6 @@ void TuningRun::say_closing() const {
   const double seconds = std::chrono::duration<double>(Clock::now() - start_).count();
   std::cout << "\nmeasured " << summary_.recorded << " of " << summary_.planned << " variants in "
             << format_duration(seconds) << " (" << summary_.failed << " failed";
-  if (summary_.confirmed > 0) {
-    std::cout << ", " << summary_.confirmed << " of them leaders timed again";
-  }
   if (summary_.counted_again > 0) {
     std::cout << ", " << summary_.counted_again << " of them again with counters";
   }

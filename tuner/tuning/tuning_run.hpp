@@ -18,7 +18,6 @@
 
 #include "db/results_database.hpp"
 #include "tuner/progress_display.hpp"
-#include "tuner/tuning/confirmation_policy.hpp"
 #include "tuner/tuning/interrupt_flag.hpp"
 #include "tuner/tuning/tuning_plan.hpp"
 #include "tuner/tuning/variant_record.hpp"
@@ -31,9 +30,6 @@ struct PendingVariant {
   std::size_t shape = 0;  // index into the plan's shapes
   Config config;
   db::ConfigId config_id{};  // set by TuningRun::create_rows
-  // 1, 2, ...: a leader timed again in that round of a confirmation pass
-  // (confirmation_policy.hpp); 0: the sweep or the counters pass.
-  int confirmation_round = 0;
 };
 
 class TuningRun {
@@ -87,46 +83,20 @@ class TuningRun {
   template <class Problem, class Config>
   std::vector<PendingVariant<Config>> counter_pass(
       const std::vector<TuningShapeOf<Problem, Config>>& shapes);
-  // The confirmation pass (confirmation_policy.hpp): per shape, the leaders of its plan that lack
-  // some of their 1 + --confirm-rounds runs, as rounds of each leader once, in turn; says how
-  // many runs it adds. Counted in the progress.
-  template <class Problem, class Config>
-  std::vector<std::vector<PendingVariant<Config>>> confirmation_rounds(
-      const std::vector<TuningShapeOf<Problem, Config>>& shapes);
-  // The measurements of a run: `pending` with counters (--counters all) or without (top, none);
-  // then the leaders' confirmation rounds (with counters under all), a pass at a time until no
-  // leader lacks a run (at most kConfirmationPasses); then, for top, counter_pass's variants
-  // again with counters; each step unless the run stopped. `measure(variants, collect_counters)`
-  // compiles and measures them.
+  // The measurements of a run by its counters policy: `pending` with counters (all) or without
+  // (top, none); then, for top, counter_pass's variants again with them, unless the run stopped.
+  // `measure(variants, collect_counters)` compiles and measures them.
   template <class Problem, class Config, class Measure>
-  void measure_by_policies(const std::vector<TuningShapeOf<Problem, Config>>& shapes,
-                           std::vector<PendingVariant<Config>>& pending, const Measure& measure) {
-    const bool count_all = settings_.counters == CountersPolicy::all;
-    if (!pending.empty()) measure(pending, count_all);
-    for (int pass = 0; pass < kConfirmationPasses && !stopped(); ++pass) {
-      std::vector<std::vector<PendingVariant<Config>>> rounds = confirmation_rounds(shapes);
-      if (rounds.empty()) break;
-      for (std::vector<PendingVariant<Config>>& round : rounds) {
-        if (!stopped()) measure(round, count_all);
-      }
-    }
+  void measure_by_counters_policy(const std::vector<TuningShapeOf<Problem, Config>>& shapes,
+                                  std::vector<PendingVariant<Config>>& pending,
+                                  const Measure& measure) {
+    if (!pending.empty()) measure(pending, settings_.counters == CountersPolicy::all);
     if (settings_.counters != CountersPolicy::top || stopped()) return;
     std::vector<PendingVariant<Config>> counted = counter_pass(shapes);
     if (!counted.empty()) measure(counted, true);
   }
-  // Whether the run has anything to measure though no variant is missing: a leader to confirm or
-  // (--counters top) counters to take.
-  template <class Problem, class Config>
-  bool has_follow_up(const std::vector<TuningShapeOf<Problem, Config>>& shapes) const;
-  // A record skipped by the counters policy gets the policy's note; a confirmation run says so in
-  // its method.
-  template <class Config>
-  void note_policies(db::MeasurementRecord& record, const PendingVariant<Config>& variant) const {
-    note_counter_policy(record);
-    if (variant.confirmation_round > 0) {
-      record.method["confirmation"] = confirmation_note(variant.confirmation_round);
-    }
-  }
+  // A record skipped by the counters policy gets the policy's note.
+  void note_counter_policy(db::MeasurementRecord& record) const;
   // A line of its own between the progress lines; notice() puts it on stderr.
   void say(const std::string& line);
   void notice(const std::string& line);
@@ -154,14 +124,6 @@ class TuningRun {
 
  private:
   using Clock = std::chrono::steady_clock;
-
-  void note_counter_policy(db::MeasurementRecord& record) const;
-  std::string confirmation_note(int round) const;
-  // Per shape of the plan with stored rows: its leaders lacking runs (leaders_to_confirm), among
-  // the configs of its plan.
-  template <class Problem, class Config>
-  std::vector<std::vector<ConfirmationRuns>> leaders_lacking_runs(
-      const std::vector<TuningShapeOf<Problem, Config>>& shapes) const;
 
   const TuningSettings& settings_;
   const InterruptFlag& interrupt_;
@@ -287,68 +249,6 @@ void TuningRun::start_progress(const std::vector<PendingVariant<Config>>& pendin
     shared = own_display_.get();
   }
   display_ = shared;
-}
-
-template <class Problem, class Config>
-std::vector<std::vector<ConfirmationRuns>> TuningRun::leaders_lacking_runs(
-    const std::vector<TuningShapeOf<Problem, Config>>& shapes) const {
-  std::vector<std::vector<ConfirmationRuns>> leaders(shapes.size());
-  if (!gpu_id_ || settings_.confirm_rounds <= 0) return leaders;
-  for (std::size_t shape = 0; shape < shapes.size(); ++shape) {
-    if (!problem_ids_.at(shape)) continue;
-    std::set<std::string> planned;
-    for (const Config& config : shapes[shape].configs) planned.insert(config.key());
-    std::vector<db::ConfigTime> times;
-    for (db::ConfigTime& time : database_.config_times(*gpu_id_, *problem_ids_[shape])) {
-      if (planned.count(time.config_key) > 0) times.push_back(std::move(time));
-    }
-    leaders[shape] = leaders_to_confirm(std::move(times), settings_.confirm_rounds);
-  }
-  return leaders;
-}
-
-template <class Problem, class Config>
-std::vector<std::vector<PendingVariant<Config>>> TuningRun::confirmation_rounds(
-    const std::vector<TuningShapeOf<Problem, Config>>& shapes) {
-  const std::vector<std::vector<ConfirmationRuns>> leaders = leaders_lacking_runs(shapes);
-  std::vector<std::vector<PendingVariant<Config>>> rounds;
-  std::size_t runs = 0, confirmed = 0;
-  for (std::size_t shape = 0; shape < shapes.size(); ++shape) {
-    if (!leaders[shape].empty()) ++confirmed;
-    for (int r = 0;; ++r) {
-      const std::vector<std::string> keys = confirmation_round(leaders[shape], r);
-      if (keys.empty()) break;
-      if (rounds.size() <= static_cast<std::size_t>(r)) rounds.resize(r + 1);
-      for (const std::string& key : keys) {
-        for (const Config& config : shapes[shape].configs) {
-          if (config.key() != key) continue;
-          rounds[r].push_back({shape, config, database_.upsert_config(config), r + 1});
-          key_width_ = std::max(key_width_, key.size());
-          ++runs;
-          break;
-        }
-      }
-    }
-  }
-  if (runs == 0) return rounds;
-  summary_.planned += static_cast<int>(runs);
-  summary_.confirmed += static_cast<int>(runs);
-  if (display_) display_->add_to_total(static_cast<int>(runs));
-  say("confirming the leaders: " + std::to_string(runs) + " runs more of the variants within " +
-      std::to_string(static_cast<int>((kLeaderWindow - 1) * 100 + 0.5)) + "% of the best of " +
-      std::to_string(confirmed) + (confirmed == 1 ? " shape" : " shapes") + ", in " +
-      std::to_string(rounds.size()) + (rounds.size() == 1 ? " round" : " rounds") +
-      " (--confirm-rounds " + std::to_string(settings_.confirm_rounds) + ")");
-  return rounds;
-}
-
-template <class Problem, class Config>
-bool TuningRun::has_follow_up(const std::vector<TuningShapeOf<Problem, Config>>& shapes) const {
-  if (settings_.counters == CountersPolicy::top) return true;
-  for (const std::vector<ConfirmationRuns>& leaders : leaders_lacking_runs(shapes)) {
-    if (!leaders.empty()) return true;
-  }
-  return false;
 }
 
 }  // namespace swr

@@ -70,7 +70,8 @@ int TuningSession::find_missing() {
 TuningSummary TuningSession::run(ProgressDisplay* progress) {
   find_missing();
   TuningRun& run = *run_;
-  if (pending_.empty() && !run.has_follow_up(plan_.shapes)) {
+  const bool top_pass = plan_.counters == CountersPolicy::top;
+  if (pending_.empty() && !top_pass) {
     print_results(run, plan_);
     run.say_everything_measured();
     return summary_;
@@ -78,7 +79,7 @@ TuningSummary TuningSession::run(ProgressDisplay* progress) {
   const NvrtcCompiler compiler;
   run.create_rows(plan_.shapes, pending_, compiler.version());
   run.start_progress(pending_, progress);
-  run.measure_by_policies(
+  run.measure_by_counters_policy(
       plan_.shapes, pending_,
       [&](std::vector<PendingVariant<AttentionConfig>>& variants, bool collect_counters) {
         measure_pending(compiler, variants, collect_counters);
@@ -159,7 +160,7 @@ void TuningSession::measure_pending(const NvrtcCompiler& compiler,
     db::MeasurementRecord record = measured_variant_record(
         run.record_context(variant), result.job.problem, plan_.gpu, result, outcome);
     add_selection(record, result);
-    run.note_policies(record, variant);
+    run.note_counter_policy(record);
     run.record(record, result.job.config.key(), result.job.problem.key(),
                measured_outcome_text(record), measurers_.size() > 1 ? device_names[device] : "");
     std::optional<double>& best = best_ms[variant.shape];
