@@ -18,6 +18,7 @@ class FakeVariantMeasurer : public VariantMeasurer {
  public:
   std::vector<std::string> measured_keys;  // in the order asked
   std::vector<std::string> counted_keys;   // those asked with their L2 counters
+  std::set<std::uint64_t> seeds;           // of the inputs asked for
   std::set<std::string> wrong_keys;        // these come back as wrong_result
   bool counters_unavailable = false;
   std::chrono::milliseconds delay{0};  // per variant, for time budgets
@@ -47,6 +48,7 @@ class FakeVariantMeasurer : public VariantMeasurer {
       return outcome;
     }
     measured_keys.push_back(key);
+    seeds.insert(job.seed);
     if (job.collect_counters) counted_keys.push_back(key);
     received_cubin_bytes = job.cubin.size();
     // A time that differs per config, so that there is a fastest one.

@@ -138,6 +138,10 @@ TEST_F(TuningSessionTest, RetuneMeasuresEverythingAgain) {
   EXPECT_EQ(again.recorded, 6);
   EXPECT_EQ(sorted(second.measured_keys), sorted(keys_of(six_configs())));
   EXPECT_EQ(stored().size(), 6u);  // still one current measurement per config
+  // Fresh inputs for every run.
+  ASSERT_EQ(first.seeds.size(), 1u);
+  ASSERT_EQ(second.seeds.size(), 1u);
+  EXPECT_NE(*first.seeds.begin(), *second.seeds.begin());
 }
 
 TEST_F(TuningSessionTest, LimitMeasuresAtMostNAndTheNextRunTakesTheNextOnes) {
@@ -392,6 +396,8 @@ TEST_F(TuningSessionTest, CountersTopCountsTheFastestAndItsTwinInASecondMeasurem
   EXPECT_EQ(summary.counted_again, 2);
   ASSERT_EQ(measurer.counted_keys.size(), 2u);
   ASSERT_EQ(measurer.measured_keys.size(), 8u);
+  // Both passes on the same inputs: a worker prepares them (and the reference) once.
+  EXPECT_EQ(measurer.seeds.size(), 1u);
 
   std::vector<db::StoredMeasurement> rows = stored();
   ASSERT_EQ(rows.size(), 6u);

@@ -175,7 +175,7 @@ void GemmTuningSession::measure_pending(const NvrtcCompiler& compiler,
         gemm_binary_name(plan_.shapes[variant.shape].problem, variant.config));
   };
 
-  const std::uint64_t seed = fresh_random_seed();
+  const std::uint64_t seed = run.input_seed();
   const std::vector<std::string> device_names = measurer_names(plan_, measurers_.size());
   const bool several = measurers_.size() > 1;
   std::unique_ptr<DevicePool> pool;

@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cstdio>
 
+#include "tuner/device_random_fill.hpp"
 #include "tuner/text_format.hpp"
 
 namespace swr {
@@ -30,6 +31,7 @@ TuningRun::TuningRun(const TuningSettings& settings, const InterruptFlag& interr
       interrupt_(interrupt),
       summary_(summary),
       start_(Clock::now()),
+      input_seed_(fresh_random_seed()),
       database_(settings.database) {
   db::GpuRecord gpu_record = db::GpuRecord::from_profile(settings_.gpu);
   gpu_record.driver_version = settings_.driver_version;

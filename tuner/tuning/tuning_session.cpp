@@ -111,7 +111,7 @@ void TuningSession::measure_pending(const NvrtcCompiler& compiler,
   }
 
   const CubinCache cache(plan_.cubin_cache);
-  const std::uint64_t seed = fresh_random_seed();  // fresh inputs for every tuning run
+  const std::uint64_t seed = run.input_seed();
   const std::vector<std::string> device_names = measurer_names(plan_, measurers_.size());
   // Each variant goes to the devices as soon as it is compiled, while the others go on compiling;
   // compiled[i] is written before item i is pushed and read only after it is taken.
