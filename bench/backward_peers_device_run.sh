@@ -7,6 +7,7 @@
 #   call 1, carry [DEST, .device/fa4a]:  OUT=$OUT bash DEST/run.sh tune
 #   call 2, carry [DEST, .device/fa4b]:  OUT=$OUT bash DEST/run.sh peers   (at once after call 1)
 #           (ORDERS="balanced rotating" times the grid in each round order, one after the other)
+#   then, on the same machine:          OUT=$OUT bash DEST/run.sh repeat
 #
 # tune:  copies FA4's first part to /tmp; tunes the forward and the backward of every point with
 #        --model-top 10 into /tmp/swr-peers/catalog.db (kept for call 2). (The whole backward
@@ -14,6 +15,8 @@
 # peers: unpacks FA4, runs bench/training_step.py on every point against the catalog (checks
 #        every candidate's gradients first, then times them interleaved with the L2 flushed),
 #        with the SM clock and power logged beside it.
+# repeat: tunes the backward of every point again, the same way, into a second database
+#        (/tmp/swr-peers/repeat.db): do two tunes pick the same variant, and time it alike?
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # Issue 27's grid (bench/training_step.py's default points): S 4096 / 16384 / 32768 x D 64 / 128 x
@@ -57,6 +60,26 @@ shape_options() {
     "$([[ $1 == *-causal ]] && echo --causal)"
 }
 
+# The backward of every point with --model-top 10 into `db`.
+tune_backward() {
+  local db=$1 point shape
+  for point in "${POINTS[@]}"; do
+    read -ra shape <<<"$(shape_options "$point")"
+    step "tune backward $point" 90 "$W/logs/tune_bwd_$point${2:-}.log" "$here/bin/swr-tune" \
+      --family attention-backward --gpu auto "${shape[@]}" --model-top 10 --counters none \
+      --db "$db" -j 16
+  done
+}
+
+if [[ ${1:-} == repeat ]]; then
+  STEPS=$W/steps-repeat.txt
+  tune_backward "$W/repeat.db" -repeat
+  cp "$STEPS" "$OUT/"
+  (cd "$W" && tar -czf "$OUT/repeat.tar.gz" repeat.db logs/tune_bwd_*-repeat.log)
+  cat "$STEPS"
+  exit 0
+fi
+
 if [[ ${1:-} == tune ]]; then
   STEPS=$W/steps-tune.txt
   mkdir -p /tmp/fa4 && cp .device/fa4a/part.* /tmp/fa4/ 2>/dev/null
@@ -68,10 +91,8 @@ if [[ ${1:-} == tune ]]; then
     read -ra shape <<<"$(shape_options "$point")"
     step "tune forward $point" 60 "$W/logs/tune_fwd_$point.log" "$here/bin/swr-tune" --gpu auto \
       "${shape[@]}" --model-top 10 --counters none --db "$W/catalog.db" -j 16
-    step "tune backward $point" 60 "$W/logs/tune_bwd_$point.log" "$here/bin/swr-tune" \
-      --family attention-backward --gpu auto "${shape[@]}" --model-top 10 --counters none \
-      --db "$W/catalog.db" -j 16
   done
+  tune_backward "$W/catalog.db"
   "$here/bin/swr-tune" show --family attention-backward --gpu auto --db "$W/catalog.db" --json \
     > "$W/catalog_show.json" 2>&1
   cp "$STEPS" "$W/env.txt" "$OUT/"
@@ -111,5 +132,5 @@ if [[ ${1:-} == peers ]]; then
   for order in ${ORDERS:-balanced}; do tail -17 "$W/logs/training_step-$order.log"; done
   exit 0
 fi
-echo "usage: $0 stage [BUILD_DIR] [DEST] | tune | peers" >&2
+echo "usage: $0 stage [BUILD_DIR] [DEST] | tune | peers | repeat" >&2
 exit 2
