@@ -18,7 +18,6 @@
 #include "generator/cubin_cache.hpp"
 #include "generator/nvrtc_compiler.hpp"
 #include "generator/parallel_compiler.hpp"
-#include "tuner/device_random_fill.hpp"
 #include "tuner/tuning/device_pool.hpp"
 #include "tuner/tuning/interrupt_flag.hpp"
 #include "tuner/tuning/result_table.hpp"

@@ -8,7 +8,6 @@
 #include "generator/cubin_cache.hpp"
 #include "generator/gemm_kernel_source.hpp"
 #include "generator/parallel_compiler.hpp"
-#include "tuner/device_random_fill.hpp"
 #include "tuner/text_format.hpp"
 #include "tuner/tuning/device_pool.hpp"
 #include "tuner/tuning/result_table.hpp"

@@ -40,7 +40,7 @@ class TuningRun {
   db::ResultsDatabase& database() { return database_; }
   // The seed of the run's random inputs: fresh for every run, the same for both passes of
   // --counters top, so that a worker keeps a shape's inputs and reference between them (at
-  // B1 H32 S32768 D64 preparing them again took about 10 s of a backward tune on the H100).
+  // B1 H32 S32768 D64 preparing them again took about 12 s of a backward tune on the H100).
   std::uint64_t input_seed() const { return input_seed_; }
   // The rows of the GPU and of each shape's problem: found when the run starts, created by
   // create_rows; none while nothing of them is stored.
