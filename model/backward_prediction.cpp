@@ -86,6 +86,7 @@ struct Slot {
   int batch = 0;
   int kv_head = 0;  // within the batch
   int kv_tile = 0;
+  bool reads_shared_tiles = true;  // Q and dO (false: a CTA pair's second member)
   int steps = 0;
   int step = 0;
   std::optional<attention::BackwardWalk> walk;
@@ -137,7 +138,9 @@ BackwardPrediction predict_backward_variant(const AttentionBackwardProblem& prob
   const int kv_heads = shape.kv_head_count();
   const int group_heads = shape.heads / kv_heads;
   const int batch_kv_heads = shape.batch * kv_heads;
-  const std::int64_t units = static_cast<std::int64_t>(tiles.kv_tiles()) * batch_kv_heads;
+  const int unit_ctas = config.cta_pairs ? 2 : 1;
+  const std::int64_t units =
+      attention::backward_tile_count(tiles.kv_tiles(), batch_kv_heads, unit_ctas);
   TileDispenser dispenser(config.persistence, units, wave_size);
   // The whole L2 as one LRU, not one per partition each keeping its own copy of what both sides
   // read (the forward's replay): the backward's measured counters follow the single cache, at GQA
@@ -166,15 +169,17 @@ BackwardPrediction predict_backward_variant(const AttentionBackwardProblem& prob
       slot.finished = true;
       return;
     }
-    const attention::TileCoord coord = attention::backward_tile_coord(
+    const attention::BackwardTileUnit unit = attention::backward_tile_unit(
         schedule_swizzle(config.swizzle),
         config.swizzle == TileSwizzle::head_groups ? config.head_group : 1,
-        static_cast<int>(assignment->linear_tile), tiles.kv_tiles(), batch_kv_heads);
-    slot.batch = coord.batch_head / kv_heads;
-    slot.kv_head = coord.batch_head - slot.batch * kv_heads;
-    slot.kv_tile = coord.q_tile;
+        static_cast<int>(assignment->linear_tile), tiles.kv_tiles(), batch_kv_heads, unit_ctas);
+    slot.batch = unit.batch_head / kv_heads;
+    slot.kv_head = unit.batch_head - slot.batch * kv_heads;
+    slot.kv_tile = unit.kv_tile;
+    // A pair's second CTA reads the Q and dO its first multicasts, not the L2.
+    slot.reads_shared_tiles = unit.kv_tile == unit.first_kv_tile;
     const int first =
-        attention::first_q_tile_of_kv_tile(shape.causal, slot.kv_tile, config.block_m,
+        attention::first_q_tile_of_kv_tile(shape.causal, unit.first_kv_tile, config.block_m,
                                            config.block_n, shape.seq_q, shape.causal_shift());
     slot.steps = group_heads * (tiles.q_tiles() - first);
     slot.step = 0;
@@ -183,8 +188,10 @@ BackwardPrediction predict_backward_variant(const AttentionBackwardProblem& prob
     slot.at = slot.walk->start();
     slot.running = true;
     const int kv_index = slot.batch * kv_heads + slot.kv_head;
-    access(Tensor::k, kv_index, slot.kv_tile);
-    access(Tensor::v, kv_index, slot.kv_tile);
+    if (slot.kv_tile < tiles.kv_tiles()) {  // a pair's member past the last tile reads zeros
+      access(Tensor::k, kv_index, slot.kv_tile);
+      access(Tensor::v, kv_index, slot.kv_tile);
+    }
   };
   for (int s = 0; s < static_cast<int>(slots.size()); ++s) start(s);
 
@@ -197,6 +204,7 @@ BackwardPrediction predict_backward_variant(const AttentionBackwardProblem& prob
       for (int s = 0; s < static_cast<int>(slots.size()); ++s) {
         const Slot& slot = slots[s];
         if (!slot.running || slot.step >= slot.steps) continue;
+        if ((tensor == Tensor::q || tensor == Tensor::d_o) && !slot.reads_shared_tiles) continue;
         const int head =
             slot.batch * shape.heads + slot.kv_head * group_heads + slot.at.head_in_group;
         access(tensor, head, slot.at.q_tile);
@@ -232,8 +240,7 @@ BackwardPrediction predict_backward_variant(const AttentionBackwardProblem& prob
                                : config.path == InstructionPath::wgmma
                                    ? kWgmmaBackwardPeakFraction
                                    : kMmaSyncBackwardPeakFraction;
-  const double rate =
-      gpu.peak_tensor_flops * path_fraction * backward_rate_share(config, shape.causal);
+  const double rate = gpu.peak_tensor_flops * path_fraction * backward_rate_share(config, shape);
   const double compute = rate > 0 ? problem.flops() / rate : 0;
   const double memory =
       gpu.dram_bytes_per_second > 0
@@ -245,11 +252,12 @@ BackwardPrediction predict_backward_variant(const AttentionBackwardProblem& prob
       prediction.predicted_seconds > 0 ? problem.flops() / prediction.predicted_seconds / 1e12 : 0;
   prediction.note = "tile LRU of the whole L2, lock-step wave of " + std::to_string(wave_size) +
                     " CTAs; time: the instruction path's measured share of the tensor peak, "
-                    "times its tile's, dQ mode's and consumer sync's measured shares";
+                    "times its tile's, dQ mode's, consumer sync's and CTA pairs' measured shares";
   return prediction;
 }
 
-double backward_rate_share(const AttentionBackwardConfig& config, bool causal) {
+double backward_rate_share(const AttentionBackwardConfig& config, const AttentionProblem& shape) {
+  const bool causal = shape.causal;
   double share = 1;
   if (config.block_n < 128) share *= kNarrowTileRateShare;
   if (config.dq == DqAccumulation::deterministic) {
@@ -257,6 +265,9 @@ double backward_rate_share(const AttentionBackwardConfig& config, bool causal) {
   }
   if (config.consumers == ConsumerSync::lagged) {
     share *= causal ? kLaggedCausalRateShare : kLaggedRateShare;
+  }
+  if (config.cta_pairs) {
+    share *= shape.head_dim >= 128 ? kCtaPairsRateShare : kCtaPairsNarrowHeadRateShare;
   }
   return share;
 }

@@ -56,9 +56,16 @@ inline constexpr double kDeterministicCausalRateShare = 0.61;
 // 1 ranked every lagged variant ahead and `--model-top` measured no lockstep one).
 inline constexpr double kLaggedRateShare = 0.976;
 inline constexpr double kLaggedCausalRateShare = 1.0;
+// CTA pairs (AttentionBackwardConfig::cta_pairs) against their single-CTA twins, from
+// bench/results/attention-backward-ws-h200/cta-pairs-2026-11-27/ab-h200.txt (five grid schedules at
+// issue 27's points of S 16384 and 32768 on the H200, three rounds; tests/model recompute them):
+// the pair's time over its twin's, median 0.986 at head dim 128 (0.985-0.987, with the causal mask
+// and without), 1.000 at 64 (0.997-1.003), where the twins stay tied.
+inline constexpr double kCtaPairsRateShare = 1 / 0.986;
+inline constexpr double kCtaPairsNarrowHeadRateShare = 1.0;  // head dim 64
 
 // The share of the best variant's rate a config runs at (the product of the above).
-double backward_rate_share(const AttentionBackwardConfig& config, bool causal);
+double backward_rate_share(const AttentionBackwardConfig& config, const AttentionProblem& shape);
 
 struct BackwardPrediction {
   AttentionBackwardConfig config;

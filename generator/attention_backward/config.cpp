@@ -12,6 +12,7 @@ namespace {
 constexpr std::string_view kBackwardKeyPrefix = "bwd";
 constexpr std::string_view kWgmmaKeyToken = "wgmma";
 constexpr std::string_view kLaggedKeyToken = "lag";
+constexpr std::string_view kPairsKeyToken = "pair";
 constexpr std::string_view kDeterministicKeyToken = "det";
 constexpr std::string_view kFaultKeyToken = "fault";
 
@@ -45,6 +46,7 @@ std::string AttentionBackwardConfig::key() const {
   key += '-' + std::string(to_string(order));
   key += '-' + std::string(to_string(persistence));
   key += '-' + config_parsing::swizzle_key_token(swizzle, head_group);
+  if (cta_pairs) key += '-' + std::string(kPairsKeyToken);
   if (consumers == ConsumerSync::lagged) key += '-' + std::string(kLaggedKeyToken);
   if (dq == DqAccumulation::deterministic) key += '-' + std::string(kDeterministicKeyToken);
   if (planted_fault) key += '-' + std::string(kFaultKeyToken);
@@ -71,6 +73,10 @@ std::optional<AttentionBackwardConfig> AttentionBackwardConfig::from_key(std::st
   }
   if (parts.size() > 4 && parts.back() == kLaggedKeyToken) {
     config.consumers = ConsumerSync::lagged;
+    parts.pop_back();
+  }
+  if (parts.size() > 4 && parts.back() == kPairsKeyToken) {
+    config.cta_pairs = true;
     parts.pop_back();
   }
   if (parts.size() != 4) return std::nullopt;
@@ -105,6 +111,7 @@ nlohmann::json AttentionBackwardConfig::to_json() const {
                          {"head_group", swizzle == TileSwizzle::head_groups ? head_group : 1},
                          {"dq", to_string(dq)},
                          {"consumers", to_string(consumers)},
+                         {"cta_pairs", cta_pairs},
                          {"key", key()}};
   if (planted_fault) json["planted_fault"] = true;
   return json;
@@ -135,6 +142,8 @@ AttentionBackwardConfig AttentionBackwardConfig::from_json(const nlohmann::json&
     config.consumers =
         fields.one_of<ConsumerSync>("consumers", parse_consumer_sync, "lockstep, lagged");
   }
+  // Configs written before the knob are single CTAs.
+  if (json.contains("cta_pairs")) config.cta_pairs = fields.boolean("cta_pairs");
   if (json.contains("planted_fault")) config.planted_fault = fields.boolean("planted_fault");
   if (const auto it = json.find("key"); it != json.end()) {
     if (!it->is_string() || it->get<std::string>() != config.key()) {

@@ -36,7 +36,9 @@ KernelSource render_attention_backward_kernel(const AttentionBackwardProblem& pr
                          std::to_string(head_group) + ",\n    /*deterministic_dq*/ " +
                          boolean(config.dq == DqAccumulation::deterministic);
   if (config.pairs_kv_warpgroups()) {
-    schedule += ", /*lagged_dq*/ " + std::string(boolean(config.consumers == ConsumerSync::lagged));
+    schedule += ", /*lagged_dq*/ " +
+                std::string(boolean(config.consumers == ConsumerSync::lagged)) +
+                ", /*cta_pairs*/ " + boolean(config.cta_pairs);
   }
   schedule += ">;\n";
   const std::string main_namespace = wgmma ? "swr::attention::sm90::" : "swr::attention::";
@@ -79,9 +81,11 @@ KernelSource render_attention_backward_kernel(const AttentionBackwardProblem& pr
                        : "    const void* q, const void* k, const void* v, const void* d_o,";
   // One CTA per SM at least, which the launch bounds say: without it ptxas for sm_121 traded
   // spills (8 to 40 bytes) for two CTAs of 128 registers (and setmaxnreg needs the cap).
-  text += "extern \"C\" __global__ void __launch_bounds__(Traits::kThreads, 1) " +
-          std::string(kBackwardEntryName) + "(\n" + inputs +
-          " void* dk, void* dv,\n    const swr::attention::BackwardArgs args) {\n";
+  // CTA pairs run as clusters of two (the launch's grid a whole number of them).
+  text += std::string("extern \"C\" __global__ void ") +
+          (config.cta_pairs ? "__cluster_dims__(2, 1, 1) " : "") +
+          "__launch_bounds__(Traits::kThreads, 1) " + std::string(kBackwardEntryName) + "(\n" +
+          inputs + " void* dk, void* dv,\n    const swr::attention::BackwardArgs args) {\n";
   if (config.planted_fault) {
     // Test-only, as the forward's: prove fault isolation.
     text +=

@@ -170,6 +170,19 @@ std::string attention_backward_tile_problem(const AttentionBackwardProblem& prob
     return "consumers lagged: only the warp-specialized kernel whose two consumer warpgroups own "
            "64 K/V rows each (wgmma, 12 warps, block_n 128) has them";
   }
+  if (config.cta_pairs) {
+    if (!config.pairs_kv_warpgroups()) {
+      return "cta_pairs: only the warp-specialized kernel whose two consumer warpgroups own 64 "
+             "K/V rows each (wgmma, 12 warps, block_n 128) has them";
+    }
+    if (config.persistence != Persistence::grid) {
+      return "cta_pairs with persistence " + std::string(to_string(config.persistence)) +
+             ": a pair's two CTAs take neighbouring tiles of a grid, so grid persistence only";
+    }
+    if (config.dq != DqAccumulation::atomic) {
+      return "cta_pairs with deterministic dQ: pairs add dQ atomically only";
+    }
+  }
   if (config.path == InstructionPath::wgmma) return wgmma_tile_problem(head_dim, config);
   if (config.warps != 4 && config.warps != 8) {
     return "warps " + std::to_string(config.warps) + " must be 4 or 8";

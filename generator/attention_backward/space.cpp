@@ -1,6 +1,7 @@
 // The attention backward's variant space: every tile of each instruction path the GPU has (wgmma on
 // sm_90a) with the default schedule, then the schedule knobs (Q-walk order, persistence, swizzle),
-// the dQ accumulation and (warp-specialized) the consumers' sync on the preferred tiles that fit
+// the dQ accumulation and (warp-specialized) the consumers' sync and CTA pairs on the preferred
+// tiles that fit
 // (two mma.sync tiles, the wgmma tile), as
 // the forward's wgmma space crosses its schedule knobs with base tiles only: the schedule acts on
 // the order of the tiles, which every tile size shares.
@@ -102,6 +103,10 @@ std::string problem_reason(const AttentionBackwardProblem& problem,
     return "block_m " + std::to_string(config.block_m) + " is larger than twice seq_q " +
            std::to_string(shape.seq_q) + ": a step would be mostly padding";
   }
+  if (config.cta_pairs && shape.seq_kv <= config.block_n) {
+    return "cta_pairs with one K/V tile a head (seq_kv " + std::to_string(shape.seq_kv) +
+           " <= block_n " + std::to_string(config.block_n) + "): the pair's second CTA has none";
+  }
   if (pairs == 1 && config.swizzle != TileSwizzle::head_major) {
     return "batch*kv_heads is 1: every swizzle is the same as head_major";
   }
@@ -140,17 +145,26 @@ std::vector<AttentionBackwardConfig> enumerate_attention_backward_configs(
           for (TileSwizzle swizzle : kSwizzles) {
             for (DqAccumulation dq : kDqModes) {
               for (ConsumerSync consumers : kConsumerSyncs) {
-                // Lagged consumers are the two-warpgroup warp-specialized kernel's alone.
+                // Lagged consumers and CTA pairs are the two-warpgroup warp-specialized kernel's
+                // alone; pairs take a grid's tiles and add dQ atomically.
                 if (consumers == ConsumerSync::lagged && !base.pairs_kv_warpgroups()) continue;
-                AttentionBackwardConfig config = base;
-                config.order = order;
-                config.persistence = persistence;
-                config.swizzle = swizzle;
-                config.head_group = swizzle == TileSwizzle::head_groups ? group : 1;
-                config.dq = dq;
-                config.consumers = consumers;
-                if (config == base) continue;
-                configs.push_back(config);
+                for (bool cta_pairs : {false, true}) {
+                  if (cta_pairs &&
+                      (!base.pairs_kv_warpgroups() || persistence != Persistence::grid ||
+                       dq != DqAccumulation::atomic)) {
+                    continue;
+                  }
+                  AttentionBackwardConfig config = base;
+                  config.order = order;
+                  config.persistence = persistence;
+                  config.swizzle = swizzle;
+                  config.head_group = swizzle == TileSwizzle::head_groups ? group : 1;
+                  config.dq = dq;
+                  config.consumers = consumers;
+                  config.cta_pairs = cta_pairs;
+                  if (config == base) continue;
+                  configs.push_back(config);
+                }
               }
             }
           }

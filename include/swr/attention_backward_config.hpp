@@ -44,6 +44,10 @@ struct SWR_API AttentionBackwardConfig {
   DqAccumulation dq = DqAccumulation::atomic;
   // `lagged` only where pairs_kv_warpgroups().
   ConsumerSync consumers = ConsumerSync::lockstep;
+  // CTA pairs: a cluster of two CTAs owns two neighbouring K/V tiles of a head and walks the same
+  // Q tiles, each loading half of every step's Q and dO for both (TMA multicast). Only where
+  // pairs_kv_warpgroups(), with grid persistence and atomic dQ.
+  bool cta_pairs = false;
   InstructionPath path = InstructionPath::mma_sync;
   // Test-only: the main kernel writes through a null pointer (fault isolation). Never enumerated.
   bool planted_fault = false;
@@ -62,8 +66,9 @@ struct SWR_API AttentionBackwardConfig {
   bool pairs_kv_warpgroups() const { return warp_specialized() && !splits_products(); }
 
   // e.g. "bwd-m64n128w8s2-sawtooth-grid-head_major", "bwd-m64n64w4s2-cyclic-static-groups4-det",
-  // "bwd-wgmma-m64n128w12s2-cyclic-dynamic-head_major-lag" ("-lag": lagged consumers; "-det":
-  // deterministic dQ; test-only variants end in "-fault").
+  // "bwd-wgmma-m64n128w12s2-cyclic-dynamic-head_major-lag", "bwd-wgmma-m80n128w12s2-cyclic-grid-
+  // head_major-pair" ("-pair": CTA pairs; "-lag": lagged consumers; "-det": deterministic dQ;
+  // test-only variants end in "-fault").
   std::string key() const;
   static std::optional<AttentionBackwardConfig> from_key(std::string_view key);
   nlohmann::json to_json() const;

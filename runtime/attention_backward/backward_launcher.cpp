@@ -156,7 +156,9 @@ AttentionBackwardModule::AttentionBackwardModule(const CudaDriver& driver,
 int AttentionBackwardModule::grid_size(const AttentionBackwardProblem& problem) const {
   const AttentionProblem& shape = problem.shape;
   const long long kv_tiles = (shape.seq_kv + config_.block_n - 1) / config_.block_n;
-  const long long tiles = kv_tiles * shape.batch * shape.kv_head_count();
+  // CTA pairs: whole pairs of K/V tiles a head (backward_tile_count).
+  const long long ctas = config_.cta_pairs ? 2 : 1;
+  const long long tiles = (kv_tiles + ctas - 1) / ctas * ctas * shape.batch * shape.kv_head_count();
   if (config_.persistence == Persistence::grid) return static_cast<int>(tiles);
   return static_cast<int>(std::min<long long>(tiles, wave_size()));
 }

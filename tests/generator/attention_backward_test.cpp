@@ -36,7 +36,9 @@ TEST(AttentionBackwardConfig, KeysRoundTrip) {
         "bwd-m32n64w8s3-cyclic-grid-head_major-fault",
         "bwd-wgmma-m64n128w12s2-cyclic-grid-heads_interleaved",
         "bwd-wgmma-m64n128w12s2-sawtooth-dynamic-head_major-lag",
-        "bwd-wgmma-m128n128w12s2-cyclic-grid-groups3-lag-det"}) {
+        "bwd-wgmma-m128n128w12s2-cyclic-grid-groups3-lag-det",
+        "bwd-wgmma-m80n128w12s2-sawtooth-grid-head_major-pair",
+        "bwd-wgmma-m64n128w12s2-cyclic-grid-groups3-pair-lag"}) {
     const auto parsed = AttentionBackwardConfig::from_key(key);
     if (key == "bwd-m32n64w4s1-sawtooth-dynamic-det") {
       EXPECT_FALSE(parsed) << "a key without its swizzle";
@@ -56,7 +58,9 @@ TEST(AttentionBackwardConfig, OnlyCanonicalKeysParse) {
         "bwd-m64n128w8s2-cyclic-grid-head_major-det-det", "bwd-m64n128w8s2-cyclic-grid-head_groups",
         "bwd-m64n128w8s2-cyclic-grid-head_major-fault-det",
         "bwd-wgmma-m64n128w12s2-cyclic-grid-head_major-det-lag",
-        "bwd-wgmma-m64n128w12s2-cyclic-grid-head_major-lag-lag", ""}) {
+        "bwd-wgmma-m64n128w12s2-cyclic-grid-head_major-lag-lag",
+        "bwd-wgmma-m64n128w12s2-cyclic-grid-head_major-lag-pair",
+        "bwd-wgmma-m64n128w12s2-cyclic-grid-head_major-pair-pair", ""}) {
     EXPECT_FALSE(AttentionBackwardConfig::from_key(key)) << key;
   }
 }
@@ -75,6 +79,11 @@ TEST(AttentionBackwardConfig, BadJsonFieldsAreNamed) {
   };
   expect_named("dq", "sometimes", "\"dq\" must be one of atomic, deterministic");
   expect_named("consumers", "eventually", "\"consumers\" must be one of lockstep, lagged");
+  expect_named("cta_pairs", "yes", "\"cta_pairs\"");
+  // Configs written before CTA pairs have no field: single CTAs.
+  nlohmann::json before = AttentionBackwardConfig{}.to_json();
+  before.erase("cta_pairs");
+  EXPECT_FALSE(AttentionBackwardConfig::from_json(before).cta_pairs);
   nlohmann::json json = AttentionBackwardConfig{}.to_json();
   json["key"] = "bwd-m64n64w4s2-cyclic-grid-head_major";
   EXPECT_THROW(AttentionBackwardConfig::from_json(json), UsageError);
@@ -184,6 +193,27 @@ TEST(AttentionBackwardResources, TileRulesInWords) {
   EXPECT_NE(attention_backward_tile_problem(problem(256), config).find("consumers lagged"),
             std::string::npos)
       << "the wide-head kernel";
+  // CTA pairs: that kernel alone, taking a grid's tiles, adding dQ atomically.
+  config = {};
+  config.cta_pairs = true;
+  EXPECT_NE(attention_backward_tile_problem(problem(128), config).find("cta_pairs: only"),
+            std::string::npos)
+      << "mma.sync";
+  config.path = InstructionPath::wgmma;
+  config.warps = 12;
+  EXPECT_EQ(attention_backward_tile_problem(problem(128), config), "");
+  config.persistence = Persistence::dynamic;
+  EXPECT_NE(attention_backward_tile_problem(problem(128), config).find("persistence dynamic"),
+            std::string::npos);
+  config.persistence = Persistence::grid;
+  config.dq = DqAccumulation::deterministic;
+  EXPECT_NE(attention_backward_tile_problem(problem(128), config).find("deterministic dQ"),
+            std::string::npos);
+  config.dq = DqAccumulation::atomic;
+  config.block_n = 64;
+  EXPECT_NE(attention_backward_tile_problem(problem(256), config).find("cta_pairs: only"),
+            std::string::npos)
+      << "the wide-head kernel";
 }
 
 TEST(AttentionBackwardResources, TheWgmmaPathNeedsSm90a) {
@@ -250,6 +280,12 @@ TEST(AttentionBackwardSpace, EveryKnobValueIsKeptOnBothTargets) {
         if (config.consumers == ConsumerSync::lagged) {
           EXPECT_TRUE(config.warp_specialized() && !config.splits_products()) << config.key();
         }
+        if (config.cta_pairs) {
+          EXPECT_TRUE(config.pairs_kv_warpgroups() && config.persistence == Persistence::grid &&
+                      config.dq == DqAccumulation::atomic)
+              << config.key();
+          seen.insert("cta_pairs");
+        }
       }
       for (const Pruned<AttentionBackwardConfig>& pruned : space.pruned) {
         EXPECT_FALSE(pruned.reason.empty()) << pruned.config.key();
@@ -262,6 +298,7 @@ TEST(AttentionBackwardSpace, EveryKnobValueIsKeptOnBothTargets) {
       EXPECT_TRUE(seen.count(value)) << gpu_name << " keeps no config with " << value;
     }
     EXPECT_EQ(seen.count("lagged"), std::string(gpu_name) == "h200" ? 1u : 0u);
+    EXPECT_EQ(seen.count("cta_pairs"), std::string(gpu_name) == "h200" ? 1u : 0u);
     for (const char* wgmma : {"wgmma d64", "wgmma d128", "wgmma d256", "m80n128w12"}) {
       EXPECT_EQ(seen.count(wgmma), std::string(gpu_name) == "h200" ? 1u : 0u) << wgmma;
     }
@@ -320,17 +357,45 @@ TEST(AttentionBackwardSource, RendersTheThreeEntriesInLaunchOrder) {
   EXPECT_EQ(source.text.find("lagged_dq"), std::string::npos) << "only the warp-specialized traits";
 }
 
-TEST(AttentionBackwardSource, TheConsumersSyncIsATraitOfTheWarpSpecializedKernel) {
+TEST(AttentionBackwardSpace, CtaPairsNeedTwoKvTilesAHead) {
+  const GpuProfile h200 = find_gpu_profile("h200").value();
+  AttentionBackwardProblem one_tile = problem(128);
+  one_tile.shape.seq_q = 4096;
+  one_tile.shape.seq_kv = 128;
+  const AttentionBackwardSpace space = build_attention_backward_space(one_tile, h200);
+  for (const AttentionBackwardConfig& config : space.configs) {
+    EXPECT_FALSE(config.cta_pairs) << config.key();
+  }
+  std::size_t pruned_pairs = 0;
+  for (const Pruned<AttentionBackwardConfig>& pruned : space.pruned) {
+    if (!pruned.config.cta_pairs) continue;
+    ++pruned_pairs;
+    EXPECT_NE(pruned.reason.find("one K/V tile a head"), std::string::npos) << pruned.reason;
+  }
+  EXPECT_GT(pruned_pairs, 0u);
+  // Two tiles: kept.
+  one_tile.shape.seq_kv = 129;
+  std::size_t kept_pairs = 0;
+  for (const AttentionBackwardConfig& config :
+       build_attention_backward_space(one_tile, h200).configs) {
+    kept_pairs += config.cta_pairs;
+  }
+  EXPECT_EQ(kept_pairs, pruned_pairs);
+}
+
+TEST(AttentionBackwardSource, ConsumerSyncAndCtaPairsAreTraitsOfTheWarpSpecializedKernel) {
   AttentionBackwardConfig config;
   config.path = InstructionPath::wgmma;
   config.warps = 12;
-  EXPECT_NE(
-      render_attention_backward_kernel(problem(128), config).text.find("/*lagged_dq*/ false>;"),
-      std::string::npos);
+  const auto text = [&] { return render_attention_backward_kernel(problem(128), config).text; };
+  EXPECT_NE(text().find("/*lagged_dq*/ false, /*cta_pairs*/ false>;"), std::string::npos);
+  EXPECT_EQ(text().find("__cluster_dims__"), std::string::npos);
   config.consumers = ConsumerSync::lagged;
-  EXPECT_NE(
-      render_attention_backward_kernel(problem(128), config).text.find("/*lagged_dq*/ true>;"),
-      std::string::npos);
+  EXPECT_NE(text().find("/*lagged_dq*/ true, /*cta_pairs*/ false>;"), std::string::npos);
+  // A pair is a cluster of two CTAs.
+  config.cta_pairs = true;
+  EXPECT_NE(text().find("/*cta_pairs*/ true>;"), std::string::npos);
+  EXPECT_NE(text().find("__cluster_dims__(2, 1, 1) __launch_bounds__"), std::string::npos);
 }
 
 }  // namespace

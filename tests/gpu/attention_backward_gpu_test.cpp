@@ -153,6 +153,16 @@ std::vector<BackwardCase> wgmma_cases() {
       {config_named("bwd-wgmma-m80n128w12s2-cyclic-static-head_major-lag"), 128, bf16, true},
       {config_named("bwd-wgmma-m80n128w12s2-sawtooth-grid-heads_interleaved-lag-det"), 128, f16,
        false},
+      // CTA pairs (clusters of two CTAs on neighbouring K/V tiles, Q and dO multicast): every tile,
+      // both syncs, each swizzle, causal and not; the shapes' odd K/V tile counts leave a pair's
+      // second CTA past the last tile.
+      {config_named("bwd-wgmma-m64n128w12s2-cyclic-grid-head_major-pair"), 128, f16, true},
+      {config_named("bwd-wgmma-m64n128w12s2-sawtooth-grid-groups2-pair-lag"), 128, bf16, true},
+      {config_named("bwd-wgmma-m128n128w12s2-sawtooth-grid-heads_interleaved-pair"), 64, bf16,
+       false},
+      {config_named("bwd-wgmma-m128n128w12s2-cyclic-grid-head_major-pair-lag"), 64, f16, true},
+      {config_named("bwd-wgmma-m80n128w12s2-cyclic-grid-head_major-pair"), 128, bf16, false},
+      {config_named("bwd-wgmma-m80n128w12s2-sawtooth-grid-head_major-pair-lag"), 128, f16, true},
       // The wide-head kernel (head dim 256: a producer warpgroup and two consumer warpgroups that
       // split the products of a 64 x 64 tile).
       {config_named("bwd-wgmma-m64n64w12s2-cyclic-grid-head_major"), 256, f16, true},
@@ -210,6 +220,7 @@ TEST(AttentionBackwardCases, CoverEveryKnobValueAndTheHeadDims) {
     seen.insert(std::string(to_string(c.config.swizzle)));
     seen.insert(std::string(to_string(c.config.dq)));
     seen.insert(std::string(to_string(c.config.consumers)));
+    if (c.config.cta_pairs) seen.insert("cta_pairs");
     seen.insert("d" + std::to_string(c.head_dim) + std::string(to_string(c.dtype)));
     seen.insert(c.causal ? "causal" : "non-causal");
   }
@@ -222,7 +233,7 @@ TEST(AttentionBackwardCases, CoverEveryKnobValueAndTheHeadDims) {
                                     "static",        "dynamic",           "head_major",
                                     "head_groups",   "heads_interleaved", "atomic",
                                     "deterministic", "lockstep",          "lagged",
-                                    "causal",        "non-causal"};
+                                    "causal",        "non-causal",        "cta_pairs"};
   for (int dim : kSupportedHeadDims) {
     for (const char* dtype : {"f16", "bf16"}) expected.insert("d" + std::to_string(dim) + dtype);
   }

@@ -213,8 +213,55 @@ TEST(BackwardPrediction, TheLaggedConsumersSharesAreTheMeasuredOnes) {
       AttentionBackwardConfig::from_key("bwd-wgmma-m64n128w12s2-cyclic-grid-head_major").value();
   AttentionBackwardConfig lagged = lockstep;
   lagged.consumers = ConsumerSync::lagged;
-  EXPECT_LT(backward_rate_share(lagged, false), backward_rate_share(lockstep, false));
-  EXPECT_EQ(backward_rate_share(lagged, true), backward_rate_share(lockstep, true));
+  AttentionProblem plain_shape;
+  plain_shape.head_dim = 128;
+  AttentionProblem causal_shape = plain_shape;
+  causal_shape.causal = true;
+  EXPECT_LT(backward_rate_share(lagged, plain_shape), backward_rate_share(lockstep, plain_shape));
+  EXPECT_EQ(backward_rate_share(lagged, causal_shape), backward_rate_share(lockstep, causal_shape));
+}
+
+// bench/backward_build_ab.sh's lines "SIDE ROUND SHAPE CONFIG MEDIAN_MS TFLOPS STATUS", A the
+// single CTAs and B the pairs: each shape's median of B over A's, by head dim.
+TEST(BackwardPrediction, TheCtaPairsSharesAreTheMeasuredOnes) {
+  const std::string relative =
+      "bench/results/attention-backward-ws-h200/cta-pairs-2026-11-27/ab-h200.txt";
+  std::ifstream file(std::string(SWR_SOURCE_DIR) + "/" + relative);
+  ASSERT_TRUE(file) << relative;
+  std::map<std::string, std::map<std::string, std::vector<double>>> runs;  // shape -> side -> ms
+  std::string line;
+  while (std::getline(file, line)) {
+    std::istringstream fields(line);
+    std::string side, round, shape, config, status;
+    double ms = 0, tflops = 0;
+    if (!(fields >> side >> round >> shape >> config >> ms >> tflops >> status)) continue;
+    if (status == "ok") runs[shape][side].push_back(ms);
+  }
+  std::map<int, std::vector<double>> ratios;  // head dim -> pair over single
+  const std::regex head_dim("--head-dim([0-9]+)");
+  for (const auto& [shape, sides] : runs) {
+    std::smatch match;
+    ASSERT_TRUE(std::regex_search(shape, match, head_dim)) << shape;
+    ASSERT_EQ(sides.at("A").size(), 3u);
+    ASSERT_EQ(sides.at("B").size(), 3u);
+    ratios[std::stoi(match[1])].push_back(median(sides.at("B")) / median(sides.at("A")));
+  }
+  ASSERT_EQ(ratios[128].size(), 3u);
+  ASSERT_EQ(ratios[64].size(), 2u);
+  EXPECT_NEAR(1 / kCtaPairsRateShare, median(ratios[128]), 0.001);
+  // At head dim 64 the twins are within 0.5% of each other and stay tied.
+  EXPECT_NEAR(median(ratios[64]), 1.0, 0.005);
+  EXPECT_EQ(kCtaPairsNarrowHeadRateShare, 1.0);
+
+  AttentionBackwardConfig single =
+      AttentionBackwardConfig::from_key("bwd-wgmma-m80n128w12s2-cyclic-grid-head_major").value();
+  AttentionBackwardConfig pairs = single;
+  pairs.cta_pairs = true;
+  AttentionProblem shape;
+  shape.head_dim = 128;
+  EXPECT_GT(backward_rate_share(pairs, shape), backward_rate_share(single, shape));
+  shape.head_dim = 64;
+  EXPECT_EQ(backward_rate_share(pairs, shape), backward_rate_share(single, shape));
 }
 
 // The replay against the L2 counters the tuner measured (lts misses, which count a sector both

@@ -104,5 +104,57 @@ TEST(BackwardSchedule, TheProducersPositionsAreBackwardStepAts) {
   });
 }
 
+// CTA pairs' units (backward_tile_unit): single CTAs take backward_tile_coord's tiles; pairs take
+// every (batch, K/V head, K/V tile) once, two neighbouring tiles of one head a unit, in the order
+// of backward_tile_coord's units, with one member past the last tile where kv_tiles is odd.
+TEST(BackwardSchedule, CtaPairsTakeEveryTileOnceInUnitsOfNeighbours) {
+  for (TileSwizzle swizzle :
+       {TileSwizzle::head_major, TileSwizzle::heads_interleaved, TileSwizzle::head_groups}) {
+    for (int kv_tiles = 1; kv_tiles <= 7; ++kv_tiles) {
+      for (int batch_kv_heads = 1; batch_kv_heads <= 5; ++batch_kv_heads) {
+        const int group = swizzle == TileSwizzle::head_groups ? 2 : 1;
+        ASSERT_EQ(backward_tile_count(kv_tiles, batch_kv_heads, 1), kv_tiles * batch_kv_heads);
+        for (int linear = 0; linear < kv_tiles * batch_kv_heads; ++linear) {
+          const BackwardTileUnit single =
+              backward_tile_unit(swizzle, group, linear, kv_tiles, batch_kv_heads, 1);
+          const TileCoord coord =
+              backward_tile_coord(swizzle, group, linear, kv_tiles, batch_kv_heads);
+          EXPECT_EQ(single.batch_head, coord.batch_head);
+          EXPECT_EQ(single.kv_tile, coord.q_tile);
+          EXPECT_EQ(single.first_kv_tile, coord.q_tile);
+        }
+        const int count = backward_tile_count(kv_tiles, batch_kv_heads, 2);
+        ASSERT_EQ(count, (kv_tiles + 1) / 2 * 2 * batch_kv_heads);
+        std::set<std::pair<int, int>> seen;
+        int past_the_end = 0;
+        for (int linear = 0; linear < count; linear += 2) {
+          const BackwardTileUnit first =
+              backward_tile_unit(swizzle, group, linear, kv_tiles, batch_kv_heads, 2);
+          const BackwardTileUnit second =
+              backward_tile_unit(swizzle, group, linear + 1, kv_tiles, batch_kv_heads, 2);
+          const TileCoord unit =
+              backward_tile_coord(swizzle, group, linear / 2, (kv_tiles + 1) / 2, batch_kv_heads);
+          EXPECT_EQ(first.batch_head, unit.batch_head);
+          EXPECT_EQ(second.batch_head, unit.batch_head);
+          EXPECT_EQ(first.kv_tile, 2 * unit.q_tile);
+          EXPECT_EQ(second.kv_tile, first.kv_tile + 1);
+          EXPECT_EQ(first.first_kv_tile, first.kv_tile);
+          EXPECT_EQ(second.first_kv_tile, first.kv_tile);
+          for (const BackwardTileUnit& member : {first, second}) {
+            if (member.kv_tile >= kv_tiles) {
+              ++past_the_end;
+              EXPECT_EQ(member.kv_tile, kv_tiles);
+              continue;
+            }
+            EXPECT_TRUE(seen.insert({member.batch_head, member.kv_tile}).second);
+          }
+        }
+        EXPECT_EQ(static_cast<int>(seen.size()), kv_tiles * batch_kv_heads);
+        EXPECT_EQ(past_the_end, kv_tiles % 2 * batch_kv_heads);
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace swr::attention

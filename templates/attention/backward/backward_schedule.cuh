@@ -114,5 +114,30 @@ SWR_HOST_DEVICE TileCoord backward_tile_coord(TileSwizzle swizzle, int head_grou
   return tile_coord(swizzle, head_group, false, linear, kv_tiles, batch_kv_heads);
 }
 
+// K/V tiles handed out `ctas` at a time (CTA pairs, AttentionBackwardConfig::cta_pairs: 2; else
+// 1): backward_tile_coord's order over units of `ctas` neighbouring K/V tiles of one (batch, K/V
+// head), linear tile u * ctas + m being member m of unit u. A unit's CTAs walk the same Q tiles,
+// those that see its first K/V tile (the later tiles' extra steps are masked whole, causal); a
+// member past the last K/V tile (kv_tiles not a multiple of ctas) reads zero K and V and writes
+// nothing.
+struct BackwardTileUnit {
+  int batch_head;
+  int kv_tile;        // this member's
+  int first_kv_tile;  // the unit's first: where its walk starts
+};
+SWR_HOST_DEVICE int backward_tile_units(int kv_tiles, int ctas) {
+  return (kv_tiles + ctas - 1) / ctas;
+}
+SWR_HOST_DEVICE int backward_tile_count(int kv_tiles, int batch_kv_heads, int ctas) {
+  return backward_tile_units(kv_tiles, ctas) * ctas * batch_kv_heads;
+}
+SWR_HOST_DEVICE BackwardTileUnit backward_tile_unit(TileSwizzle swizzle, int head_group, int linear,
+                                                    int kv_tiles, int batch_kv_heads, int ctas) {
+  const TileCoord coord = backward_tile_coord(swizzle, head_group, linear / ctas,
+                                              backward_tile_units(kv_tiles, ctas), batch_kv_heads);
+  const int first = coord.q_tile * ctas;
+  return {coord.batch_head, first + linear % ctas, first};
+}
+
 }  // namespace attention
 }  // namespace swr

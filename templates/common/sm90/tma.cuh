@@ -80,6 +80,15 @@ __device__ __forceinline__ void tma_load_2d_multicast(void* dst, const TmaDescri
       "l"(generic_u64(map)), "r"(smem_u32(bar)), "r"(c0), "r"(c1), "h"(cta_mask)
       : "memory");
 }
+__device__ __forceinline__ void tma_load_4d_multicast(void* dst, const TmaDescriptor* map,
+                                                      unsigned long long* bar, int c0, int c1,
+                                                      int c2, int c3, unsigned short cta_mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      ".multicast::cluster [%0], [%1, {%3, %4, %5, %6}], [%2], %7;" ::"r"(smem_u32(dst)),
+      "l"(generic_u64(map)), "r"(smem_u32(bar)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "h"(cta_mask)
+      : "memory");
+}
 
 // 2-D tile store from shared memory; out-of-bounds parts of the box are not written.
 // The shared-memory writes it reads must be made visible to the async proxy first

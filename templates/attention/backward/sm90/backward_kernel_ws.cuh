@@ -296,7 +296,7 @@ __device__ __forceinline__ void consume(const BackwardWsTiles<T>& tiles, void* d
       fence_floats<kDqRegs>(dq);
       fence_floats<kAccumRegs>(dv_acc);
       fence_words<kPackedRegs>(p_packed);
-      mbarrier_arrive(&bars.d_o.empty[slot]);  // dO and delta are read
+      release_shared_slot<T>(bars.d_o, slot);  // dO and delta are read
       const bool dq_of_a_step = !T::kLaggedDq || step > 0;
       if (dq_of_a_step) {
         if constexpr (T::kLaggedDq) release_read_slot();
@@ -306,7 +306,7 @@ __device__ __forceinline__ void consume(const BackwardWsTiles<T>& tiles, void* d
       wgmma_wait<0>();  // dK, while the stores land
       fence_floats<kAccumRegs>(dk_acc);
       fence_words<kPackedRegs>(ds_packed);
-      mbarrier_arrive(&bars.q.empty[slot]);  // Q and L are read
+      release_shared_slot<T>(bars.q, slot);  // Q and L are read
       if (dq_of_a_step) hand_over_dq();
       state.advance();
     }

@@ -22,6 +22,7 @@
 #include "attention/backward/backward_args.cuh"
 #include "attention/backward/backward_schedule.cuh"
 #include "attention/sm90/role_tiles.cuh"
+#include "common/sm90/cluster.cuh"
 #include "common/sm90/mbarrier.cuh"
 #include "common/sm90/pipeline.cuh"
 #include "common/sm90/tile_queue.cuh"
@@ -102,16 +103,26 @@ struct BackwardWsTile {
   int steps;  // query heads of the group x the Q tiles that see the K/V tile
 };
 
+// The CTA's tile of linear index `linear`; with CTA pairs (T::kClusterCtas == 2) the schedule's
+// units of two neighbouring K/V tiles (backward_tile_unit), the two CTAs of a cluster, which walk
+// the same Q tiles so that each loads half of a step's Q and dO for both (multicast).
+template <class T>
+__device__ __forceinline__ int backward_ws_total_tiles(const BackwardArgs& args) {
+  return backward_tile_count(args.kv_tiles, args.batch * args.kv_heads, T::kClusterCtas);
+}
+
 template <class T>
 __device__ __forceinline__ BackwardWsTile backward_ws_tile(int linear, const BackwardArgs& args) {
-  const TileCoord coord = backward_tile_coord(T::kSwizzle, T::kHeadGroup, linear, args.kv_tiles,
-                                              args.batch * args.kv_heads);
+  const BackwardTileUnit unit =
+      backward_tile_unit(T::kSwizzle, T::kHeadGroup, linear, args.kv_tiles,
+                         args.batch * args.kv_heads, T::kClusterCtas);
   BackwardWsTile tile;
-  tile.batch = coord.batch_head / args.kv_heads;
-  tile.kv_head = coord.batch_head - tile.batch * args.kv_heads;
-  tile.kv_tile = coord.q_tile;
-  tile.first_q_tile = first_q_tile_of_kv_tile(T::kCausal, tile.kv_tile, T::kBlockM, T::kBlockN,
-                                              args.seq_q, args.causal_shift, args.q_tiles);
+  tile.batch = unit.batch_head / args.kv_heads;
+  tile.kv_head = unit.batch_head - tile.batch * args.kv_heads;
+  tile.kv_tile = unit.kv_tile;
+  tile.first_q_tile =
+      first_q_tile_of_kv_tile(T::kCausal, unit.first_kv_tile, T::kBlockM, T::kBlockN, args.seq_q,
+                              args.causal_shift, args.q_tiles);
   tile.steps = args.group_heads * (args.q_tiles - tile.first_q_tile);
   return tile;
 }
@@ -146,7 +157,7 @@ template <class T, bool Holds = false, class Body>
 __device__ __forceinline__ void backward_ws_tiles(BackwardWsBarriers<T>& bars,
                                                   const BackwardArgs& args, Body&& body) {
   if constexpr (T::kPersistence != Persistence::dynamic) {
-    for_each_tile<T::kPersistence>(args.kv_tiles * args.batch * args.kv_heads, args.tile_counter,
+    for_each_tile<T::kPersistence>(backward_ws_total_tiles<T>(args), args.tile_counter,
                                    args.wave_size, body);
   } else {
     for (int round = 0;; ++round) {
@@ -172,7 +183,8 @@ __device__ __forceinline__ void backward_ws_tiles(BackwardWsBarriers<T>& bars,
 template <class T>
 __device__ __forceinline__ void schedule_tiles(BackwardWsBarriers<T>& bars,
                                                const BackwardArgs& args) {
-  const int total = args.kv_tiles * args.batch * args.kv_heads;
+  static_assert(T::kClusterCtas == 1, "dynamic persistence hands out single tiles");
+  const int total = backward_ws_total_tiles<T>(args);
   int tile = blockIdx.x;
   for (int n = 0;; ++n) {
     bars.queue.wait_free(n);
@@ -195,6 +207,25 @@ __device__ __forceinline__ void load_rows(unsigned char* dst, const TmaDescripto
   }
 }
 
+// A step's Q (or dO) rows into `rows` of every CTA of the cluster: the 64-column boxes of Q, then
+// of dO, dealt out in turn to the CTAs, each loading its boxes for all (multicast). `box` is the
+// first box of this ring in that count.
+template <class T>
+__device__ __forceinline__ void load_shared_rows(unsigned char* rows, const TmaDescriptor* map,
+                                                 unsigned long long* full, int box, int row,
+                                                 int head, int batch, int rank) {
+  if constexpr (T::kClusterCtas == 1) {
+    load_rows<T, T::kBlockM>(rows, map, full, row, head, batch);
+  } else {
+#pragma unroll
+    for (int c = 0; c < T::kHeadDim / 64; ++c) {
+      if ((box + c) % T::kClusterCtas != rank) continue;
+      swr::sm90::tma_load_4d_multicast(rows + c * T::kBlockM * 128, map, full, c * 64, row, head,
+                                       batch, (1u << T::kClusterCtas) - 1);
+    }
+  }
+}
+
 // Q and dO of a step share one ring position: their slots fill and free in the same order.
 template <class T>
 __device__ __forceinline__ void produce(const TmaDescriptor* q_map, const TmaDescriptor* k_map,
@@ -203,6 +234,7 @@ __device__ __forceinline__ void produce(const TmaDescriptor* q_map, const TmaDes
   BackwardWsBarriers<T>& bars = tiles.barriers();
   PipelineState<1> kv_state;
   PipelineState<T::kStages> state;  // of the Q and the dO ring alike
+  const int rank = T::kClusterCtas == 1 ? 0 : static_cast<int>(swr::sm90::cluster_cta_rank());
   // The launch block's counts (args.q_tiles, ...) rather than values computed here: they stay in
   // the constant bank, not in the producer's 24 registers.
   backward_ws_tiles<T, true>(bars, args, [&](int linear, int round) {
@@ -226,20 +258,22 @@ __device__ __forceinline__ void produce(const TmaDescriptor* q_map, const TmaDes
       const unsigned list = backward_ws_list_row<T>(tile, at, args);
       // One ring's free slot: the step's rows of Q (or dO) by TMA and their list (L or delta)
       // by a bulk copy, both counted on the slot's full barrier.
+      // (With CTA pairs the slot's full barrier counts the rows the other CTA multicasts too.)
       auto load_step = [&](PipelineBarriers<T::kStages>& ring, unsigned char* rows,
-                           const TmaDescriptor* map, float* list_tile, const float* list_rows) {
+                           const TmaDescriptor* map, int box, float* list_tile,
+                           const float* list_rows) {
         unsigned long long* full = &ring.full[state.index];
         swr::sm90::mbarrier_arrive_expect_tx(full, T::kQBytes + T::kListBytes);
-        load_rows<T, T::kBlockM>(rows, map, full, at.q_row0, at.head, tile.batch);
+        load_shared_rows<T>(rows, map, full, box, at.q_row0, at.head, tile.batch, rank);
         swr::sm90::bulk_load(list_tile, list_rows + list, T::kListBytes, full);
       };
       bars.q.producer_acquire(state);
       bars.steps[state.index] = at;
-      load_step(bars.q, tiles.q(state.index), q_map, tiles.lse_log2(state.index),
+      load_step(bars.q, tiles.q(state.index), q_map, 0, tiles.lse_log2(state.index),
                 args.workspace.lse_log2);
       bars.d_o.producer_acquire(state);
-      load_step(bars.d_o, tiles.d_o(state.index), d_o_map, tiles.delta(state.index),
-                args.workspace.delta);
+      load_step(bars.d_o, tiles.d_o(state.index), d_o_map, T::kHeadDim / 64,
+                tiles.delta(state.index), args.workspace.delta);
       state.advance();
       if (index == walk.last) break;
     }
@@ -258,8 +292,11 @@ __device__ __forceinline__ void run_backward_ws(
   if (threadIdx.x == 0) {
     BackwardWsBarriers<T>& bars = tiles.barriers();
     bars.kv.init(1, T::kConsumerThreads);
-    bars.q.init(1, T::kConsumerThreads);
-    bars.d_o.init(1, T::kConsumerThreads);
+    // With CTA pairs a Q or dO slot is free once the other CTA's consumer warps have read it too.
+    constexpr int kRingReleases =
+        T::kConsumerThreads + (T::kClusterCtas - 1) * T::kConsumerThreads / 32;
+    bars.q.init(1, kRingReleases);
+    bars.d_o.init(1, kRingReleases);
     swr::sm90::mbarrier_init(&bars.p_full, 128);
     swr::sm90::mbarrier_init(&bars.ds_full, 128);
     bars.ds_slots.init(T::kConsumerThreads, T::kConsumerThreads);
@@ -272,7 +309,12 @@ __device__ __forceinline__ void run_backward_ws(
     swr::sm90::tma_prefetch_descriptor(v_map);
     swr::sm90::tma_prefetch_descriptor(d_o_map);
   }
-  __syncthreads();
+  // The other CTA's multicasts land on this one's barriers: both are initialized first.
+  if constexpr (T::kClusterCtas == 1) {
+    __syncthreads();
+  } else {
+    swr::sm90::cluster_sync();
+  }
   if (threadIdx.x < 128) {
     swr::sm90::warpgroup_reg_dealloc<T::kProducerRegisters>();
     if (threadIdx.x == 0) {
@@ -286,6 +328,21 @@ __device__ __forceinline__ void run_backward_ws(
   } else {
     swr::sm90::warpgroup_reg_alloc<T::kConsumerRegisters>();
     consumers();
+  }
+  // Neither CTA of a pair leaves while the other may still release its slots here.
+  if constexpr (T::kClusterCtas > 1) swr::sm90::cluster_sync();
+}
+
+// A consumer's release of a Q or dO slot: its own arrival, and with CTA pairs, once its warp has
+// read the slot, one arrival of the warp on the other CTA's barrier (whose producer multicast
+// half of the slot here).
+template <class T, int Stages>
+__device__ __forceinline__ void release_shared_slot(PipelineBarriers<Stages>& ring, int slot) {
+  swr::sm90::mbarrier_arrive(&ring.empty[slot]);
+  if constexpr (T::kClusterCtas == 2) {
+    __syncwarp();
+    if (threadIdx.x % 32 == 0)
+      swr::sm90::mbarrier_arrive_cluster(&ring.empty[slot], swr::sm90::cluster_cta_rank() ^ 1u);
   }
 }
 

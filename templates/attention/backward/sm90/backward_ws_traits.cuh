@@ -16,7 +16,7 @@ namespace sm90 {
 
 template <int HeadDim, int BlockM, int Stages, Element Elem, bool Causal, KvOrder Order,
           Persistence Persist, TileSwizzle Swizzle, int HeadGroup, bool DeterministicDq,
-          bool LaggedDq>
+          bool LaggedDq, bool CtaPairs = false>
 struct BackwardWsTraits : BackwardStepTraits<HeadDim, BlockM, 2, 2, Elem, Causal, Order, Persist,
                                              Swizzle, HeadGroup, DeterministicDq>,
                           BackwardWsRoles<HeadDim, BlockM, Stages> {
@@ -34,6 +34,10 @@ struct BackwardWsTraits : BackwardStepTraits<HeadDim, BlockM, 2, 2, Elem, Causal
   // whose dS^T both stored a step ago: neither waits for the other's step; the dS^T slots
   // become a full/empty ring).
   static constexpr bool kLaggedDq = LaggedDq;
+  // CTA pairs: a cluster of two CTAs owns two neighbouring K/V tiles of a head and walks the same Q
+  // tiles, each loading half of every step's Q and dO for both (TMA multicast): half the L2 reads
+  // of Q and dO. The kernel entry then carries __cluster_dims__(2, 1, 1).
+  static constexpr int kClusterCtas = CtaPairs ? 2 : 1;
   // Who reads each of dynamic persistence's tiles from the queue: every consumer thread, the
   // producer and the dQ writer's warp (which walks the tiles itself, backward_kernel_ws.cuh).
   static constexpr int kTileReaders =
@@ -66,6 +70,8 @@ struct BackwardWsTraits : BackwardStepTraits<HeadDim, BlockM, 2, 2, Elem, Causal
                 "the accumulator layout splits dQ as the consumers do");
   static_assert(BlockM + HeadDim <= 208, "S^T, dP^T, dK and dV in a consumer's registers");
   static_assert(Stages >= 1 && Stages <= 3, "Q/dO pipeline depth 1..3");
+  static_assert(!CtaPairs || (Persist == Persistence::grid && !DeterministicDq),
+                "CTA pairs take a grid's tiles, and add dQ atomically");
   static_assert(kSharedBytes <= 232448, "sm_90 opt-in shared memory per block");
 };
 

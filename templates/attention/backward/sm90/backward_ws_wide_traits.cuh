@@ -30,6 +30,7 @@ struct BackwardWsWideTraits : BackwardStepTraits<HeadDim, 64, 1, 2, Elem, Causal
   static constexpr bool kMaskByBranch = Causal;
   // Who reads each of dynamic persistence's tiles from the queue: every consumer thread and the
   // producer.
+  static constexpr int kClusterCtas = 1;
   static constexpr int kTileReaders = BackwardWsRoles<HeadDim, 64, Stages>::kConsumerThreads + 1;
 
   // dQ as the consumers add it (each warpgroup half the columns: DqFragmentLayout's split).
