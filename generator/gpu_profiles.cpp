@@ -134,7 +134,7 @@ GpuProfile h200_profile() {
   gpu.l2_bytes = 60 * kMiB;
   gpu.dram_bytes_per_second = 4.8e12;  // H200 datasheet: 4.8 TB/s HBM3e
   // H200 datasheet: 989 TFLOP/s dense fp16 (same SMs as H100). cuBLAS reached 766 TFLOP/s fp16 at
-  // 4096^3 on the lent H200 (bench/results/gemm-sweep-h200/gemm-performance.txt).
+  // 4096^3 on the lent H200 (bench/results/gemm-sweep-h200/gemm-performance.txt.xz).
   gpu.peak_tensor_flops = 989e12;
   // The tuner's counters against the model over S 16K-256K, D 64/128, causal and not, cyclic and
   // sawtooth, grid and static: computed by swr-l2-calibration and embedded at build time.
