@@ -183,8 +183,12 @@ BackwardPrediction predict_backward_variant(const AttentionBackwardProblem& prob
                                            config.block_n, shape.seq_q, shape.causal_shift());
     slot.steps = group_heads * (tiles.q_tiles() - first);
     slot.step = 0;
-    slot.walk.emplace(schedule_order(config.order), group_heads, first, tiles.q_tiles(),
-                      assignment->round);
+    // A pair walks in its first tile's round (the kernel's rule; pairs take a grid's tiles).
+    const int round = config.cta_pairs
+                          ? attention::backward_unit_round(
+                                static_cast<int>(assignment->linear_tile), wave_size, unit_ctas)
+                          : assignment->round;
+    slot.walk.emplace(schedule_order(config.order), group_heads, first, tiles.q_tiles(), round);
     slot.at = slot.walk->start();
     slot.running = true;
     const int kv_index = slot.batch * kv_heads + slot.kv_head;

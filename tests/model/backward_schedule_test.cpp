@@ -150,6 +150,14 @@ TEST(BackwardSchedule, CtaPairsTakeEveryTileOnceInUnitsOfNeighbours) {
           }
         }
         EXPECT_EQ(static_cast<int>(seen.size()), kv_tiles * batch_kv_heads);
+        // Both members walk in one round, odd waves included; single CTAs in grid_round's.
+        for (int wave = 1; wave <= 5; ++wave) {
+          for (int linear = 0; linear < count; ++linear) {
+            EXPECT_EQ(backward_unit_round(linear, wave, 2),
+                      backward_unit_round(linear ^ 1, wave, 2));
+            EXPECT_EQ(backward_unit_round(linear, wave, 1), grid_round(linear, wave));
+          }
+        }
         EXPECT_EQ(past_the_end, kv_tiles % 2 * batch_kv_heads);
       }
     }

@@ -131,6 +131,11 @@ SWR_HOST_DEVICE int backward_tile_units(int kv_tiles, int ctas) {
 SWR_HOST_DEVICE int backward_tile_count(int kv_tiles, int batch_kv_heads, int ctas) {
   return backward_tile_units(kv_tiles, ctas) * ctas * batch_kv_heads;
 }
+// The round a grid's tile `linear` walks in: its unit's first tile's (grid_round alone would split
+// a pair where the wave is odd, and the two CTAs' sawtooth walks would differ).
+SWR_HOST_DEVICE int backward_unit_round(int linear, int wave_size, int ctas) {
+  return grid_round(linear - linear % ctas, wave_size);
+}
 SWR_HOST_DEVICE BackwardTileUnit backward_tile_unit(TileSwizzle swizzle, int head_group, int linear,
                                                     int kv_tiles, int batch_kv_heads, int ctas) {
   const TileCoord coord = backward_tile_coord(swizzle, head_group, linear / ctas,

@@ -157,15 +157,14 @@ template <class T, bool Holds = false, class Body>
 __device__ __forceinline__ void backward_ws_tiles(BackwardWsBarriers<T>& bars,
                                                   const BackwardArgs& args, Body&& body) {
   if constexpr (T::kPersistence != Persistence::dynamic) {
-    // A pair's CTAs walk in the round of the pair's first tile (grid_round splits a pair where
-    // the wave is odd), so that their walks stay the same.
+    // A pair's CTAs walk in the round of the pair's first tile (backward_unit_round).
+    const auto in_unit_round = [&](int linear, int round) {
+      if constexpr (T::kClusterCtas > 1)
+        round = backward_unit_round(linear, args.wave_size, T::kClusterCtas);
+      body(linear, round);
+    };
     for_each_tile<T::kPersistence>(backward_ws_total_tiles<T>(args), args.tile_counter,
-                                   args.wave_size, [&](int linear, int round) {
-                                     if constexpr (T::kClusterCtas > 1)
-                                       round = grid_round(linear - linear % T::kClusterCtas,
-                                                          args.wave_size);
-                                     body(linear, round);
-                                   });
+                                   args.wave_size, in_unit_round);
   } else {
     for (int round = 0;; ++round) {
       const int tile =
