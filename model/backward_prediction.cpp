@@ -138,7 +138,7 @@ BackwardPrediction predict_backward_variant(const AttentionBackwardProblem& prob
   const int kv_heads = shape.kv_head_count();
   const int group_heads = shape.heads / kv_heads;
   const int batch_kv_heads = shape.batch * kv_heads;
-  const int unit_ctas = config.cta_pairs ? 2 : 1;
+  const int unit_ctas = config.cluster_ctas();
   const std::int64_t units =
       attention::backward_tile_count(tiles.kv_tiles(), batch_kv_heads, unit_ctas);
   TileDispenser dispenser(config.persistence, units, wave_size);

@@ -82,10 +82,12 @@ KernelSource render_attention_backward_kernel(const AttentionBackwardProblem& pr
   // One CTA per SM at least, which the launch bounds say: without it ptxas for sm_121 traded
   // spills (8 to 40 bytes) for two CTAs of 128 registers (and setmaxnreg needs the cap).
   // CTA pairs run as clusters of two (the launch's grid a whole number of them).
-  text += std::string("extern \"C\" __global__ void ") +
-          (config.cta_pairs ? "__cluster_dims__(2, 1, 1) " : "") +
-          "__launch_bounds__(Traits::kThreads, 1) " + std::string(kBackwardEntryName) + "(\n" +
-          inputs + " void* dk, void* dv,\n    const swr::attention::BackwardArgs args) {\n";
+  text +=
+      std::string("extern \"C\" __global__ void ") +
+      (config.cta_pairs ? "__cluster_dims__(" + std::to_string(config.cluster_ctas()) + ", 1, 1) "
+                        : std::string()) +
+      "__launch_bounds__(Traits::kThreads, 1) " + std::string(kBackwardEntryName) + "(\n" + inputs +
+      " void* dk, void* dv,\n    const swr::attention::BackwardArgs args) {\n";
   if (config.planted_fault) {
     // Test-only, as the forward's: prove fault isolation.
     text +=

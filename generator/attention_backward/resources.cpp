@@ -166,15 +166,14 @@ int attention_backward_shared_bytes(const AttentionBackwardProblem& problem,
 std::string attention_backward_tile_problem(const AttentionBackwardProblem& problem,
                                             const AttentionBackwardConfig& config) {
   const int head_dim = problem.shape.head_dim;
+  const std::string only_that_kernel =
+      ": only the warp-specialized kernel whose two consumer warpgroups own 64 K/V rows each "
+      "(wgmma, 12 warps, block_n 128) has them";
   if (config.consumers == ConsumerSync::lagged && !config.pairs_kv_warpgroups()) {
-    return "consumers lagged: only the warp-specialized kernel whose two consumer warpgroups own "
-           "64 K/V rows each (wgmma, 12 warps, block_n 128) has them";
+    return "consumers lagged" + only_that_kernel;
   }
   if (config.cta_pairs) {
-    if (!config.pairs_kv_warpgroups()) {
-      return "cta_pairs: only the warp-specialized kernel whose two consumer warpgroups own 64 "
-             "K/V rows each (wgmma, 12 warps, block_n 128) has them";
-    }
+    if (!config.pairs_kv_warpgroups()) return "cta_pairs" + only_that_kernel;
     if (config.persistence != Persistence::grid) {
       return "cta_pairs with persistence " + std::string(to_string(config.persistence)) +
              ": a pair's two CTAs take neighbouring tiles of a grid, so grid persistence only";

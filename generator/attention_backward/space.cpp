@@ -145,26 +145,19 @@ std::vector<AttentionBackwardConfig> enumerate_attention_backward_configs(
           for (TileSwizzle swizzle : kSwizzles) {
             for (DqAccumulation dq : kDqModes) {
               for (ConsumerSync consumers : kConsumerSyncs) {
-                // Lagged consumers and CTA pairs are the two-warpgroup warp-specialized kernel's
-                // alone; pairs take a grid's tiles and add dQ atomically.
+                // Lagged consumers are the two-warpgroup warp-specialized kernel's alone.
                 if (consumers == ConsumerSync::lagged && !base.pairs_kv_warpgroups()) continue;
-                for (bool cta_pairs : {false, true}) {
-                  if (cta_pairs &&
-                      (!base.pairs_kv_warpgroups() || persistence != Persistence::grid ||
-                       dq != DqAccumulation::atomic)) {
-                    continue;
-                  }
-                  AttentionBackwardConfig config = base;
-                  config.order = order;
-                  config.persistence = persistence;
-                  config.swizzle = swizzle;
-                  config.head_group = swizzle == TileSwizzle::head_groups ? group : 1;
-                  config.dq = dq;
-                  config.consumers = consumers;
-                  config.cta_pairs = cta_pairs;
-                  if (config == base) continue;
-                  configs.push_back(config);
-                }
+                AttentionBackwardConfig config = base;
+                config.order = order;
+                config.persistence = persistence;
+                config.swizzle = swizzle;
+                config.head_group = swizzle == TileSwizzle::head_groups ? group : 1;
+                config.dq = dq;
+                config.consumers = consumers;
+                if (config != base) configs.push_back(config);
+                // And its CTA pairs where they may be.
+                config.cta_pairs = true;
+                if (config.may_pair_ctas()) configs.push_back(config);
               }
             }
           }

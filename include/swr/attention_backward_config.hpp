@@ -64,6 +64,13 @@ struct SWR_API AttentionBackwardConfig {
   // The warp-specialized kernel whose two consumer warpgroups own 64 K/V rows each: the one whose
   // consumers may lag (ConsumerSync).
   bool pairs_kv_warpgroups() const { return warp_specialized() && !splits_products(); }
+  // Where cta_pairs may be set: that kernel, taking a grid's tiles, adding dQ atomically.
+  bool may_pair_ctas() const {
+    return pairs_kv_warpgroups() && persistence == Persistence::grid &&
+           dq == DqAccumulation::atomic;
+  }
+  // CTAs a cluster (and a unit of the backward's schedule: backward_tile_unit).
+  int cluster_ctas() const { return cta_pairs ? 2 : 1; }
 
   // e.g. "bwd-m64n128w8s2-sawtooth-grid-head_major", "bwd-m64n64w4s2-cyclic-static-groups4-det",
   // "bwd-wgmma-m64n128w12s2-cyclic-dynamic-head_major-lag", "bwd-wgmma-m80n128w12s2-cyclic-grid-

@@ -8,6 +8,7 @@
 #include "runtime/attention_layout.hpp"
 #include "runtime/attention_tensor_maps.hpp"
 #include "swr/runtime_options.hpp"
+#include "templates/attention/backward/backward_schedule.cuh"
 
 namespace swr {
 
@@ -155,12 +156,12 @@ AttentionBackwardModule::AttentionBackwardModule(const CudaDriver& driver,
 
 int AttentionBackwardModule::grid_size(const AttentionBackwardProblem& problem) const {
   const AttentionProblem& shape = problem.shape;
-  const long long kv_tiles = (shape.seq_kv + config_.block_n - 1) / config_.block_n;
-  // CTA pairs: whole pairs of K/V tiles a head (backward_tile_count).
-  const long long ctas = config_.cta_pairs ? 2 : 1;
-  const long long tiles = (kv_tiles + ctas - 1) / ctas * ctas * shape.batch * shape.kv_head_count();
-  if (config_.persistence == Persistence::grid) return static_cast<int>(tiles);
-  return static_cast<int>(std::min<long long>(tiles, wave_size()));
+  const int kv_tiles = (shape.seq_kv + config_.block_n - 1) / config_.block_n;
+  // The kernel's count: with CTA pairs, whole pairs of K/V tiles a head.
+  const int tiles = attention::backward_tile_count(kv_tiles, shape.batch * shape.kv_head_count(),
+                                                   config_.cluster_ctas());
+  if (config_.persistence == Persistence::grid) return tiles;
+  return std::min(tiles, wave_size());
 }
 
 namespace {
