@@ -10,7 +10,8 @@
 # each side runs its own kernels), carried to the GPU machine; sides are named A, B, C, ... in
 # that order. The shapes are issue 27's D=128 and D=64 points, each with the warp-specialized
 # variant the tuner found fastest there; SHAPES=FILE takes them from FILE instead, one
-# "swr-tune shape options|config key" a line (a shape may come with several configs). Last, lines
+# "swr-tune shape options|config key" a line (a shape may come with several configs); FAMILY=attention
+# times forward variants instead (the family the keys belong to). Last, lines
 # starting with '#': each shape and config's median per side and its ratio to A's (below 1:
 # faster than A).
 set -uo pipefail
@@ -40,6 +41,7 @@ shapes=(
   "--batch 1 --heads 32 --seq 32768 --head-dim 64|bwd-wgmma-m128n128w12s2-cyclic-static-head_major"
   "--batch 1 --heads 32 --seq 32768 --head-dim 64 --causal|bwd-wgmma-m128n128w12s2-cyclic-grid-head_major")
 fi
+FAMILY=${FAMILY:-attention-backward}
 W=$(mktemp -d /tmp/swr-ab.XXXXXX)
 mkdir -p "$W/home"
 export HOME=$W/home SWR_DB=
@@ -51,12 +53,12 @@ for round in $(seq 1 "$ROUNDS"); do
       read -ra dims <<<"${entry%%|*}"
       config=${entry##*|}
       db=$W/$side-$round.db
-      if ! "$bin" --family attention-backward --gpu auto "${dims[@]}" --dtype bf16 --config "$config" \
+      if ! "$bin" --family "$FAMILY" --gpu auto "${dims[@]}" --dtype bf16 --config "$config" \
         --counters none --db "$db" >"$W/tune.log" 2>&1; then
         echo "FAIL $side $round ${entry%%|*}: $(tail -1 "$W/tune.log")"
         continue
       fi
-      "$bin" show --family attention-backward --gpu auto "${dims[@]}" --dtype bf16 --db "$db" \
+      "$bin" show --family "$FAMILY" --gpu auto "${dims[@]}" --dtype bf16 --db "$db" \
         --json >"$W/show.json"
       python3 - "$side" "$round" "${entry%%|*}" "$config" "$W/show.json" <<'PY'
 import json, sys

@@ -320,8 +320,20 @@ __device__ __forceinline__ void consume(unsigned char* tiles, SharedStorage<T>& 
               rows.mask(s, q_row0, kv_col0, seq_kv, causal_shift);
               float rescale[2];
               const bool moved = rows.softmax(s, scale_log2, rescale);
-              swr::sm90::wgmma_wait<0>();
-              fence_floats<kO>(out);
+              // PV(j-1)'s wait, in both arms of a branch after the softmax: in the softmax's
+              // block ptxas hoisted the wait above all but four of its instructions (the PTX had
+              // it after them, and no empty asm fence holds ptxas), so that the softmax ran after
+              // PV(j-1) instead of beside it. The arms split on the step's parity, the same in
+              // every warp of the warpgroup: its warps must reach the wait at one pc (a warp's
+              // own vote, `moved`, failed synccheck).
+              fence_floats<kS>(s);
+              if (step % 2) {
+                swr::sm90::wgmma_wait<0>();
+                fence_floats<kO>(out);
+              } else {
+                swr::sm90::wgmma_wait<0>();
+                fence_floats<kO>(out);
+              }
               if constexpr (!T::kPInSharedMemory) fence_words<kP>(p);
               release(&bars.v.empty[v_state.index]);
               v_state.advance();
