@@ -326,7 +326,6 @@ __device__ __forceinline__ void consume(unsigned char* tiles, SharedStorage<T>& 
               // PV(j-1) instead of beside it. The arms split on the step's parity, the same in
               // every warp of the warpgroup: its warps must reach the wait at one pc (a warp's
               // own vote, `moved`, failed synccheck).
-              fence_floats<kS>(s);
               if (step % 2) {
                 swr::sm90::wgmma_wait<0>();
                 fence_floats<kO>(out);
