@@ -8,6 +8,9 @@
 #   call 2, carry [DEST, .device/fa4b]:  OUT=$OUT bash DEST/run.sh peers   (at once after call 1)
 #           (ORDERS="balanced rotating" times the grid in each round order, one after the other)
 #   then, on the same machine:          OUT=$OUT bash DEST/run.sh repeat
+#   on a machine of two GPUs:           OUT=$OUT bash DEST/run.sh split tune|peers
+#           (GPU 0 takes the even points, GPU 1 the odd ones, at once: each its own work folder,
+#            catalog and results under $OUT/gpu0 and $OUT/gpu1; a point is timed on one GPU)
 #
 # tune:  copies FA4's first part to /tmp; tunes the forward and the backward of every point with
 #        --model-top 10 into /tmp/swr-peers/catalog.db (kept for call 2). (The whole backward
@@ -44,7 +47,10 @@ if [[ ${1:-} == stage ]]; then
 fi
 
 OUT=${OUT:?OUT: where the results go}
-W=/tmp/swr-peers
+# SWR_GPU: the one GPU (its index) this run uses, by itself or as one half of `split`.
+GPU=${SWR_GPU:-0}
+export CUDA_VISIBLE_DEVICES=$GPU
+W=/tmp/swr-peers${SWR_GPU:+-gpu$SWR_GPU}
 mkdir -p "$W/logs" "$W/home"
 export PYTHONUNBUFFERED=1 SWR_RUNTIME_LIBRARY=$here/lib/libswr_runtime.so
 export SWR_CACHE_DIR=$W/cubins HOME=$W/home SWR_TUNE_PATH=$here/bin/swr-tune SWR_DB=
@@ -71,6 +77,25 @@ tune_backward() {
   done
 }
 
+if [[ ${1:-} == split ]]; then
+  # FA4's packs are copied and unpacked once, before the two halves start.
+  if [[ ${2:-} == tune ]]; then
+    mkdir -p /tmp/fa4 && cp .device/fa4a/part.* /tmp/fa4/ 2>/dev/null
+  elif [[ ! -d /tmp/site/flash_attn ]] && ls /tmp/fa4/part.* >/dev/null 2>&1; then
+    cat /tmp/fa4/part.* .device/fa4b/part.* | xz -d -T8 | (mkdir -p /tmp/site && tar -C /tmp/site -xf -)
+  fi
+  for gpu in 0 1; do
+    half=()
+    for ((i = gpu; i < ${#POINTS[@]}; i += 2)); do half+=("${POINTS[i]}"); done
+    mkdir -p "$OUT/gpu$gpu"
+    SWR_GPU=$gpu SWR_PEER_POINTS="${half[*]}" OUT=$OUT/gpu$gpu bash "$0" "${2:?split tune|peers}" \
+      > "$OUT/gpu$gpu/run.log" 2>&1 &
+  done
+  wait
+  tail -n 40 "$OUT"/gpu*/run.log
+  exit 0
+fi
+
 if [[ ${1:-} == repeat ]]; then
   STEPS=$W/steps-repeat.txt
   tune_backward "$W/repeat.db" -repeat
@@ -82,9 +107,9 @@ fi
 
 if [[ ${1:-} == tune ]]; then
   STEPS=$W/steps-tune.txt
-  mkdir -p /tmp/fa4 && cp .device/fa4a/part.* /tmp/fa4/ 2>/dev/null
+  ls /tmp/fa4/part.* >/dev/null 2>&1 || { mkdir -p /tmp/fa4 && cp .device/fa4a/part.* /tmp/fa4/ 2>/dev/null; }
   {
-    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
+    nvidia-smi -i "$GPU" --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
     cat "$here/COMMIT"
   } > "$W/env.txt" 2>&1
   for point in "${POINTS[@]}"; do
@@ -103,8 +128,9 @@ fi
 
 if [[ ${1:-} == peers ]]; then
   STEPS=$W/steps-peers.txt
-  if ls /tmp/fa4/part.* >/dev/null 2>&1; then
-    cat /tmp/fa4/part.* .device/fa4b/part.* | xz -d -T8 | (mkdir -p /tmp/site && tar -C /tmp/site -xf -)
+  if [[ -d /tmp/site/flash_attn ]] || ls /tmp/fa4/part.* >/dev/null 2>&1; then
+    [[ -d /tmp/site/flash_attn ]] ||
+      cat /tmp/fa4/part.* .device/fa4b/part.* | xz -d -T8 | (mkdir -p /tmp/site && tar -C /tmp/site -xf -)
     export PYTHONPATH=/tmp/site/nvidia_cutlass_dsl/dsl_packages:/tmp/site
   else
     echo "FA4's first part is gone (a fresh machine): FA4 not installed" >> "$STEPS"
@@ -114,7 +140,7 @@ if [[ ${1:-} == peers ]]; then
   [[ -f $W/catalog.db ]] || { echo "no catalog: run the tune call first" >> "$STEPS"; cat "$STEPS"; exit 1; }
   cd "$here/bench" || exit 1
   # The SM clock and power every 100 ms beside the runs (their `at` is the host's clock too).
-  nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,clocks_throttle_reasons.active \
+  nvidia-smi -i "$GPU" --query-gpu=timestamp,clocks.sm,power.draw,clocks_throttle_reasons.active \
     --format=csv,noheader -lms 100 > "$W/clocks.csv" 2>&1 &
   clocks=$!
   # ORDERS: the round orders to run the grid in, one after the other (training_step.py --order).
