@@ -1,5 +1,5 @@
 """Per variant, its three rounds of ncu metrics side by side, from the ncu.csv.xz that
-bench/results/attention-backward-ws-h200/cycles-2026-11-27/command.sh wrote (one '### round SHAPE KEY'
+bench/archive/cycles-2026-11-27/ncu_rounds.sh wrote (one '### round SHAPE KEY'
 line before each ncu --csv block).
 
     python3 bench/archive/cycles-2026-11-27/summarize.py bench/results/.../cycles-2026-11-27/ncu.csv.xz

@@ -1,3 +1,4 @@
+# Ran from the repository root on the GPU machine with .device/l2b/swr-tune (a stripped swr-tune build).
 # Cycles (gpc__cycles_elapsed.max), clock, time, DRAM bytes and L2 hit rate of swr backward variants
 # under ncu with the clocks left alone, three interleaved rounds: are cycles steadier than time?
 set -u
