@@ -77,13 +77,20 @@ tune_backward() {
   done
 }
 
+# FA4's first pack kept in /tmp/fa4 for call 2 (call 1 carries it), once a machine.
+keep_fa4_first_pack() {
+  ls /tmp/fa4/part.* >/dev/null 2>&1 || { mkdir -p /tmp/fa4 && cp .device/fa4a/part.* /tmp/fa4/ 2>/dev/null; }
+}
+# FA4 unpacked into /tmp/site from both packs, once a machine; fails where the first pack is gone.
+unpack_fa4() {
+  [[ -d /tmp/site/flash_attn ]] && return 0
+  ls /tmp/fa4/part.* >/dev/null 2>&1 || return 1
+  cat /tmp/fa4/part.* .device/fa4b/part.* | xz -d -T8 | (mkdir -p /tmp/site && tar -C /tmp/site -xf -)
+}
+
 if [[ ${1:-} == split ]]; then
   # FA4's packs are copied and unpacked once, before the two halves start.
-  if [[ ${2:-} == tune ]]; then
-    mkdir -p /tmp/fa4 && cp .device/fa4a/part.* /tmp/fa4/ 2>/dev/null
-  elif [[ ! -d /tmp/site/flash_attn ]] && ls /tmp/fa4/part.* >/dev/null 2>&1; then
-    cat /tmp/fa4/part.* .device/fa4b/part.* | xz -d -T8 | (mkdir -p /tmp/site && tar -C /tmp/site -xf -)
-  fi
+  if [[ ${2:-} == tune ]]; then keep_fa4_first_pack; else unpack_fa4; fi
   for gpu in 0 1; do
     half=()
     for ((i = gpu; i < ${#POINTS[@]}; i += 2)); do half+=("${POINTS[i]}"); done
@@ -107,7 +114,7 @@ fi
 
 if [[ ${1:-} == tune ]]; then
   STEPS=$W/steps-tune.txt
-  ls /tmp/fa4/part.* >/dev/null 2>&1 || { mkdir -p /tmp/fa4 && cp .device/fa4a/part.* /tmp/fa4/ 2>/dev/null; }
+  keep_fa4_first_pack
   {
     nvidia-smi -i "$GPU" --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
     cat "$here/COMMIT"
@@ -128,9 +135,7 @@ fi
 
 if [[ ${1:-} == peers ]]; then
   STEPS=$W/steps-peers.txt
-  if [[ -d /tmp/site/flash_attn ]] || ls /tmp/fa4/part.* >/dev/null 2>&1; then
-    [[ -d /tmp/site/flash_attn ]] ||
-      cat /tmp/fa4/part.* .device/fa4b/part.* | xz -d -T8 | (mkdir -p /tmp/site && tar -C /tmp/site -xf -)
+  if unpack_fa4; then
     export PYTHONPATH=/tmp/site/nvidia_cutlass_dsl/dsl_packages:/tmp/site
   else
     echo "FA4's first part is gone (a fresh machine): FA4 not installed" >> "$STEPS"
