@@ -91,6 +91,7 @@ nlohmann::json ModelPrediction::to_json() const {
   json["bound"] = bound;
   json["time_rule"] = time_rule;
   json["calibrated_on"] = calibrated_on;
+  json["form_calibrated"] = form_calibrated;
   json["wave_size"] = wave_size;
   json["sampled"] = sampled;
   return json;
@@ -185,6 +186,7 @@ void apply_time_model(std::vector<ModelPrediction>& predictions, const Attention
     prediction.bound = estimate.bound;
     prediction.time_rule = estimate.rule;
     prediction.calibrated_on = estimate.calibrated_on;
+    prediction.form_calibrated = estimate.form_calibrated;
   }
 }
 

@@ -48,7 +48,8 @@ struct ModelPrediction {
   double memory_seconds = 0;
   std::string bound;      // "memory" or "compute"
   std::string time_rule;  // "roofline", or how the time model found the step time ("measured", ...)
-  std::string calibrated_on;  // the calibration point: "<shape> <config>"
+  std::string calibrated_on;    // the calibration point: "<shape> <config>"
+  bool form_calibrated = true;  // TimeEstimate::form_calibrated
   int wave_size = 0;
   bool sampled = false;
   std::string note;

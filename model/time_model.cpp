@@ -177,6 +177,12 @@ AttentionConfig compute_twin(AttentionConfig config) {
   return config;
 }
 
+bool same_kernel_form(const AttentionConfig& a, const AttentionConfig& b) {
+  return a.path == b.path && a.overlap == b.overlap && a.pingpong == b.pingpong &&
+         a.p_in_smem == b.p_in_smem &&
+         (!a.is_wgmma() || a.consumer_warpgroups() == b.consumer_warpgroups());
+}
+
 GemmConfig compute_twin(GemmConfig config) {
   config.swizzle_stride = 0;
   config.swizzle_axis = SwizzleAxis::n;
@@ -246,8 +252,13 @@ TimeEstimate TimeModel::attention(const AttentionProblem& problem, const Attenti
   const double makespan =
       attention_makespan(problem, config, target.sm_count * std::max(ctas_per_sm, 1))
           .busiest_slot_steps;
-  return finish(found, config.path, makespan, target, ctas_per_sm, config.warps, dram_bytes,
-                calibration_, profile_of(calibration_));
+  TimeEstimate estimate = finish(found, config.path, makespan, target, ctas_per_sm, config.warps,
+                                 dram_bytes, calibration_, profile_of(calibration_));
+  estimate.form_calibrated =
+      found && std::any_of(found->second.begin(), found->second.end(), [&](const Candidate& c) {
+        return same_kernel_form(c.parsed->attention_config, config);
+      });
+  return estimate;
 }
 
 TimeEstimate TimeModel::gemm(const GemmProblem& problem, const GemmConfig& config,

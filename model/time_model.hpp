@@ -106,6 +106,9 @@ struct TimeEstimate {
                       // "none"; " D<n>" added when taken from head dim n (none measured at this D)
   std::string calibrated_on;  // "<shape> <config>" of the calibration point
   bool known = false;         // false: no calibration point of the path at all (time: DRAM only)
+  // false: every calibration point the step came from is another kernel form's (same_kernel_form),
+  // so the estimate says how fast that form is, not this one.
+  bool form_calibrated = true;
 };
 
 // A calibration point with its problem and config parsed once (TimeModel's own use).
@@ -159,6 +162,12 @@ double path_rate_per_sm(const GpuProfile& gpu, InstructionPath path, double mma_
 // without its swizzle stride (one kernel binary).
 AttentionConfig compute_twin(AttentionConfig config);
 GemmConfig compute_twin(GemmConfig config);
+
+// One kernel body up to its tile, pipeline depth and schedule: the same instruction path and, on
+// wgmma, the same consumers (as many warpgroups; overlap, ping-pong, P through shared memory).
+// The rules above borrow a step time across tiles and depths of a form reasonably; across forms
+// they guess.
+bool same_kernel_form(const AttentionConfig& a, const AttentionConfig& b);
 
 // sqrt(min(1, warps / 8)): the share of an SM's tensor rate its resident warps keep busy.
 double latency_hiding(int warps_per_sm);

@@ -159,6 +159,23 @@ int store_predictions(const std::filesystem::path& database, const GemmTarget& t
       });
 }
 
+std::size_t add_form_checks(const std::vector<model::ModelPrediction>& predictions,
+                            const std::vector<std::size_t>& ranked,
+                            std::vector<std::size_t>& chosen) {
+  std::size_t added = 0;
+  for (std::size_t index : ranked) {
+    const model::ModelPrediction& prediction = predictions[index];
+    if (prediction.form_calibrated) continue;
+    const bool form_chosen = std::any_of(chosen.begin(), chosen.end(), [&](std::size_t other) {
+      return model::same_kernel_form(predictions[other].config, prediction.config);
+    });
+    if (form_chosen) continue;
+    chosen.push_back(index);
+    ++added;
+  }
+  return added;
+}
+
 std::vector<std::size_t> model_top_positions(std::size_t ranked, int k) {
   const std::size_t top = std::min<std::size_t>(static_cast<std::size_t>(k), ranked);
   std::vector<std::size_t> positions(top);
@@ -234,16 +251,19 @@ std::vector<AttentionConfig> model_guided_variants(
   });
   const std::vector<std::size_t> positions = model_top_positions(ranked.size(), k);
   const std::size_t top = std::min<std::size_t>(static_cast<std::size_t>(k), ranked.size());
-  const std::size_t checks = positions.size() - top;
+  const std::size_t spread_checks = positions.size() - top;
   std::vector<std::size_t> chosen;
   for (std::size_t position : positions) chosen.push_back(ranked[position]);
+  const std::size_t form_checks = add_form_checks(predictions, ranked, chosen);
+  const std::size_t checks = spread_checks + form_checks;
   const std::string calibration =
       time_model ? "time model calibrated on " + time_model->calibration().gpu + " (" +
                        time_model->calibration().checked_on + ")"
                  : std::string("no time model calibration embedded: roofline times");
   std::cout << "model-guided tune of " << target.problem.key() << " (--model-top " << k
             << "): measuring the model's " << top << " fastest-predicted of " << ranked.size()
-            << " variants and " << checks << " spread-out checks; the other "
+            << " variants, " << spread_checks << " spread-out checks and " << form_checks
+            << " of kernel forms the time model has no measurement of; the other "
             << ranked.size() - top - checks << " are not measured (" << calibration << ")\n";
   std::vector<AttentionConfig> variants;
   for (std::size_t position = 0; position < chosen.size(); ++position) {
@@ -253,9 +273,12 @@ std::vector<AttentionConfig> model_guided_variants(
                                  ranked.begin()) +
         1;
     const bool check = position >= top;
-    std::cout << "  " << (check ? "check" : "top  ") << " #" << rank << "  "
-              << prediction.config_key << "  predicted " << prediction.predicted_seconds * 1e3
-              << " ms\n";
+    const bool form_check = position >= top + spread_checks;
+    const char* role = form_check ? "form " : check ? "check" : "top  ";
+    std::cout << "  " << role << " #" << rank << "  " << prediction.config_key << "  predicted "
+              << prediction.predicted_seconds * 1e3 << " ms"
+              << (form_check ? " (its form's time borrowed: " + prediction.time_rule + ")" : "")
+              << "\n";
     selection[target.problem.key() + "/" + prediction.config_key] = {
         {"rule", "model top K"},
         {"k", k},
@@ -263,6 +286,7 @@ std::vector<AttentionConfig> model_guided_variants(
         {"predicted_rank", rank},
         {"predicted_ms", prediction.predicted_seconds * 1e3},
         {"check", check},
+        {"form_check", form_check},
         {"model", std::string(kScheduleModelName) + " v" + kScheduleModelVersion},
         {"calibration", calibration}};
     variants.push_back(prediction.config);

@@ -47,13 +47,22 @@ int store_predictions(const std::filesystem::path& database, const GemmTarget& t
 
 // --model-top K: of `configs`, the K the model predicts fastest on `target` (time model over the
 // simulated misses, CTAs per SM from the compiled kernels), in predicted order, then up to
-// kModelTopChecks spread evenly over the rest of the ranking as a check on the model. Says so on
+// kModelTopChecks spread evenly over the rest of the ranking as a check on the model, then the
+// best of each kernel form the time model has no measurement of (add_form_checks). Says so on
 // stdout and adds each chosen variant's "selection" (its predicted rank and time, whether it is a
-// check, the calibration) to `selection`, keyed "<problem key>/<config key>".
+// check or a form check, the calibration) to `selection`, keyed "<problem key>/<config key>".
 inline constexpr int kModelTopChecks = 3;
 // Positions in a ranking of `ranked` variants that --model-top K measures: the first K, then
 // kModelTopChecks spread evenly over the rest.
 std::vector<std::size_t> model_top_positions(std::size_t ranked, int k);
+// Then, of each kernel form (model::same_kernel_form) that nothing in `chosen` has and whose time
+// the time model borrowed from another form (ModelPrediction::form_calibrated false), the
+// best-ranked variant, appended to `chosen` (indexes into `predictions`, `ranked` in predicted
+// order): the model cannot rank a form it never measured, so --model-top measures its best
+// candidate. Returns how many.
+std::size_t add_form_checks(const std::vector<model::ModelPrediction>& predictions,
+                            const std::vector<std::size_t>& ranked,
+                            std::vector<std::size_t>& chosen);
 // The same for the attention backward, ranked by its schedule replay's predicted time, then its
 // predicted L2 misses; each chosen variant's `selection` entry says why it was.
 std::vector<AttentionBackwardConfig> backward_model_guided_variants(

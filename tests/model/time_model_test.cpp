@@ -157,6 +157,41 @@ TEST(TimeModel, RulesForVariantsNeverMeasured) {
   EXPECT_DOUBLE_EQ(none.seconds, 1e-3);
 }
 
+// A kernel form the calibration never measured (here the overlapped ping-pong wgmma consumers, with
+// only the plain form's tile measured) still gets a time, borrowed from the same tile, and says
+// that the time is another form's; the measured form's variants and their twins say theirs is.
+TEST(TimeModel, SaysWhenAStepIsBorrowedFromAnotherKernelForm) {
+  TimeCalibration calibration = one_point_calibration();
+  StepPoint plain = calibration.points.front();
+  plain.config = "wgmma-m192n128s2-cyclic-dynamic-head_major";
+  plain.ctas_per_sm = 1;
+  plain.warps_per_sm = 16;
+  calibration.points.push_back(plain);
+  const TimeModel model(calibration);
+  const GpuProfile h200 = builtin("h200");
+  const AttentionProblem problem = attention_problem(1, 1, 1024, 64, false);
+  const auto estimate = [&](const char* config) {
+    return model.attention(problem, key(config), h200, 1, 0);
+  };
+  EXPECT_EQ(estimate("wgmma-m192n128s2-cyclic-dynamic-head_major").rule, "measured");
+  EXPECT_TRUE(estimate("wgmma-m192n128s2-cyclic-dynamic-head_major").form_calibrated);
+  EXPECT_TRUE(estimate("wgmma-m192n128s2-sawtooth-dynamic-groups2").form_calibrated);  // a twin
+  EXPECT_TRUE(estimate("wgmma-m192n128s3-cyclic-grid-head_major").form_calibrated);
+  const TimeEstimate overlapped = estimate("wgmma-m192n128s2-ov-pp-cyclic-dynamic-head_major");
+  EXPECT_EQ(overlapped.rule, "same tile");
+  EXPECT_FALSE(overlapped.form_calibrated);
+  EXPECT_FALSE(estimate("wgmma-m192n128s2-psm-cyclic-dynamic-head_major").form_calibrated);
+  EXPECT_TRUE(same_kernel_form(key("wgmma-m192n128s2-ov-pp-cyclic-grid-head_major"),
+                               key("wgmma-m192n176s3-ov-pp-sawtooth-dynamic-groups2")));
+  // Two consumer warpgroups take turns otherwise than three.
+  EXPECT_FALSE(same_kernel_form(key("wgmma-m192n128s2-ov-pp-cyclic-grid-head_major"),
+                                key("wgmma-m128n128s2-ov-pp-cyclic-grid-head_major")));
+  EXPECT_FALSE(same_kernel_form(key("wgmma-m192n128s2-ov-pp-cyclic-grid-head_major"),
+                                key("wgmma-m192n128s2-ov-pp-psm-cyclic-grid-head_major")));
+  EXPECT_FALSE(same_kernel_form(key("m128n64w4s2-cyclic-grid-head_major"),
+                                key("wgmma-m192n128s2-cyclic-grid-head_major")));
+}
+
 // Head dims never calibrated take the nearest calibrated head dim's step (|log2| of the ratio),
 // scaled by D over it, and say so; grouped K/V heads change no step (the makespan counts query
 // heads' tiles) and only the DRAM bytes the simulator predicts.

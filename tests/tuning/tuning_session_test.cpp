@@ -305,6 +305,34 @@ TEST_F(TuningSessionTest, BothShapesAreTunedAndKeptApart) {
   EXPECT_EQ(database.problem_summaries().size(), 2u);
 }
 
+// The form checks after --model-top's top K and spread-out checks: of each kernel form that nothing
+// chosen has and whose time the model borrowed from another form, the best-ranked variant, once.
+TEST(ModelTopFormChecks, AddTheBestOfEachUnmeasuredFormNotYetChosen) {
+  const auto prediction = [](const char* config, bool form_calibrated) {
+    model::ModelPrediction p;
+    p.config = *AttentionConfig::from_key(config);
+    p.config_key = config;
+    p.form_calibrated = form_calibrated;
+    return p;
+  };
+  const std::vector<model::ModelPrediction> predictions = {
+      prediction("wgmma-m192n128s2-cyclic-dynamic-head_major", true),          // 0
+      prediction("wgmma-m192n128s2-ov-pp-cyclic-grid-head_major", false),      // 1
+      prediction("wgmma-m192n128s3-ov-pp-cyclic-grid-head_major", false),      // 2
+      prediction("wgmma-m192n192s2-ov-pp-psm-cyclic-grid-head_major", false),  // 3
+      prediction("wgmma-m192n192s2-psm-cyclic-grid-head_major", true),         // 4
+      prediction("wgmma-m192n128s2-psm-cyclic-grid-head_major", false),        // 5
+  };
+  // Predicted order: 0, 4, 3, 2, 5, 1; the top 1 and one spread-out check (5, a psm variant).
+  const std::vector<std::size_t> ranked = {0, 4, 3, 2, 5, 1};
+  std::vector<std::size_t> chosen = {0, 5};
+  EXPECT_EQ(add_form_checks(predictions, ranked, chosen), 2u);
+  // ov-pp-psm's best (3) and ov-pp's best (2, ranked before 1); psm is chosen already and measured.
+  EXPECT_EQ(chosen, (std::vector<std::size_t>{0, 5, 3, 2}));
+  // Nothing more once every form is in.
+  EXPECT_EQ(add_form_checks(predictions, ranked, chosen), 0u);
+}
+
 // --model-top 2 of six variants: the model's two fastest in its order, then three checks spread
 // over the other four (ranks 4, 5, 6), each measurement saying how it was chosen.
 TEST_F(TuningSessionTest, ModelTopMeasuresTheModelsBestAndSpreadOutChecks) {
