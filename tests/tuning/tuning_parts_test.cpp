@@ -51,6 +51,14 @@ TEST(TimingStatistics, RunCountAdaptsToTheKernelTime) {
   EXPECT_EQ(runs_of(1.0), 20);   // capped
 }
 
+TEST(TimingStatistics, PowerWarmupFillsHalfASecond) {
+  EXPECT_EQ(power_warmup_runs(8.0), 63);     // 504 ms of an 8 ms forward
+  EXPECT_EQ(power_warmup_runs(17.0), 30);    // 510 ms
+  EXPECT_EQ(power_warmup_runs(600.0), 1);    // the run that measured it is warm-up enough
+  EXPECT_EQ(power_warmup_runs(0.01), 1000);  // a 10 us kernel: capped
+  EXPECT_EQ(power_warmup_runs(0.0), 1000);   // no measurable time
+}
+
 TEST(Base64, RoundTripsEveryLengthAndByte) {
   for (std::size_t length = 0; length < 70; ++length) {
     std::vector<char> bytes(length);

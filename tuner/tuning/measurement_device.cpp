@@ -111,6 +111,15 @@ WorkerReply MeasurementDevice::measure_guarded(const MeasurementSteps& steps) {
 std::vector<double> MeasurementDevice::timed_runs(const Launch& launch,
                                                   std::optional<double> stop_above_ms) {
   const CudaDriver& driver = CudaDriver::get();
+  // The GPU brought to its power cap first (kPowerWarmupMs): one run timed for its length, then as
+  // many back to back as fill the warm-up.
+  SWR_CU(driver, cuEventRecord(start_, stream_));
+  launch(stream_);
+  SWR_CU(driver, cuEventRecord(stop_, stream_));
+  SWR_CU(driver, cuEventSynchronize(stop_));
+  float warmup_ms = 0;
+  SWR_CU(driver, cuEventElapsedTime(&warmup_ms, start_, stop_));
+  for (int run = 1; run < power_warmup_runs(warmup_ms); ++run) launch(stream_);
   std::vector<double> times;
   double total_ms = 0;
   while (needs_another_timed_run(static_cast<int>(times.size()), total_ms)) {
@@ -188,6 +197,9 @@ nlohmann::json MeasurementDevice::common_method(int timed_run_count, DataType dt
                                                 std::uint64_t seed) const {
   return {
       {"warmup_runs", 1},
+      {"power_warmup", "back-to-back runs filling " +
+                           std::to_string(static_cast<int>(kPowerWarmupMs)) +
+                           " ms right before the timed runs (the GPU at its power cap)"},
       {"timed_runs", timed_run_count},
       {"run_rule", "at least " + std::to_string(kMinimumTimedRuns) + ", at most " +
                        std::to_string(kMaximumTimedRuns) + " timed runs, until they add up to " +

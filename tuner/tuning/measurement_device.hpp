@@ -76,8 +76,9 @@ class MeasurementDevice {
   // the context died with it, after which this device must not be used again).
   WorkerReply measure_guarded(const MeasurementSteps& steps);
 
-  // The timed runs of the timing rule (timing_statistics.hpp): each from an L2 the flush emptied,
-  // device events around the kernel alone; only one when it is over `stop_above_ms`.
+  // The timed runs of the timing rule (timing_statistics.hpp), after the power warm-up
+  // (kPowerWarmupMs of back-to-back runs): each from an L2 the flush emptied, device events
+  // around the kernel alone; only one when it is over `stop_above_ms`.
   std::vector<double> timed_runs(const Launch& launch, std::optional<double> stop_above_ms = {});
 
   // The L2 counters of what `launch` enqueues (`kernel_name` picks its range), into `outcome`:
