@@ -108,29 +108,29 @@ WorkerReply MeasurementDevice::measure_guarded(const MeasurementSteps& steps) {
   return reply;
 }
 
-std::vector<double> MeasurementDevice::timed_runs(const Launch& launch,
-                                                  std::optional<double> stop_above_ms) {
+float MeasurementDevice::time_one_run(const Launch& launch) {
   const CudaDriver& driver = CudaDriver::get();
-  // The GPU brought to its power cap first (kPowerWarmupMs): one run timed for its length, then as
-  // many back to back as fill the warm-up.
   SWR_CU(driver, cuEventRecord(start_, stream_));
   launch(stream_);
   SWR_CU(driver, cuEventRecord(stop_, stream_));
   SWR_CU(driver, cuEventSynchronize(stop_));
-  float warmup_ms = 0;
-  SWR_CU(driver, cuEventElapsedTime(&warmup_ms, start_, stop_));
-  for (int run = 1; run < power_warmup_runs(warmup_ms); ++run) launch(stream_);
+  float elapsed_ms = 0;
+  SWR_CU(driver, cuEventElapsedTime(&elapsed_ms, start_, stop_));
+  return elapsed_ms;
+}
+
+std::vector<double> MeasurementDevice::timed_runs(const Launch& launch,
+                                                  std::optional<double> stop_above_ms) {
+  // The GPU brought to its power cap first (kPowerWarmupMs): one run timed for its length, then as
+  // many back to back as fill the warm-up.
+  const int warmup_runs = power_warmup_runs(time_one_run(launch));
+  for (int run = 1; run < warmup_runs; ++run) launch(stream_);
   std::vector<double> times;
   double total_ms = 0;
   while (needs_another_timed_run(static_cast<int>(times.size()), total_ms)) {
     // Every run starts from the same cold L2; the events bracket the kernel alone.
     flush_->launch(stream_);
-    SWR_CU(driver, cuEventRecord(start_, stream_));
-    launch(stream_);
-    SWR_CU(driver, cuEventRecord(stop_, stream_));
-    SWR_CU(driver, cuEventSynchronize(stop_));
-    float elapsed_ms = 0;
-    SWR_CU(driver, cuEventElapsedTime(&elapsed_ms, start_, stop_));
+    const float elapsed_ms = time_one_run(launch);
     times.push_back(elapsed_ms);
     total_ms += elapsed_ms;
     if (times.size() == 1 && stop_above_ms && elapsed_ms > *stop_above_ms) break;

@@ -103,6 +103,9 @@ class MeasurementDevice {
   void add_counter_method(nlohmann::json& method, bool whole_reason) const;
 
  private:
+  // One run of `launch` between device events on the stream, after what is already queued; its ms.
+  float time_one_run(const Launch& launch);
+
   DeviceContext context_;
   CUstream stream_ = nullptr;
   CUevent start_ = nullptr;
