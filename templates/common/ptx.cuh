@@ -119,6 +119,16 @@ __device__ __forceinline__ void store_sixteen(void* sixteen, unsigned a, unsigne
                : "memory");
 }
 
+// 16 bytes of global memory read once: marked evict-first, so that the L2 keeps what is read
+// again instead.
+__device__ __forceinline__ float4 load_sixteen_once(const void* sixteen) {
+  float4 value;
+  asm("ld.global.cs.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+      : "=f"(value.x), "=f"(value.y), "=f"(value.z), "=f"(value.w)
+      : "l"(sixteen));
+  return value;
+}
+
 // four[0..3] += values[0..3], each atomically, nothing returned; `four` global and 16-byte aligned.
 // From sm_90 one vector reduction: one request to L2 instead of four (the backward's dQ
 // accumulation issues these by the million; measured on the H200, vectors of two already took

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "attention/backward/backward_args.cuh"
 #include "attention/backward/dq_accumulator_layout.cuh"
 
 namespace swr::attention {
@@ -75,6 +76,47 @@ TEST(DqAccumulatorLayout, FragmentsAreTheConsumersRegistersInThreadOrder) {
   expect_fragment_order<128, 64>();
   expect_fragment_order<64, 128>();
   expect_fragment_order<128, 80>();
+}
+
+// The postprocess stages a part by part_position: every float of a part lands on the row and
+// column whose offset is that float, inside the part's rows and columns.
+template <int HeadDim, int BlockM>
+void expect_part_positions_invert_offset() {
+  using Layout = DqFragmentLayout<HeadDim, BlockM>;
+  for (int part = 0; part < Layout::kParts; ++part) {
+    for (int index = 0; index < Layout::kWarpgroupFloats; ++index) {
+      const auto at = Layout::part_position(index);
+      ASSERT_GE(at.row, 0);
+      ASSERT_LT(at.row, Layout::kPartRows);
+      ASSERT_GE(at.column, 0);
+      ASSERT_LT(at.column, Layout::kColumns);
+      const int row = at.row + (Layout::kByRows ? part * Layout::kPartRows : 0);
+      const int column = at.column + (Layout::kByRows ? 0 : part * Layout::kColumns);
+      ASSERT_EQ(Layout::offset(row, column), part * Layout::kWarpgroupFloats + index)
+          << "part " << part << " float " << index;
+      // A float4's floats a fixed step from its first.
+      const auto first = Layout::part_position(index - index % 4);
+      const int pair = index % 2, half = (index % 4) / 2;
+      EXPECT_EQ(at.row, first.row + pair * Layout::kPairStep.row + half * Layout::kHalfStep.row);
+      EXPECT_EQ(at.column,
+                first.column + pair * Layout::kPairStep.column + half * Layout::kHalfStep.column);
+    }
+  }
+}
+
+TEST(DqAccumulatorLayout, PartPositionsInvertTheOffsetWithinAPart) {
+  expect_part_positions_invert_offset<128, 64>();
+  expect_part_positions_invert_offset<64, 128>();
+  expect_part_positions_invert_offset<256, 64>();
+  expect_part_positions_invert_offset<128, 80>();
+  expect_part_positions_invert_offset<96, 64>();
+}
+
+TEST(DqAccumulatorLayout, PostprocessGridCoversEveryPartOrRow) {
+  // Fragment layout: two parts of each Q tile of each head.
+  EXPECT_EQ(backward_postprocess_blocks(kDqFragmentParts, 2 * 16, 1000, 13, 128), 2 * 16 * 13 * 2);
+  // Row layout at head dim 128: 16 lanes a row, 16 rows a CTA of 256 threads, rounded up.
+  EXPECT_EQ(backward_postprocess_blocks(0, 3, 1000, 8, 128), (3 * 1000 + 15) / 16);
 }
 
 }  // namespace

@@ -64,6 +64,16 @@ constexpr int kPassThreads = 256;
 SWR_HOST_DEVICE constexpr int pass_row_threads(int head_dim) {
   return head_dim / 8 <= 4 ? 4 : head_dim / 8 <= 8 ? 8 : head_dim / 8 <= 16 ? 16 : 32;
 }
+// The postprocess's CTAs for `head_count` = batch * heads query heads: one a part of a Q tile where
+// the accumulator is in `parts` parts a tile (DqFragmentLayout), else kPassThreads /
+// pass_row_threads rows each (DqRowLayout: parts = 0).
+SWR_HOST_DEVICE constexpr long long backward_postprocess_blocks(int parts, long long head_count,
+                                                                int seq_q, int q_tiles,
+                                                                int head_dim) {
+  if (parts > 0) return head_count * q_tiles * parts;
+  const long long rows_per_block = kPassThreads / pass_row_threads(head_dim);
+  return (head_count * seq_q + rows_per_block - 1) / rows_per_block;
+}
 
 // Rows of the workspace's lists for query head (batch, head).
 SWR_HOST_DEVICE long long workspace_row(const BackwardArgs& args, int batch, int head) {

@@ -8,8 +8,9 @@
 //                      of the warpgroup's part): the warp-specialized kernel stores a step's dQ to
 //                      shared memory without bank conflicts and adds the whole tile with one bulk
 //                      reduction.
-// The postprocess reads either through `offset` (a pair of columns at once where kColumnPairs);
-// tests/generator check both are bijections.
+// The postprocess reads the row layout through `offset` (a pair of columns at once), and the
+// fragment layout a warpgroup's part at a time through `part_position`, the inverse of `offset`
+// within a part; tests/model check both are bijections and that the two agree.
 #pragma once
 
 #include "common/host_device.cuh"
@@ -17,9 +18,20 @@
 namespace swr {
 namespace attention {
 
+// The fragment layout's parts a Q tile: one a consumer warpgroup (the launcher sizes the
+// postprocess's grid by it: backward_postprocess_blocks).
+constexpr int kDqFragmentParts = 2;
+
+// An element of a tile, or of a part of one.
+struct DqPosition {
+  int row;
+  int column;
+};
+
 template <int HeadDim>
 struct DqRowLayout {
   static constexpr bool kColumnPairs = true;  // columns 2c and 2c + 1 adjacent
+  static constexpr int kParts = 0;            // the postprocess reads it row by row
   static SWR_HOST_DEVICE int offset(int row, int column) { return row * HeadDim + column; }
 };
 
@@ -35,6 +47,11 @@ struct DqFragmentLayout {
   static constexpr bool kColumnPairs = !kTransposed;
   static constexpr int kColumns = kByRows ? HeadDim : HeadDim / 2;  // of one warpgroup
   static constexpr int kWarpgroupFloats = (kByRows ? 64 : BlockM) * kColumns;
+  // A part (one warpgroup's floats, contiguous in the block) holds kPartRows x kColumns of the
+  // tile, from row part * kPartRows (by rows) or column part * kColumns (else).
+  static constexpr int kParts = kDqFragmentParts;
+  static constexpr int kPartRows = kByRows ? 64 : BlockM;
+  static_assert(kParts * kWarpgroupFloats == BlockM * HeadDim, "the parts fill the tile's block");
 
   static SWR_HOST_DEVICE int offset(int row, int column) {
     const int warpgroup = kByRows ? row / 64 : column / kColumns;
@@ -46,6 +63,18 @@ struct DqFragmentLayout {
     const int j = n / 8;
     return warpgroup * kWarpgroupFloats + j * 512 + thread * 4 + ((r % 16) / 8) * 2 + n % 2;
   }
+
+  // Float `index` of a part: its row and column within the part (kPartRows x kColumns).
+  static SWR_HOST_DEVICE DqPosition part_position(int index) {
+    const int thread = (index % 512) / 4;
+    const int r = 16 * (thread / 32) + (thread % 32) / 4 + 8 * ((index % 4) / 2);
+    const int n = 8 * (index / 512) + 2 * (thread % 4) + index % 2;
+    return kTransposed ? DqPosition{n, r} : DqPosition{r, n};
+  }
+  // The four floats 4i .. 4i + 3 of a part from the first one's position: 4i + 1 is kPairStep
+  // past it, 4i + 2 kHalfStep past it (its register's row + 8), 4i + 3 both.
+  static constexpr DqPosition kPairStep = kTransposed ? DqPosition{1, 0} : DqPosition{0, 1};
+  static constexpr DqPosition kHalfStep = kTransposed ? DqPosition{0, 8} : DqPosition{8, 0};
 };
 
 }  // namespace attention
