@@ -8,9 +8,9 @@
 #   call 2, carry [DEST, .device/fa4b]:  OUT=$OUT bash DEST/run.sh peers   (at once after call 1)
 #           (ORDERS="balanced rotating" times the grid in each round order, one after the other)
 #   then, on the same machine:          OUT=$OUT bash DEST/run.sh repeat
-#   on a machine of two GPUs:           OUT=$OUT bash DEST/run.sh split tune|peers
-#           (GPU 0 takes the even points, GPU 1 the odd ones, at once: each its own work folder,
-#            catalog and results under $OUT/gpu0 and $OUT/gpu1; a point is timed on one GPU)
+#   on a machine of N GPUs:             OUT=$OUT bash DEST/run.sh split tune|peers
+#           (GPU g takes points g, g + N, g + 2N, ..., all GPUs at once: each its own work folder,
+#            catalog and results under $OUT/gpuG; a point is timed on one GPU)
 #
 # tune:  copies FA4's first part to /tmp; tunes the forward and the backward of every point with
 #        --model-top 10 into /tmp/swr-peers/catalog.db (kept for call 2). (The whole backward
@@ -47,7 +47,7 @@ if [[ ${1:-} == stage ]]; then
 fi
 
 OUT=${OUT:?OUT: where the results go}
-# SWR_GPU: the one GPU (its index) this run uses, by itself or as one half of `split`.
+# SWR_GPU: the one GPU (its index) this run uses, by itself or as one share of `split`.
 GPU=${SWR_GPU:-0}
 export CUDA_VISIBLE_DEVICES=$GPU
 W=/tmp/swr-peers${SWR_GPU:+-gpu$SWR_GPU}
@@ -89,17 +89,21 @@ unpack_fa4() {
 }
 
 if [[ ${1:-} == split ]]; then
-  # FA4's packs are copied and unpacked once, before the two halves start.
+  # FA4's packs are copied and unpacked once, before the GPUs' shares start.
   if [[ ${2:-} == tune ]]; then keep_fa4_first_pack; else unpack_fa4; fi
-  for gpu in 0 1; do
-    half=()
-    for ((i = gpu; i < ${#POINTS[@]}; i += 2)); do half+=("${POINTS[i]}"); done
+  gpus=$(nvidia-smi --list-gpus | wc -l)
+  for ((gpu = 0; gpu < gpus; ++gpu)); do
+    share=()
+    for ((i = gpu; i < ${#POINTS[@]}; i += gpus)); do share+=("${POINTS[i]}"); done
+    ((${#share[@]} > 0)) || continue
     mkdir -p "$OUT/gpu$gpu"
-    SWR_GPU=$gpu SWR_PEER_POINTS="${half[*]}" OUT=$OUT/gpu$gpu bash "$0" "${2:?split tune|peers}" \
+    SWR_GPU=$gpu SWR_PEER_POINTS="${share[*]}" OUT=$OUT/gpu$gpu bash "$0" "${2:?split tune|peers}" \
       > "$OUT/gpu$gpu/run.log" 2>&1 &
   done
   wait
   tail -n 40 "$OUT"/gpu*/run.log
+  # One archive of every GPU's results: a device call brings back only a few files.
+  tar -C "$OUT" -czf "$OUT/split-$2.tar.gz" $(cd "$OUT" && ls -d gpu*) && rm -rf "$OUT"/gpu*
   exit 0
 fi
 
