@@ -104,7 +104,7 @@ KernelSource render_attention_backward_kernel(const AttentionBackwardProblem& pr
   // The accumulator as the main kernel lays it out (dq_accumulator_layout.cuh; the
   // warp-specialized kernels' traits name theirs).
   const std::string dq_layout =
-      warp_specialized ? "Traits::DqLayout" : "swr::attention::DqRowLayout<" + dims + ">";
+      config.dq_in_fragments() ? "Traits::DqLayout" : "swr::attention::DqRowLayout<" + dims + ">";
   text += "  swr::attention::backward_postprocess<" + dims + ", " + element +
           ", Traits::kBlockM, " + dq_layout + ">(dq, args);\n}\n";
 

@@ -69,6 +69,9 @@ struct SWR_API AttentionBackwardConfig {
     return pairs_kv_warpgroups() && persistence == Persistence::grid &&
            dq == DqAccumulation::atomic;
   }
+  // The warp-specialized kernels keep the dQ accumulator in their wgmma fragments' order
+  // (DqFragmentLayout, read by the postprocess a part of a Q tile at a time); the others by row.
+  bool dq_in_fragments() const { return warp_specialized(); }
   // CTAs a cluster (and a unit of the backward's schedule: backward_tile_unit).
   int cluster_ctas() const { return cta_pairs ? 2 : 1; }
 

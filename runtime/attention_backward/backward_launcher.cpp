@@ -252,9 +252,8 @@ void AttentionBackwardModule::launch_kernels(const AttentionBackwardProblem& pro
              kernel_.function(), grid, 1, 1, config_.threads(), 1, 1, dynamic_shared_bytes_, stream,
              config_.warp_specialized() ? warp_specialized_arguments : main_arguments, nullptr));
   if (with_passes) {
-    // The warp-specialized kernels keep dQ in the fragment layout (kernel_source.cpp).
     const long long blocks = attention::backward_postprocess_blocks(
-        config_.warp_specialized() ? attention::kDqFragmentParts : 0, heads, shape.seq_q,
+        config_.dq_in_fragments() ? attention::kDqFragmentParts : 0, heads, shape.seq_q,
         args.q_tiles, shape.head_dim);
     SWR_CU(driver_, cuLaunchKernel(postprocess_, static_cast<unsigned>(blocks), 1, 1,
                                    attention::kPassThreads, 1, 1, 0, stream, postprocess_arguments,
