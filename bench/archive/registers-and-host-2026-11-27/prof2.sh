@@ -19,6 +19,6 @@ else
 fi
 M=gpu__time_duration.sum,sm__cycles_elapsed.max,sm__cycles_elapsed.avg.per_second,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum,lts__t_sector_hit_rate.pct,sm__inst_executed.sum,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_elapsed,lts__t_sectors_srcunit_tex_op_red.sum,lts__t_sectors_srcunit_tex_op_read.sum
 for p in 2x16x16384x128-noncausal 1x16x32768x128-causal; do
-  timeout 240 ncu --profile-from-start off --clock-control none --metrics $M --kernel-name "regex:backward_v1|bwd_sm90|BackwardSm90" --csv python3 $here/prof2.py $PWD/$P/bench $W/catalog.db $who $p > $OUT/$who-$p.csv 2> $OUT/$who-$p.err
+  STEPS=3 CATALOG=$W/catalog.db timeout 240 ncu --profile-from-start off --clock-control none --metrics $M --kernel-name "regex:backward_v1|bwd_sm90|BackwardSm90" --csv python3 $here/../peer-profiles-2026-11-27/prof.py $PWD/$P/bench $who $p > $OUT/$who-$p.csv 2> $OUT/$who-$p.err
   echo "$who $p rc=$?"; grep -v '^"' $OUT/$who-$p.csv | tail -3; tail -2 $OUT/$who-$p.err
 done
