@@ -1,11 +1,8 @@
+# Call 1 of step-kernels-h100.txt (carry .device/peers, .device/fa4a and this folder): FA4's first
+# pack kept for call 2, and POINTS tuned.
 set -u
-nvidia-smi --query-gpu=name --format=csv,noheader | tee $OUT/card.txt
-if grep -q H200 $OUT/card.txt; then echo "H200: run the step instead"; exit 0; fi
-P=.device/peers; W=/tmp/swr-clk; mkdir -p $W/home /tmp/fa4 && cp .device/fa4a/part.* /tmp/fa4/
-export SWR_CACHE_DIR=$W/cubins HOME=$W/home SWR_DB=
-cp .device/clk/catalog.db $W/catalog.db
-for fam in attention attention-backward; do for m in --causal ""; do
-  [[ $fam == attention && -z $m ]] && continue
-  $P/bin/swr-tune --family $fam --gpu auto --batch 1 --heads 16 --seq 32768 --head-dim 128 --dtype bf16 $m --model-top 10 --counters none --db $W/catalog.db -j 16 > $OUT/tune-$fam$m.log 2>&1; echo "$fam $m rc=$?"
-done; done
-$P/bin/swr-tune --gpu auto --batch 1 --heads 16 --seq 32768 --head-dim 128 --dtype bf16 --model-top 10 --counters none --db $W/catalog.db -j 16 > $OUT/tune-fwd-nc.log 2>&1; echo "fwd nc rc=$?"
+source "$(dirname "$0")/env.sh"
+keep_fa4_first_pack
+for point in ${POINTS:-2x16x16384x128-noncausal 1x16x32768x128-causal 1x16x32768x128-noncausal}; do
+  tune_point "$point"
+done

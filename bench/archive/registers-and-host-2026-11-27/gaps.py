@@ -1,12 +1,22 @@
 """GPU idle gaps inside one flushed step, and where the host spends a call (diagnostic)."""
-import cProfile, pstats, io, statistics, sys, time, json
+import cProfile, pstats, io, sys
 sys.path.insert(0, sys.argv[1])
-import torch, device_timing, training_step as ts
-import swr.torch as swr_torch, swr
+import torch, training_step as ts
 from torch.profiler import profile, ProfilerActivity
-cat = swr.Catalog(sys.argv[2])
-props = torch.cuda.get_device_properties(0)
-flush = device_timing.L2Flush(torch, props.L2_cache_size)
+_, swr_torch, _, cat, props, flush = ts.gpu_session("bf16", sys.argv[2])
+
+
+def host_profile(fn, calls, lead_cycles):
+    """cProfile of `calls` calls of fn, the GPU kept busy by a spin kernel so that none waits."""
+    for _ in range(3): fn()
+    torch.cuda.synchronize()
+    torch.cuda._sleep(lead_cycles)
+    pr = cProfile.Profile(); pr.enable()
+    for _ in range(calls): fn()
+    pr.disable(); torch.cuda.synchronize()
+    s = io.StringIO(); pstats.Stats(pr, stream=s).sort_stats("tottime").print_stats(25); print(s.getvalue()[:6000], flush=True)
+
+
 for name in sys.argv[3:]:
     p = ts.parse_point(name)
     q, k, v, grad = ts.inputs(torch, p, torch.bfloat16)
@@ -27,19 +37,6 @@ for name in sys.argv[3:]:
                 line.append(f"{'' if prev is None else f'[gap {(s-prev)/1e3:.3f}] '}{e.name[:40]} {(t-s)/1e3:.3f}")
                 prev = t
             print(name, c, rep, " | ".join(line), flush=True)
-    # host profile of the forward under grad, GPU kept busy
-    fn = fwds["swr"]
-    for _ in range(3): fn()
-    torch.cuda.synchronize()
-    torch.cuda._sleep(int(4e8))
-    pr = cProfile.Profile(); pr.enable()
-    for _ in range(30): fn()
-    pr.disable(); torch.cuda.synchronize()
-    s = io.StringIO(); pstats.Stats(pr, stream=s).sort_stats("tottime").print_stats(25); print(s.getvalue()[:6000], flush=True)
-    # the whole step's host (forward + autograd.grad), GPU busy
-    fn = lambda: steps["swr"](q, k, v, grad)
-    torch.cuda._sleep(int(8e8))
-    pr = cProfile.Profile(); pr.enable()
-    for _ in range(10): fn()
-    pr.disable(); torch.cuda.synchronize()
-    s = io.StringIO(); pstats.Stats(pr, stream=s).sort_stats("tottime").print_stats(25); print(s.getvalue()[:6000], flush=True)
+    # the forward under grad, then the whole step (forward + autograd.grad)
+    host_profile(fwds["swr"], 30, int(4e8))
+    host_profile(lambda: steps["swr"](q, k, v, grad), 10, int(8e8))

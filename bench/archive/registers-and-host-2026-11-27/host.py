@@ -5,10 +5,7 @@
 import statistics, sys, time, json
 sys.path.insert(0, sys.argv[1])  # bench dir of the staged package
 import torch, device_timing, training_step as ts
-import swr.torch as swr_torch, swr
-cat = swr.Catalog(sys.argv[2])
-props = torch.cuda.get_device_properties(0)
-flush = device_timing.L2Flush(torch, props.L2_cache_size)
+_, swr_torch, _, cat, props, flush = ts.gpu_session("bf16", sys.argv[2])
 out = {"device": props.name, "points": {}}
 LEAD = int(4e6)
 for name in sys.argv[3:]:

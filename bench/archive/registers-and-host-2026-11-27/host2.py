@@ -2,8 +2,7 @@
 import sys, time
 sys.path.insert(0, sys.argv[1])
 import torch, training_step as ts
-import swr.torch as st, swr
-cat = swr.Catalog(sys.argv[2])
+_, st, _, cat, _, _ = ts.gpu_session("bf16", sys.argv[2])
 p = ts.parse_point(sys.argv[3])
 q, k, v, grad = ts.inputs(torch, p, torch.bfloat16)
 out0 = st.attention(q, k, v, is_causal=p["causal"], fallback="error", catalog=cat)

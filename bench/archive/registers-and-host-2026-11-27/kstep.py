@@ -3,7 +3,7 @@
 # kernel's duration inside the step and the GPU's idle gaps, per candidate (medians).
 import sys, statistics, collections, json
 sys.path.insert(0, sys.argv[1])
-import torch, device_timing, training_step as ts
+import torch, training_step as ts
 from torch.profiler import profile, ProfilerActivity
 torch_, swr_torch, dtype, catalog, props, flush = ts.gpu_session("bf16", sys.argv[2])
 rounds = int(sys.argv[3])
