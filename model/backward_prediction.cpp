@@ -89,7 +89,10 @@ struct Slot {
   bool reads_shared_tiles = true;  // Q and dO (false: a CTA pair's second member)
   int steps = 0;
   int step = 0;
-  std::optional<attention::BackwardWalk> walk;
+  // The walk as the warp-specialized producer counts it (a split part's range of positions).
+  int first_q_tile = 0;
+  int position = 0;
+  int stride = 1;
   attention::BackwardStep at{};
 };
 
@@ -139,8 +142,11 @@ BackwardPrediction predict_backward_variant(const AttentionBackwardProblem& prob
   const int group_heads = shape.heads / kv_heads;
   const int batch_kv_heads = shape.batch * kv_heads;
   const int unit_ctas = config.cluster_ctas();
-  const std::int64_t units =
-      attention::backward_tile_count(tiles.kv_tiles(), batch_kv_heads, unit_ctas);
+  // The last wave's units as the kernel splits them (one part a scheduled unit).
+  const attention::BackwardLastWave split = backward_last_wave(problem, config, wave_size);
+  const std::int64_t units = static_cast<std::int64_t>(attention::backward_scheduled_units(
+                                 split, backward_schedule_units(problem, config))) *
+                             unit_ctas;
   TileDispenser dispenser(config.persistence, units, wave_size);
   // The whole L2 as one LRU, not one per partition each keeping its own copy of what both sides
   // read (the forward's replay): the backward's measured counters follow the single cache, at GQA
@@ -169,10 +175,13 @@ BackwardPrediction predict_backward_variant(const AttentionBackwardProblem& prob
       slot.finished = true;
       return;
     }
+    const int linear = static_cast<int>(assignment->linear_tile);
+    const attention::BackwardUnitPart part =
+        attention::backward_unit_part(split, linear / unit_ctas);
     const attention::BackwardTileUnit unit = attention::backward_tile_unit(
         schedule_swizzle(config.swizzle),
         config.swizzle == TileSwizzle::head_groups ? config.head_group : 1,
-        static_cast<int>(assignment->linear_tile), tiles.kv_tiles(), batch_kv_heads, unit_ctas);
+        part.unit * unit_ctas + linear % unit_ctas, tiles.kv_tiles(), batch_kv_heads, unit_ctas);
     slot.batch = unit.batch_head / kv_heads;
     slot.kv_head = unit.batch_head - slot.batch * kv_heads;
     slot.kv_tile = unit.kv_tile;
@@ -181,15 +190,22 @@ BackwardPrediction predict_backward_variant(const AttentionBackwardProblem& prob
     const int first =
         attention::first_q_tile_of_kv_tile(shape.causal, unit.first_kv_tile, config.block_m,
                                            config.block_n, shape.seq_q, shape.causal_shift());
-    slot.steps = group_heads * (tiles.q_tiles() - first);
+    const attention::BackwardPartSteps steps =
+        attention::backward_part_steps(split, part.part, group_heads * (tiles.q_tiles() - first));
+    slot.steps = steps.count;
     slot.step = 0;
     // A pair walks in its first tile's round (the kernel's rule; pairs take a grid's tiles).
     const int round = config.cta_pairs
-                          ? attention::backward_unit_round(
-                                static_cast<int>(assignment->linear_tile), wave_size, unit_ctas)
+                          ? attention::backward_unit_round(linear, wave_size, unit_ctas)
                           : assignment->round;
-    slot.walk.emplace(schedule_order(config.order), group_heads, first, tiles.q_tiles(), round);
-    slot.at = slot.walk->start();
+    const attention::BackwardPositions positions =
+        attention::backward_positions(schedule_order(config.order), steps.count, round);
+    slot.first_q_tile = first;
+    slot.position = steps.first + positions.first;
+    slot.stride = positions.stride;
+    if (slot.steps > 0) {
+      slot.at = attention::backward_step_of_index(slot.position, first, tiles.q_tiles());
+    }
     slot.running = true;
     const int kv_index = slot.batch * kv_heads + slot.kv_head;
     if (slot.kv_tile < tiles.kv_tiles()) {  // a pair's member past the last tile reads zeros
@@ -219,8 +235,11 @@ BackwardPrediction predict_backward_variant(const AttentionBackwardProblem& prob
       Slot& slot = slots[s];
       if (!slot.running) continue;
       if (slot.step < slot.steps) {
-        ++slot.step;
-        slot.walk->advance(slot.at);
+        if (++slot.step < slot.steps) {
+          slot.position += slot.stride;
+          slot.at =
+              attention::backward_step_of_index(slot.position, slot.first_q_tile, tiles.q_tiles());
+        }
       }
       if (slot.step >= slot.steps) start(s);  // its dK and dV are written; the next tile
       any = any || slot.running;

@@ -14,6 +14,7 @@
 #include "swr/attention_backward_config.hpp"
 #include "swr/attention_backward_problem.hpp"
 #include "swr/gpu_profile.hpp"
+#include "templates/attention/backward/backward_schedule.cuh"
 
 namespace swr {
 
@@ -53,14 +54,33 @@ KernelSource render_attention_backward_kernel(const AttentionBackwardProblem& pr
 int backward_q_tiles(const AttentionBackwardProblem& problem,
                      const AttentionBackwardConfig& config);
 
+// The schedule's units (backward_tile_unit): the K/V tiles of every (batch, K/V head), two
+// neighbouring ones a unit with CTA pairs.
+int backward_schedule_units(const AttentionBackwardProblem& problem,
+                            const AttentionBackwardConfig& config);
+
+// Whether the kernel of `config` splits the walks of the schedule's last partial wave
+// (templates/attention/backward/backward_schedule.cuh: backward_last_wave): the warp-specialized
+// kernel of two 64-row K/V warpgroups, adding dQ atomically, without the causal mask, over
+// head_major or heads_interleaved units (BackwardWsTraits::kSplitsLastWave says why).
+bool backward_splits_last_wave(const AttentionBackwardProblem& problem,
+                               const AttentionBackwardConfig& config);
+// The split on `wave_size` resident CTAs: units handed out whole and the parts of the others
+// (whole = every unit, parts = 1 where nothing is split).
+attention::BackwardLastWave backward_last_wave(const AttentionBackwardProblem& problem,
+                                               const AttentionBackwardConfig& config,
+                                               int wave_size);
+
 // The workspace the three kernels share (templates/attention/backward/backward_args.cuh): L and
-// delta lists of the padded rows, the fp32 dQ accumulator, and the deterministic mode's
-// semaphores, each part 256-byte aligned.
+// delta lists of the padded rows, the fp32 dQ accumulator, the deterministic mode's semaphores,
+// and the split parts' arrivals and sums, each part 256-byte aligned.
 struct BackwardWorkspaceLayout {
   std::size_t lse_log2 = 0;  // byte offsets
   std::size_t delta = 0;
   std::size_t dq_accum = 0;
   std::size_t semaphores = 0;
+  std::size_t split_arrivals = 0;
+  std::size_t split_sums = 0;
   std::size_t bytes = 0;  // the whole
 };
 BackwardWorkspaceLayout backward_workspace_layout(const AttentionBackwardProblem& problem,

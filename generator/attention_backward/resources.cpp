@@ -270,8 +270,43 @@ BackwardWorkspaceLayout backward_workspace_layout(const AttentionBackwardProblem
   const std::size_t semaphores = config.dq == DqAccumulation::deterministic
                                      ? heads * backward_q_tiles(problem, config) * sizeof(int)
                                      : 0;
-  layout.bytes = aligned(layout.semaphores + semaphores);
+  layout.split_arrivals = aligned(layout.semaphores + semaphores);
+  // Every slot a split may use, whatever the GPU's wave, so that the size stays a function of the
+  // problem and the config: a count per consumer warpgroup and dK and dV of each split CTA.
+  const std::size_t split_ctas =
+      backward_splits_last_wave(problem, config)
+          ? static_cast<std::size_t>(attention::kBackwardSplitUnits) * config.cluster_ctas()
+          : 0;
+  layout.split_sums =
+      aligned(layout.split_arrivals + split_ctas * attention::kBackwardWsConsumerWgs * sizeof(int));
+  layout.bytes =
+      aligned(layout.split_sums + split_ctas * 2 * config.block_n * shape.head_dim * sizeof(float));
   return layout;
+}
+
+bool backward_splits_last_wave(const AttentionBackwardProblem& problem,
+                               const AttentionBackwardConfig& config) {
+  return config.pairs_kv_warpgroups() && config.dq == DqAccumulation::atomic &&
+         config.swizzle != TileSwizzle::head_groups && !problem.shape.causal;
+}
+
+int backward_schedule_units(const AttentionBackwardProblem& problem,
+                            const AttentionBackwardConfig& config) {
+  const AttentionProblem& shape = problem.shape;
+  const int kv_tiles = (shape.seq_kv + config.block_n - 1) / config.block_n;
+  return attention::backward_tile_units(kv_tiles, config.cluster_ctas()) * shape.batch *
+         shape.kv_head_count();
+}
+
+attention::BackwardLastWave backward_last_wave(const AttentionBackwardProblem& problem,
+                                               const AttentionBackwardConfig& config,
+                                               int wave_size) {
+  const AttentionProblem& shape = problem.shape;
+  const int ctas = config.cluster_ctas();
+  const int units = backward_schedule_units(problem, config);
+  if (!backward_splits_last_wave(problem, config) || wave_size < ctas) return {units, 1};
+  const int steps = shape.heads / shape.kv_head_count() * backward_q_tiles(problem, config);
+  return attention::backward_last_wave(units, wave_size / ctas, steps);
 }
 
 }  // namespace swr

@@ -124,6 +124,9 @@ attention::BackwardArgs backward_launch_args(const AttentionBackwardProblem& pro
   args.q_tiles = backward_q_tiles(problem, config);
   args.kv_tiles = (shape.seq_kv + config.block_n - 1) / config.block_n;
   args.group_heads = shape.heads / args.kv_heads;
+  const attention::BackwardLastWave split = backward_last_wave(problem, config, wave_size);
+  args.split_whole = split.whole;
+  args.split_parts = split.parts;
   args.tile_counter = reinterpret_cast<int*>(buffers.tile_counter);
   args.workspace.lse_log2 = reinterpret_cast<float*>(part(parts.lse_log2));
   args.workspace.delta = reinterpret_cast<float*>(part(parts.delta));
@@ -131,6 +134,18 @@ attention::BackwardArgs backward_launch_args(const AttentionBackwardProblem& pro
   args.workspace.semaphores = config.dq == DqAccumulation::deterministic
                                   ? reinterpret_cast<int*>(part(parts.semaphores))
                                   : nullptr;
+  if (split.parts > 1) {
+    // The counts, and the sums of the CTAs split this time (the first slots).
+    const std::size_t split_ctas =
+        static_cast<std::size_t>(backward_schedule_units(problem, config) - split.whole) *
+        config.cluster_ctas();
+    args.workspace.split_arrivals = reinterpret_cast<int*>(part(parts.split_arrivals));
+    args.workspace.split_sums = reinterpret_cast<float*>(part(parts.split_sums));
+    args.split_words =
+        static_cast<int>((parts.split_sums - parts.split_arrivals +
+                          split_ctas * 2 * config.block_n * shape.head_dim * sizeof(float)) /
+                         16);
+  }
   args.q = layout.q;
   args.k = layout.k;
   args.v = layout.v;
@@ -156,11 +171,12 @@ AttentionBackwardModule::AttentionBackwardModule(const CudaDriver& driver,
       postprocess_(kernel_.other_function(kBackwardPostprocessEntryName)) {}
 
 int AttentionBackwardModule::grid_size(const AttentionBackwardProblem& problem) const {
-  const AttentionProblem& shape = problem.shape;
-  const int kv_tiles = (shape.seq_kv + config_.block_n - 1) / config_.block_n;
-  // The kernel's count: with CTA pairs, whole pairs of K/V tiles a head.
-  const int tiles = attention::backward_tile_count(kv_tiles, shape.batch * shape.kv_head_count(),
-                                                   config_.cluster_ctas());
+  // The kernel's count: with CTA pairs, whole pairs of K/V tiles a head; the last wave's units
+  // split into parts.
+  const int tiles =
+      attention::backward_scheduled_units(backward_last_wave(problem, config_, wave_size()),
+                                          backward_schedule_units(problem, config_)) *
+      config_.cluster_ctas();
   if (config_.persistence == Persistence::grid) return tiles;
   return std::min(tiles, wave_size());
 }
@@ -235,9 +251,10 @@ void AttentionBackwardModule::launch_kernels(const AttentionBackwardProblem& pro
                                         &dk,          &dv,          &args};
   void* postprocess_arguments[] = {&dq, &args};
   const long long heads = static_cast<long long>(shape.batch) * shape.heads;
-  if (!with_passes && config_.dq == DqAccumulation::deterministic) {
-    // The preprocess zeroes the semaphores; the main kernel alone must find them at 0 too, or its
-    // K/V tiles would not add in their order.
+  if (!with_passes && (config_.dq == DqAccumulation::deterministic || args.split_words > 0)) {
+    // The preprocess zeroes the semaphores and the split parts' sums; the main kernel alone must
+    // find them at 0 too, or its K/V tiles would not add in their order, or its parts would add to
+    // the last run's sums.
     const BackwardWorkspaceLayout parts = backward_workspace_layout(problem, config_);
     SWR_CU(driver_, cuMemsetD32Async(buffers.workspace + parts.semaphores, 0,
                                      (parts.bytes - parts.semaphores) / sizeof(int), stream));

@@ -343,6 +343,57 @@ TEST(AttentionBackwardWorkspace, PartsAreAlignedAndSized) {
   EXPECT_EQ(backward_workspace_layout(p, config).bytes, layout.semaphores);
 }
 
+// The warp-specialized kernel's split parts (backward_last_wave): slots for kBackwardSplitUnits
+// units' CTAs where it may split (atomic dQ, no causal mask), none elsewhere; and the split itself
+// on the H100's and H200's 132 SMs.
+TEST(AttentionBackwardWorkspace, SplitPartsHaveSlotsWhereTheKernelSplits) {
+  AttentionBackwardProblem p = problem(128, false);
+  p.shape.seq_q = p.shape.seq_kv = 16384;  // 2 x 16 heads x 128 K/V tiles: 31 waves and 4 tiles
+  AttentionBackwardConfig config =
+      AttentionBackwardConfig::from_key("bwd-wgmma-m80n128w12s2-cyclic-grid-head_major").value();
+  ASSERT_TRUE(backward_splits_last_wave(p, config));
+  BackwardWorkspaceLayout layout = backward_workspace_layout(p, config);
+  EXPECT_EQ(layout.split_sums, layout.split_arrivals + 256);  // 32 CTAs x 2 counts, aligned
+  EXPECT_EQ(layout.bytes, layout.split_sums + 32 * 2 * 128 * 128 * 4);
+  EXPECT_EQ(backward_schedule_units(p, config), 4096);
+  attention::BackwardLastWave split = backward_last_wave(p, config, 132);
+  EXPECT_EQ(split.whole, 4092);
+  EXPECT_EQ(split.parts, 8);
+
+  config.cta_pairs = true;  // 2048 units of two CTAs, 66 a wave: 2 split
+  layout = backward_workspace_layout(p, config);
+  EXPECT_EQ(layout.bytes, layout.split_sums + 2 * 32 * 2 * 128 * 128 * 4);
+  split = backward_last_wave(p, config, 132);
+  EXPECT_EQ(split.whole, 2046);
+  EXPECT_EQ(split.parts, 8);
+  config.cta_pairs = false;
+
+  const auto no_slots = [&](const AttentionBackwardProblem& problem,
+                            const AttentionBackwardConfig& c) {
+    EXPECT_FALSE(backward_splits_last_wave(problem, c)) << c.key();
+    const BackwardWorkspaceLayout none = backward_workspace_layout(problem, c);
+    EXPECT_EQ(none.bytes, none.split_arrivals) << c.key();
+    EXPECT_EQ(backward_last_wave(problem, c, 132).parts, 1) << c.key();
+  };
+  AttentionBackwardProblem causal = p;
+  causal.shape.causal = true;
+  no_slots(causal, config);
+  AttentionBackwardConfig groups = config;
+  groups.swizzle = TileSwizzle::head_groups;
+  groups.head_group = 3;
+  no_slots(p, groups);
+  AttentionBackwardConfig deterministic = config;
+  deterministic.dq = DqAccumulation::deterministic;
+  no_slots(p, deterministic);
+  AttentionBackwardProblem wide = p;
+  wide.shape.head_dim = 256;
+  no_slots(
+      wide,
+      AttentionBackwardConfig::from_key("bwd-wgmma-m64n64w12s2-cyclic-grid-head_major").value());
+  no_slots(
+      p, AttentionBackwardConfig::from_key("bwd-wgmma-m64n128w8s2-cyclic-grid-head_major").value());
+}
+
 TEST(AttentionBackwardSource, RendersTheThreeEntriesInLaunchOrder) {
   const KernelSource source = render_attention_backward_kernel(problem(128), {});
   EXPECT_EQ(source.entry, kBackwardEntryName);

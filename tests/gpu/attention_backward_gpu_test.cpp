@@ -163,6 +163,9 @@ std::vector<BackwardCase> wgmma_cases() {
       {config_named("bwd-wgmma-m128n128w12s2-cyclic-grid-head_major-pair-lag"), 64, f16, true},
       {config_named("bwd-wgmma-m80n128w12s2-cyclic-grid-head_major-pair"), 128, bf16, false},
       {config_named("bwd-wgmma-m80n128w12s2-sawtooth-grid-head_major-pair-lag"), 128, f16, true},
+      // The last wave split into parts under each persistence (the grid's and static's above):
+      // dynamic, whose scheduler hands out the parts, lagged.
+      {config_named("bwd-wgmma-m80n128w12s2-sawtooth-dynamic-head_major-lag"), 128, f16, false},
       // The wide-head kernel (head dim 256: a producer warpgroup and two consumer warpgroups that
       // split the products of a 64 x 64 tile).
       {config_named("bwd-wgmma-m64n64w12s2-cyclic-grid-head_major"), 256, f16, true},
@@ -197,6 +200,9 @@ std::vector<ModelShape> model_shapes(bool causal) {
   };
   // Bottom-right with S_q > S_kv: the first 123 rows see no key (their gradients are 0).
   if (causal) shapes.push_back({1, 4, 2, 200, 77, bottom, Storage::bhsd, Storage::bhsd, 3});
+  // 136 K/V tiles of 128 rows: on 132 SMs, a whole wave and 4 tiles that the warp-specialized
+  // kernel splits (backward_last_wave); the shapes above, under a wave, have every tile split.
+  if (!causal) shapes.push_back({1, 17, 17, 1000, 1024, top, Storage::bhsd, Storage::bhsd, 0});
   return shapes;
 }
 

@@ -85,6 +85,24 @@ TEST(BackwardPrediction, RequestsAreWhatEveryStepReads) {
   EXPECT_LE(p.misses, p.requested_sectors);
 }
 
+// The replay walks the kernel's split parts (backward_last_wave): every step once, as whole tiles
+// do, and K and V once a part.
+TEST(BackwardPrediction, TheReplayWalksTheLastWavesParts) {
+  const GpuProfile gpu = find_gpu_profile("h200").value();
+  // 2 heads of 1024 rows: 16 K/V tiles of 128, 13 Q tiles of 80 a walk.
+  const AttentionBackwardProblem problem{{1, 2, 1024, 1024, 128, DataType::bf16, false}};
+  const AttentionBackwardConfig config =
+      AttentionBackwardConfig::from_key("bwd-wgmma-m80n128w12s2-cyclic-grid-head_major").value();
+  ASSERT_EQ(backward_last_wave(problem, config, 16).parts, 1);  // one whole wave
+  ASSERT_EQ(backward_last_wave(problem, config, 132).parts, 8);
+  const BackwardPrediction whole = predict_backward_variant(problem, gpu, config, 16);
+  const BackwardPrediction split = predict_backward_variant(problem, gpu, config, 132);
+  ASSERT_TRUE(whole.runnable && split.runnable) << whole.note << split.note;
+  const std::int64_t kv_sectors = 2 * 128 * (128 * 2 / 32);  // K and V of a tile
+  EXPECT_EQ(split.requested_sectors - whole.requested_sectors, (16 * 8 - 16) * kv_sectors);
+  EXPECT_EQ(split.compulsory_misses, whole.compulsory_misses);
+}
+
 TEST(BackwardPrediction, SawtoothSavesMissesOnlyWhereQAndDoOutgrowTheL2) {
   const GpuProfile gpu = find_gpu_profile("h200").value();
   for (int seq : {8192, 65536}) {

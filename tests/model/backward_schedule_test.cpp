@@ -5,8 +5,10 @@
 // positions), which must visit exactly backward_step_at's steps in its order.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <utility>
+#include <vector>
 
 #include "attention/backward/backward_schedule.cuh"
 
@@ -159,6 +161,47 @@ TEST(BackwardSchedule, CtaPairsTakeEveryTileOnceInUnitsOfNeighbours) {
           }
         }
         EXPECT_EQ(past_the_end, kv_tiles % 2 * batch_kv_heads);
+      }
+    }
+  }
+}
+
+// The last partial wave's split (backward_last_wave): every step of every unit is walked by
+// exactly one scheduled unit, a split unit's parts are consecutive and cover its walk in order,
+// and the split is taken exactly where the rule says: the tail of a wave (or every unit, under a
+// wave), at most kBackwardSplitUnits of them, in as many parts as the idle SMs allow, up to
+// kBackwardSplitParts and the unit's steps.
+TEST(BackwardSchedule, TheLastWavesPartsWalkEveryStepOnce) {
+  for (int wave : {1, 2, 3, 5, 8, 13, 32, 66, 132}) {
+    for (int units = 1; units <= 70; ++units) {
+      for (int steps = 1; steps <= 9; ++steps) {
+        const BackwardLastWave split = backward_last_wave(units, wave, steps);
+        const int tail = units % wave;
+        int parts = tail > 0 ? std::min({wave / tail, kBackwardSplitParts, steps}) : 1;
+        if (tail > kBackwardSplitUnits || parts < 2) parts = 1;
+        ASSERT_EQ(split.parts, parts) << units << " units, wave " << wave << ", " << steps;
+        ASSERT_EQ(split.whole, parts > 1 ? units - tail : units);
+        const int scheduled = backward_scheduled_units(split, units);
+        std::vector<std::vector<int>> walked(units, std::vector<int>(steps, 0));
+        int last_unit = -1, next_first = 0;
+        for (int s = 0; s < scheduled; ++s) {
+          const BackwardUnitPart at = backward_unit_part(split, s);
+          ASSERT_GE(at.unit, 0);
+          ASSERT_LT(at.unit, units);
+          ASSERT_EQ(at.part < 0, at.unit < split.whole);
+          const BackwardPartSteps range = backward_part_steps(split, at.part, steps);
+          ASSERT_GE(range.count, 1) << "no part is empty";
+          if (at.part >= 0) {  // a unit's parts in order, each from where the last ended
+            if (at.unit != last_unit) next_first = 0;
+            EXPECT_EQ(range.first, next_first);
+            next_first = range.first + range.count;
+            last_unit = at.unit;
+          }
+          for (int i = range.first; i < range.first + range.count; ++i) ++walked[at.unit][i];
+        }
+        for (const std::vector<int>& unit : walked) {
+          for (int count : unit) ASSERT_EQ(count, 1);
+        }
       }
     }
   }

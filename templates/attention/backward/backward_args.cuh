@@ -9,7 +9,8 @@
 //   dK = scale * dS^T Q,  dQ = scale * dS K.
 // Three kernels of one module run in order (workspace_passes.cuh, backward_kernel.cuh):
 //   preprocess  per query row: delta, L * log2(e), the row's dQ accumulator zeroed, and the
-//               deterministic mode's semaphores zeroed; padding rows get L = +inf (P = 0).
+//               deterministic mode's semaphores zeroed; padding rows get L = +inf (P = 0); and
+//               the split parts' arrivals and sums zeroed.
 //   main        a CTA owns a K/V tile and walks the Q tiles that see it: dK and dV in registers,
 //               dQ added into the fp32 accumulator (atomically, or in K/V-tile order).
 //   postprocess dQ = scale * accumulator, in the input dtype at dQ's strides.
@@ -27,12 +28,18 @@ namespace attention {
 //   dq_accum [B*H][seq_q_padded][D]  fp32 dQ / scale, summed over K/V tiles; each Q tile a
 //                                 block laid out as dq_accumulator_layout.cuh says
 //   semaphores [B*H][q_tiles]     deterministic dQ: how many K/V tiles have added to a Q tile
+//   split_arrivals [kBackwardSplitUnits * CTAs a unit * 2]  how many parts of a split unit
+//                                 (backward_schedule.cuh's last wave) a consumer warpgroup's dK
+//                                 and dV have added
+//   split_sums [same]{dK, dV}[64 * HeadDim]  their sums (sm90/backward_split_sums.cuh)
 // seq_q_padded = q_tiles * block_m, so that a Q tile's rows of both lists are always in bounds.
 struct BackwardWorkspace {
   float* lse_log2;
   float* delta;
   float* dq_accum;
   int* semaphores;
+  int* split_arrivals;  // null where nothing is split; split_sums follows it
+  float* split_sums;
 };
 
 struct BackwardArgs {
@@ -41,20 +48,24 @@ struct BackwardArgs {
   int kv_heads;  // heads % kv_heads == 0
   int seq_q;
   int seq_kv;
-  int causal_shift;   // query row i sees keys j <= i + causal_shift (attention_args.cuh)
-  int seq_q_padded;   // q_tiles * block_m of the main kernel
-  float scale;        // softmax scale: dK and dQ carry it
-  float scale_log2;   // scale * log2(e)
-  int wave_size;      // CTAs resident at once (grid-mode sawtooth flips on it)
-  int q_tiles;        // seq_q in block_m rows of the main kernel
-  int kv_tiles;       // seq_kv in block_n rows
-  int group_heads;    // heads / kv_heads: the query heads a K/V head serves
+  int causal_shift;  // query row i sees keys j <= i + causal_shift (attention_args.cuh)
+  int seq_q_padded;  // q_tiles * block_m of the main kernel
+  float scale;       // softmax scale: dK and dQ carry it
+  float scale_log2;  // scale * log2(e)
+  int wave_size;     // CTAs resident at once (grid-mode sawtooth flips on it)
+  int q_tiles;       // seq_q in block_m rows of the main kernel
+  int kv_tiles;      // seq_kv in block_n rows
+  int group_heads;   // heads / kv_heads: the query heads a K/V head serves
+  int split_whole;   // the schedule's last wave (BackwardLastWave): units handed out whole,
+  int split_parts;   // and the parts of each later one
+  int split_words;   // 16-byte words from split_arrivals on that the preprocess zeroes
+  int split_padding;
   int* tile_counter;  // dynamic persistence: one int, 0 at launch
   BackwardWorkspace workspace;
   // Element strides of the [B, H, S, D] views (dK and dV: K/V heads).
   TensorStrides q, k, v, o, d_o, dq, dk, dv;
 };
-static_assert(sizeof(BackwardWorkspace) == 32 && sizeof(BackwardArgs) == 288,
+static_assert(sizeof(BackwardWorkspace) == 48 && sizeof(BackwardArgs) == 320,
               "the launch-argument block has one layout on host and device");
 
 // The preprocess and postprocess (workspace_passes.cuh) run CTAs of kPassThreads threads, each

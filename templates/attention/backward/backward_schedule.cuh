@@ -144,5 +144,60 @@ SWR_HOST_DEVICE BackwardTileUnit backward_tile_unit(TileSwizzle swizzle, int hea
   return {coord.batch_head, first + linear % ctas, first};
 }
 
+// The last partial wave, split. With U units on W resident at once, U % W units would run as a
+// last wave that leaves most SMs idle: at B2 H16 S16384 D128, 4096 K/V tiles on the H100's and
+// H200's 132 SMs are 31 waves and 4 tiles, 3% of the kernel's time on 4 SMs. Where the warp-
+// specialized kernel may (its dK and dV summed over parts: atomic dQ, no causal mask, whose last
+// tiles are its shortest; BackwardWsTraits::kSplitsLastWave), those units' walks are cut into
+// `parts` nearly equal ranges of steps, each a unit of its own, so that the last wave spreads over
+// parts times as many SMs. Each part adds its dK and dV into a workspace slot, and the part that
+// arrives last stores the sums (sm90/backward_split_sums.cuh). At most kBackwardSplitUnits units
+// are split (the workspace's slots), each in at most kBackwardSplitParts parts, and never in more
+// parts than its steps.
+constexpr int kBackwardSplitUnits = 32;
+constexpr int kBackwardSplitParts = 8;
+
+struct BackwardLastWave {
+  int whole;  // units [0, whole) go out whole
+  int parts;  // each later unit as `parts` units (1: nothing split)
+};
+SWR_HOST_DEVICE BackwardLastWave backward_last_wave(int units, int wave_units, int steps) {
+  const int tail = units % wave_units;
+  int parts = tail > 0 ? wave_units / tail : 0;
+  if (parts > kBackwardSplitParts) parts = kBackwardSplitParts;
+  if (parts > steps) parts = steps;
+  if (tail > kBackwardSplitUnits || parts < 2) return {units, 1};
+  return {units - tail, parts};
+}
+// What the schedule hands out: the whole units, then every part of the split ones.
+SWR_HOST_DEVICE int backward_scheduled_units(const BackwardLastWave& split, int units) {
+  return split.whole + (units - split.whole) * split.parts;
+}
+
+// Scheduled unit `scheduled`: the unit, and which part of it (-1: all of it). A split unit's parts
+// are consecutive, so that they run together and share its K and V in the L2.
+struct BackwardUnitPart {
+  int unit;
+  int part;
+};
+SWR_HOST_DEVICE BackwardUnitPart backward_unit_part(const BackwardLastWave& split, int scheduled) {
+  if (scheduled < split.whole) return {scheduled, -1};
+  const int split_index = scheduled - split.whole;
+  const int split_unit = split_index / split.parts;
+  return {split.whole + split_unit, split_index - split_unit * split.parts};
+}
+// The positions of part `part` of a walk of `steps` (all of them for part -1), as a count from the
+// first.
+struct BackwardPartSteps {
+  int first;
+  int count;
+};
+SWR_HOST_DEVICE BackwardPartSteps backward_part_steps(const BackwardLastWave& split, int part,
+                                                      int steps) {
+  if (part < 0) return {0, steps};
+  const int first = part * steps / split.parts;
+  return {first, (part + 1) * steps / split.parts - first};
+}
+
 }  // namespace attention
 }  // namespace swr

@@ -78,6 +78,12 @@ __device__ void backward_preprocess(const void* o, const void* d_o, const float*
     accumulator[0] = make_float4(0.f, 0.f, 0.f, 0.f);
     accumulator[1] = make_float4(0.f, 0.f, 0.f, 0.f);
   }
+  const long long threads = static_cast<long long>(gridDim.x) * kPassThreads;
+  for (long long word = static_cast<long long>(blockIdx.x) * kPassThreads + threadIdx.x;
+       word < args.split_words; word += threads) {
+    reinterpret_cast<float4*>(args.workspace.split_arrivals)[word] =
+        make_float4(0.f, 0.f, 0.f, 0.f);
+  }
   float sum = 0.f;
   const unsigned a[4] = {out.x, out.y, out.z, out.w};
   const unsigned b[4] = {grad.x, grad.y, grad.z, grad.w};

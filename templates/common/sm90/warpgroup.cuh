@@ -55,6 +55,18 @@ __device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
   asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 
+// bar.sync that also ORs `predicate` over the threads that take part: each gets the result.
+__device__ __forceinline__ bool named_barrier_or(int id, int threads, bool predicate) {
+  int any;
+  asm volatile(
+      "{ .reg .pred p, q; setp.ne.s32 p, %1, 0; bar.red.or.pred q, %2, %3, p; "
+      "selp.s32 %0, 1, 0, q; }"
+      : "=r"(any)
+      : "r"(static_cast<int>(predicate)), "r"(id), "r"(threads)
+      : "memory");
+  return any != 0;
+}
+
 // The warpgroup index of this thread, uniform across the warpgroup (shfl keeps the compiler
 // from treating it as divergent).
 __device__ __forceinline__ int warpgroup_index() {

@@ -21,7 +21,8 @@
 //                                               at 80 Q rows transposed, dQ^T = K^T dS^T
 //                                               (dS stored K-major), half the columns each
 //       dK += dS^T Q                            RS
-// dK and dV stay in registers for the whole tile and are written at its end. Lagged consumers
+// dK and dV stay in registers for the whole tile and are written at its end (a part of a split
+// tile adds them to the other parts' first: backward_split_sums.cuh). Lagged consumers
 // drift apart, so that one's exponentials can run beside the other's products; on the H200 they
 // measured 0.90-1.07x their lockstep twins' speed with the causal mask and 0.95-1.03x without it
 // (a knob the tuner chooses: AttentionBackwardConfig::consumers).
@@ -31,6 +32,7 @@
 
 #include "attention/backward/dq_turns.cuh"
 #include "attention/backward/sm90/backward_fragments.cuh"
+#include "attention/backward/sm90/backward_split_sums.cuh"
 #include "attention/backward/sm90/backward_step.cuh"
 #include "attention/backward/sm90/backward_ws_pipeline.cuh"
 #include "attention/backward/sm90/backward_ws_traits.cuh"
@@ -75,7 +77,7 @@ __device__ __forceinline__ void write_dq(const BackwardWsTiles<T>& tiles,
   backward_ws_tiles<T>(tiles.barriers(), args, [&](int linear, int round) {
     const BackwardWsTile tile = backward_ws_tile<T>(linear, args);
     if (tile.steps == 0) return;
-    const BackwardPositions walk = backward_positions(T::kOrder, tile.steps, round);
+    const BackwardPositions walk = backward_ws_walk<T>(tile, round);
 #pragma unroll 1
     for (int index = walk.first;; index += walk.stride) {
       // Where the step's dQ goes and, in the deterministic mode, the wait for the K/V tile's turn,
@@ -327,6 +329,11 @@ __device__ __forceinline__ void consume(const BackwardWsTiles<T>& tiles, void* d
       kv_state.advance();
     }
 
+    // A split part's dK and dV are summed over the parts; the last to arrive stores them.
+    if constexpr (T::kSplitsLastWave) {
+      if (tile.split_slot >= 0 && !sum_split_parts<T>(dk_acc, dv_acc, tile.split_slot, wg, args))
+        return;
+    }
     const int first_row = kv_row0 + wg_row0;
     store_rows<T>(
         dk_acc, args.scale,

@@ -100,22 +100,41 @@ struct BackwardWsTile {
   int kv_head;
   int kv_tile;
   int first_q_tile;
-  int steps;  // query heads of the group x the Q tiles that see the K/V tile
+  int first_position;  // of the walk (backward_step_of_index): 0, or a split part's first
+  int steps;       // query heads of the group x the Q tiles that see the K/V tile, or the part's
+  int split_slot;  // a split part's slot of sums (sm90/backward_split_sums.cuh); -1: whole
 };
 
 // The CTA's tile of linear index `linear`; with CTA pairs (T::kClusterCtas == 2) the schedule's
 // units of two neighbouring K/V tiles (backward_tile_unit), the two CTAs of a cluster, which walk
-// the same Q tiles so that each loads half of a step's Q and dO for both (multicast).
+// the same Q tiles so that each loads half of a step's Q and dO for both (multicast). The units of
+// the last partial wave come as parts (backward_last_wave: args.split_whole, args.split_parts), a
+// pair's CTAs taking the same part.
+template <class T>
+__device__ __forceinline__ BackwardLastWave backward_ws_last_wave(const BackwardArgs& args) {
+  if constexpr (T::kSplitsLastWave) {
+    return {args.split_whole, args.split_parts};
+  } else {
+    return {1 << 30, 1};  // every unit whole
+  }
+}
+
 template <class T>
 __device__ __forceinline__ int backward_ws_total_tiles(const BackwardArgs& args) {
-  return backward_tile_count(args.kv_tiles, args.batch * args.kv_heads, T::kClusterCtas);
+  const int units =
+      backward_tile_units(args.kv_tiles, T::kClusterCtas) * args.batch * args.kv_heads;
+  if constexpr (!T::kSplitsLastWave) return units * T::kClusterCtas;
+  return backward_scheduled_units(backward_ws_last_wave<T>(args), units) * T::kClusterCtas;
 }
 
 template <class T>
 __device__ __forceinline__ BackwardWsTile backward_ws_tile(int linear, const BackwardArgs& args) {
+  const BackwardLastWave split = backward_ws_last_wave<T>(args);
+  const int member = linear % T::kClusterCtas;
+  const BackwardUnitPart part = backward_unit_part(split, linear / T::kClusterCtas);
   const BackwardTileUnit unit =
-      backward_tile_unit(T::kSwizzle, T::kHeadGroup, linear, args.kv_tiles,
-                         args.batch * args.kv_heads, T::kClusterCtas);
+      backward_tile_unit(T::kSwizzle, T::kHeadGroup, part.unit * T::kClusterCtas + member,
+                         args.kv_tiles, args.batch * args.kv_heads, T::kClusterCtas);
   BackwardWsTile tile;
   tile.batch = unit.batch_head / args.kv_heads;
   tile.kv_head = unit.batch_head - tile.batch * args.kv_heads;
@@ -123,8 +142,21 @@ __device__ __forceinline__ BackwardWsTile backward_ws_tile(int linear, const Bac
   tile.first_q_tile =
       first_q_tile_of_kv_tile(T::kCausal, unit.first_kv_tile, T::kBlockM, T::kBlockN, args.seq_q,
                               args.causal_shift, args.q_tiles);
-  tile.steps = args.group_heads * (args.q_tiles - tile.first_q_tile);
+  const BackwardPartSteps steps =
+      backward_part_steps(split, part.part, args.group_heads * (args.q_tiles - tile.first_q_tile));
+  tile.first_position = steps.first;
+  tile.steps = steps.count;
+  tile.split_slot = part.part < 0 ? -1 : (part.unit - split.whole) * T::kClusterCtas + member;
   return tile;
+}
+
+// The positions a tile's walk counts through in round `round` (backward_positions over its steps,
+// from its first position on).
+template <class T>
+__device__ __forceinline__ BackwardPositions backward_ws_walk(const BackwardWsTile& tile,
+                                                              int round) {
+  const BackwardPositions walk = backward_positions(T::kOrder, tile.steps, round);
+  return {walk.first + tile.first_position, walk.last + tile.first_position, walk.stride};
 }
 
 // The step at position `index` of a tile's walk (backward_step_of_index): the query head and the
@@ -257,7 +289,7 @@ __device__ __forceinline__ void produce(const TmaDescriptor* q_map, const TmaDes
     // The walk's positions counted through (backward_positions): keeping the step, the step count
     // and the round instead spilled 8 bytes of the producer's 24 registers with sawtooth order
     // and persistence.
-    const BackwardPositions walk = backward_positions(T::kOrder, tile.steps, round);
+    const BackwardPositions walk = backward_ws_walk<T>(tile, round);
 #pragma unroll 1
     for (int index = walk.first;; index += walk.stride) {
       const BackwardWsStep at = backward_ws_step<T>(tile, index, args);

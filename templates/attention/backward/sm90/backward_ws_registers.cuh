@@ -26,9 +26,10 @@ SWR_HOST_DEVICE constexpr int backward_ws_producer_registers(int head_dim, int b
 }
 // The warp roles of both warp-specialized kernels: a producer warpgroup and two consumer
 // warpgroups, Stages-deep Q and dO rings, and the register split above.
+constexpr int kBackwardWsConsumerWgs = 2;
 template <int HeadDim, int BlockM, int Stages>
 struct BackwardWsRoles {
-  static constexpr int kConsumerWgs = 2;
+  static constexpr int kConsumerWgs = kBackwardWsConsumerWgs;
   static constexpr int kThreads = 128 * (kConsumerWgs + 1);
   static constexpr int kConsumerThreads = 128 * kConsumerWgs;
   static constexpr int kStages = Stages;

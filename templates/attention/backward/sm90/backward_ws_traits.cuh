@@ -38,6 +38,13 @@ struct BackwardWsTraits : BackwardStepTraits<HeadDim, BlockM, 2, 2, Elem, Causal
   // tiles, each loading half of every step's Q and dO for both (TMA multicast): half the L2 reads
   // of Q and dO. The kernel entry then carries __cluster_dims__(2, 1, 1).
   static constexpr int kClusterCtas = CtaPairs ? 2 : 1;
+  // The schedule's last partial wave split into parts whose dK and dV are summed
+  // (backward_last_wave; the host's rule: generator/attention_backward backward_splits_last_wave):
+  // atomic dQ, no causal mask, and not head groups, whose main loop ran 10% more cycles on every
+  // SM with the split's code in (H100; bench/results/attention-backward-ws-h200/last-wave-
+  // 2026-11-27). The other kernels walk whole tiles, as they always did.
+  static constexpr bool kSplitsLastWave =
+      !Causal && !DeterministicDq && Swizzle != TileSwizzle::head_groups;
   // Who reads each of dynamic persistence's tiles from the queue: every consumer thread, the
   // producer and the dQ writer's warp (which walks the tiles itself, backward_kernel_ws.cuh).
   static constexpr int kTileReaders =

@@ -28,6 +28,8 @@ struct BackwardWsWideTraits : BackwardStepTraits<HeadDim, 64, 1, 2, Elem, Causal
   // the branch made the wide kernel 5% slower (one variant, 2.881 -> 3.020 ms, at B1 H8 S8192 in
   // two tuning runs), and the padding keys it would mask cost nothing unmasked.
   static constexpr bool kMaskByBranch = Causal;
+  // Whole tiles only (the last wave's split: BackwardWsTraits).
+  static constexpr bool kSplitsLastWave = false;
   // Who reads each of dynamic persistence's tiles from the queue: every consumer thread and the
   // producer.
   static constexpr int kClusterCtas = 1;
