@@ -41,8 +41,9 @@ struct BackwardWsTraits : BackwardStepTraits<HeadDim, BlockM, 2, 2, Elem, Causal
   // The schedule's last partial wave split into parts whose dK and dV are summed
   // (backward_last_wave; the host's rule: generator/attention_backward backward_splits_last_wave):
   // atomic dQ, no causal mask, and not head groups, whose main loop ran 10% more cycles on every
-  // SM with the split's code in (H100; bench/results/attention-backward-ws-h200/last-wave-
-  // 2026-11-27). The other kernels walk whole tiles, as they always did.
+  // SM with the split's code in: there ptxas re-read the thread index in the consumers' step loop
+  // (5 S2R a step at m80; H100, bench/results/attention-backward-ws-h200/last-wave-2026-11-27).
+  // The other kernels walk whole tiles, as they always did.
   static constexpr bool kSplitsLastWave =
       !Causal && !DeterministicDq && Swizzle != TileSwizzle::head_groups;
   // Who reads each of dynamic persistence's tiles from the queue: every consumer thread, the
