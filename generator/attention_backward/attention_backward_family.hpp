@@ -62,7 +62,7 @@ int backward_schedule_units(const AttentionBackwardProblem& problem,
 // Whether the kernel of `config` splits the walks of the schedule's last partial wave
 // (templates/attention/backward/backward_schedule.cuh: backward_last_wave): the warp-specialized
 // kernel of two 64-row K/V warpgroups, adding dQ atomically, without the causal mask, over
-// head_major or heads_interleaved units (BackwardWsTraits::kSplitsLastWave says why).
+// head_major or heads_interleaved units (attention::backward_splits_last_wave says why).
 bool backward_splits_last_wave(const AttentionBackwardProblem& problem,
                                const AttentionBackwardConfig& config);
 // The split on `wave_size` resident CTAs: units handed out whole and the parts of the others

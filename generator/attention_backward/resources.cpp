@@ -286,8 +286,10 @@ BackwardWorkspaceLayout backward_workspace_layout(const AttentionBackwardProblem
 
 bool backward_splits_last_wave(const AttentionBackwardProblem& problem,
                                const AttentionBackwardConfig& config) {
-  return config.pairs_kv_warpgroups() && config.dq == DqAccumulation::atomic &&
-         config.swizzle != TileSwizzle::head_groups && !problem.shape.causal;
+  return config.pairs_kv_warpgroups() &&
+         attention::backward_splits_last_wave(problem.shape.causal,
+                                              config.dq == DqAccumulation::deterministic,
+                                              config.swizzle == TileSwizzle::head_groups);
 }
 
 int backward_schedule_units(const AttentionBackwardProblem& problem,

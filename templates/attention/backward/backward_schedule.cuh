@@ -148,12 +148,21 @@ SWR_HOST_DEVICE BackwardTileUnit backward_tile_unit(TileSwizzle swizzle, int hea
 // last wave that leaves most SMs idle: at B2 H16 S16384 D128, 4096 K/V tiles on the H100's and
 // H200's 132 SMs are 31 waves and 4 tiles, 3% of the kernel's time on 4 SMs. Where the warp-
 // specialized kernel may (its dK and dV summed over parts: atomic dQ, no causal mask, whose last
-// tiles are its shortest; BackwardWsTraits::kSplitsLastWave), those units' walks are cut into
+// tiles are its shortest; backward_splits_last_wave below), those units' walks are cut into
 // `parts` nearly equal ranges of steps, each a unit of its own, so that the last wave spreads over
 // parts times as many SMs. Each part adds its dK and dV into a workspace slot, and the part that
 // arrives last stores the sums (sm90/backward_split_sums.cuh). At most kBackwardSplitUnits units
 // are split (the workspace's slots), each in at most kBackwardSplitParts parts, and never in more
 // parts than its steps.
+// Which kernels split (the warp-specialized kernel of two 64-row K/V warpgroups; the host adds
+// that condition): atomic dQ, no causal mask, and not head groups, whose main loop ran 10% more
+// cycles on every SM with the split's code in: there ptxas re-read the thread index in the
+// consumers' step loop (5 S2R a step at m80; H100,
+// bench/results/attention-backward-ws-h200/last-wave-2026-11-27). The others walk whole tiles.
+SWR_HOST_DEVICE constexpr bool backward_splits_last_wave(bool causal, bool deterministic_dq,
+                                                         bool head_groups) {
+  return !causal && !deterministic_dq && !head_groups;
+}
 constexpr int kBackwardSplitUnits = 32;
 constexpr int kBackwardSplitParts = 8;
 

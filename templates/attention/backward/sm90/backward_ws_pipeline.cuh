@@ -115,7 +115,7 @@ __device__ __forceinline__ BackwardLastWave backward_ws_last_wave(const Backward
   if constexpr (T::kSplitsLastWave) {
     return {args.split_whole, args.split_parts};
   } else {
-    return {1 << 30, 1};  // every unit whole
+    return {1 << 30, 1};  // every unit whole (and backward_scheduled_units = units)
   }
 }
 
@@ -123,7 +123,6 @@ template <class T>
 __device__ __forceinline__ int backward_ws_total_tiles(const BackwardArgs& args) {
   const int units =
       backward_tile_units(args.kv_tiles, T::kClusterCtas) * args.batch * args.kv_heads;
-  if constexpr (!T::kSplitsLastWave) return units * T::kClusterCtas;
   return backward_scheduled_units(backward_ws_last_wave<T>(args), units) * T::kClusterCtas;
 }
 

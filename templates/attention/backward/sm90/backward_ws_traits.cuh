@@ -6,6 +6,7 @@
 // on a 1024-byte boundary (as TMA writes them).
 #pragma once
 
+#include "attention/backward/backward_schedule.cuh"
 #include "attention/backward/dq_accumulator_layout.cuh"
 #include "attention/backward/sm90/backward_step_traits.cuh"
 #include "attention/backward/sm90/backward_ws_registers.cuh"
@@ -39,13 +40,9 @@ struct BackwardWsTraits : BackwardStepTraits<HeadDim, BlockM, 2, 2, Elem, Causal
   // of Q and dO. The kernel entry then carries __cluster_dims__(2, 1, 1).
   static constexpr int kClusterCtas = CtaPairs ? 2 : 1;
   // The schedule's last partial wave split into parts whose dK and dV are summed
-  // (backward_last_wave; the host's rule: generator/attention_backward backward_splits_last_wave):
-  // atomic dQ, no causal mask, and not head groups, whose main loop ran 10% more cycles on every
-  // SM with the split's code in: there ptxas re-read the thread index in the consumers' step loop
-  // (5 S2R a step at m80; H100, bench/results/attention-backward-ws-h200/last-wave-2026-11-27).
-  // The other kernels walk whole tiles, as they always did.
+  // (backward_last_wave, where backward_splits_last_wave says).
   static constexpr bool kSplitsLastWave =
-      !Causal && !DeterministicDq && Swizzle != TileSwizzle::head_groups;
+      backward_splits_last_wave(Causal, DeterministicDq, Swizzle == TileSwizzle::head_groups);
   // Who reads each of dynamic persistence's tiles from the queue: every consumer thread, the
   // producer and the dQ writer's warp (which walks the tiles itself, backward_kernel_ws.cuh).
   static constexpr int kTileReaders =
