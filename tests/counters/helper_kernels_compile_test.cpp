@@ -8,6 +8,7 @@
 #include "tuner/attention_reference_kernel.hpp"
 #include "tuner/device_random_fill.hpp"
 #include "tuner/l2_flush.hpp"
+#include "tuner/power_load.hpp"
 
 namespace swr {
 namespace {
@@ -25,6 +26,7 @@ TEST_P(HelperKernelsCompile, ForTheArchWithoutSpills) {
   const HelperSource sources[] = {
       {"flush", l2_flush_kernel_source, {"swr_l2_flush", "swr_l2_read"}},
       {"fill", random_fill_kernel_source, {"swr_fill_uniform"}},
+      {"power load", power_load_kernel_source, {"swr_power_load"}},
       {"reference",
        attention_reference_kernel_source,
        {"swr_reference_rows", "swr_gather_rows", "swr_count_non_finite"}},

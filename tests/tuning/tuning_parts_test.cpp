@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "swr/sixteen_bit.hpp"
+#include "tuner/power_load.hpp"
 #include "tuner/tuning/interrupt_flag.hpp"
 #include "tuner/tuning/result_table.hpp"
 #include "tuner/tuning/timing_statistics.hpp"
@@ -51,12 +52,13 @@ TEST(TimingStatistics, RunCountAdaptsToTheKernelTime) {
   EXPECT_EQ(runs_of(1.0), 20);   // capped
 }
 
-TEST(TimingStatistics, PowerWarmupFillsHalfASecond) {
-  EXPECT_EQ(power_warmup_runs(8.0), 63);     // 504 ms of an 8 ms forward
-  EXPECT_EQ(power_warmup_runs(17.0), 30);    // 510 ms
-  EXPECT_EQ(power_warmup_runs(600.0), 1);    // the run that measured it is warm-up enough
-  EXPECT_EQ(power_warmup_runs(0.01), 1000);  // a 10 us kernel: capped
-  EXPECT_EQ(power_warmup_runs(0.0), 1000);   // no measurable time
+TEST(PowerLoad, IterationsFillTheTimeAsked) {
+  EXPECT_EQ(power_load_iterations(500.0, 0.25), 2000u);
+  EXPECT_EQ(power_load_iterations(17.3, 0.25), 70u);  // rounded up
+  EXPECT_EQ(power_load_iterations(0.001, 0.25), 1u);  // at least one
+  EXPECT_EQ(power_load_iterations(0.0, 0.25), 1u);    // a run too short to time
+  EXPECT_EQ(power_load_iterations(500.0, 0.0), kMaximumPowerLoadIterations);  // misread clock
+  EXPECT_EQ(power_load_iterations(1e300, 1e-9), kMaximumPowerLoadIterations);
 }
 
 TEST(Base64, RoundTripsEveryLengthAndByte) {

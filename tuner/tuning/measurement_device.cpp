@@ -7,6 +7,7 @@
 #include "tuner/device_random_fill.hpp"
 #include "tuner/gpu_lock.hpp"
 #include "tuner/l2_flush.hpp"
+#include "tuner/power_load.hpp"
 #include "tuner/tuning/timing_statistics.hpp"
 
 namespace swr {
@@ -38,6 +39,7 @@ MeasurementDevice::MeasurementDevice() {
   SWR_CU(driver, cuEventCreate(&stop_, CU_EVENT_DEFAULT));
   flush_ = std::make_unique<L2Flush>(context_);
   fill_ = std::make_unique<DeviceRandomFill>(context_);
+  power_load_ = std::make_unique<PowerLoad>(context_, stream_);
   // The tuner says "profiling unavailable" once per run, from the outcomes; not once per worker.
   counters_ =
       std::make_unique<L2CounterSession>(&context_, flush_.get(), [](const std::string&) {});
@@ -121,18 +123,21 @@ float MeasurementDevice::time_one_run(const Launch& launch) {
 
 std::vector<double> MeasurementDevice::timed_runs(const Launch& launch,
                                                   std::optional<double> stop_above_ms) {
-  // The GPU brought to its power cap first (kPowerWarmupMs): one run timed for its length, then as
-  // many back to back as fill the warm-up.
-  const int warmup_runs = power_warmup_runs(time_one_run(launch));
-  for (int run = 1; run < warmup_runs; ++run) launch(stream_);
+  // One run timed for its length, then the power load: the GPU at its cap, at a clock a mix of
+  // work sets (timing_statistics.hpp), before the first timed run and the last run's length of it
+  // before each.
+  double last_ms = time_one_run(launch);
+  power_load_->launch(stream_, kPowerWarmupMs);
   std::vector<double> times;
   double total_ms = 0;
   while (needs_another_timed_run(static_cast<int>(times.size()), total_ms)) {
     // Every run starts from the same cold L2; the events bracket the kernel alone.
+    if (!times.empty()) power_load_->launch(stream_, kPowerLoadPerRun * last_ms);
     flush_->launch(stream_);
     const float elapsed_ms = time_one_run(launch);
     times.push_back(elapsed_ms);
     total_ms += elapsed_ms;
+    last_ms = elapsed_ms;
     if (times.size() == 1 && stop_above_ms && elapsed_ms > *stop_above_ms) break;
   }
   return times;
@@ -197,9 +202,11 @@ nlohmann::json MeasurementDevice::common_method(int timed_run_count, DataType dt
                                                 std::uint64_t seed) const {
   return {
       {"warmup_runs", 1},
-      {"power_warmup", "back-to-back runs filling " +
+      {"power_warmup", "tensor-core power load (the same for every variant) for " +
                            std::to_string(static_cast<int>(kPowerWarmupMs)) +
-                           " ms right before the timed runs (the GPU at its power cap)"},
+                           " ms right before the timed runs, and as long as the last run before "
+                           "each later one (the GPU at its power cap, its clock set by a mix of "
+                           "work)"},
       {"timed_runs", timed_run_count},
       {"run_rule", "at least " + std::to_string(kMinimumTimedRuns) + ", at most " +
                        std::to_string(kMaximumTimedRuns) + " timed runs, until they add up to " +

@@ -23,6 +23,7 @@ namespace swr {
 class L2Flush;
 class L2CounterSession;
 class DeviceRandomFill;
+class PowerLoad;
 
 // One measurement of a bench, step by step. measure_guarded turns an exception of any step into
 // the reply's status, so that a faulty variant costs only its own measurement.
@@ -76,9 +77,9 @@ class MeasurementDevice {
   // the context died with it, after which this device must not be used again).
   WorkerReply measure_guarded(const MeasurementSteps& steps);
 
-  // The timed runs of the timing rule (timing_statistics.hpp), after the power warm-up
-  // (kPowerWarmupMs of back-to-back runs): each from an L2 the flush emptied, device events
-  // around the kernel alone; only one when it is over `stop_above_ms`.
+  // The timed runs of the timing rule (timing_statistics.hpp), after kPowerWarmupMs of the power
+  // load and each after the last run's length of it: each from an L2 the flush emptied, device
+  // events around the kernel alone; only one when it is over `stop_above_ms`.
   std::vector<double> timed_runs(const Launch& launch, std::optional<double> stop_above_ms = {});
 
   // The L2 counters of what `launch` enqueues (`kernel_name` picks its range), into `outcome`:
@@ -112,6 +113,7 @@ class MeasurementDevice {
   CUevent stop_ = nullptr;
   std::unique_ptr<L2Flush> flush_;
   std::unique_ptr<DeviceRandomFill> fill_;
+  std::unique_ptr<PowerLoad> power_load_;
   std::unique_ptr<L2CounterSession> counters_;
 };
 

@@ -26,10 +26,4 @@ bool needs_another_timed_run(int runs_so_far, double total_ms_so_far) {
   return total_ms_so_far < kTimedRunsTargetMs;
 }
 
-int power_warmup_runs(double run_ms) {
-  if (!(run_ms > 0)) return kMaximumPowerWarmupRuns;
-  const double runs = std::ceil(kPowerWarmupMs / run_ms);
-  return static_cast<int>(std::clamp(runs, 1.0, static_cast<double>(kMaximumPowerWarmupRuns)));
-}
-
 }  // namespace swr

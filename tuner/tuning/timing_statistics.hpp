@@ -25,17 +25,20 @@ inline constexpr double kTimedRunsTargetMs = 400.0;
 
 bool needs_another_timed_run(int runs_so_far, double total_ms_so_far);
 
-// Before its timed runs a variant runs back to back for this long (no flush between runs): what a
-// training step's kernels run at is the GPU held at its power cap, where the clock sits well
-// below a short burst's (H100: a median of 1560 MHz at ~700 W against up to 1980), and kernel
-// forms lose different shares to it. Timed in bursts, the D64 overlapped ping-pong forward took
-// 1.057x the plain three-warpgroup forward at B2 H32 S16384 on an H100; back to back, 0.966x
-// (bench/results/attention-backward-ws-h200/stages-2026-11-27/).
+// The clock a variant is timed at. A training step's kernels run at the GPU's power cap, at a
+// clock the mix of its heavy kernels sets: neither a short burst's (H100: up to 1980 MHz against a
+// median of 1560 at ~700 W) nor the one a single kernel settles at when run back to back, where a
+// variant that does more work a cycle draws more power and earns a lower clock. So the GPU runs
+// the power load (power_load.hpp, the same for every variant) for kPowerWarmupMs before a
+// variant's timed runs, and kPowerLoadPerRun times the last run's length before each later one.
+// On H100s, each variant run back to back for 0.5 s first put the backward's lagged consumers
+// within 0.7% of their lockstep twins; in the training step they were 2.5-4.6% faster with the
+// causal mask. Timed beside the load, the twins come in the step's order, and a variant's figure
+// repeats within 1.3% between rounds
+// (bench/results/attention-backward-ws-h200/power-load-2026-11-27). The figures are 8-13% below the
+// back-to-back ones: they rank variants; the step is what to compare with peers.
 inline constexpr double kPowerWarmupMs = 500.0;
-// Back-to-back runs of the warm-up: as many as fill kPowerWarmupMs at `run_ms` a run, at least 1
-// and at most kMaximumPowerWarmupRuns (a microsecond kernel needs no thousand launches).
-inline constexpr int kMaximumPowerWarmupRuns = 1000;
-int power_warmup_runs(double run_ms);
+inline constexpr double kPowerLoadPerRun = 1.0;
 
 // A variant whose first timed run exceeds this factor times the best median of its shape so far
 // gets that one run: run-to-run spread on a flushed L2 is under 2%, so it cannot be the best, and
