@@ -38,9 +38,10 @@ class PowerLoad {
   double iteration_ms_ = 0;
 };
 
-// The iterations that fill `ms` at `iteration_ms` each: at least 1, at most kMaximumIterations
-// (a clock the calibration misread cannot hold the GPU for minutes).
-inline constexpr unsigned long long kMaximumPowerLoadIterations = 1ull << 32;
+// The iterations that fill `ms` at `iteration_ms` each: at least 1, at most
+// kMaximumPowerLoadIterations, so that a misread calibration cannot hold the GPU for minutes (an
+// iteration, four tensor-core products a warp, takes well under a microsecond).
+inline constexpr unsigned long long kMaximumPowerLoadIterations = 1ull << 24;
 unsigned long long power_load_iterations(double ms, double iteration_ms);
 
 // The CUDA source of the load's kernel (tests compile it for several targets).
