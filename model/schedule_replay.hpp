@@ -10,10 +10,10 @@
 #include <optional>
 #include <vector>
 
-#include "templates/attention/attention_schedule.cuh"
 #include "model/closed_form_traffic.hpp"
 #include "swr/attention_config.hpp"
 #include "swr/attention_problem.hpp"
+#include "templates/attention/attention_schedule.cuh"
 
 namespace swr::model {
 

@@ -17,7 +17,10 @@ static PyObject* setup(PyObject* self, PyObject* args) {
   (void)self;
   if (!PyArg_ParseTuple(args, "OOOO", &empty_like, &current_device, &raw_stream, &capturing))
     return NULL;
-  Py_INCREF(empty_like); Py_INCREF(current_device); Py_INCREF(raw_stream); Py_INCREF(capturing);
+  Py_INCREF(empty_like);
+  Py_INCREF(current_device);
+  Py_INCREF(raw_stream);
+  Py_INCREF(capturing);
   Py_RETURN_NONE;
 }
 
@@ -52,7 +55,10 @@ static PyObject* run(PyObject* self, PyObject* args) {
   if (current == NULL) return NULL;
   int same = PyObject_RichCompareBool(current, index, Py_EQ);
   Py_DECREF(current);
-  if (same != 1) { if (same < 0) return NULL; Py_RETURN_NOTIMPLEMENTED; }
+  if (same != 1) {
+    if (same < 0) return NULL;
+    Py_RETURN_NOTIMPLEMENTED;
+  }
   PyObject* tensors[3] = {q, k, v};
   for (int i = 0; i < 3; ++i) {
     int contiguous = true_call(NULL, tensors[i], s_is_contiguous);
@@ -73,15 +79,24 @@ static PyObject* run(PyObject* self, PyObject* args) {
   }
   PyObject* handle = PyObject_GetAttr(launch, s_handle);
   PyObject* stream = PyObject_CallFunctionObjArgs(raw_stream, index, NULL);
-  if (handle == NULL || stream == NULL) { Py_XDECREF(handle); Py_XDECREF(stream); Py_DECREF(out); return NULL; }
+  if (handle == NULL || stream == NULL) {
+    Py_XDECREF(handle);
+    Py_XDECREF(stream);
+    Py_DECREF(out);
+    return NULL;
+  }
   const void* prepared = handle == Py_None ? NULL : PyLong_AsVoidPtr(handle);
   uintptr_t stream_value = (uintptr_t)PyLong_AsUnsignedLongLong(stream);
   launch_fn function = (launch_fn)PyLong_AsVoidPtr(address);
-  Py_DECREF(handle); Py_DECREF(stream);
-  if (PyErr_Occurred()) { Py_DECREF(out); return NULL; }
+  Py_DECREF(handle);
+  Py_DECREF(stream);
+  if (PyErr_Occurred()) {
+    Py_DECREF(out);
+    return NULL;
+  }
   int status = function(prepared, qp, kp, vp, op, 0, 0, stream_value);
   if (status) {
-    PyObject* failed = PyObject_CallMethod(launch, "fail", "i", status);  /* raises */
+    PyObject* failed = PyObject_CallMethod(launch, "fail", "i", status); /* raises */
     Py_XDECREF(failed);
     Py_DECREF(out);
     return NULL;
@@ -107,7 +122,10 @@ static PyObject* attention(PyObject* self, PyObject* args) {
                         &catalog))
     return NULL;
   int compiling = true_call(is_compiling, NULL, NULL);
-  if (compiling != 0) { if (compiling < 0) return NULL; Py_RETURN_NOTIMPLEMENTED; }
+  if (compiling != 0) {
+    if (compiling < 0) return NULL;
+    Py_RETURN_NOTIMPLEMENTED;
+  }
   PyObject* key = PyTuple_New(13);
   if (key == NULL) return NULL;
   PyObject* names[3] = {s_shape, s_dtype, s_device};
@@ -115,15 +133,24 @@ static PyObject* attention(PyObject* self, PyObject* args) {
   for (int n = 0; n < 3; ++n) {
     for (int t = 0; t < 3; ++t) {
       PyObject* value = PyObject_GetAttr(tensors[t], names[n]);
-      if (value == NULL) { Py_DECREF(key); return NULL; }
+      if (value == NULL) {
+        Py_DECREF(key);
+        return NULL;
+      }
       PyTuple_SetItem(key, n * 3 + t, value);
     }
   }
   PyObject* rest[4] = {is_causal, scale, fallback, catalog};
-  for (int i = 0; i < 4; ++i) { Py_INCREF(rest[i]); PyTuple_SetItem(key, 9 + i, rest[i]); }
+  for (int i = 0; i < 4; ++i) {
+    Py_INCREF(rest[i]);
+    PyTuple_SetItem(key, 9 + i, rest[i]);
+  }
   PyObject* state = PyDict_GetItemWithError(states, key);
   Py_DECREF(key);
-  if (state == NULL) { if (PyErr_Occurred()) return NULL; Py_RETURN_NOTIMPLEMENTED; }
+  if (state == NULL) {
+    if (PyErr_Occurred()) return NULL;
+    Py_RETURN_NOTIMPLEMENTED;
+  }
   PyObject* run_args = Py_BuildValue("(OOOO)", state, q, k, v);
   if (run_args == NULL) return NULL;
   PyObject* out = run(self, run_args);
@@ -133,13 +160,14 @@ static PyObject* attention(PyObject* self, PyObject* args) {
 
 static PyMethodDef methods[] = {
     {"setup_entry", setup_entry, METH_VARARGS, "setup_entry(is_compiling)"},
-    {"attention", attention, METH_VARARGS, "attention(states, q, k, v, is_causal, scale, fallback, catalog)"},
+    {"attention", attention, METH_VARARGS,
+     "attention(states, q, k, v, is_causal, scale, fallback, catalog)"},
     {"setup", setup, METH_VARARGS, "setup(empty_like, current_device, raw_stream, capturing)"},
     {"run", run, METH_VARARGS, "run(state, q, k, v)"},
     {NULL, NULL, 0, NULL}};
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "fastrun", NULL, -1, methods,
-                                    NULL, NULL, NULL, NULL};
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "fastrun", NULL, -1, methods, NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit_fastrun(void) {
   s_is_contiguous = PyUnicode_InternFromString("is_contiguous");
