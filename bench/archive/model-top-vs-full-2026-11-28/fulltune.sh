@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Does --model-top 10 leave a faster backward for the training step? One point, tuned as the peers
 # run tunes it (catalog.db), then its whole backward space into a copy (full.db); the step timed
-# with each catalog in turn against the peers.
+# with each catalog in turn against the peers, ROUNDS rounds (1 2; the session's rounds 3 and 4 ran
+# the same loop by hand). SHAPE is POINT's swr-tune options (run.sh's shape_options).
 set -uo pipefail
 P=${POINT:-1x16x32768x128-causal}
 SHAPE=${SHAPE:---batch 1 --heads 16 --seq 32768 --head-dim 128 --dtype bf16 --causal}
@@ -22,8 +23,9 @@ if [[ $1 == tune ]]; then
   xz -f $OUT/full-tune.log
 fi
 if [[ $1 == peers ]]; then
-  cp $W/catalog.db $W/top.db
-  for round in 1 2; do
+  # The model-top catalog kept once: later rounds find catalog.db holding the full tune's.
+  [[ -f $W/top.db ]] || cp $W/catalog.db $W/top.db
+  for round in ${ROUNDS:-1 2}; do
     for db in top full; do
       cp $W/$db.db $W/catalog.db
       mkdir -p $OUT/$db-$round
