@@ -93,7 +93,8 @@ struct ShowOptions {
   std::string database;
   bool database_given = false;
   bool json = false;
-  GemmOptions gemm;  // --family, --m, --n, --k, --size
+  GemmOptions gemm;           // --family, --m, --n, --k, --size
+  bool family_given = false;  // the summary lists every family unless --family names one
 };
 
 CLI::App* add_show_command(CLI::App& app, ShowOptions& options);

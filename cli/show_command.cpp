@@ -54,7 +54,7 @@ AttentionProblem shape_of(const ShowOptions& options) {
 
 // Problem filters of the summary: only the options given count.
 bool matches_filters(const db::StoredProblem& stored, const ShowOptions& options) {
-  if (options.gemm.family == "gemm" && stored.family != "gemm") return false;
+  if (options.family_given && stored.family != options.gemm.family) return false;
   // GEMM problems (family "gemm") have none of the attention filters' fields: listed when none is
   // given; --dtype still applies.
   if (!stored.attention) {
@@ -239,10 +239,14 @@ CLI::App* add_show_command(CLI::App& app, ShowOptions& options) {
   add_attention_head_options(*command, options.head_options);
   add_database_option(*command, options.database, options.database_given);
   add_gemm_shape_options(*command, options.gemm);
+  command->get_option("--family")->each([&options](const std::string&) {
+    options.family_given = true;
+  });
   command->add_flag("--json", options.json, "Print JSON instead of tables");
   command->footer(
       "Examples:\n"
       "  swr-tune show\n"
+      "  swr-tune show --family attention-backward --gpu h200\n"
       "  swr-tune show --gpu h200 --seq 131072 --head-dim 128 --causal --json\n"
       "  swr-tune show --family gemm --gpu h200 --size 4096");
   return command;

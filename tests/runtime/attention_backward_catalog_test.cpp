@@ -129,6 +129,31 @@ TEST_F(BackwardCatalogTest, ShowListsTheBackwardVariantsOfAShape) {
   EXPECT_EQ(forward.out.find(kSawtooth), std::string::npos) << forward.out;
 }
 
+// The summary (`show` without a shape) lists one family when --family names it, every family
+// when it does not. A backward key is the forward's with "bwd_" before it: " " + key tells them
+// apart in the table.
+TEST_F(BackwardCatalogTest, TheSummaryListsTheFamilyNamed) {
+  tuned_.add(tuned_shape_.shape, "m128n64w8s2-cyclic-grid-head_major", 0.7);
+  const std::string forward_key = " " + tuned_shape_.shape.key() + " ";
+  const std::string backward_key = " " + tuned_shape_.key() + " ";
+  auto summary = [&](std::vector<std::string> family) {
+    std::vector<std::string> arguments = {"show", "--db", tuned_.path().string()};
+    arguments.insert(arguments.end(), family.begin(), family.end());
+    const ProcessResult result = run_swr_tune(arguments);
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    return result.out;
+  };
+  const std::string backward = summary({"--family", "attention-backward"});
+  EXPECT_NE(backward.find(backward_key), std::string::npos) << backward;
+  EXPECT_EQ(backward.find(forward_key), std::string::npos) << backward;
+  const std::string forward = summary({"--family", "attention"});
+  EXPECT_NE(forward.find(forward_key), std::string::npos) << forward;
+  EXPECT_EQ(forward.find(backward_key), std::string::npos) << forward;
+  const std::string both = summary({});
+  EXPECT_NE(both.find(forward_key), std::string::npos) << both;
+  EXPECT_NE(both.find(backward_key), std::string::npos) << both;
+}
+
 struct CatalogCloser {
   void operator()(swr_catalog* catalog) const { swr_catalog_close(catalog); }
 };
