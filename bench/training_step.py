@@ -228,6 +228,15 @@ def load_results(path):
         return json.load(file)
 
 
+def merged_results(results_list):
+    """Results files of one run split over GPUs (each its share of the points) as one, the
+    points in the grid's order (DEFAULT_POINTS, then any others as given)."""
+    points = [point for results in results_list for point in results["points"]]
+    rank = {name: i for i, name in enumerate(DEFAULT_POINTS)}
+    points.sort(key=lambda point: rank.get(point["point"], len(rank)))
+    return {**results_list[0], "points": points}
+
+
 def predecessor_table(results_list):
     """Results files (--out) as each fwd+bwd candidate's runs by the call timed before it, over
     the candidate's median at the point (the `runs` of each point): per point for one file, then
@@ -311,8 +320,10 @@ def main(argv=None):
                         help="the order of the candidates within a round (device_timing.py; "
                              "default: balanced)")
     parser.add_argument("--out", help="write every figure as JSON here")
-    parser.add_argument("--table", metavar="RESULTS_JSON",
-                        help="print a results file (--out) as a markdown table and exit (no GPU)")
+    parser.add_argument("--table", metavar="RESULTS_JSON", nargs="+",
+                        help="print results files (--out, or .xz) as one markdown table, in the "
+                             "grid's order, and exit (no GPU): several are the GPUs of a split "
+                             "run")
     parser.add_argument("--by-predecessor", metavar="RESULTS_JSON", nargs="+",
                         help="print each fwd+bwd candidate's runs by the call before it, over its "
                              "median, from results files (--out, or .xz), and exit (no GPU)")
@@ -321,7 +332,7 @@ def main(argv=None):
                              "by name, and exit (no GPU)")
     args = parser.parse_args(argv)
     if args.table:
-        print(markdown_table(load_results(args.table)))
+        print(markdown_table(merged_results([load_results(path) for path in args.table])))
         return 0
     if args.by_predecessor:
         print(predecessor_table([load_results(path) for path in args.by_predecessor]))

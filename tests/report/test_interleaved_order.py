@@ -209,5 +209,23 @@ class CompareTable(unittest.TestCase):
                                 "c": ["-", "0.600"]})
 
 
+class MergedResults(unittest.TestCase):
+    def test_a_split_runs_shares_become_one_table_in_the_grids_order(self):
+        def share(*names):
+            return {"device": "H200", "points": [
+                {"point": name, "swr_vs_faster_of_fa4_cudnn": 1.0,
+                 "candidates": {"swr": {"fwd_bwd_tflops": 500.0}}} for name in names]}
+
+        grid = training_step.DEFAULT_POINTS
+        merged = training_step.merged_results(
+            [share(grid[1], "2x8x2048x64-causal", grid[2]), share(grid[3], grid[0])])
+        self.assertEqual(merged["device"], "H200")
+        self.assertEqual([point["point"] for point in merged["points"]],
+                         [grid[0], grid[1], grid[2], grid[3], "2x8x2048x64-causal"])
+        rows = training_step.markdown_table(merged).splitlines()[2:]
+        self.assertEqual(len(rows), 5)
+        self.assertTrue(rows[0].startswith("| 4 x 32 x 4096 x 64 |"), rows[0])
+
+
 if __name__ == "__main__":
     unittest.main()
