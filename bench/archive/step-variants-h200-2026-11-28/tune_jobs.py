@@ -6,6 +6,8 @@ import os
 import sqlite3
 import sys
 
+from make_catalogs import problem_key  # staged beside this script (run.sh)
+
 variants = json.load(open(sys.argv[1]))
 root = os.path.dirname(os.path.abspath(sys.argv[1]))
 for point, entries in variants.items():
@@ -14,7 +16,7 @@ for point, entries in variants.items():
     opts = (f"--batch {b} --heads {h} --seq {s} --head-dim {d} --dtype bf16"
             + (" --causal" if rest[-1] == "causal" else ""))
     print("attention-backward|" + opts + "|" + " ".join("--config " + e["variant"] for e in entries))
-    key = f"b{b}_h{h}_sq{s}_skv{s}_d{d}_bf16_{rest[-1]}"
+    key = problem_key(point).removeprefix("bwd_")  # the forward's problem
     db = sqlite3.connect(os.path.join(root, entries[0]["catalog"]))
     forward = db.execute(
         "select c.key from current_measurements m join problems p on p.id = m.problem_id join "
