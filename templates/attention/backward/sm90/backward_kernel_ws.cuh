@@ -207,13 +207,14 @@ __device__ __forceinline__ void consume(const BackwardWsTiles<T>& tiles, void* d
       // in by the time S^T is; the rest just before each is used. At 128 Q rows a step all 16
       // column blocks spilled; 14 do not, and measured 1.6-1.7% faster on the H100 without the
       // causal mask (read late, the exponentials waited on the loads), 0.5-1.4% slower with it:
-      // there the reads stay late. At 80 Q rows likewise: all 10 read early measured 1.1-1.8%
-      // faster without the mask at S 4096 and 32768 (H100; within the spread at 16384), 0.3-1.0%
-      // slower with it.
+      // there the reads stay late. At 80 Q rows all 10 read early measured 1.1-1.8% faster
+      // without the mask at S 4096 and 32768 (H100), and with it 1.1-2.0% faster than late reads
+      // at S 16384 and 32768 on the H200 (bench/results/attention-backward-ws-h200/
+      // early-lse-2026-11-28; the same change at 128 Q rows measured 3-5% slower there).
       const auto lse_at = [&](int j) {
         return *reinterpret_cast<const float2*>(tiles.lse_log2(slot) + at.column(j, 0));
       };
-      constexpr int kEarlyLse = T::kBlockM == 64 ? 8 : T::kCausal ? 0 : T::kBlockM == 80 ? 10 : 14;
+      constexpr int kEarlyLse = T::kBlockM == 64 ? 8 : T::kBlockM == 80 ? 10 : T::kCausal ? 0 : 14;
       float2 lse[kEarlyLse > 0 ? kEarlyLse : 1];
 #pragma unroll
       for (int j = 0; j < kEarlyLse; ++j) lse[j] = lse_at(j);
