@@ -95,7 +95,8 @@ CLI::App* add_report_command(CLI::App& app, ReportOptions& options) {
   CLI::App* command = app.add_subcommand(
       "report",
       "Draw the results as PNGs (gnuplot) with an index.html: L2 misses vs S, throughput vs S "
-      "against the peers, the GEMM swizzle heatmap, the roofline");
+      "against the peers, the attention backward's best variants, throughput and L2 misses, the "
+      "GEMM swizzle heatmap, the roofline");
   command->add_option("--gpu", options.gpu, "The GPU to report on (as `swr-tune show` names it)")
       ->type_name("NAME");
   add_database_option(*command, options.database, options.database_given);

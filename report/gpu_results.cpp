@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "report/attention_pass.hpp"
 #include "swr/usage_error.hpp"
 
 namespace swr::report {
@@ -59,21 +60,28 @@ std::string short_count(long long value) {
   return std::to_string(value);
 }
 
+std::string describe_attention_shape(const AttentionProblem& shape) {
+  std::string text = "B";  // appended: GCC 12 warns falsely (-Wrestrict) on "literal" + string
+  text.append(std::to_string(shape.batch)).append(" H").append(std::to_string(shape.heads));
+  if (shape.kv_head_count() != shape.heads) {
+    text.append("/").append(std::to_string(shape.kv_head_count())).append(" K/V");
+  }
+  text.append(" S").append(short_count(shape.seq_q));
+  if (shape.seq_kv != shape.seq_q) text.append("/").append(short_count(shape.seq_kv));
+  text.append(" D").append(std::to_string(shape.head_dim)).append(" ");
+  text.append(to_string(shape.dtype));
+  if (!shape.causal) return text;
+  return shape.effective_causal_align() == CausalAlignment::bottom_right
+             ? text + " causal bottom-right"
+             : text + " causal";
+}
+
 std::string describe_problem(const db::StoredProblem& problem) {
   if (problem.attention) {
-    const AttentionProblem& shape = *problem.attention;
-    std::string text = "B" + std::to_string(shape.batch) + " H" + std::to_string(shape.heads);
-    if (shape.kv_head_count() != shape.heads) {
-      text.append("/").append(std::to_string(shape.kv_head_count())).append(" K/V");
-    }
-    text.append(" S").append(short_count(shape.seq_q));
-    if (shape.seq_kv != shape.seq_q) text.append("/").append(short_count(shape.seq_kv));
-    text.append(" D").append(std::to_string(shape.head_dim)).append(" ");
-    text.append(to_string(shape.dtype));
-    if (!shape.causal) return text;
-    return shape.effective_causal_align() == CausalAlignment::bottom_right
-               ? text + " causal bottom-right"
-               : text + " causal";
+    // Both passes are stored with the same shape: the tables that list every problem must tell
+    // them apart.
+    const std::string shape = describe_attention_shape(*problem.attention);
+    return problem.family == family_name(AttentionPass::backward) ? shape + " backward" : shape;
   }
   const nlohmann::json& json = problem.json;
   if (problem.family == "gemm" && json.contains("m") && json.contains("n") && json.contains("k")) {

@@ -27,7 +27,8 @@ struct GpuResults {
   std::string name;                    // the profile name the database stores, e.g. "h200"
   std::vector<db::StoredGpu> records;  // usually one; several when the device name changed
   std::optional<GpuProfile> profile;
-  std::vector<ProblemResults> problems;  // attention first, by shape; then gemm
+  // The database's order: attention (forward), attention-backward, each by shape; then gemm.
+  std::vector<ProblemResults> problems;
 
   std::vector<const ProblemResults*> of_family(const std::string& family) const;
 };
@@ -39,9 +40,11 @@ std::vector<std::string> gpus_with_results(const db::ResultsDatabase& database);
 // Throws UsageError, naming the GPUs the database has, when it has none of that name.
 GpuResults load_gpu_results(const db::ResultsDatabase& database, const std::string& gpu_name);
 
-// "B8 H1 S16K D128 f16 causal" for an attention problem, "4096x4096x4096 f16" for a GEMM, else
-// the key.
+// "B8 H1 S16K D128 f16 causal" for an attention forward problem, the same with " backward" for
+// the backward pass, "4096x4096x4096 f16" for a GEMM, else the key.
 std::string describe_problem(const db::StoredProblem& problem);
+// "B8 H1 S16K D128 f16 causal": an attention shape, either pass.
+std::string describe_attention_shape(const AttentionProblem& shape);
 
 // 512 -> "512", 16384 -> "16K", 262144 -> "256K", 1048576 -> "1M".
 std::string short_count(long long value);

@@ -2,7 +2,9 @@
 
 #include <map>
 
+#include "report/attention_pass.hpp"
 #include "report/html_table.hpp"
+#include "swr/attention_backward_config.hpp"
 
 namespace swr::report {
 namespace {
@@ -52,7 +54,7 @@ std::string bench_section(const ReportContent& content) {
     html += paragraph(
         "No bench result was given (--bench FILE from bench/peer_grid.py): the charts below show "
         "swr's tuned best from the database only.");
-    for (const ChartFiles& chart : content.throughput_charts) {
+    for (const ChartFiles& chart : content.forward.throughput_charts) {
       html += chart_html(chart, content);
     }
     return html;
@@ -69,7 +71,7 @@ std::string bench_section(const ReportContent& content) {
                     std::to_string(row.swr_faster) + " of " + std::to_string(row.points)});
   }
   html += ratios.empty() ? paragraph("No point where swr and a peer both ran.") : ratios.render();
-  for (const ChartFiles& chart : content.throughput_charts) {
+  for (const ChartFiles& chart : content.forward.throughput_charts) {
     html += chart_html(chart, content);
   }
 
@@ -136,17 +138,13 @@ std::string bench_section(const ReportContent& content) {
   return html + record.render();
 }
 
-std::string l2_section(const ReportContent& content) {
-  std::string html = "<h2>L2 misses: cyclic vs sawtooth K/V order</h2>\n";
-  if (content.l2_panels.empty()) {
-    return html + paragraph(
-                      "No shape family with L2 counters at two or more sequence lengths in this "
-                      "database (tune with counters at several --seq, e.g. bench/l2_sweep.sh).");
-  }
-  for (std::size_t i = 0; i < content.l2_panels.size(); ++i) {
-    const L2MissPanel& panel = content.l2_panels[i];
+// Each panel of one pass: its chart and the table behind it.
+std::string l2_panels_html(const AttentionCharts& charts, const ReportContent& content) {
+  std::string html;
+  for (std::size_t i = 0; i < charts.l2_panels.size(); ++i) {
+    const L2MissPanel& panel = charts.l2_panels[i];
     html += "<h3>" + html_escape(panel.shape) + "</h3>\n";
-    html += chart_html(content.l2_charts[i], content);
+    html += chart_html(charts.l2_charts[i], content);
     std::vector<std::string> headers = {">S", ">cold misses"};
     for (const L2MissSeries& series : panel.series) headers.push_back(">" + series.label);
     std::map<double, std::vector<std::optional<double>>> rows;
@@ -173,6 +171,77 @@ std::string l2_section(const ReportContent& content) {
     }
   }
   return html;
+}
+
+std::string l2_section(const ReportContent& content, AttentionPass pass) {
+  const AttentionCharts& charts =
+      pass == AttentionPass::forward ? content.forward : content.backward;
+  std::string html = std::string("<h2>L2 misses") +
+                     (pass == AttentionPass::backward ? " of the backward" : "") +
+                     ": cyclic vs sawtooth " + walk_name(pass) + "</h2>\n";
+  if (charts.l2_panels.empty()) {
+    const std::string how = pass == AttentionPass::forward
+                                ? "tune with counters at several --seq, e.g. bench/l2_sweep.sh"
+                                : "tune --family attention-backward with counters at several --seq";
+    return html + paragraph("No shape family with L2 counters at two or more sequence lengths in " +
+                            std::string("this database (") + how + ").");
+  }
+  return html + l2_panels_html(charts, content);
+}
+
+int failed_variants(const ProblemResults& problem) {
+  int failed = 0;
+  for (const db::StoredMeasurement& m : problem.measurements) {
+    failed += m.record.status == db::MeasurementStatus::ok ? 0 : 1;
+  }
+  return failed;
+}
+
+// "yes" when the backward variant sums dQ deterministically, "no" for atomics.
+std::string deterministic_cell(const std::string& config_key) {
+  const std::optional<AttentionBackwardConfig> config =
+      AttentionBackwardConfig::from_key(config_key);
+  if (!config) return "-";
+  return config->dq == DqAccumulation::deterministic ? "yes" : "no";
+}
+
+// The backward's own section, after the forward's: per shape its best variant, then its throughput
+// and L2 charts. Absent when the database has no backward results.
+std::string backward_section(const ReportContent& content) {
+  const std::vector<const ProblemResults*> problems =
+      content.results->of_family(family_name(AttentionPass::backward));
+  if (problems.empty()) return "";
+  std::string html = "<h2>Attention backward: best variant per shape</h2>\n";
+  html += paragraph(
+      "dQ, dK and dV from Q, K, V, O, dO and L. The median time is the whole backward "
+      "(preprocess, main kernel, postprocess); TFLOP/s from it (" +
+      flop_count_text(AttentionPass::backward) +
+      "); L2 misses are the main kernel's, where the tuner counted them. Deterministic: the "
+      "variant sums dQ in K/V-tile order (key ending -det), the same bits on every run; "
+      "otherwise by fp32 atomics.");
+  HtmlTable table({"shape", "best variant", ">median ms", ">TFLOP/s", ">L2 misses", "deterministic",
+                   ">measured", ">failed"});
+  for (const ProblemResults* problem : problems) {
+    const db::StoredMeasurement* best = problem->best();
+    std::vector<std::string> row = {problem->problem.attention
+                                        ? describe_attention_shape(*problem->problem.attention)
+                                        : problem->problem.key};
+    if (best) {
+      const db::MeasurementRecord& r = best->record;
+      row.insert(row.end(), {best->config_key, fixed(r.median_ms, 3), fixed(r.tflops, 1),
+                             count(r.l2_sector_misses), deterministic_cell(best->config_key)});
+    } else {
+      row.insert(row.end(), {"(none valid)", "-", "-", "-", "-"});
+    }
+    row.push_back(std::to_string(problem->measurements.size()));
+    row.push_back(std::to_string(failed_variants(*problem)));
+    table.add_row(std::move(row));
+  }
+  html += table.render();
+  for (const ChartFiles& chart : content.backward.throughput_charts) {
+    html += chart_html(chart, content);
+  }
+  return html + l2_section(content, AttentionPass::backward);
 }
 
 std::string roofline_section(const ReportContent& content) {
@@ -236,10 +305,6 @@ std::string tuned_section(const ReportContent& content) {
                    ">L2 hit rate", ">DRAM GB", ">measured", ">failed"});
   for (const ProblemResults& problem : content.results->problems) {
     const db::StoredMeasurement* best = problem.best();
-    int failed = 0;
-    for (const db::StoredMeasurement& m : problem.measurements) {
-      failed += m.record.status == db::MeasurementStatus::ok ? 0 : 1;
-    }
     std::vector<std::string> row = {describe_problem(problem.problem)};
     if (best) {
       const db::MeasurementRecord& r = best->record;
@@ -254,7 +319,7 @@ std::string tuned_section(const ReportContent& content) {
       row.insert(row.end(), {"(none valid)", "-", "-", "-", "-", "-"});
     }
     row.push_back(std::to_string(problem.measurements.size()));
-    row.push_back(std::to_string(failed));
+    row.push_back(std::to_string(failed_variants(problem)));
     table.add_row(std::move(row));
   }
   return html + table.render();
@@ -293,8 +358,9 @@ void write_html_report(const ReportContent& content, const std::filesystem::path
   html += paragraph("Measurements: " + content.source_label + ". Generated " +
                     content.generated_at + " by swr-tune " + SWR_VERSION + ".");
   if (!content.render_note.empty()) html += paragraph(content.render_note, "missing");
-  html += bench_section(content) + l2_section(content) + roofline_section(content) +
-          gemm_section(content) + tuned_section(content);
+  html += bench_section(content) + l2_section(content, AttentionPass::forward) +
+          backward_section(content) + roofline_section(content) + gemm_section(content) +
+          tuned_section(content);
   html += "</body>\n</html>\n";
   write_text_file(file, html);
 }

@@ -16,6 +16,13 @@
 
 namespace swr::report {
 
+// One attention pass's charts: its L2-misses panels (one chart each) and its throughput charts.
+struct AttentionCharts {
+  std::vector<L2MissPanel> l2_panels;
+  std::vector<ChartFiles> l2_charts;  // one per panel
+  std::vector<ChartFiles> throughput_charts;
+};
+
 struct ReportContent {
   std::filesystem::path directory;  // where index.html and the charts are
   std::string gpu_label;            // "h200 (NVIDIA H200)"
@@ -24,9 +31,8 @@ struct ReportContent {
   const GpuResults* results = nullptr;
   const BenchResults* bench = nullptr;  // null without --bench
 
-  std::vector<L2MissPanel> l2_panels;
-  std::vector<ChartFiles> l2_charts;  // one per panel
-  std::vector<ChartFiles> throughput_charts;
+  AttentionCharts forward;   // throughput from the bench when given
+  AttentionCharts backward;  // from the database; no section without backward results
   Roofline roofline;
   std::optional<ChartFiles> roofline_chart;
   std::vector<GemmHeatmap> heatmaps;

@@ -41,22 +41,36 @@ std::string throughput_subtitle(const BenchResults* bench) {
   return subtitle;
 }
 
+// One attention pass's L2-misses and throughput charts, into `into` and `charts`.
+void write_attention_charts(AttentionPass pass, const std::vector<ThroughputPanel>& throughput,
+                            const std::string& throughput_note, const ReportInputs& inputs,
+                            const std::string& gpu_label, AttentionCharts& into,
+                            std::vector<ChartFiles>& charts) {
+  into.l2_panels = l2_miss_panels(*inputs.results, pass);
+  for (const L2MissPanel& panel : into.l2_panels) {
+    into.l2_charts.push_back(write_l2_miss_chart(panel, gpu_label, inputs.directory));
+    charts.push_back(into.l2_charts.back());
+  }
+  for (const ThroughputPanel& panel : throughput) {
+    into.throughput_charts.push_back(
+        write_throughput_chart(panel, gpu_label, throughput_note, inputs.directory));
+    charts.push_back(into.throughput_charts.back());
+  }
+}
+
 std::vector<ChartFiles> write_charts(ReportContent& content, const ReportInputs& inputs) {
   const std::filesystem::path& directory = inputs.directory;
   const GpuResults& results = *inputs.results;
   std::vector<ChartFiles> charts;
-  content.l2_panels = l2_miss_panels(results);
-  for (const L2MissPanel& panel : content.l2_panels) {
-    content.l2_charts.push_back(write_l2_miss_chart(panel, content.gpu_label, directory));
-    charts.push_back(content.l2_charts.back());
-  }
-  const std::vector<ThroughputPanel> throughput =
-      inputs.bench ? throughput_panels(*inputs.bench) : throughput_panels(results);
-  for (const ThroughputPanel& panel : throughput) {
-    content.throughput_charts.push_back(write_throughput_chart(
-        panel, content.gpu_label, throughput_subtitle(inputs.bench), directory));
-    charts.push_back(content.throughput_charts.back());
-  }
+  write_attention_charts(AttentionPass::forward,
+                         inputs.bench ? throughput_panels(*inputs.bench)
+                                      : throughput_panels(results, AttentionPass::forward),
+                         throughput_subtitle(inputs.bench), inputs, content.gpu_label,
+                         content.forward, charts);
+  write_attention_charts(AttentionPass::backward,
+                         throughput_panels(results, AttentionPass::backward),
+                         "swr's tuned best per shape from the database (the whole backward timed).",
+                         inputs, content.gpu_label, content.backward, charts);
   content.roofline = roofline_of(results);
   if (!content.roofline.points.empty()) {
     content.roofline_chart = write_roofline_chart(content.roofline, content.gpu_label, directory);

@@ -4,13 +4,17 @@
 #include <cmath>
 #include <cstdio>
 
+#include "report/attention_pass.hpp"
+
 namespace swr::report {
 
 namespace {
 
 std::string group_of(const db::StoredProblem& problem) {
   if (problem.attention) {
-    return "attention D" + std::to_string(problem.attention->head_dim) +
+    const bool backward = problem.family == family_name(AttentionPass::backward);
+    return std::string(backward ? "attention backward D" : "attention D") +
+           std::to_string(problem.attention->head_dim) +
            (problem.attention->causal ? " causal" : "");
   }
   if (problem.family == "gemm") return "GEMM " + problem.json.value("dtype", std::string());

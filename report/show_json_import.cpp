@@ -2,8 +2,11 @@
 
 #include <fstream>
 #include <stdexcept>
+#include <type_traits>
+#include <variant>
 
 #include "model/xz_text.hpp"
+#include "report/attention_pass.hpp"
 #include "swr/usage_error.hpp"
 
 namespace swr::report {
@@ -25,12 +28,6 @@ db::GpuRecord gpu_record(const nlohmann::json& json) {
   gpu.driver_version = json.value("driver_version", std::string());
   gpu.cuda_version = json.value("cuda_version", std::string());
   return gpu;
-}
-
-AttentionProblem attention_problem(const nlohmann::json& json) {
-  AttentionProblem problem = AttentionProblem::from_json(json);
-  problem.validate();
-  return problem;
 }
 
 db::MeasurementRecord measurement_record(const nlohmann::json& json) {
@@ -66,35 +63,71 @@ db::MeasurementRecord measurement_record(const nlohmann::json& json) {
   return record;
 }
 
+// One problem of an attention pass with its measured variants.
+template <class Problem, class Config>
+struct PassResults {
+  Problem problem;
+  std::vector<std::pair<Config, db::MeasurementRecord>> measurements;
+};
+using ForwardResults = PassResults<AttentionProblem, AttentionConfig>;
+using BackwardResults = PassResults<AttentionBackwardProblem, AttentionBackwardConfig>;
+
 // One (gpu, problem, measurements) entry of a document, parsed before anything is written.
 struct ParsedResult {
   db::GpuRecord gpu;
-  std::optional<AttentionProblem> problem;  // none for a family the import cannot add
-  std::vector<std::pair<AttentionConfig, db::MeasurementRecord>> measurements;
+  // monostate: a family the import cannot add (GEMM).
+  std::variant<std::monostate, ForwardResults, BackwardResults> results;
 };
+
+template <class Results>
+Results parse_pass_results(const nlohmann::json& result) {
+  using Problem = decltype(Results::problem);
+  using Config = typename decltype(Results::measurements)::value_type::first_type;
+  Results parsed{Problem::from_json(result.at("problem")), {}};
+  parsed.problem.validate();
+  std::vector<nlohmann::json> measurements;
+  if (result.contains("variants")) {
+    measurements = result["variants"].get<std::vector<nlohmann::json>>();
+  } else if (result.contains("best") && !result["best"].is_null()) {
+    measurements.push_back(result["best"]);
+  }
+  for (const nlohmann::json& measurement : measurements) {
+    parsed.measurements.emplace_back(Config::from_json(measurement.at("config")),
+                                     measurement_record(measurement));
+  }
+  return parsed;
+}
 
 std::vector<ParsedResult> parse_document(const nlohmann::json& document) {
   std::vector<ParsedResult> parsed;
   for (const nlohmann::json& result : document.at("results")) {
     ParsedResult entry;
     entry.gpu = gpu_record(result.at("gpu"));
-    const nlohmann::json& problem = result.at("problem");
-    if (problem.value("family", std::string("attention")) == "attention") {
-      entry.problem = attention_problem(problem);
-      std::vector<nlohmann::json> measurements;
-      if (result.contains("variants")) {
-        measurements = result["variants"].get<std::vector<nlohmann::json>>();
-      } else if (result.contains("best") && !result["best"].is_null()) {
-        measurements.push_back(result["best"]);
-      }
-      for (const nlohmann::json& measurement : measurements) {
-        entry.measurements.emplace_back(AttentionConfig::from_json(measurement.at("config")),
-                                        measurement_record(measurement));
-      }
+    const std::string family =
+        result.at("problem").value("family", std::string(family_name(AttentionPass::forward)));
+    if (family == family_name(AttentionPass::forward)) {
+      entry.results = parse_pass_results<ForwardResults>(result);
+    } else if (family == family_name(AttentionPass::backward)) {
+      entry.results = parse_pass_results<BackwardResults>(result);
     }
     parsed.push_back(std::move(entry));
   }
   return parsed;
+}
+
+template <class Results>
+int record_pass_results(db::ResultsDatabase& database, const db::GpuRecord& gpu_record,
+                        const Results& results) {
+  const db::GpuId gpu = database.upsert_gpu(gpu_record);
+  const db::ProblemId problem = database.upsert_problem(results.problem);
+  for (const auto& [config, measurement] : results.measurements) {
+    db::MeasurementRecord record = measurement;
+    record.gpu = gpu;
+    record.problem = problem;
+    record.config = database.upsert_config(config);
+    database.record_measurement(record);
+  }
+  return static_cast<int>(results.measurements.size());
 }
 
 }  // namespace
@@ -118,20 +151,15 @@ ImportCount import_show_json(db::ResultsDatabase& database,
   }
   ImportCount count;
   for (const ParsedResult& entry : everything) {
-    if (!entry.problem) {
-      ++count.skipped_problems;
-      continue;
-    }
-    const db::GpuId gpu = database.upsert_gpu(entry.gpu);
-    const db::ProblemId problem = database.upsert_problem(*entry.problem);
-    for (const auto& [config, measurement] : entry.measurements) {
-      db::MeasurementRecord record = measurement;
-      record.gpu = gpu;
-      record.problem = problem;
-      record.config = database.upsert_config(config);
-      database.record_measurement(record);
-      ++count.measurements;
-    }
+    std::visit(
+        [&](const auto& results) {
+          if constexpr (std::is_same_v<std::decay_t<decltype(results)>, std::monostate>) {
+            ++count.skipped_problems;
+          } else {
+            count.measurements += record_pass_results(database, entry.gpu, results);
+          }
+        },
+        entry.results);
   }
   return count;
 }

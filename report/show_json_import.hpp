@@ -2,7 +2,8 @@
 // bench/results/ as the record of a GPU run) read back into a results database, so that a report
 // can be drawn from it on a machine that has only those files. Both forms of `show --json` are
 // read: every variant of one shape ("variants") and the best per shape ("best"). Attention
-// problems only: the database has no way to add a problem of another family yet.
+// problems of both passes (the family "attention" or "attention-backward"); GEMM problems are
+// counted and left out.
 #pragma once
 
 #include <filesystem>

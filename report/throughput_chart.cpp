@@ -14,8 +14,9 @@ namespace {
 
 using PanelKey = std::tuple<std::string, bool>;  // dtype, causal
 
-std::string stem_of(const PanelKey& key) {
-  return "throughput_" + std::get<0>(key) + (std::get<1>(key) ? "_causal" : "_noncausal");
+std::string stem_of(AttentionPass pass, const PanelKey& key) {
+  return "throughput_" + std::string(stem_prefix(pass)) + std::get<0>(key) +
+         (std::get<1>(key) ? "_causal" : "_noncausal");
 }
 
 std::string shape_of(const PanelKey& key) {
@@ -90,7 +91,11 @@ std::vector<ThroughputPanel> throughput_panels(const BenchResults& bench) {
   }
   std::vector<ThroughputPanel> panels;
   for (const auto& [key, by_head_dim] : grouped) {
-    ThroughputPanel panel{stem_of(key), shape_of(key), {}, regime_spans(bench, key)};
+    ThroughputPanel panel{AttentionPass::forward,
+                          stem_of(AttentionPass::forward, key),
+                          shape_of(key),
+                          {},
+                          regime_spans(bench, key)};
     for (const auto& [head_dim, by_candidate] : by_head_dim) {
       ThroughputPlot plot{head_dim, {}, swr_notes[key][head_dim]};
       for (const std::string& name : candidates) {
@@ -106,11 +111,11 @@ std::vector<ThroughputPanel> throughput_panels(const BenchResults& bench) {
   return panels;
 }
 
-std::vector<ThroughputPanel> throughput_panels(const GpuResults& results) {
+std::vector<ThroughputPanel> throughput_panels(const GpuResults& results, AttentionPass pass) {
   // Per panel and head dim, one series per (batch, heads, K/V heads).
   std::map<PanelKey, std::map<int, std::map<std::tuple<int, int, int>, std::vector<SeriesPoint>>>>
       grouped;
-  for (const ProblemResults* problem : results.of_family("attention")) {
+  for (const ProblemResults* problem : results.of_family(family_name(pass))) {
     const db::StoredMeasurement* best = problem->best();
     if (!problem->problem.attention || !best || !best->record.tflops) continue;
     const AttentionProblem& shape = *problem->problem.attention;
@@ -121,7 +126,7 @@ std::vector<ThroughputPanel> throughput_panels(const GpuResults& results) {
   }
   std::vector<ThroughputPanel> panels;
   for (const auto& [key, by_head_dim] : grouped) {
-    ThroughputPanel panel{stem_of(key), shape_of(key), {}, {}};
+    ThroughputPanel panel{pass, stem_of(pass, key), shape_of(key), {}, {}};
     for (const auto& [head_dim, by_batch] : by_head_dim) {
       ThroughputPlot plot{head_dim, {}, ""};  // the panel's subtitle says it is swr alone
       for (const auto& [heads, points] : by_batch) {
@@ -186,13 +191,12 @@ ChartFiles write_throughput_chart(const ThroughputPanel& panel, const std::strin
                                   const std::string& subtitle,
                                   const std::filesystem::path& directory) {
   ChartFiles files;
-  files.title = "Throughput vs sequence length: " + panel.shape;
+  const std::string pass = pass_name(panel.pass);
+  files.title = "Throughput vs sequence length, attention " + pass + ": " + panel.shape;
   files.png = panel.stem + ".png";
   files.script = panel.stem + ".gp";
   files.data = panel.stem + ".dat";
-  files.caption =
-      "TFLOP/s from the median time (FlashAttention's count: 4·B·H·S²·D, halved for causal). " +
-      subtitle;
+  files.caption = "TFLOP/s from the median time (" + flop_count_text(panel.pass) + "). " + subtitle;
 
   std::vector<std::vector<std::vector<std::optional<double>>>> blocks;
   std::vector<std::string> comment = {files.title + " on " + gpu_label,
@@ -222,7 +226,7 @@ ChartFiles write_throughput_chart(const ThroughputPanel& panel, const std::strin
   std::string script = png_terminal(files.png, 760 * columns + 80, 560 * rows + 90) + chart_style();
   script += "set multiplot layout " + std::to_string(rows) + "," + std::to_string(columns) +
             " title " +
-            gnuplot_string("Attention forward throughput vs sequence length, " + panel.shape +
+            gnuplot_string("Attention " + pass + " throughput vs sequence length, " + panel.shape +
                            ", on " + gpu_label + "\n" + subtitle) +
             " font ',13'\n";
   script += "set xlabel 'sequence length S (tokens, log scale)'\n";

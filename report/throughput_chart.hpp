@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "report/attention_pass.hpp"
 #include "report/bench_results.hpp"
 #include "report/gnuplot.hpp"
 #include "report/gpu_results.hpp"
@@ -14,7 +15,8 @@ namespace swr::report {
 
 // Throughput against the sequence length, swr beside each peer: one panel per (dtype, causal
 // flag), one plot per head dim, one line per candidate. From a bench result (every candidate
-// measured in one run); without one, swr's tuned best per shape from the database alone.
+// measured in one run, the forward); without one, and for the backward, swr's tuned best per shape
+// from the database alone.
 
 struct ThroughputSeries {
   std::string label;  // "swr", "flash2", ... or "swr tuned best, B8 H1"
@@ -37,14 +39,16 @@ struct RegimeSpan {
 };
 
 struct ThroughputPanel {
-  std::string stem;   // "throughput_f16_causal"
+  AttentionPass pass = AttentionPass::forward;
+  std::string stem;   // "throughput_f16_causal", "throughput_backward_bf16_causal"
   std::string shape;  // "f16 causal"
   std::vector<ThroughputPlot> plots;
   std::vector<RegimeSpan> regimes;  // by sequence length; empty or one: nothing to mark
 };
 
 std::vector<ThroughputPanel> throughput_panels(const BenchResults& bench);
-std::vector<ThroughputPanel> throughput_panels(const GpuResults& results);
+// The TFLOP/s the tuner stored for the best variant (the pass's FLOP count over its median time).
+std::vector<ThroughputPanel> throughput_panels(const GpuResults& results, AttentionPass pass);
 
 // The gnuplot files of one throughput panel (throughput_series.hpp): a multiplot with one plot
 // per head dim, S on a log axis, TFLOP/s (log when the candidates span more than a decade), swr

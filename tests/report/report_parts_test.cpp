@@ -1,6 +1,6 @@
 // The report's parts on their own: the series the charts draw (twins and the cold-miss line, the
-// heatmap's best strides, the roofline's points), the bench ratios, and the text escaping of
-// gnuplot and HTML.
+// heatmap's best strides, the roofline's points), for the attention backward too, the bench
+// ratios, and the text escaping of gnuplot and HTML.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -36,7 +36,7 @@ class ReportPartsTest : public ::testing::Test {
 };
 
 TEST_F(ReportPartsTest, L2PanelDrawsBothTwinsInBothOrdersWithTheColdMissLine) {
-  const std::vector<L2MissPanel> panels = l2_miss_panels(load());
+  const std::vector<L2MissPanel> panels = l2_miss_panels(load(), AttentionPass::forward);
   ASSERT_EQ(panels.size(), 1u);
   const L2MissPanel& panel = panels.front();
   EXPECT_EQ(panel.shape, "B8 H1 D128 f16 non-causal");
@@ -83,11 +83,84 @@ TEST_F(ReportPartsTest, RooflinePlacesEachBestVariantUnderTheProfilesRoofs) {
 }
 
 TEST_F(ReportPartsTest, ThroughputFromTheDatabaseIsSwrOnly) {
-  const std::vector<ThroughputPanel> panels = throughput_panels(load());
+  const std::vector<ThroughputPanel> panels = throughput_panels(load(), AttentionPass::forward);
   ASSERT_EQ(panels.size(), 1u);
   ASSERT_EQ(panels[0].plots.size(), 1u);
   ASSERT_EQ(panels[0].plots[0].series.size(), 1u);
   EXPECT_EQ(panels[0].plots[0].series[0].label, "swr tuned best, B8 H1");
+}
+
+TEST_F(ReportPartsTest, BackwardL2PanelDrawsTheQWalkTwinsWithTheModelsColdMisses) {
+  testing::add_attention_backward_results(path_);
+  const GpuResults results = load();
+  const std::vector<L2MissPanel> panels = l2_miss_panels(results, AttentionPass::backward);
+  ASSERT_EQ(panels.size(), 1u);  // the shape without counters has no panel
+  const L2MissPanel& panel = panels.front();
+  EXPECT_EQ(panel.pass, AttentionPass::backward);
+  EXPECT_EQ(panel.stem, "l2_misses_backward_b2_h4_d64_bf16_causal");
+  EXPECT_EQ(panel.shape, "B2 H4 D64 bf16 causal");
+  ASSERT_EQ(panel.series.size(), 4u);
+  EXPECT_TRUE(panel.twins);
+  // The atomic pair first: its variant is the fastest at every S. Twins keep the dQ knob.
+  EXPECT_EQ(panel.series[0].label, "cyclic  bwd-m64n128w8s2-grid-head_major");
+  EXPECT_EQ(panel.series[1].label, "sawtooth  bwd-m64n128w8s2-grid-head_major");
+  EXPECT_EQ(panel.series[2].label, "cyclic  bwd-m64n128w8s2-grid-head_major-det");
+  EXPECT_EQ(panel.series[3].label, "sawtooth  bwd-m64n128w8s2-grid-head_major-det");
+  ASSERT_EQ(panel.series[1].points.size(), 3u);
+  EXPECT_DOUBLE_EQ(panel.series[1].points[2].x, 16384);
+  EXPECT_DOUBLE_EQ(panel.series[1].points[2].y, testing::backward_cold_misses(16384) * 1.5);
+  // The cold misses are the L2 model's replay's compulsory sectors, which the fixture counts.
+  ASSERT_EQ(panel.cold_misses.size(), 3u);
+  for (const SeriesPoint& point : panel.cold_misses) {
+    EXPECT_DOUBLE_EQ(point.y, testing::backward_cold_misses(static_cast<int>(point.x))) << point.x;
+  }
+  EXPECT_FALSE(panel.onset_seq.has_value());  // the forward's K/V rule does not apply
+  // The forward's panel is the forward's alone.
+  const std::vector<L2MissPanel> forward = l2_miss_panels(results, AttentionPass::forward);
+  ASSERT_EQ(forward.size(), 1u);
+  EXPECT_EQ(forward[0].stem, "l2_misses_b8_h1_d128_f16_noncausal");
+}
+
+TEST_F(ReportPartsTest, BackwardThroughputIsTheBestVariantsRateByTheBackwardsCount) {
+  testing::add_attention_backward_results(path_);
+  const std::vector<ThroughputPanel> panels = throughput_panels(load(), AttentionPass::backward);
+  ASSERT_EQ(panels.size(), 2u);  // bf16 non-causal, bf16 causal
+  EXPECT_EQ(panels[0].stem, "throughput_backward_bf16_noncausal");
+  const ThroughputPanel& causal = panels[1];
+  EXPECT_EQ(causal.stem, "throughput_backward_bf16_causal");
+  EXPECT_EQ(causal.pass, AttentionPass::backward);
+  ASSERT_EQ(causal.plots.size(), 1u);
+  EXPECT_EQ(causal.plots[0].head_dim, 64);
+  ASSERT_EQ(causal.plots[0].series.size(), 1u);
+  EXPECT_EQ(causal.plots[0].series[0].label, "swr tuned best, B2 H4");
+  const std::vector<SeriesPoint>& points = causal.plots[0].series[0].points;
+  ASSERT_EQ(points.size(), 3u);
+  for (const SeriesPoint& point : points) {
+    // 2.5 x 4·B·H·S²·D / 2 over the best (sawtooth, atomic) median 0.96 (S/4096)² ms.
+    const double flops = 2.5 * 4 * 2 * 4 * point.x * point.x * 64 / 2;
+    const double ms = 0.96 * (point.x / 4096) * (point.x / 4096);
+    EXPECT_NEAR(point.y, flops / (ms * 1e9), 1e-9) << point.x;
+  }
+  // The forward's panels leave the backward out.
+  const std::vector<ThroughputPanel> forward = throughput_panels(load(), AttentionPass::forward);
+  ASSERT_EQ(forward.size(), 1u);
+  EXPECT_EQ(forward[0].stem, "throughput_f16_noncausal");
+}
+
+TEST_F(ReportPartsTest, BackwardProblemsAreToldApartFromTheForwardInTheSharedTables) {
+  testing::add_attention_backward_results(path_);
+  const GpuResults results = load();
+  const std::vector<const ProblemResults*> backward = results.of_family("attention-backward");
+  ASSERT_EQ(backward.size(), 4u);
+  EXPECT_EQ(describe_problem(backward[0]->problem), "B2 H4 S4096 D64 bf16 causal backward");
+  EXPECT_EQ(describe_problem(results.of_family("attention")[0]->problem), "B8 H1 S16K D128 f16");
+  // The roofline keeps the passes in groups of their own.
+  const Roofline roofline = roofline_of(results);
+  EXPECT_EQ(roofline.groups,
+            (std::vector<std::string>{"attention D128", "attention backward D64 causal"}));
+  EXPECT_EQ(roofline.points.size(), 3u + 3u);
+  EXPECT_EQ(roofline.points[3].label, "B2 H4 S4096 D64 bf16 causal backward");
+  EXPECT_EQ(roofline.best_without_counters, 3 + 1);  // GEMM and the backward without counters
 }
 
 TEST(BenchResultsTest, RatiosAreSwrThroughputOverThePeersWithGeometricMeans) {

@@ -1,6 +1,7 @@
 // A results database and a bench result with what a report draws: attention shapes at three
 // sequence lengths with twin variants (cyclic and sawtooth) and their L2 and DRAM counters, GEMM
-// problems at several swizzle strides, and a peer-grid result file.
+// problems at several swizzle strides, the attention backward (twins of its Q walk with counters,
+// and a shape without), and a peer-grid result file.
 #pragma once
 
 #include <SQLiteCpp/Database.h>
@@ -11,6 +12,8 @@
 #include <string>
 
 #include "db/results_database.hpp"
+#include "swr/attention_backward_config.hpp"
+#include "swr/attention_backward_problem.hpp"
 #include "tests/db/results_fixtures.hpp"
 
 namespace swr::testing {
@@ -49,6 +52,83 @@ inline void add_attention_results(const std::filesystem::path& path) {
       ++index;
     }
   }
+}
+
+inline constexpr int kBackwardSeqs[] = {4096, 8192, 16384};
+
+// The backward shape measured at kBackwardSeqs: B2 H4 D64 bf16 causal.
+inline AttentionBackwardProblem backward_problem(int seq) {
+  AttentionProblem shape;
+  shape.batch = 2;
+  shape.heads = 4;
+  shape.seq_q = shape.seq_kv = seq;
+  shape.head_dim = 64;
+  shape.dtype = DataType::bf16;
+  shape.causal = true;
+  return {shape};
+}
+
+// Compulsory L2 sectors of backward_problem(seq) for a 64-row Q tile and 32-byte sectors, counted
+// by hand: per (batch, head) S rows each of Q, dO, K and V (64 bf16 = 4 sectors a row) and of the
+// fp32 dQ accumulator (8 sectors a row), and L and delta (2 floats a row: a quarter sector); the
+// causal mask still reads every tile once. 8 heads x (16 + 8 + 1/4) sectors a row.
+inline double backward_cold_misses(int seq) {
+  return 8 * 24.25 * seq;
+}
+
+// The backward's results: backward_problem at kBackwardSeqs, its four variants (cyclic and
+// sawtooth, atomic and deterministic dQ) with L2 and DRAM counters, the sawtooth one with atomic dQ
+// the fastest; and B1 H8 S8192 D128 bf16 non-causal without counters, where the deterministic
+// variant is the fastest and the sawtooth one failed. The stored TFLOP/s is the backward's FLOP
+// count over the median, as the tuner stores it.
+inline void add_attention_backward_results(const std::filesystem::path& path) {
+  db::ResultsDatabase database(path);
+  const db::GpuId gpu = database.upsert_gpu(sample_gpu());
+  const auto record = [&](const AttentionBackwardProblem& problem, const char* key, double ms) {
+    const AttentionBackwardConfig config = *AttentionBackwardConfig::from_key(key);
+    db::MeasurementRecord measurement =
+        ok_measurement(gpu, database.upsert_problem(problem), database.upsert_config(config), ms);
+    measurement.tflops = problem.flops() / (ms * 1e9);
+    measurement.blocks_per_sm = 1;
+    return measurement;
+  };
+  struct Variant {
+    const char* key;
+    double time_factor;
+    double miss_factor;  // of the cold misses
+  };
+  for (int seq : kBackwardSeqs) {
+    const double base_ms = 1.0 * seq / 4096 * seq / 4096;
+    for (const Variant& variant :
+         {Variant{"bwd-m64n128w8s2-cyclic-grid-head_major", 1.0, 3.0},
+          Variant{"bwd-m64n128w8s2-sawtooth-grid-head_major", 0.96, 1.5},
+          Variant{"bwd-m64n128w8s2-cyclic-grid-head_major-det", 1.3, 3.5},
+          Variant{"bwd-m64n128w8s2-sawtooth-grid-head_major-det", 1.25, 1.75}}) {
+      db::MeasurementRecord measurement =
+          record(backward_problem(seq), variant.key, base_ms * variant.time_factor);
+      measurement.l2_sector_misses = backward_cold_misses(seq) * variant.miss_factor;
+      measurement.l2_sectors_from_tex = *measurement.l2_sector_misses * 20;
+      measurement.l2_hit_rate = 0.95;
+      measurement.dram_read_bytes = *measurement.l2_sector_misses * 32;
+      measurement.dram_write_bytes = 3.0 * 2 * 4 * seq * 64 * 2;  // dQ, dK, dV once
+      measurement.observed_intensity =
+          backward_problem(seq).flops() /
+          (*measurement.dram_read_bytes + *measurement.dram_write_bytes);
+      database.record_measurement(measurement);
+    }
+  }
+  AttentionBackwardProblem wide = backward_problem(8192);
+  wide.shape.batch = 1;
+  wide.shape.heads = 8;
+  wide.shape.head_dim = 128;
+  wide.shape.causal = false;
+  database.record_measurement(record(wide, "bwd-m64n128w8s2-cyclic-grid-head_major", 10.0));
+  database.record_measurement(record(wide, "bwd-m64n128w8s2-cyclic-grid-head_major-det", 9.0));
+  const db::ConfigId failed = database.upsert_config(
+      *AttentionBackwardConfig::from_key("bwd-m64n128w8s2-sawtooth-grid-head_major"));
+  database.record_measurement(failed_measurement(gpu, database.upsert_problem(wide), failed,
+                                                 db::MeasurementStatus::wrong_result,
+                                                 "dQ differs from the reference"));
 }
 
 // GEMM through the generic tables (family 'gemm'): squares 1024..4096 at strides 0..2048, the
