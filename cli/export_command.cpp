@@ -1,10 +1,12 @@
 #include "cli/commands.hpp"
 
 #include <iostream>
+#include <set>
 
 #include "db/database_location.hpp"
 #include "db/results_database.hpp"
 #include "generator/cubin_cache.hpp"
+#include "generator/kernel_family.hpp"
 #include "runtime/export_directory.hpp"
 #include "runtime/kernel_exporter.hpp"
 #include "swr/usage_error.hpp"
@@ -15,12 +17,30 @@ namespace swr::cli {
 
 namespace {
 
-// --family names one family; without it the export takes both.
+// --family names one family; without it the export takes every one.
 ExportFamilies parse_export_families(const std::string& family) {
   if (family.empty()) return {};
-  if (family == "attention") return {true, false};
-  if (family == "gemm") return {false, true};
-  throw UsageError("bad --family '" + family + "': allowed attention, gemm");
+  ExportFamilies only{false, false, false};
+  if (family == kAttentionFamilyName) {
+    only.attention = true;
+  } else if (family == kAttentionBackwardFamilyName) {
+    only.attention_backward = true;
+  } else if (family == kGemmFamilyName) {
+    only.gemm = true;
+  } else {
+    throw UsageError("bad --family '" + family + "': allowed " + kFamilyNames);
+  }
+  return only;
+}
+
+// Tuned shapes in the manifest's backward list: a shape may have two entries (its fastest and its
+// fastest deterministic variant).
+std::size_t backward_shapes(const ExportManifest& manifest) {
+  std::set<std::string> keys;
+  for (const ExportedBackwardKernel& kernel : manifest.backward_kernels) {
+    keys.insert(kernel.problem.key());
+  }
+  return keys.size();
 }
 
 }  // namespace
@@ -28,11 +48,13 @@ ExportFamilies parse_export_families(const std::string& family) {
 CLI::App* add_export_command(CLI::App& app, ExportCommandOptions& options) {
   CLI::App* command = app.add_subcommand(
       "export",
-      "Write the best cubin of every shape tuned on a GPU (attention and GEMM), and manifest.json, "
-      "for running without the database or NVRTC");
+      "Write the best cubin of every shape tuned on a GPU (attention, its backward and GEMM), and "
+      "manifest.json, for running without the database or NVRTC");
   command->add_option("--gpu", options.gpu, "GPU name as tuned (h200, ...), or auto")
       ->type_name("NAME");
-  command->add_option("--family", options.family, "Kernel family: attention, gemm (default: both)")
+  command
+      ->add_option("--family", options.family,
+                   std::string("Kernel family: ") + kFamilyNames + " (default: all)")
       ->type_name("NAME");
   add_database_option(*command, options.database, options.database_given);
   command->add_option("--out", options.out_dir, "Export directory (new, empty, or an export)")
@@ -51,7 +73,8 @@ CLI::App* add_export_command(CLI::App& app, ExportCommandOptions& options) {
       "another\n"
       "directory, or pass --force to replace it. An earlier export of the same GPU is replaced.\n"
       "Examples:\n  swr-tune export --gpu h200 --out kernels-h200/\n"
-      "  swr-tune export --family gemm --gpu h200 --out gemm-kernels-h200/");
+      "  swr-tune export --family gemm --gpu h200 --out gemm-kernels-h200/\n"
+      "  swr-tune export --family attention-backward --gpu h200 --out backward-kernels-h200/");
   return command;
 }
 
@@ -93,13 +116,20 @@ int run_export_command(const ExportCommandOptions& options) {
               << format_milliseconds(kernel.measured.median_ms) << " ms  " << kernel.cubin_file
               << "\n";
   };
-  for (const ExportedKernel& kernel : summary.manifest.kernels) print(kernel);
-  for (const ExportedGemmKernel& kernel : summary.manifest.gemm_kernels) print(kernel);
-  std::cout << "exported " << summary.manifest.kernels.size() + summary.manifest.gemm_kernels.size()
-            << " shapes (" << summary.manifest.kernels.size() << " attention, "
-            << summary.manifest.gemm_kernels.size() << " GEMM; " << summary.cubin_files
-            << " cubins, " << summary.from_cache << " from the cubin cache) for " << gpu << " to "
-            << options.out_dir << "\n";
+  const ExportManifest& manifest = summary.manifest;
+  for (const ExportedKernel& kernel : manifest.kernels) print(kernel);
+  for (const ExportedBackwardKernel& kernel : manifest.backward_kernels) print(kernel);
+  for (const ExportedGemmKernel& kernel : manifest.gemm_kernels) print(kernel);
+  const std::size_t backward = backward_shapes(manifest);
+  std::cout << "exported " << manifest.kernels.size() + backward + manifest.gemm_kernels.size()
+            << " shapes (" << manifest.kernels.size() << " attention, " << backward
+            << " attention-backward, " << manifest.gemm_kernels.size() << " GEMM; ";
+  // A backward shape's second entry, its fastest deterministic variant, is counted apart.
+  if (const std::size_t more = manifest.backward_kernels.size() - backward; more > 0) {
+    std::cout << more << " more deterministic backward variant" << (more == 1 ? "" : "s") << "; ";
+  }
+  std::cout << summary.cubin_files << " cubins, " << summary.from_cache
+            << " from the cubin cache) for " << gpu << " to " << options.out_dir << "\n";
   return 0;
 }
 

@@ -13,7 +13,7 @@ CLI::App* add_import_command(CLI::App& app, ImportCommandOptions& options) {
   CLI::App* command = app.add_subcommand(
       "import",
       "Merge results databases or exports (manifest.json) into a results database, keeping every "
-      "measurement of both families (attention and GEMM)");
+      "measurement of every family (attention, its backward and GEMM)");
   command
       ->add_option("sources", options.sources, "Results databases, export directories, manifests")
       ->type_name("SOURCE");

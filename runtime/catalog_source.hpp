@@ -69,6 +69,10 @@ class CatalogSource {
   virtual std::shared_ptr<const TunedAttentionBackwardKernel> best(
       const BackwardCandidateShape& candidate, DqRequirement dq) const = 0;
 
+  // False where the source certainly has no backward kernel (an export made without them), so
+  // that a refusal can say so rather than blame the shape.
+  virtual bool holds_backward_kernels() const { return true; }
+
   // The cubin an export holds for a kernel this source handed out; null for a database.
   virtual std::shared_ptr<const std::vector<char>> exported_cubin(
       const TunedKernelBase& kernel) const {

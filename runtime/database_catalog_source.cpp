@@ -4,9 +4,9 @@
 #include <mutex>
 
 #include "db/results_database.hpp"
+#include "runtime/backward_selection.hpp"
 #include "runtime/catalog_source.hpp"
 #include "runtime/tuned_kernel_forms.hpp"
-#include "swr/attention_backward_config.hpp"
 
 namespace swr {
 namespace {
@@ -135,24 +135,13 @@ class DatabaseCatalogSource : public CatalogSource {
     return known->second;
   }
 
-  // The best valid variant (best_for), or with `deterministic` the fastest valid one whose dQ is
-  // deterministic (by its config's newest measurement, as measurements_for ranks them).
+  // The best valid variant that meets `dq` (the backward's requirement; the other families ask
+  // for any).
   template <class Kernel, class Problem>
   std::shared_ptr<const Kernel> best_locked(const db::StoredGpu& gpu, const Problem& problem,
                                             db::ProblemId problem_id, DqRequirement dq) const {
-    std::optional<db::StoredMeasurement> best;
-    if (dq == DqRequirement::any) {
-      best = database_.best_for(gpu.id, problem_id);
-    } else {
-      for (db::StoredMeasurement& measured : database_.measurements_for(gpu.id, problem_id)) {
-        if (measured.record.status != db::MeasurementStatus::ok) continue;
-        const auto config = AttentionBackwardConfig::from_key(measured.config_key);
-        if (config && config->dq == DqAccumulation::deterministic) {
-          best = std::move(measured);
-          break;
-        }
-      }
-    }
+    const std::optional<db::StoredMeasurement> best =
+        best_measurement_meeting(database_, gpu.id, problem_id, dq);
     if (!best) return nullptr;
     return std::make_shared<const Kernel>(tuned_kernel_from_database(gpu.gpu, problem, *best));
   }

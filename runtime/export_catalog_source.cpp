@@ -2,9 +2,11 @@
 // opens, and everything is answered from memory afterwards; no database, no NVRTC.
 #include <algorithm>
 #include <map>
+#include <set>
 #include <type_traits>
 
 #include "generator/kernel_source.hpp"
+#include "runtime/backward_selection.hpp"
 #include "runtime/catalog_source.hpp"
 #include "runtime/export_directory.hpp"
 #include "runtime/tuned_kernel_forms.hpp"
@@ -23,7 +25,24 @@ bool shares_compiled_part(const GemmProblem& a, const GemmProblem& b) {
   return a.dtype == b.dtype;
 }
 
-// The kernels of one family, as the catalog asks for them.
+bool shares_compiled_part(const AttentionBackwardProblem& a, const AttentionBackwardProblem& b) {
+  return shares_compiled_part(a.shape, b.shape);
+}
+
+// Whether a kernel serves what the caller asks beside the shape: the backward's DqRequirement
+// (the other families ask nothing more).
+template <class Kernel>
+bool serves(const Kernel&) {
+  return true;
+}
+
+bool serves(const TunedAttentionBackwardKernel& kernel, DqRequirement dq) {
+  return meets(kernel.config, dq);
+}
+
+// The kernels of one family, as the catalog asks for them. A shape may have several entries (the
+// backward's fastest variant and its fastest deterministic one): the fastest that serves the
+// caller answers for it.
 template <class Kernel>
 class ExportedFamily {
  public:
@@ -33,31 +52,33 @@ class ExportedFamily {
     entries_.push_back({std::move(kernel), scale});
   }
 
-  std::shared_ptr<const Kernel> exact(const std::string& gpu, const Problem& problem) const {
-    const std::string key = problem.key();
-    std::shared_ptr<const Kernel> fastest;
-    for (const Entry& entry : entries_) {
-      if (entry.kernel->gpu != gpu || entry.kernel->problem.key() != key) continue;
-      if (!fastest || entry.kernel->measured.median_ms < fastest->measured.median_ms) {
-        fastest = entry.kernel;
-      }
-    }
-    return fastest;
+  bool empty() const { return entries_.empty(); }
+
+  template <class... Filter>
+  std::shared_ptr<const Kernel> exact(const std::string& gpu, const Problem& problem,
+                                      const Filter&... filter) const {
+    return fastest(gpu, problem.key(), filter...);
   }
 
+  // One per tuned shape on GPUs named `gpu` that shares the compiled part of `like`.
   std::vector<Candidate<Problem>> candidates(const std::string& gpu, const Problem& like) const {
     std::vector<Candidate<Problem>> candidates;
+    std::set<std::string> shapes;
     for (std::size_t index = 0; index < entries_.size(); ++index) {
       const Kernel& kernel = *entries_[index].kernel;
       if (kernel.gpu != gpu || !shares_compiled_part(kernel.problem, like)) continue;
+      if (!shapes.insert(kernel.problem.key()).second) continue;
       candidates.push_back(
           {kernel.problem, entries_[index].scale, 0, static_cast<std::int64_t>(index)});
     }
     return candidates;
   }
 
-  std::shared_ptr<const Kernel> best(const Candidate<Problem>& candidate) const {
-    return entries_.at(static_cast<std::size_t>(candidate.shape_handle)).kernel;
+  template <class... Filter>
+  std::shared_ptr<const Kernel> best(const Candidate<Problem>& candidate,
+                                     const Filter&... filter) const {
+    const Kernel& kernel = *entries_.at(static_cast<std::size_t>(candidate.shape_handle)).kernel;
+    return fastest(kernel.gpu, kernel.problem.key(), filter...);
   }
 
   void add_gpu_names(std::vector<std::string>& names) const {
@@ -69,6 +90,21 @@ class ExportedFamily {
     std::shared_ptr<const Kernel> kernel;
     GpuScale scale;
   };
+
+  template <class... Filter>
+  std::shared_ptr<const Kernel> fastest(const std::string& gpu, const std::string& key,
+                                        const Filter&... filter) const {
+    std::shared_ptr<const Kernel> fastest;
+    for (const Entry& entry : entries_) {
+      const Kernel& kernel = *entry.kernel;
+      if (kernel.gpu != gpu || kernel.problem.key() != key || !serves(kernel, filter...)) continue;
+      if (!fastest || kernel.measured.median_ms < fastest->measured.median_ms) {
+        fastest = entry.kernel;
+      }
+    }
+    return fastest;
+  }
+
   std::vector<Entry> entries_;
 };
 
@@ -82,6 +118,9 @@ class ExportCatalogSource : public CatalogSource {
     for (const ExportedGemmKernel& exported : export_.manifest.gemm_kernels) {
       gemm_.add(keep(tuned_kernel_from_export(exported), exported), scale_of(exported));
     }
+    for (const ExportedBackwardKernel& exported : export_.manifest.backward_kernels) {
+      backward_.add(keep(tuned_kernel_from_export(exported), exported), scale_of(exported));
+    }
   }
 
   std::string description() const override { return "export " + export_.directory.string(); }
@@ -91,6 +130,7 @@ class ExportCatalogSource : public CatalogSource {
     std::vector<std::string> names;
     attention_.add_gpu_names(names);
     gemm_.add_gpu_names(names);
+    backward_.add_gpu_names(names);
     std::sort(names.begin(), names.end());
     names.erase(std::unique(names.begin(), names.end()), names.end());
     return names;
@@ -120,20 +160,20 @@ class ExportCatalogSource : public CatalogSource {
     return gemm_.best(candidate);
   }
 
-  // Exports carry no backward kernels (manifest version 4): the catalog says so.
-  std::shared_ptr<const TunedAttentionBackwardKernel> exact(const std::string&,
-                                                            const AttentionBackwardProblem&,
-                                                            DqRequirement) const override {
-    return nullptr;
+  std::shared_ptr<const TunedAttentionBackwardKernel> exact(const std::string& gpu,
+                                                            const AttentionBackwardProblem& problem,
+                                                            DqRequirement dq) const override {
+    return backward_.exact(gpu, problem, dq);
   }
-  std::vector<BackwardCandidateShape> candidates(const std::string&,
-                                                 const AttentionBackwardProblem&) const override {
-    return {};
+  std::vector<BackwardCandidateShape> candidates(
+      const std::string& gpu, const AttentionBackwardProblem& like) const override {
+    return backward_.candidates(gpu, like);
   }
-  std::shared_ptr<const TunedAttentionBackwardKernel> best(const BackwardCandidateShape&,
-                                                           DqRequirement) const override {
-    return nullptr;
+  std::shared_ptr<const TunedAttentionBackwardKernel> best(const BackwardCandidateShape& candidate,
+                                                           DqRequirement dq) const override {
+    return backward_.best(candidate, dq);
   }
+  bool holds_backward_kernels() const override { return !backward_.empty(); }
 
   std::shared_ptr<const std::vector<char>> exported_cubin(
       const TunedKernelBase& kernel) const override {
@@ -172,6 +212,7 @@ class ExportCatalogSource : public CatalogSource {
   LoadedExport export_;
   ExportedFamily<TunedKernel> attention_;
   ExportedFamily<TunedGemmKernel> gemm_;
+  ExportedFamily<TunedAttentionBackwardKernel> backward_;
   // By the kernels this source hands out (they live as long as it does).
   std::map<const TunedKernelBase*, std::shared_ptr<const std::vector<char>>> cubins_;
   std::map<const TunedKernelBase*, std::string> legacy_entries_;

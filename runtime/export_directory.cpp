@@ -53,6 +53,10 @@ std::vector<std::pair<const ExportedKernelBase*, std::string>> exported_kernels(
     kernels.emplace_back(&manifest.gemm_kernels[index],
                          "gemm_kernels[" + std::to_string(index) + "]");
   }
+  for (std::size_t index = 0; index < manifest.backward_kernels.size(); ++index) {
+    kernels.emplace_back(&manifest.backward_kernels[index],
+                         "backward_kernels[" + std::to_string(index) + "]");
+  }
   return kernels;
 }
 
@@ -127,8 +131,7 @@ void check_export_target(const std::filesystem::path& directory, const std::stri
   }
   if (earlier.gpu != gpu) {
     throw UsageError("bad --out '" + directory.string() + "': it holds the export for " +
-                     earlier.gpu + " (" +
-                     std::to_string(earlier.kernels.size() + earlier.gemm_kernels.size()) +
+                     earlier.gpu + " (" + std::to_string(exported_kernels(earlier).size()) +
                      " kernels), which an export for " + gpu +
                      " would remove: choose another directory, or pass --force to replace it");
   }

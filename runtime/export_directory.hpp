@@ -36,8 +36,8 @@ void check_export_target(const std::filesystem::path& directory, const std::stri
 void write_export(const std::filesystem::path& directory, const ExportManifest& manifest,
                   const std::map<std::string, std::vector<char>>& cubins);
 
-// Every kernel of both lists with its field path in the manifest ("kernels[0]",
-// "gemm_kernels[2]"), in the manifest's order.
+// Every kernel of the lists with its field path in the manifest ("kernels[0]", "gemm_kernels[2]",
+// "backward_kernels[1]"), in the manifest's order.
 std::vector<std::pair<const ExportedKernelBase*, std::string>> exported_kernels(
     const ExportManifest& manifest);
 

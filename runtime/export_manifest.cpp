@@ -1,4 +1,4 @@
-// The manifest document: format, version, and the lists of kernel entries of both families
+// The manifest document: format, version, and the lists of kernel entries of every family
 // (runtime/manifest_entries.hpp writes and reads each entry).
 #include "runtime/export_manifest.hpp"
 
@@ -18,6 +18,8 @@ constexpr std::size_t kMaxManifestBytes = std::size_t{64} << 20;
 }  // namespace
 
 int required_schema_version(const ExportManifest& manifest) {
+  // A reader before version 5 would not see backward modules at all.
+  if (!manifest.backward_kernels.empty()) return kManifestBackwardVersion;
   // Attention kernels of this build take the launch-argument block: an older reader must refuse
   // them rather than launch them with its own argument list.
   if (!manifest.kernels.empty()) return kManifestLseVersion;
@@ -40,6 +42,13 @@ nlohmann::json manifest_to_json(const ExportManifest& manifest) {
       gemm_kernels.push_back(kernel_json(kernel));
     }
     json["gemm_kernels"] = std::move(gemm_kernels);
+  }
+  if (version >= kManifestBackwardVersion) {
+    nlohmann::json backward_kernels = nlohmann::json::array();
+    for (const ExportedBackwardKernel& kernel : manifest.backward_kernels) {
+      backward_kernels.push_back(kernel_json(kernel));
+    }
+    json["backward_kernels"] = std::move(backward_kernels);
   }
   return json;
 }
@@ -66,20 +75,30 @@ ExportManifest manifest_from_json(const nlohmann::json& json, const std::string&
     manifest.kernels.push_back(
         read_attention_kernel(root.element("kernels", index), manifest.schema_version));
   }
-  // Version 1 has no GEMM list; from version 2 on it is required (empty when there is none).
-  std::size_t gemm_count = 0;
-  if (manifest.schema_version >= kManifestGemmVersion) {
-    gemm_count = root.array_size("gemm_kernels");
-  } else if (json.contains("gemm_kernels")) {
-    root.fail("gemm_kernels", "needs schema_version " + std::to_string(kManifestGemmVersion) +
-                                  " or later (this manifest says " +
-                                  std::to_string(manifest.schema_version) + ")");
-  }
+  // A list a version does not have is a contradiction, not something to skip; from the version
+  // that adds it on it is required (empty when there is none).
+  const auto later_list_size = [&](const char* name, int since) -> std::size_t {
+    if (manifest.schema_version >= since) return root.array_size(name);
+    if (json.contains(name)) {
+      root.fail(name, "needs schema_version " + std::to_string(since) +
+                          " or later (this manifest says " +
+                          std::to_string(manifest.schema_version) + ")");
+    }
+    return 0;
+  };
+  const std::size_t gemm_count = later_list_size("gemm_kernels", kManifestGemmVersion);
   for (std::size_t index = 0; index < gemm_count; ++index) {
     manifest.gemm_kernels.push_back(read_gemm_kernel(root.element("gemm_kernels", index)));
   }
-  if (count + gemm_count == 0) {
-    root.fail("kernels", manifest.schema_version >= kManifestGemmVersion
+  const std::size_t backward_count = later_list_size("backward_kernels", kManifestBackwardVersion);
+  for (std::size_t index = 0; index < backward_count; ++index) {
+    manifest.backward_kernels.push_back(
+        read_backward_kernel(root.element("backward_kernels", index)));
+  }
+  if (count + gemm_count + backward_count == 0) {
+    root.fail("kernels", manifest.schema_version >= kManifestBackwardVersion
+                             ? "lists no kernel, nor do gemm_kernels and backward_kernels"
+                         : manifest.schema_version >= kManifestGemmVersion
                              ? "and gemm_kernels list no kernel"
                              : "lists no kernel");
   }

@@ -1,15 +1,17 @@
 // manifest.json of an export directory (`swr-tune export`): one entry per tuned shape, with what a
 // program needs to load and launch its cubin without the database or NVRTC (entry name, block
 // size, grid rule, dynamic shared memory, arch), what was measured, and the cubin's SHA-256.
-// Attention kernels are listed in "kernels", GEMM kernels in "gemm_kernels".
+// Attention kernels are listed in "kernels", GEMM kernels in "gemm_kernels", attention backward
+// modules in "backward_kernels" (each with its three kernels in launch order and its workspace).
 // Reading is strict: a missing field, a wrong type, an unknown arch or family, or fields that
 // contradict each other (a key that is not its shape) fail with the field's path.
 //
 // Versions: 1 lists attention kernels only; 2 adds "gemm_kernels"; 3 changes the attention
 // kernels' launch ABI (kManifestLaunchArgsVersion); 4 adds the log-sum-exp argument to it
-// (kManifestLseVersion). An export is written with the lowest version that holds it (4 with
-// attention kernels, 2 with GEMM kernels alone); every version up to kManifestSchemaVersion reads,
-// and a build that reads only older ones refuses a newer export.
+// (kManifestLseVersion); 5 adds "backward_kernels" (kManifestBackwardVersion). An export is
+// written with the lowest version that holds it (5 with backward modules, 4 with attention
+// kernels, 2 with GEMM kernels alone); every version up to kManifestSchemaVersion reads, and a
+// build that reads only older ones refuses a newer export.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +22,8 @@
 #include <vector>
 
 #include "db/records.hpp"
+#include "swr/attention_backward_config.hpp"
+#include "swr/attention_backward_problem.hpp"
 #include "swr/attention_config.hpp"
 #include "swr/attention_problem.hpp"
 #include "swr/gemm_config.hpp"
@@ -30,7 +34,7 @@ namespace swr {
 inline constexpr const char* kManifestFileName = "manifest.json";
 inline constexpr const char* kManifestFormat = "swr-kernel-export";
 // Raised when a field changes meaning or a required one is added; readers refuse newer versions.
-inline constexpr int kManifestSchemaVersion = 4;
+inline constexpr int kManifestSchemaVersion = 5;
 // The first version with "gemm_kernels".
 inline constexpr int kManifestGemmVersion = 2;
 // The first version whose attention kernels take the launch-argument block (entry
@@ -41,6 +45,8 @@ inline constexpr int kManifestLaunchArgsVersion = 3;
 // The first version whose attention kernels also take where to write the log-sum-exp (entry
 // kAttentionEntryName, "arguments" kAttentionArguments). Version 3's still launch, for inference.
 inline constexpr int kManifestLseVersion = 4;
+// The first version with "backward_kernels".
+inline constexpr int kManifestBackwardVersion = 5;
 // How an attention entry is called, for a program that launches its cubin without swr.
 #define SWR_ATTENTION_ARGUMENTS                                                                   \
   "q, k, v (pointers; wgmma: tensor maps, see tensor_maps), o, then one AttentionArgs struct by " \
@@ -52,6 +58,22 @@ inline constexpr const char* kAttentionArguments = SWR_ATTENTION_ARGUMENTS
     "log-sum-exp, for the backward; null: none is written)";
 inline constexpr const char* kAttentionArgumentsWithoutLse = SWR_ATTENTION_ARGUMENTS;
 #undef SWR_ATTENTION_ARGUMENTS
+// What every kernel of a backward module takes last (its tensors come first: "arguments" of each
+// kernel in the entry's "launch_sequence").
+inline constexpr const char* kBackwardArguments =
+    "one BackwardArgs struct by value, the same for the three kernels of a launch "
+    "(templates/attention/backward/backward_args.cuh): batch, heads, kv_heads, seq_q, seq_kv, "
+    "causal_shift, seq_q_padded = q_tiles * block_m, scale = 1 / sqrt(head_dim), scale_log2 = "
+    "scale * log2(e), wave_size = blocks_per_sm * sm_count of the main kernel, q_tiles = "
+    "ceil(seq_q / block_m), kv_tiles = ceil(seq_kv / block_n), group_heads = heads / kv_heads, "
+    "split_whole and split_parts (backward_last_wave of templates/attention/backward/"
+    "backward_schedule.cuh with the main kernel's units, wave_size / cluster_ctas and "
+    "group_heads * q_tiles steps where its grid says split_last_wave, else units and 1), "
+    "split_words (16-byte words from split_arrivals to the end of the sums of the split units' "
+    "CTAs; 0 where nothing is split), tile_counter, the "
+    "workspace's parts (see workspace; semaphores null without deterministic dQ, split_arrivals "
+    "and split_sums null where nothing is split), then element strides {batch, head, seq} of q, "
+    "k, v, o, d_o, dq, dk and dv";
 
 // What every exported kernel has, whichever its family: the GPU, how to launch the cubin, the
 // cubin itself and the measurement that made it the best.
@@ -82,6 +104,14 @@ struct ExportedGemmKernel : ExportedKernelBase {
   GemmConfig config;
 };
 
+// An attention backward module: the base's entry, block size and shared memory are its main
+// kernel's; the manifest lists all three kernels from its problem and config
+// (runtime/attention_backward/backward_kernels.hpp).
+struct ExportedBackwardKernel : ExportedKernelBase {
+  AttentionBackwardProblem problem;
+  AttentionBackwardConfig config;
+};
+
 struct ExportManifest {
   int schema_version = kManifestSchemaVersion;  // as read; writing takes the lowest that fits
   std::string swr_version;
@@ -89,6 +119,9 @@ struct ExportManifest {
   std::string gpu;         // the --gpu the export was made for
   std::vector<ExportedKernel> kernels;
   std::vector<ExportedGemmKernel> gemm_kernels;
+  // A tuned shape's fastest variant, and beside it its fastest deterministic one where the fastest
+  // is not (for a caller that asks for deterministic dQ).
+  std::vector<ExportedBackwardKernel> backward_kernels;
 };
 
 // The lowest schema version that holds `manifest` (what manifest_to_json writes).

@@ -51,6 +51,7 @@ std::vector<db::PortableMeasurement> export_measurements(const ExportManifest& m
   };
   for (const ExportedKernel& kernel : manifest.kernels) add(kernel);
   for (const ExportedGemmKernel& kernel : manifest.gemm_kernels) add(kernel);
+  for (const ExportedBackwardKernel& kernel : manifest.backward_kernels) add(kernel);
   return measurements;
 }
 

@@ -24,8 +24,8 @@ struct ImportSource {
 ImportSource read_import_source(const std::filesystem::path& path,
                                 const std::filesystem::path& target);
 
-// The measurement behind each kernel of an export (both families): what made it the best, on its
-// GPU.
+// The measurement behind each kernel of an export (every family): what made it the best (or the
+// best deterministic backward variant), on its GPU.
 std::vector<db::PortableMeasurement> export_measurements(const ExportManifest& manifest);
 
 }  // namespace swr

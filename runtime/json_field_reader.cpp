@@ -14,6 +14,42 @@ std::string shown(const nlohmann::json& value) {
   return text;
 }
 
+// The first difference of `found` from `expected` below `path`, as "<path> <what>" (empty when
+// they are equal).
+std::string first_difference(const nlohmann::json& found, const nlohmann::json& expected,
+                             const std::string& path, const std::string& why) {
+  if (expected.is_object() && found.is_object()) {
+    for (const auto& [key, value] : expected.items()) {
+      const auto member = found.find(key);
+      if (member == found.end()) return path + "." + key + " is missing";
+      if (std::string difference = first_difference(*member, value, path + "." + key, why);
+          !difference.empty()) {
+        return difference;
+      }
+    }
+    for (const auto& [key, value] : found.items()) {
+      if (!expected.contains(key)) return path + "." + key + " is not among the fields " + why;
+    }
+    return {};
+  }
+  if (expected.is_array() && found.is_array()) {
+    if (found.size() != expected.size()) {
+      return path + " has " + std::to_string(found.size()) + " elements but " + why + " " +
+             std::to_string(expected.size());
+    }
+    for (std::size_t index = 0; index < expected.size(); ++index) {
+      if (std::string difference = first_difference(found[index], expected[index],
+                                                    path + "[" + std::to_string(index) + "]", why);
+          !difference.empty()) {
+        return difference;
+      }
+    }
+    return {};
+  }
+  if (found == expected) return {};
+  return path + " is " + shown(found) + " but " + why + " " + shown(expected);
+}
+
 }  // namespace
 
 JsonFieldReader::JsonFieldReader(const nlohmann::json& value, std::string document,
@@ -37,6 +73,12 @@ const nlohmann::json& JsonFieldReader::value(const char* name) const {
   const auto it = value_.find(name);
   if (it == value_.end()) fail(name, "is missing");
   return *it;
+}
+
+void JsonFieldReader::require_json(const char* name, const nlohmann::json& expected,
+                                   const std::string& why) const {
+  const std::string difference = first_difference(value(name), expected, field_path(name), why);
+  if (!difference.empty()) throw UsageError(document_ + ": " + difference);
 }
 
 bool JsonFieldReader::has(const char* name) const {

@@ -34,6 +34,11 @@ class JsonFieldReader {
   std::optional<double> optional_number(const char* name) const;  // a number or null
   std::optional<int> optional_int(const char* name) const;        // a non-negative int or null
 
+  // Fails at the first place where the field differs from `expected` (a missing or extra member,
+  // another type, array length or value), naming its path and `why` it must be so: for fields a
+  // document writes out from others it holds.
+  void require_json(const char* name, const nlohmann::json& expected, const std::string& why) const;
+
   // Throws the UsageError for `name` of this object.
   [[noreturn]] void fail(const char* name, const std::string& problem) const;
   std::string field_path(const char* name) const;

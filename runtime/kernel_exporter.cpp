@@ -4,8 +4,10 @@
 #include <ctime>
 #include <map>
 
+#include "generator/attention_backward/attention_backward_family.hpp"
 #include "generator/gemm_kernel_source.hpp"
 #include "generator/kernel_source.hpp"
+#include "runtime/backward_selection.hpp"
 #include "runtime/export_directory.hpp"
 #include "swr/usage_error.hpp"
 
@@ -39,6 +41,10 @@ GemmConfig config_of(const GemmExportSelection& selection) {
   return GemmConfig::from_json(selection.best.config_json);
 }
 
+AttentionBackwardConfig config_of(const BackwardExportSelection& selection) {
+  return AttentionBackwardConfig::from_json(selection.best.config_json);
+}
+
 KernelSource source_of(const AttentionProblem& problem, const AttentionConfig& config) {
   return render_attention_kernel(problem, config);
 }
@@ -47,16 +53,22 @@ KernelSource source_of(const GemmProblem& problem, const GemmConfig& config) {
   return render_gemm_kernel(problem, config);
 }
 
-// The fastest valid variant of every shape of one family tuned on `gpus`, by shape key: the
-// fastest GPU row wins when several rows of this name tuned a shape.
+KernelSource source_of(const AttentionBackwardProblem& problem,
+                       const AttentionBackwardConfig& config) {
+  return render_attention_backward_kernel(problem, config);
+}
+
+// The fastest valid variant that meets `dq` of every shape of one family tuned on `gpus`, by
+// shape key: the fastest GPU row wins when several rows of this name tuned a shape.
 template <class Problem, class TunedShapes>
-std::vector<ExportSelectionOf<Problem>> select_family(const db::ResultsDatabase& database,
-                                                      const std::vector<db::StoredGpu>& gpus,
-                                                      const TunedShapes& tuned_shapes) {
+std::map<std::string, ExportSelectionOf<Problem>> select_family(
+    const db::ResultsDatabase& database, const std::vector<db::StoredGpu>& gpus,
+    const TunedShapes& tuned_shapes, DqRequirement dq = DqRequirement::any) {
   std::map<std::string, ExportSelectionOf<Problem>> by_shape;
   for (const db::StoredGpu& stored : gpus) {
     for (const db::TunedShapeOf<Problem>& shape : tuned_shapes(stored.id)) {
-      std::optional<db::StoredMeasurement> best = database.best_for(stored.id, shape.id);
+      std::optional<db::StoredMeasurement> best =
+          best_measurement_meeting(database, stored.id, shape.id, dq);
       if (!best) continue;
       const std::string key = shape.problem.key();
       auto existing = by_shape.find(key);
@@ -67,12 +79,57 @@ std::vector<ExportSelectionOf<Problem>> select_family(const db::ResultsDatabase&
       }
     }
   }
+  return by_shape;
+}
+
+template <class Problem>
+std::vector<ExportSelectionOf<Problem>> in_key_order(
+    std::map<std::string, ExportSelectionOf<Problem>> by_shape) {
   std::vector<ExportSelectionOf<Problem>> selections;
   for (auto& [key, selection] : by_shape) selections.push_back(std::move(selection));
   return selections;
 }
 
-// Builds the entries of both families into one summary and one set of cubins.
+// The backward's selections: each shape's fastest variant, and its fastest deterministic one
+// where the fastest is not deterministic.
+std::vector<BackwardExportSelection> select_backward(const db::ResultsDatabase& database,
+                                                     const std::vector<db::StoredGpu>& gpus) {
+  const auto tuned_shapes = [&](db::GpuId id) {
+    std::vector<db::TunedShapeOf<AttentionBackwardProblem>> shapes;
+    for (const db::TunedShape& shape : database.tuned_attention_backward_shapes(id)) {
+      shapes.push_back({shape.id, AttentionBackwardProblem{shape.problem}});
+    }
+    return shapes;
+  };
+  auto fastest = select_family<AttentionBackwardProblem>(database, gpus, tuned_shapes);
+  auto deterministic = select_family<AttentionBackwardProblem>(database, gpus, tuned_shapes,
+                                                               DqRequirement::deterministic);
+  std::vector<BackwardExportSelection> selections;
+  for (auto& [key, selection] : fastest) {
+    const bool serves_deterministic = meets(config_of(selection), DqRequirement::deterministic);
+    selections.push_back(std::move(selection));
+    const auto other = deterministic.find(key);
+    if (!serves_deterministic && other != deterministic.end()) {
+      selections.push_back(std::move(other->second));
+    }
+  }
+  return selections;
+}
+
+// "" when every family is asked for, else " of the <names> family".
+std::string families_asked(const ExportFamilies& families) {
+  if (families.attention && families.attention_backward && families.gemm) return "";
+  std::string names;
+  for (const auto& [asked, name] :
+       {std::pair{families.attention, kAttentionFamilyName},
+        std::pair{families.attention_backward, kAttentionBackwardFamilyName},
+        std::pair{families.gemm, kGemmFamilyName}}) {
+    if (asked) names += (names.empty() ? "" : " or ") + std::string(name);
+  }
+  return " of the " + names + " family";
+}
+
+// Builds the entries of every family into one summary and one set of cubins.
 class ExportAssembler {
  public:
   ExportAssembler(const CubinBuilder& builder, ExportSummary& summary)
@@ -124,16 +181,31 @@ class ExportAssembler {
 
 }  // namespace
 
-std::string exported_cubin_name(const AttentionProblem& problem, const AttentionConfig& config,
-                                const std::string& arch) {
-  std::string name = config.key();
-  name += "-d" + std::to_string(problem.head_dim);
+namespace {
+
+// A variant's file: its config key and the compiled part of its shape.
+std::string variant_cubin_name(const std::string& config_key, const AttentionProblem& shape,
+                               const std::string& arch) {
+  std::string name = config_key;
+  name += "-d" + std::to_string(shape.head_dim);
   name += "-";
-  name += to_string(problem.dtype);
-  name += problem.causal ? "-causal-" : "-noncausal-";
+  name += to_string(shape.dtype);
+  name += shape.causal ? "-causal-" : "-noncausal-";
   name += arch;
   name += ".cubin";
   return name;
+}
+
+}  // namespace
+
+std::string exported_cubin_name(const AttentionProblem& problem, const AttentionConfig& config,
+                                const std::string& arch) {
+  return variant_cubin_name(config.key(), problem, arch);
+}
+
+std::string exported_cubin_name(const AttentionBackwardProblem& problem,
+                                const AttentionBackwardConfig& config, const std::string& arch) {
+  return variant_cubin_name(config.key(), problem.shape, arch);
 }
 
 std::string exported_cubin_name(const GemmProblem& problem, const GemmConfig& config,
@@ -153,18 +225,16 @@ ExportSelections select_exports(const db::ResultsDatabase& database, const std::
   }
   ExportSelections selections;
   if (families.attention) {
-    selections.attention = select_family<AttentionProblem>(
-        database, gpus, [&](db::GpuId id) { return database.tuned_attention_shapes(id); });
+    selections.attention = in_key_order(select_family<AttentionProblem>(
+        database, gpus, [&](db::GpuId id) { return database.tuned_attention_shapes(id); }));
   }
+  if (families.attention_backward) selections.backward = select_backward(database, gpus);
   if (families.gemm) {
-    selections.gemm = select_family<GemmProblem>(
-        database, gpus, [&](db::GpuId id) { return database.tuned_gemm_shapes(id); });
+    selections.gemm = in_key_order(select_family<GemmProblem>(
+        database, gpus, [&](db::GpuId id) { return database.tuned_gemm_shapes(id); }));
   }
   if (selections.size() == 0) {
-    const std::string which = families.attention && families.gemm ? ""
-                              : families.gemm                     ? " of the gemm family"
-                                                                  : " of the attention family";
-    throw UsageError("bad --gpu '" + gpu + "': nothing" + which +
+    throw UsageError("bad --gpu '" + gpu + "': nothing" + families_asked(families) +
                      " tuned on it has a valid result in " + database.path().string());
   }
   return selections;
@@ -185,6 +255,9 @@ ExportSummary export_kernels(const db::ResultsDatabase& database, const CubinBui
   }
   for (const GemmExportSelection& selection : selections.gemm) {
     summary.manifest.gemm_kernels.push_back(assembler.entry<ExportedGemmKernel>(selection));
+  }
+  for (const BackwardExportSelection& selection : selections.backward) {
+    summary.manifest.backward_kernels.push_back(assembler.entry<ExportedBackwardKernel>(selection));
   }
   if (!summary.changed_sources.empty() && !options.allow_changed_source) {
     throw UsageError(std::to_string(summary.changed_sources.size()) + " of " +

@@ -1,5 +1,6 @@
-// `swr-tune export`: the best variant of every shape tuned on a GPU, attention and GEMM, compiled
-// again for that GPU's arch (through the cubin cache), written as cubins plus manifest.json. The
+// `swr-tune export`: the best variant of every shape tuned on a GPU, attention, its backward and
+// GEMM, compiled again for that GPU's arch (through the cubin cache), written as cubins plus
+// manifest.json. The
 // export refuses a variant whose build changed since it was measured (a template or NVRTC change
 // gives another source hash), unless told to take it with the old figures.
 #pragma once
@@ -25,17 +26,23 @@ struct ExportSelectionOf {
 
 using ExportSelection = ExportSelectionOf<AttentionProblem>;
 using GemmExportSelection = ExportSelectionOf<GemmProblem>;
+using BackwardExportSelection = ExportSelectionOf<AttentionBackwardProblem>;
 
 struct ExportSelections {
   std::vector<ExportSelection> attention;  // by shape key
   std::vector<GemmExportSelection> gemm;   // by shape key
+  // By shape key: the fastest valid variant, then, where it is not deterministic, the fastest
+  // valid deterministic one if any (best_measurement_meeting), so that an export serves a caller
+  // that asks for deterministic dQ as the database does.
+  std::vector<BackwardExportSelection> backward;
 
-  std::size_t size() const { return attention.size() + gemm.size(); }
+  std::size_t size() const { return attention.size() + gemm.size() + backward.size(); }
 };
 
-// Which families an export takes (`swr-tune export --family`): both unless one is named.
+// Which families an export takes (`swr-tune export --family`): all unless one is named.
 struct ExportFamilies {
   bool attention = true;
+  bool attention_backward = true;
   bool gemm = true;
 };
 
@@ -73,5 +80,10 @@ std::string exported_cubin_name(const AttentionProblem& problem, const Attention
 // its swizzle, which is a launch argument), dtype and arch.
 std::string exported_cubin_name(const GemmProblem& problem, const GemmConfig& config,
                                 const std::string& arch);
+// "bwd-m64n128w8s2-cyclic-grid-head_major-d128-f16-causal-sm_90a.cubin": a module per variant,
+// compiled part and arch, as the forward's (a backward config's key starts with "bwd-", a
+// forward's never does).
+std::string exported_cubin_name(const AttentionBackwardProblem& problem,
+                                const AttentionBackwardConfig& config, const std::string& arch);
 
 }  // namespace swr

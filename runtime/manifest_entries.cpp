@@ -14,22 +14,33 @@
 namespace swr {
 namespace {
 
-// A shape read from its fields must be valid and make the key stored beside them; `first_field`
-// is the field an invalid shape is reported against.
-template <class Problem>
-Problem checked_shape(const JsonFieldReader& problem, Problem shape, const char* first_field) {
-  try {
-    shape.validate();
-  } catch (const UsageError& error) {
-    problem.fail(first_field,
-                 std::string("and its siblings are not a valid shape: ") + error.what());
-  }
-  require_equal(problem, "key", problem.text("key"), shape.key(), "its fields make the key");
-  return shape;
+AttentionProblem read_attention_problem(const JsonFieldReader& problem) {
+  require_family(problem, kAttentionFamilyName);
+  return checked_shape(problem, read_attention_shape_fields(problem), "head_dim");
 }
 
-AttentionProblem read_attention_problem(const JsonFieldReader& problem) {
-  require_family(problem, "attention");
+GemmProblem read_gemm_problem(const JsonFieldReader& problem) {
+  require_family(problem, kGemmFamilyName);
+  GemmProblem shape;
+  shape.m = problem.positive_int("m");
+  shape.n = problem.positive_int("n");
+  shape.k = problem.positive_int("k");
+  shape.dtype = read_dtype(problem);
+  return checked_shape(problem, shape, "m");
+}
+
+AttentionConfig read_attention_config(const JsonFieldReader& kernel) {
+  return read_config<AttentionConfig>(kernel, "config",
+                                      [](const AttentionConfig&) { return std::string(); });
+}
+
+GemmConfig read_gemm_config(const JsonFieldReader& kernel) {
+  return read_config<GemmConfig>(kernel, "GEMM config", gemm_shape_problem);
+}
+
+}  // namespace
+
+AttentionProblem read_attention_shape_fields(const JsonFieldReader& problem) {
   AttentionProblem shape;
   shape.batch = problem.positive_int("batch");
   shape.heads = problem.positive_int("heads");
@@ -49,59 +60,8 @@ AttentionProblem read_attention_problem(const JsonFieldReader& problem) {
       problem.fail("causal_align", "is \"" + align + "\" (allowed top_left, bottom_right)");
     shape.causal_align = *parsed;
   }
-  return checked_shape(problem, shape, "head_dim");
+  return shape;
 }
-
-GemmProblem read_gemm_problem(const JsonFieldReader& problem) {
-  require_family(problem, "gemm");
-  GemmProblem shape;
-  shape.m = problem.positive_int("m");
-  shape.n = problem.positive_int("n");
-  shape.k = problem.positive_int("k");
-  shape.dtype = read_dtype(problem);
-  return checked_shape(problem, shape, "m");
-}
-
-// The entry's "config" object as a Config (`what` names it in the error), checked by
-// `check(config)` (a reason it cannot be used, or "") and against "config_key".
-template <class Config, class Check>
-Config read_config(const JsonFieldReader& kernel, const char* what, Check check) {
-  kernel.object("config");  // an object, or the error names the field
-  Config config;
-  try {
-    config = Config::from_json(kernel.value("config"));
-  } catch (const UsageError& error) {
-    kernel.fail("config", std::string("is not a ") + what + ": " + error.what());
-  }
-  if (const std::string why = check(config); !why.empty()) {
-    kernel.fail("config", std::string("is not a ") + what + " the template instantiates: " + why);
-  }
-  require_equal(kernel, "config_key", kernel.text("config_key"), config.key(),
-                "the config JSON has the key");
-  return config;
-}
-
-// What an entry of either family starts with: the fields every entry has, its problem (with key
-// and family) and its config (with key).
-template <class Kernel>
-nlohmann::json entry_json(const Kernel& kernel) {
-  nlohmann::json json = kernel_base_json(kernel);
-  json["problem"] = family_problem_json(kernel.problem);
-  json["config_key"] = kernel.config.key();
-  json["config"] = kernel.config.to_json();
-  return json;
-}
-
-AttentionConfig read_attention_config(const JsonFieldReader& kernel) {
-  return read_config<AttentionConfig>(kernel, "config",
-                                      [](const AttentionConfig&) { return std::string(); });
-}
-
-GemmConfig read_gemm_config(const JsonFieldReader& kernel) {
-  return read_config<GemmConfig>(kernel, "GEMM config", gemm_shape_problem);
-}
-
-}  // namespace
 
 std::string grid_rule_name(Persistence persistence) {
   return std::string(to_string(persistence));

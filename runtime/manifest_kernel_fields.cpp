@@ -155,7 +155,8 @@ void require_family(const JsonFieldReader& problem, const char* expected) {
   if (family != expected) {
     problem.fail("family", "is \"" + family + "\" in a list of " + expected +
                                " kernels (attention kernels are listed in \"kernels\", GEMM "
-                               "kernels in \"gemm_kernels\")");
+                               "kernels in \"gemm_kernels\", attention-backward modules in "
+                               "\"backward_kernels\")");
   }
 }
 

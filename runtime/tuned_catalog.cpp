@@ -175,14 +175,20 @@ TunedGemmChoice choose_tuned_kernel(const CatalogSource& source, const std::stri
 TunedBackwardChoice choose_tuned_kernel(const CatalogSource& source, const std::string& gpu,
                                         const AttentionBackwardProblem& problem, DqRequirement dq) {
   TunedBackwardChoice choice = choose<TunedAttentionBackwardKernel>(source, gpu, problem, dq);
-  if (!choice && source.is_export()) {
+  if (!choice && !source.holds_backward_kernels()) {
     choice.why_none = source.description() +
-                      " holds no backward kernels (an export carries forward and GEMM kernels): "
-                      "open the results database the backward was tuned into";
+                      " holds no backward kernels (exported with another --family, or by a build "
+                      "before manifest version 5): export the results database the backward was "
+                      "tuned into again";
   } else if (!choice && dq == DqRequirement::deterministic) {
     choice.why_none +=
         "; deterministic dQ was asked for (torch.use_deterministic_algorithms): "
         "tune the backward space, whose variants ending in -det are deterministic";
+    if (source.is_export()) {
+      choice.why_none +=
+          " (an export carries a shape's fastest deterministic variant where one "
+          "was measured valid)";
+    }
   }
   return choice;
 }

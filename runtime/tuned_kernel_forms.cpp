@@ -168,6 +168,10 @@ TunedGemmKernel tuned_kernel_from_export(const ExportedGemmKernel& exported) {
   return from_export<TunedGemmKernel>(exported);
 }
 
+TunedAttentionBackwardKernel tuned_kernel_from_export(const ExportedBackwardKernel& exported) {
+  return from_export<TunedAttentionBackwardKernel>(exported);
+}
+
 nlohmann::json tuned_kernel_json(const TunedKernel& kernel) {
   return kernel_json(kernel);
 }

@@ -1,4 +1,4 @@
-// A TunedKernel or TunedGemmKernel made from what a results database or an export manifest holds,
+// A tuned kernel of every family made from what a results database or an export manifest holds,
 // and their JSON form (as `swr-tune query --json` prints it).
 #pragma once
 
@@ -23,6 +23,7 @@ TunedAttentionBackwardKernel tuned_kernel_from_database(const db::GpuRecord& gpu
                                                         const db::StoredMeasurement& stored);
 TunedKernel tuned_kernel_from_export(const ExportedKernel& exported);
 TunedGemmKernel tuned_kernel_from_export(const ExportedGemmKernel& exported);
+TunedAttentionBackwardKernel tuned_kernel_from_export(const ExportedBackwardKernel& exported);
 
 nlohmann::json tuned_kernel_json(const TunedKernel& kernel);
 nlohmann::json tuned_kernel_json(const TunedGemmKernel& kernel);

@@ -100,9 +100,9 @@ step query_gemm_nearest "$SWR" query --gpu auto "${G_NEAR[@]}" --db "$DB"
 expect query_gemm_nearest ": nearest (tuned shape m1000_n1016_k264_f16"
 step export "$SWR" export --gpu auto --db "$DB" --out "$OUT/export"
 if ((wgmma)); then
-  expect export "exported 4 shapes (2 attention, 2 GEMM"
+  expect export "exported 4 shapes (2 attention, 0 attention-backward, 2 GEMM"
 else
-  expect export "exported 3 shapes (2 attention, 1 GEMM"
+  expect export "exported 3 shapes (2 attention, 0 attention-backward, 1 GEMM"
 fi
 step query_gemm_export "$SWR" query --gpu auto "${G[@]}" --export "$OUT/export"
 expect query_gemm_export ": exact"

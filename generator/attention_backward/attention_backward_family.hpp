@@ -4,6 +4,7 @@
 // swr/attention_backward_problem.hpp and swr/attention_backward_config.hpp.
 #pragma once
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,10 @@ namespace swr {
 inline constexpr const char* kBackwardPreprocessEntryName = "swr_attention_backward_pre_v1";
 inline constexpr const char* kBackwardEntryName = "swr_attention_backward_v1";
 inline constexpr const char* kBackwardPostprocessEntryName = "swr_attention_backward_post_v1";
+// Every config's module launches all three, in this order (KernelSource::launch_sequence, the
+// runtime's launcher and an export's manifest take it from here).
+inline constexpr std::array<const char*, 3> kBackwardLaunchSequence = {
+    kBackwardPreprocessEntryName, kBackwardEntryName, kBackwardPostprocessEntryName};
 
 // K, V, stages x (Q, dO tiles, L and delta lists), and the dS^T tile
 // (templates/attention/backward/backward_kernel.cuh BackwardTile::kSharedBytes).
@@ -74,6 +79,9 @@ attention::BackwardLastWave backward_last_wave(const AttentionBackwardProblem& p
 // The workspace the three kernels share (templates/attention/backward/backward_args.cuh): L and
 // delta lists of the padded rows, the fp32 dQ accumulator, the deterministic mode's semaphores,
 // and the split parts' arrivals and sums, each part 256-byte aligned.
+// Every part of the workspace starts on this many bytes, and the caller's workspace too (16-byte
+// copies; a generous line).
+inline constexpr std::size_t kBackwardWorkspaceAlignment = 256;
 struct BackwardWorkspaceLayout {
   std::size_t lse_log2 = 0;  // byte offsets
   std::size_t delta = 0;

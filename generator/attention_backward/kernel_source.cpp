@@ -115,8 +115,7 @@ KernelSource render_attention_backward_kernel(const AttentionBackwardProblem& pr
   source.headers = embedded_template_headers();
   source.threads_per_block = config.threads();
   source.dynamic_shared_bytes = attention_backward_shared_bytes(problem, config);
-  source.launch_sequence = {kBackwardPreprocessEntryName, kBackwardEntryName,
-                            kBackwardPostprocessEntryName};
+  source.launch_sequence.assign(kBackwardLaunchSequence.begin(), kBackwardLaunchSequence.end());
   return source;
 }
 

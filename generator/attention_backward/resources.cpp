@@ -15,8 +15,6 @@ constexpr int kSplitAboveHeadDim = 128;
 // Calibrated on the compiled matrix (sm_90a and sm_121): an estimate of 224..244 compiled without
 // spills, 256 spilled (d128 m64n128w8, d256 m64n64w8, d64 m128n128w8).
 constexpr int kBookkeepingRegisters = 64;
-// Every part of the workspace starts on this many bytes (16-byte copies; a generous line).
-constexpr std::size_t kWorkspaceAlignment = 256;
 // wgmma without a producer: block_m x head_dim at most this (S^T and dP^T beside dK and dV in 255
 // registers). The warp-specialized kernels' consumers have backward_ws_consumer_registers.
 constexpr int kWgmmaRegisterColumns = 8192;
@@ -38,7 +36,8 @@ int tile_row_bytes(int columns) {
 }
 
 std::size_t aligned(std::size_t bytes) {
-  return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
+  return (bytes + kBackwardWorkspaceAlignment - 1) / kBackwardWorkspaceAlignment *
+         kBackwardWorkspaceAlignment;
 }
 
 // The wgmma kernel's static_asserts in words (templates/attention/backward/sm90/

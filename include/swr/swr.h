@@ -203,7 +203,8 @@ SWR_API swr_status swr_launch_attention_v3(const swr_prepared* prepared, uint64_
                                            uint32_t flags, uintptr_t stream);
 
 /* The attention backward (swr::AttentionBackward): dQ, dK, dV from Q, K, V, the forward's O and
-   log-sum-exp, and dO. Backward variants come from a results database (an export holds none). */
+   log-sum-exp, and dO. Backward variants come from a results database or an export (manifest
+   version 5). */
 
 /* Element strides, {batch, head, seq, dim} each as swr_attention_strides: Q, K, V, O, dO, dQ, dK,
    dV (K, V, dK, dV with kv_heads heads of seq_kv rows). Four 0s: contiguous. */

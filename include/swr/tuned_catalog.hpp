@@ -1,7 +1,7 @@
 // "Which kernel is best for this shape on this GPU": the tuned results of a results database
 // (opened read-only) or of an export directory (manifest.json and its cubins, no database and no
-// NVRTC needed), for both families: attention and GEMM. A shape that was tuned is answered
-// exactly; any other by the nearest tuned shape that shares what is compiled into a kernel
+// NVRTC needed), for every family: attention, its backward and GEMM. A shape that was tuned is
+// answered exactly; any other by the nearest tuned shape that shares what is compiled into a kernel
 // (attention: head dim, dtype and causal mode; GEMM: dtype) by swr/shape_distance.hpp; when there
 // is none the answer says so (MatchKind::none), it does not throw. The first answer for a (GPU,
 // shape) comes from the file, later ones from memory. Thread-safe.
@@ -129,8 +129,8 @@ class SWR_API TunedCatalog {
   TunedGemmChoice best(std::string_view gpu, const GemmProblem& problem) const;
 
   // The best backward variant for `problem` (the fastest, or the fastest deterministic one), exact
-  // else nearest as for the forward. Backward variants come from a results database only:
-  // exports hold forward and GEMM kernels.
+  // else nearest as for the forward, from a results database or an export (which holds each tuned
+  // shape's fastest variant and, where that is not deterministic, its fastest deterministic one).
   TunedBackwardChoice best(std::string_view gpu, const AttentionBackwardProblem& problem,
                            DqRequirement dq = DqRequirement::any) const;
 

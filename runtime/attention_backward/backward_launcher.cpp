@@ -9,7 +9,6 @@
 #include "runtime/attention_tensor_maps.hpp"
 #include "swr/runtime_options.hpp"
 #include "templates/attention/backward/backward_schedule.cuh"
-#include "templates/attention/backward/dq_accumulator_layout.cuh"
 
 namespace swr {
 
@@ -91,7 +90,8 @@ std::string backward_buffers_refusal(const AttentionBackwardProblem& problem,
            " bytes is too small: " + config.key() + " on " + problem.key() + " needs " +
            std::to_string(needed);
   }
-  if (std::string why = unaligned_pointer("the workspace", buffers.workspace, 256, "lists");
+  if (std::string why = unaligned_pointer("the workspace", buffers.workspace,
+                                        static_cast<int>(kBackwardWorkspaceAlignment), "lists");
       !why.empty()) {
     return why;
   }
@@ -163,33 +163,20 @@ AttentionBackwardModule::AttentionBackwardModule(const CudaDriver& driver,
                                                  int dynamic_shared_bytes, int sm_count)
     : driver_(driver),
       config_(config),
-      dynamic_shared_bytes_(dynamic_shared_bytes),
       sm_count_(sm_count),
-      kernel_(driver, cubin, kBackwardEntryName, config.threads(), dynamic_shared_bytes,
-              config.key()),
-      preprocess_(kernel_.other_function(kBackwardPreprocessEntryName)),
-      postprocess_(kernel_.other_function(kBackwardPostprocessEntryName)) {}
+      kernels_(backward_module_kernels(config, dynamic_shared_bytes)),
+      kernel_(driver, cubin, main_kernel(kernels_).entry, main_kernel(kernels_).block_threads,
+              main_kernel(kernels_).dynamic_shared_bytes, config.key()) {
+  for (std::size_t index = 0; index < kernels_.size(); ++index) {
+    functions_[index] = kernels_[index].pass == BackwardPass::main
+                            ? kernel_.function()
+                            : kernel_.other_function(kernels_[index].entry);
+  }
+}
 
 int AttentionBackwardModule::grid_size(const AttentionBackwardProblem& problem) const {
-  // The kernel's count: with CTA pairs, whole pairs of K/V tiles a head; the last wave's units
-  // split into parts.
-  const int tiles =
-      attention::backward_scheduled_units(backward_last_wave(problem, config_, wave_size()),
-                                          backward_schedule_units(problem, config_)) *
-      config_.cluster_ctas();
-  if (config_.persistence == Persistence::grid) return tiles;
-  return std::min(tiles, wave_size());
+  return static_cast<int>(backward_ctas(BackwardPass::main, problem, config_, wave_size()));
 }
-
-namespace {
-
-// CTAs of a pass over `rows` query rows.
-unsigned pass_blocks(long long rows, int head_dim) {
-  const long long rows_per_block = attention::kPassThreads / attention::pass_row_threads(head_dim);
-  return static_cast<unsigned>((rows + rows_per_block - 1) / rows_per_block);
-}
-
-}  // namespace
 
 void AttentionBackwardModule::launch(const AttentionBackwardProblem& problem,
                                      const AttentionBackwardBuffers& buffers, CUstream stream,
@@ -244,13 +231,12 @@ void AttentionBackwardModule::launch_kernels(const AttentionBackwardProblem& pro
   void* dq = reinterpret_cast<void*>(buffers.dq);
   void* dk = reinterpret_cast<void*>(buffers.dk);
   void* dv = reinterpret_cast<void*>(buffers.dv);
-  // The entries' argument lists (generator/attention_backward/kernel_source.cpp).
+  // The entries' argument lists (generator/attention_backward/kernel_source.cpp), by pass.
   void* preprocess_arguments[] = {&o, &d_o, &lse, &args};
   void* main_arguments[] = {&q, &k, &v, &d_o, &dk, &dv, &args};
   void* warp_specialized_arguments[] = {&maps[0].map, &maps[1].map, &maps[2].map, &maps[3].map,
                                         &dk,          &dv,          &args};
   void* postprocess_arguments[] = {&dq, &args};
-  const long long heads = static_cast<long long>(shape.batch) * shape.heads;
   if (!with_passes && (config_.dq == DqAccumulation::deterministic || args.split_words > 0)) {
     // The preprocess zeroes the semaphores and the split parts' sums; the main kernel alone must
     // find them at 0 too, or its K/V tiles would not add in their order, or its parts would add to
@@ -259,22 +245,19 @@ void AttentionBackwardModule::launch_kernels(const AttentionBackwardProblem& pro
     SWR_CU(driver_, cuMemsetD32Async(buffers.workspace + parts.semaphores, 0,
                                      (parts.bytes - parts.semaphores) / sizeof(int), stream));
   }
-  if (with_passes) {
-    SWR_CU(driver_,
-           cuLaunchKernel(preprocess_, pass_blocks(heads * args.seq_q_padded, shape.head_dim), 1, 1,
-                          attention::kPassThreads, 1, 1, 0, stream, preprocess_arguments, nullptr));
-  }
-  SWR_CU(driver_,
-         cuLaunchKernel(
-             kernel_.function(), grid, 1, 1, config_.threads(), 1, 1, dynamic_shared_bytes_, stream,
-             config_.warp_specialized() ? warp_specialized_arguments : main_arguments, nullptr));
-  if (with_passes) {
-    const long long blocks = attention::backward_postprocess_blocks(
-        config_.dq_in_fragments() ? attention::kDqFragmentParts : 0, heads, shape.seq_q,
-        args.q_tiles, shape.head_dim);
-    SWR_CU(driver_, cuLaunchKernel(postprocess_, static_cast<unsigned>(blocks), 1, 1,
-                                   attention::kPassThreads, 1, 1, 0, stream, postprocess_arguments,
-                                   nullptr));
+  for (std::size_t index = 0; index < kernels_.size(); ++index) {
+    const BackwardKernel& kernel = kernels_[index];
+    if (!with_passes && kernel.pass != BackwardPass::main) continue;
+    void** arguments = kernel.pass == BackwardPass::preprocess    ? preprocess_arguments
+                       : kernel.pass == BackwardPass::postprocess ? postprocess_arguments
+                       : config_.warp_specialized()               ? warp_specialized_arguments
+                                                                  : main_arguments;
+    const long long ctas = kernel.pass == BackwardPass::main
+                               ? grid
+                               : backward_ctas(kernel.pass, problem, config_, wave_size());
+    SWR_CU(driver_, cuLaunchKernel(functions_[index], static_cast<unsigned>(ctas), 1, 1,
+                                   kernel.block_threads, 1, 1, kernel.dynamic_shared_bytes, stream,
+                                   arguments, nullptr));
   }
 }
 

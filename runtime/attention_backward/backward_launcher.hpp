@@ -3,6 +3,7 @@
 // stream with a workspace the caller owns (backward_workspace_layout says its size).
 #pragma once
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "driver/device_resources.hpp"
 #include "driver/tensor_map.hpp"
 #include "driver/tensor_map_set.hpp"
+#include "runtime/attention_backward/backward_kernels.hpp"
 #include "swr/attention.hpp"
 #include "swr/attention_backward.hpp"
 #include "swr/attention_backward_config.hpp"
@@ -83,12 +85,11 @@ class AttentionBackwardModule {
 
   const CudaDriver& driver_;
   AttentionBackwardConfig config_;
-  int dynamic_shared_bytes_ = 0;
   int sm_count_ = 0;
-  LoadedCubin kernel_;
-  CUfunction preprocess_ = nullptr;
-  CUfunction postprocess_ = nullptr;
-  mutable TensorMapSet<4> tensor_maps_;  // the warp-specialized kernel's
+  std::array<BackwardKernel, 3> kernels_;  // in launch order
+  LoadedCubin kernel_;                     // the main kernel's, in its module
+  std::array<CUfunction, 3> functions_{};  // of kernels_
+  mutable TensorMapSet<4> tensor_maps_;    // the warp-specialized kernel's
 };
 
 // The launch-argument block of the three kernels.

@@ -217,5 +217,22 @@ TEST(BadInput, GemmQueryRejectsEveryBadValue) {
   EXPECT_FALSE(std::filesystem::exists(missing_db));
 }
 
+// `export --family`: the three family names, a bad one refused naming them before any file is
+// opened (the database named does not exist).
+TEST(BadInput, ExportFamilyNamesEveryFamily) {
+  TemporaryDirectory scratch;
+  const std::string missing_db = (scratch.path() / "missing.db").string();
+  const std::string out = (scratch.path() / "export").string();
+  const ProcessResult result = run_swr_tune(
+      {"export", "--family", "backward", "--gpu", "h200", "--db", missing_db, "--out", out});
+  ASSERT_NO_FATAL_FAILURE(expect_one_line_usage_error(
+      result, {"bad --family 'backward'", "allowed attention, attention-backward, gemm"}));
+  EXPECT_FALSE(std::filesystem::exists(missing_db));
+  EXPECT_FALSE(std::filesystem::exists(out));
+  const ProcessResult help = run_swr_tune({"export", "--help"});
+  EXPECT_NE(help.out.find("attention, attention-backward, gemm"), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("--family attention-backward"), std::string::npos) << help.out;
+}
+
 }  // namespace
 }  // namespace swr::test

@@ -16,7 +16,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const swr::ExportManifest again =
         swr::manifest_from_json(swr::manifest_to_json(manifest), "fuzz/rewritten.json");
     if (again.kernels.size() != manifest.kernels.size() ||
-        again.gemm_kernels.size() != manifest.gemm_kernels.size()) {
+        again.gemm_kernels.size() != manifest.gemm_kernels.size() ||
+        again.backward_kernels.size() != manifest.backward_kernels.size()) {
       __builtin_trap();
     }
   } catch (const swr::UsageError&) {

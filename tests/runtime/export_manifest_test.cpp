@@ -169,7 +169,7 @@ INSTANTIATE_TEST_SUITE_P(
         ManifestCorruption{"unknown_entry", "/kernels/0/entry", "main",
                            "kernels[0].entry is \"main\""},
         ManifestCorruption{"newer_schema", "/schema_version", kManifestSchemaVersion + 1,
-                           "schema_version 5 is newer"},
+                           "schema_version 6 is newer"},
         ManifestCorruption{"older_version_other_entry", "/schema_version", 2,
                            "kernels[0].entry is \"swr_attention_forward_v3\" but every kernel of "
                            "its family has the entry \"swr_attention_forward\""},

@@ -138,7 +138,8 @@ TEST_F(GemmCommandsTest, ExportsARealGemmCubinThatQueryAndImportRead) {
   ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
   EXPECT_TRUE(contains(result.out, "m2048_n1024_k512_bf16  " + std::string(config))) << result.out;
   EXPECT_TRUE(contains(result.out,
-                       "exported 1 shapes (0 attention, 1 GEMM; 1 cubins, 1 from the cubin cache)"))
+                       "exported 1 shapes (0 attention, 0 attention-backward, 1 GEMM; 1 cubins, 1 "
+                       "from the cubin cache)"))
       << result.out;
   const nlohmann::json manifest = nlohmann::json::parse(std::ifstream(out / "manifest.json"));
   EXPECT_EQ(manifest.at("schema_version"), 2);
@@ -155,7 +156,8 @@ TEST_F(GemmCommandsTest, ExportsARealGemmCubinThatQueryAndImportRead) {
                     "--out", gemm_out.string(), "--cache-dir", cache.string()});
   ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
   EXPECT_TRUE(contains(result.out,
-                       "exported 1 shapes (0 attention, 1 GEMM; 1 cubins, 1 from the cubin cache)"))
+                       "exported 1 shapes (0 attention, 0 attention-backward, 1 GEMM; 1 cubins, 1 "
+                       "from the cubin cache)"))
       << result.out;
   const std::filesystem::path attention_out = directory_.path() / "attention-export";
   result = run_swr_tune({"export", "--family", "attention", "--gpu", "h200", "--db",

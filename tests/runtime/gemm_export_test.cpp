@@ -172,14 +172,14 @@ TEST_F(GemmExportTest, ExportsOneFamilyWhenAsked) {
   ExportOptions options;
   options.gpu = "h200";
   options.out_dir = out_;
-  options.families = {false, true};
+  options.families = {.attention = false, .attention_backward = false, .gemm = true};
   ExportSummary summary = export_kernels(tuned_.database(), FakeCubinBuilder(), options);
   EXPECT_TRUE(summary.manifest.kernels.empty());
   EXPECT_EQ(summary.manifest.gemm_kernels.size(), 4u);
 
   const std::filesystem::path attention_out = directory_.path() / "attention-export";
   options.out_dir = attention_out;
-  options.families = {true, false};
+  options.families = {.attention = true, .attention_backward = false, .gemm = false};
   summary = export_kernels(tuned_.database(), FakeCubinBuilder(), options);
   EXPECT_EQ(summary.manifest.kernels.size(), 1u);
   EXPECT_TRUE(summary.manifest.gemm_kernels.empty());
@@ -287,7 +287,7 @@ INSTANTIATE_TEST_SUITE_P(
         ManifestCorruption{"bad_gpu", "/gemm_kernels/3/gpu/sm_count", 0,
                            "gemm_kernels[3].gpu.sm_count must be an integer from 1"},
         ManifestCorruption{"newer_schema", "/schema_version", kManifestSchemaVersion + 1,
-                           "schema_version 5 is newer"}),
+                           "schema_version 6 is newer"}),
     [](const ::testing::TestParamInfo<ManifestCorruption>& info) {
       return std::string(info.param.name);
     });

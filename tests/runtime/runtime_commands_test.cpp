@@ -176,7 +176,8 @@ TEST_F(RuntimeCommandsTest, ExportsRealCubinsThatQueryAndImportRead) {
                                        "--out", out.string(), "--cache-dir", cache.string()});
   ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
   EXPECT_TRUE(contains(result.out,
-                       "exported 1 shapes (1 attention, 0 GEMM; 1 cubins, 1 from the cubin cache)"))
+                       "exported 1 shapes (1 attention, 0 attention-backward, 0 GEMM; 1 cubins, 1 "
+                       "from the cubin cache)"))
       << result.out;
   const nlohmann::json manifest = nlohmann::json::parse(std::ifstream(out / "manifest.json"));
   const nlohmann::json& kernel = manifest.at("kernels").at(0);

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "generator/gemm_kernel_source.hpp"
+#include "generator/kernel_source.hpp"
 
 namespace swr::test {
 namespace {
@@ -60,7 +61,7 @@ std::string fake_source_hash(const AttentionProblem& problem, const AttentionCon
 
 std::string fake_source_hash(const AttentionBackwardProblem& problem,
                              const AttentionBackwardConfig& config, const std::string& arch) {
-  return "fake-" + config.key() + "-" + problem.key() + "-" + arch;
+  return "fake-" + config.key() + "-" + compiled_problem_part(problem.shape) + "-" + arch;
 }
 
 AttentionBackwardConfig backward_config_named(const std::string& key) {
@@ -101,6 +102,14 @@ BuiltCubin FakeCubinBuilder::build(const AttentionProblem& problem, const Attent
 }
 
 BuiltCubin FakeCubinBuilder::build(const GemmProblem& problem, const GemmConfig& config,
+                                   const std::string& arch) const {
+  const auto changed_hash = changed.find(config.key());
+  return fake_cubin(fake_source_hash(problem, config, arch),
+                    changed_hash != changed.end() ? changed_hash->second : "");
+}
+
+BuiltCubin FakeCubinBuilder::build(const AttentionBackwardProblem& problem,
+                                   const AttentionBackwardConfig& config,
                                    const std::string& arch) const {
   const auto changed_hash = changed.find(config.key());
   return fake_cubin(fake_source_hash(problem, config, arch),

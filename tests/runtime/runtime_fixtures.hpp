@@ -40,7 +40,7 @@ std::string fake_source_hash(const AttentionProblem& problem, const AttentionCon
 std::string fake_source_hash(const GemmProblem& problem, const GemmConfig& config,
                              const std::string& arch);
 
-// The same for an attention backward module.
+// The same for an attention backward module (its compiled part is its forward shape's).
 std::string fake_source_hash(const AttentionBackwardProblem& problem,
                              const AttentionBackwardConfig& config, const std::string& arch);
 AttentionBackwardConfig backward_config_named(const std::string& key);
@@ -52,6 +52,8 @@ class FakeCubinBuilder : public CubinBuilder {
   BuiltCubin build(const AttentionProblem& problem, const AttentionConfig& config,
                    const std::string& arch) const override;
   BuiltCubin build(const GemmProblem& problem, const GemmConfig& config,
+                   const std::string& arch) const override;
+  BuiltCubin build(const AttentionBackwardProblem& problem, const AttentionBackwardConfig& config,
                    const std::string& arch) const override;
 
   std::map<std::string, std::string> changed;  // config key -> source hash it builds to now
