@@ -91,7 +91,7 @@ std::string backward_buffers_refusal(const AttentionBackwardProblem& problem,
            std::to_string(needed);
   }
   if (std::string why = unaligned_pointer("the workspace", buffers.workspace,
-                                        static_cast<int>(kBackwardWorkspaceAlignment), "lists");
+                                          static_cast<int>(kBackwardWorkspaceAlignment), "lists");
       !why.empty()) {
     return why;
   }
