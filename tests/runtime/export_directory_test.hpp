@@ -18,6 +18,28 @@
 
 namespace swr::test {
 
+// What every exported kernel has, whichever its family, the same after a manifest's round trip.
+inline void expect_same_kernel_base(const ExportedKernelBase& a, const ExportedKernelBase& b) {
+  EXPECT_EQ(a.gpu, b.gpu);
+  EXPECT_EQ(a.entry, b.entry);
+  EXPECT_EQ(a.block_threads, b.block_threads);
+  EXPECT_EQ(a.dynamic_shared_bytes, b.dynamic_shared_bytes);
+  EXPECT_EQ(a.arch, b.arch);
+  EXPECT_EQ(a.cubin_file, b.cubin_file);
+  EXPECT_EQ(a.cubin_bytes, b.cubin_bytes);
+  EXPECT_EQ(a.cubin_sha256, b.cubin_sha256);
+  EXPECT_EQ(a.registers, b.registers);
+  EXPECT_EQ(a.compiled_source_hash, b.compiled_source_hash);
+  EXPECT_EQ(a.toolkit_version, b.toolkit_version);
+  EXPECT_EQ(a.measured.median_ms, b.measured.median_ms);
+  EXPECT_EQ(a.measured.p95_ms, b.measured.p95_ms);
+  EXPECT_EQ(a.measured.l2_hit_rate, b.measured.l2_hit_rate);
+  EXPECT_EQ(a.measured.method, b.measured.method);
+  EXPECT_EQ(a.measured.source_hash, b.measured.source_hash);
+  EXPECT_EQ(a.measured.driver_version, b.measured.driver_version);
+  EXPECT_EQ(a.measured.measured_at, b.measured.measured_at);
+}
+
 // One field of manifest.json changed, and what the refusal must say.
 struct ManifestCorruption {
   const char* name;
