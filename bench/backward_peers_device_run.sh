@@ -144,8 +144,11 @@ if [[ ${1:-} == peers ]]; then
   else
     echo "FA4's first part is gone (a fresh machine): FA4 not installed" >> "$STEPS"
   fi
-  # A catalog staged beside this script (a tune call's, from its tune.tar.gz) stands in for one.
-  [[ -f $W/catalog.db || ! -f $here/catalog.db ]] || cp "$here/catalog.db" "$W/catalog.db"
+  # A catalog staged beside this script (a tune call's, from its tune.tar.gz) stands in for one;
+  # under `split`, catalog-gpuG.db for GPU G where there is one (a split tune's own shares).
+  staged=$here/catalog${SWR_GPU:+-gpu$SWR_GPU}.db
+  [[ -f $staged ]] || staged=$here/catalog.db
+  [[ -f $W/catalog.db || ! -f $staged ]] || cp "$staged" "$W/catalog.db"
   [[ -f $W/catalog.db ]] || { echo "no catalog: run the tune call first" >> "$STEPS"; cat "$STEPS"; exit 1; }
   cd "$here/bench" || exit 1
   # The SM clock and power every 100 ms beside the runs (their `at` is the host's clock too).

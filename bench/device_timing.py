@@ -140,6 +140,13 @@ def sustained_ms(torch, call, seconds):
     """The GPU at its power cap: `call` back to back for `seconds` (the host at most a few calls
     ahead), the ms a call over the second half by device events, when the clock has settled (on
     the H200 about a second of such work brings it down from its boost to the cap's)."""
+    return sustained(torch, call, seconds)["ms"]
+
+
+def sustained(torch, call, seconds, energy=None):
+    """sustained_ms's run as {ms: a call's}, and with `energy` (an EnergyCounter) the joules a call
+    and the mean watts over the timed half: at the power cap a call's time is its energy over the
+    cap, so a candidate that needs more joules a call runs slower there."""
     settle_at = time.perf_counter() + seconds / 2
     end_at = time.perf_counter() + seconds
     while time.perf_counter() < settle_at:
@@ -147,6 +154,7 @@ def sustained_ms(torch, call, seconds):
         torch.cuda.synchronize()
     start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     runs = 0
+    joules_before = energy.joules() if energy else None
     start.record()
     while time.perf_counter() < end_at:
         call()
@@ -155,4 +163,33 @@ def sustained_ms(torch, call, seconds):
             torch.cuda.synchronize()
     stop.record()
     stop.synchronize()
-    return start.elapsed_time(stop) / runs
+    result = {"ms": start.elapsed_time(stop) / runs}
+    if energy:
+        joules = energy.joules() - joules_before
+        result.update(joules=joules / runs, watts=joules / (result["ms"] * runs * 1e-3))
+    return result
+
+
+class EnergyCounter:
+    """The GPU's energy counter since the driver loaded (NVML's total energy, in mJ), read
+    through the driver's own library so that nothing else need be installed. `index`: NVML's
+    device index (PCI bus order: set CUDA_DEVICE_ORDER=PCI_BUS_ID to match CUDA's)."""
+
+    def __init__(self, index=0):
+        import ctypes
+        self._ctypes = ctypes
+        self._nvml = ctypes.CDLL("libnvidia-ml.so.1")
+        if self._nvml.nvmlInit_v2() != 0:
+            raise RuntimeError("nvmlInit_v2 failed")
+        self._handle = ctypes.c_void_p()
+        if self._nvml.nvmlDeviceGetHandleByIndex_v2(index, ctypes.byref(self._handle)) != 0:
+            raise RuntimeError(f"NVML has no device {index}")
+        self.joules()  # a GPU without the counter fails here, not mid-run
+
+    def joules(self):
+        millijoules = self._ctypes.c_ulonglong()
+        status = self._nvml.nvmlDeviceGetTotalEnergyConsumption(self._handle,
+                                                               self._ctypes.byref(millijoules))
+        if status != 0:
+            raise RuntimeError(f"nvmlDeviceGetTotalEnergyConsumption: status {status}")
+        return millijoules.value / 1000.0

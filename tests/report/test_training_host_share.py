@@ -1,7 +1,7 @@
-"""bench/training_host_share.py and device_timing.time_once's lead without a GPU: the spin kernel
-enqueued after the L2 flush and before the start event (never without a lead); per candidate and
-call, the median of each way and idle - device as the exposed host time; a candidate that refuses
-the point reported with its reason, the others still timed.
+"""bench/training_host_share.py and device_timing without a GPU: time_once's lead (the spin kernel
+enqueued after the L2 flush and before the start event, never without a lead); sustained's joules a
+call; per candidate and call, the median of each way and idle - device as the exposed host time; a
+candidate that refuses the point reported with its reason, the others still timed.
 Run: python3 -m unittest discover -s tests/report -p 'test_*.py'
 """
 import os
@@ -55,6 +55,40 @@ class TimeOnceLead(unittest.TestCase):
         torch = RecordingTorch()
         device_timing.time_once(torch, lambda: None, lambda: None)
         self.assertFalse([c for c in torch.calls if c.startswith("sleep")])
+
+
+class SustainedEnergy(unittest.TestCase):
+    """device_timing.sustained: the joules read around the timed half only (not the settling
+    half), over the calls in it; watts from those joules and the events' time."""
+
+    def test_joules_a_call_over_the_timed_half(self):
+        torch = RecordingTorch()  # every pair of events: 1.5 ms apart
+        clock = iter(range(1000))
+        calls, calls_at_reads = [], []
+        readings = iter([100.0, 130.0])  # before and after the timed half
+
+        class Counter:
+            def joules(self):
+                calls_at_reads.append(len(calls))
+                return next(readings)
+
+        # Each perf_counter() call advances one second: the settling half ends at 4 s, the run at
+        # 9 s.
+        with mock.patch.object(device_timing.time, "perf_counter",
+                               side_effect=lambda: float(next(clock))):
+            result = device_timing.sustained(torch, lambda: calls.append(1), 8.0, Counter())
+        settling, timed = calls_at_reads[0], calls_at_reads[1] - calls_at_reads[0]
+        self.assertEqual((settling, timed, len(calls)), (2, 4, 6))
+        self.assertAlmostEqual(result["ms"], 1.5 / timed)
+        self.assertAlmostEqual(result["joules"], 30.0 / timed)
+        self.assertAlmostEqual(result["watts"], 30.0 / 1.5e-3)
+
+    def test_without_a_counter_only_the_time(self):
+        torch = RecordingTorch()
+        clock = iter(range(1000))
+        with mock.patch.object(device_timing.time, "perf_counter",
+                               side_effect=lambda: float(next(clock))):
+            self.assertEqual(set(device_timing.sustained(torch, lambda: None, 8.0)), {"ms"})
 
 
 class RunPoint(unittest.TestCase):
