@@ -60,7 +60,10 @@ inline constexpr double kLaggedCausalRateShare = 1.0;
 // bench/results/attention-backward-ws-h200/cta-pairs-2026-11-27/ab-h200.txt (five grid schedules at
 // issue 27's points of S 16384 and 32768 on the H200, three rounds; tests/model recompute them):
 // the pair's time over its twin's, median 0.986 at head dim 128 (0.985-0.987, with the causal mask
-// and without), 1.000 at 64 (0.997-1.003), where the twins stay tied.
+// and without), 1.000 at 64 (0.997-1.003), where the twins stay tied. A later H200 measurement
+// contradicts it with the causal mask: the lagged m80 pairs took 1.004-1.013x their twins' time
+// (rotation-2026-11-28/pairs-h200.txt), so --model-top measures each top pair's twin too
+// (tuner/model_ranking.hpp, add_single_cta_twins) rather than trust this share there.
 inline constexpr double kCtaPairsRateShare = 1 / 0.986;
 inline constexpr double kCtaPairsNarrowHeadRateShare = 1.0;  // head dim 64
 

@@ -189,6 +189,26 @@ std::vector<std::size_t> model_top_positions(std::size_t ranked, int k) {
   return positions;
 }
 
+std::size_t add_single_cta_twins(const std::vector<model::BackwardPrediction>& predictions,
+                                 const std::vector<std::size_t>& ranked, std::size_t top,
+                                 std::vector<std::size_t>& chosen) {
+  std::map<std::string, std::size_t> by_key;
+  for (std::size_t index : ranked) by_key.emplace(predictions[index].config_key, index);
+  std::size_t added = 0;
+  for (std::size_t position = 0; position < std::min(top, chosen.size()); ++position) {
+    const AttentionBackwardConfig& config = predictions[chosen[position]].config;
+    if (!config.cta_pairs) continue;
+    AttentionBackwardConfig twin = config;
+    twin.cta_pairs = false;
+    const auto found = by_key.find(twin.key());
+    if (found == by_key.end()) continue;
+    if (std::find(chosen.begin(), chosen.end(), found->second) != chosen.end()) continue;
+    chosen.push_back(found->second);
+    ++added;
+  }
+  return added;
+}
+
 std::vector<AttentionBackwardConfig> backward_model_guided_variants(
     const AttentionBackwardProblem& problem, const GpuProfile& gpu,
     const std::vector<AttentionBackwardConfig>& configs, int k,
@@ -208,25 +228,36 @@ std::vector<AttentionBackwardConfig> backward_model_guided_variants(
   });
   const std::vector<std::size_t> positions = model_top_positions(ranked.size(), k);
   const std::size_t top = std::min<std::size_t>(static_cast<std::size_t>(k), ranked.size());
+  const std::size_t spread_checks = positions.size() - top;
+  std::vector<std::size_t> chosen;
+  for (std::size_t position : positions) chosen.push_back(ranked[position]);
+  const std::size_t twins = add_single_cta_twins(predictions, ranked, top, chosen);
   std::cout << "model-guided tune of " << problem.key() << " (--model-top " << k
             << "): measuring the model's " << top << " first of " << ranked.size()
-            << " variants (predicted time, then predicted L2 misses) and " << positions.size() - top
-            << " spread-out checks\n";
+            << " variants (predicted time, then predicted L2 misses), " << spread_checks
+            << " spread-out checks and " << twins << " single-CTA twins of its CTA pairs\n";
   std::vector<AttentionBackwardConfig> variants;
-  for (std::size_t position : positions) {
-    const model::BackwardPrediction& prediction = predictions[ranked[position]];
+  for (std::size_t position = 0; position < chosen.size(); ++position) {
+    const model::BackwardPrediction& prediction = predictions[chosen[position]];
+    const std::size_t rank =
+        static_cast<std::size_t>(std::find(ranked.begin(), ranked.end(), chosen[position]) -
+                                 ranked.begin()) +
+        1;
     const bool check = position >= top;
-    std::cout << "  " << (check ? "check" : "top  ") << " #" << position + 1 << "  "
-              << prediction.config_key << "  predicted " << prediction.predicted_seconds * 1e3
-              << " ms, " << prediction.misses << " L2 misses\n";
+    const bool twin = position >= top + spread_checks;
+    const char* role = twin ? "twin " : check ? "check" : "top  ";
+    std::cout << "  " << role << " #" << rank << "  " << prediction.config_key << "  predicted "
+              << prediction.predicted_seconds * 1e3 << " ms, " << prediction.misses
+              << " L2 misses\n";
     selection[problem.key() + "/" + prediction.config_key] = {
         {"rule", "model top K"},
         {"k", k},
         {"space", ranked.size()},
-        {"predicted_rank", position + 1},
+        {"predicted_rank", rank},
         {"predicted_ms", prediction.predicted_seconds * 1e3},
         {"predicted_misses", prediction.misses},
         {"check", check},
+        {"single_cta_twin", twin},
         {"model", "backward schedule replay (model/backward_prediction.hpp)"}};
     variants.push_back(prediction.config);
   }

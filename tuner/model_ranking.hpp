@@ -63,8 +63,18 @@ std::vector<std::size_t> model_top_positions(std::size_t ranked, int k);
 std::size_t add_form_checks(const std::vector<model::ModelPrediction>& predictions,
                             const std::vector<std::size_t>& ranked,
                             std::vector<std::size_t>& chosen);
+// Of the backward's first `top` in `chosen` (indexes into `predictions`, `ranked` in predicted
+// order), each CTA pair's single-CTA twin (the same variant with cta_pairs off) that `chosen`
+// lacks, appended: the model's pair share (model::kCtaPairsRateShare) ranks every pair ahead of its
+// twin at head dim 128, from a measurement that a later one contradicts at the causal points, where
+// the twins of the lagged m80 picks measured 0.4-1.3% faster (bench/results/attention-backward-
+// ws-h200/rotation-2026-11-28/pairs-h200.txt); so the tuner times both. Returns how many.
+std::size_t add_single_cta_twins(const std::vector<model::BackwardPrediction>& predictions,
+                                 const std::vector<std::size_t>& ranked, std::size_t top,
+                                 std::vector<std::size_t>& chosen);
 // The same for the attention backward, ranked by its schedule replay's predicted time, then its
-// predicted L2 misses; each chosen variant's `selection` entry says why it was.
+// predicted L2 misses, then add_single_cta_twins; each chosen variant's `selection` entry says why
+// it was.
 std::vector<AttentionBackwardConfig> backward_model_guided_variants(
     const AttentionBackwardProblem& problem, const GpuProfile& gpu,
     const std::vector<AttentionBackwardConfig>& configs, int k,

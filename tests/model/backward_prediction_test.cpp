@@ -282,6 +282,40 @@ TEST(BackwardPrediction, TheCtaPairsSharesAreTheMeasuredOnes) {
   EXPECT_EQ(backward_rate_share(pairs, shape), backward_rate_share(single, shape));
 }
 
+// The later measurement that the pair share's comment cites, and for which --model-top measures
+// each top pair's twin: "ROUND SHAPE CONFIG MEDIAN_MS" lines, every causal lagged m80 pair slower
+// than its single-CTA twin in the same round (1.004-1.013x).
+TEST(BackwardPrediction, TheCausalPairsLaterMeasuredSlowerThanTheirTwins) {
+  const std::string relative =
+      "bench/results/attention-backward-ws-h200/rotation-2026-11-28/pairs-h200.txt";
+  std::ifstream file(std::string(SWR_SOURCE_DIR) + "/" + relative);
+  ASSERT_TRUE(file) << relative;
+  std::map<std::string, double> ms;  // "round shape config" -> ms
+  std::string line;
+  while (std::getline(file, line)) {
+    std::istringstream fields(line);
+    std::string round, shape, config;
+    double median_ms = 0;
+    if (line.empty() || line[0] == '#' || !(fields >> round >> shape >> config >> median_ms)) {
+      continue;
+    }
+    ms[round + " " + shape + " " + config] = median_ms;
+  }
+  std::vector<double> ratios;
+  const std::string pair = "-pair-lag";
+  for (const auto& [key, time] : ms) {
+    if (key.size() < pair.size() || key.compare(key.size() - pair.size(), pair.size(), pair) != 0) {
+      continue;
+    }
+    const std::string twin = key.substr(0, key.size() - pair.size()) + "-lag";
+    ASSERT_EQ(ms.count(twin), 1u) << twin;
+    ratios.push_back(time / ms.at(twin));
+  }
+  ASSERT_EQ(ratios.size(), 8u);  // 2 shapes x 2 walks x 2 rounds
+  EXPECT_GT(*std::min_element(ratios.begin(), ratios.end()), 1.0035);
+  EXPECT_LT(*std::max_element(ratios.begin(), ratios.end()), 1.0135);
+}
+
 // The replay against the L2 counters the tuner measured (lts misses, which count a sector both
 // GH100 partitions miss about 1.43 times: the profile's l2_shared_miss_factor): the measured
 // misses over that factor and the predicted ones, per variant.

@@ -7,9 +7,11 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <set>
 
 #include "db/results_database.hpp"
 #include "fake_variant_measurer.hpp"
+#include "generator/attention_backward/attention_backward_family.hpp"
 #include "generator/nvrtc_compiler.hpp"
 #include "tests/generator/temporary_directory.hpp"
 #include "tuner/model_ranking.hpp"
@@ -331,6 +333,77 @@ TEST(ModelTopFormChecks, AddTheBestOfEachUnmeasuredFormNotYetChosen) {
   EXPECT_EQ(chosen, (std::vector<std::size_t>{0, 5, 3, 2}));
   // Nothing more once every form is in.
   EXPECT_EQ(add_form_checks(predictions, ranked, chosen), 0u);
+}
+
+// The backward's single-CTA twins after --model-top's top K and spread-out checks: for each CTA
+// pair in the top K, the same variant without pairs, once, where the space has it and nothing chose
+// it.
+TEST(ModelTopSingleCtaTwins, AddTheTwinOfEachPairInTheTopNotYetChosen) {
+  const auto prediction = [](const char* config) {
+    model::BackwardPrediction p;
+    p.config = *AttentionBackwardConfig::from_key(config);
+    p.config_key = config;
+    return p;
+  };
+  const std::vector<model::BackwardPrediction> predictions = {
+      prediction("bwd-wgmma-m80n128w12s2-cyclic-grid-head_major-pair-lag"),    // 0
+      prediction("bwd-wgmma-m80n128w12s2-cyclic-grid-head_major-pair"),        // 1
+      prediction("bwd-wgmma-m80n128w12s2-cyclic-grid-head_major"),             // 2
+      prediction("bwd-wgmma-m80n128w12s2-cyclic-grid-head_major-lag"),         // 3
+      prediction("bwd-wgmma-m64n128w12s2-sawtooth-grid-head_major-pair-lag"),  // 4
+      prediction("bwd-wgmma-m64n128w12s2-sawtooth-grid-head_major-lag"),       // 5
+  };
+  // Predicted order: 0, 1, 4, 2, 3, 5; the top 3, then one spread-out check (2: pair 1's twin).
+  const std::vector<std::size_t> ranked = {0, 1, 4, 2, 3, 5};
+  std::vector<std::size_t> chosen = {0, 1, 4, 2};
+  EXPECT_EQ(add_single_cta_twins(predictions, ranked, 3, chosen), 2u);
+  // 0's twin (3) and 4's twin (5), in the top's order; 1's twin (2) was chosen as a check.
+  EXPECT_EQ(chosen, (std::vector<std::size_t>{0, 1, 4, 2, 3, 5}));
+  EXPECT_EQ(add_single_cta_twins(predictions, ranked, 3, chosen), 0u);
+  // A twin the space lacks (pruned, or not runnable: not in `ranked`) is not added.
+  std::vector<std::size_t> without_twins = {0};
+  EXPECT_EQ(add_single_cta_twins(predictions, {0, 1, 4}, 1, without_twins), 0u);
+  EXPECT_EQ(without_twins, (std::vector<std::size_t>{0}));
+}
+
+// --model-top 10 at issue 27's B1 H16 S32768 D128 causal point on the H200: the whole space ranked
+// by the model, every pair of the top 10 measured beside its single-CTA twin, each twin's selection
+// saying so.
+TEST(ModelTopSingleCtaTwins, TheBackwardTuneMeasuresEachTopPairsTwin) {
+  AttentionProblem shape;
+  shape.batch = 1;
+  shape.heads = 16;
+  shape.seq_q = shape.seq_kv = 32768;
+  shape.head_dim = 128;
+  shape.dtype = DataType::bf16;
+  shape.causal = true;
+  const AttentionBackwardProblem problem{shape};
+  const GpuProfile h200 = *find_gpu_profile("h200");
+  const std::vector<AttentionBackwardConfig> space =
+      AttentionBackwardFamily::space(problem, h200).configs;
+  std::map<std::string, nlohmann::json> selection;
+  const std::vector<AttentionBackwardConfig> chosen =
+      backward_model_guided_variants(problem, h200, space, 10, selection);
+  std::set<std::string> keys;
+  for (const AttentionBackwardConfig& config : chosen) keys.insert(config.key());
+  ASSERT_EQ(keys.size(), chosen.size());  // nothing twice
+  int pairs_in_top = 0, twins = 0;
+  for (std::size_t i = 0; i < chosen.size(); ++i) {
+    const nlohmann::json& why = selection.at(problem.key() + "/" + chosen[i].key());
+    if (why.at("single_cta_twin").get<bool>()) {
+      ++twins;
+      EXPECT_FALSE(chosen[i].cta_pairs);
+    }
+    if (i >= 10 || !chosen[i].cta_pairs) continue;
+    ++pairs_in_top;
+    AttentionBackwardConfig twin = chosen[i];
+    twin.cta_pairs = false;
+    EXPECT_EQ(keys.count(twin.key()), 1u) << chosen[i].key();
+  }
+  EXPECT_GT(pairs_in_top, 0);  // the model ranks pairs first at head dim 128
+  EXPECT_GT(twins, 0);
+  EXPECT_EQ(chosen.size(), 10u + kModelTopChecks + twins);
+  EXPECT_EQ(keys.count("bwd-wgmma-m80n128w12s2-sawtooth-grid-head_major-lag"), 1u);
 }
 
 // --model-top 2 of six variants: the model's two fastest in its order, then three checks spread
