@@ -75,12 +75,10 @@ def main(argv=None):
 def print_candidate(torch, point, name, both, forward, flush, energy):
     """One candidate's lines: each call rested, then in a burst, then sustained; forward + backward
     first."""
-    timed = {}
+    burst, sustained = {}, {}
     for label, call in (("both", both), ("forward", forward)):
-        timed[label] = (burst_ms(torch, call, flush),
-                        device_timing.sustained(torch, call, SUSTAINED_S, energy))
-    burst = {label: runs[0] for label, runs in timed.items()}
-    sustained = {label: runs[1] for label, runs in timed.items()}
+        burst[label] = burst_ms(torch, call, flush)
+        sustained[label] = device_timing.sustained(torch, call, SUSTAINED_S, energy)
     for mode, both_ms, forward_ms in (("burst", burst["both"], burst["forward"]),
                                       ("sustained", sustained["both"]["ms"],
                                        sustained["forward"]["ms"])):

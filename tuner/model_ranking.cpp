@@ -63,6 +63,12 @@ int store_records(
   return static_cast<int>(records.size());
 }
 
+// The 1-based place of prediction `index` in `ranked` (the predicted order).
+std::size_t predicted_rank(const std::vector<std::size_t>& ranked, std::size_t index) {
+  return static_cast<std::size_t>(std::find(ranked.begin(), ranked.end(), index) - ranked.begin()) +
+         1;
+}
+
 }  // namespace
 
 std::vector<int> compiled_registers(const std::vector<AttentionConfig>& configs,
@@ -239,10 +245,7 @@ std::vector<AttentionBackwardConfig> backward_model_guided_variants(
   std::vector<AttentionBackwardConfig> variants;
   for (std::size_t position = 0; position < chosen.size(); ++position) {
     const model::BackwardPrediction& prediction = predictions[chosen[position]];
-    const std::size_t rank =
-        static_cast<std::size_t>(std::find(ranked.begin(), ranked.end(), chosen[position]) -
-                                 ranked.begin()) +
-        1;
+    const std::size_t rank = predicted_rank(ranked, chosen[position]);
     const bool check = position >= top;
     const bool twin = position >= top + spread_checks;
     const char* role = twin ? "twin " : check ? "check" : "top  ";
@@ -299,10 +302,7 @@ std::vector<AttentionConfig> model_guided_variants(
   std::vector<AttentionConfig> variants;
   for (std::size_t position = 0; position < chosen.size(); ++position) {
     const model::ModelPrediction& prediction = predictions[chosen[position]];
-    const std::size_t rank =
-        static_cast<std::size_t>(std::find(ranked.begin(), ranked.end(), chosen[position]) -
-                                 ranked.begin()) +
-        1;
+    const std::size_t rank = predicted_rank(ranked, chosen[position]);
     const bool check = position >= top;
     const bool form_check = position >= top + spread_checks;
     const char* role = form_check ? "form " : check ? "check" : "top  ";
