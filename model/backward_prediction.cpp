@@ -273,9 +273,10 @@ BackwardPrediction predict_backward_variant(const AttentionBackwardProblem& prob
   prediction.bound = memory > compute ? "memory" : "compute";
   prediction.predicted_tflops =
       prediction.predicted_seconds > 0 ? problem.flops() / prediction.predicted_seconds / 1e12 : 0;
-  prediction.note = "tile LRU of the whole L2, lock-step wave of " + std::to_string(wave_size) +
-                    " CTAs; time: the instruction path's measured share of the tensor peak, "
-                    "times its tile's, dQ mode's, consumer sync's and CTA pairs' measured shares";
+  prediction.note =
+      "tile LRU of the whole L2, lock-step wave of " + std::to_string(wave_size) +
+      " CTAs; time: the instruction path's measured share of the tensor peak, "
+      "times its tile's, dQ mode's, consumer sync's, CTA pairs' and dQ route's measured shares";
   return prediction;
 }
 
@@ -292,6 +293,7 @@ double backward_rate_share(const AttentionBackwardConfig& config, const Attentio
   if (config.cta_pairs) {
     share *= shape.head_dim >= 128 ? kCtaPairsRateShare : kCtaPairsNarrowHeadRateShare;
   }
+  if (config.dq_from_registers) share *= kDeeperRingByRegistersDqRateShare;
   return share;
 }
 

@@ -66,6 +66,12 @@ inline constexpr double kLaggedCausalRateShare = 1.0;
 // (tuner/model_ranking.hpp, add_single_cta_twins) rather than trust this share there.
 inline constexpr double kCtaPairsRateShare = 1 / 0.986;
 inline constexpr double kCtaPairsNarrowHeadRateShare = 1.0;  // head dim 64
+// A third Q/dO stage made room for by adding dQ from the consumers' registers
+// (AttentionBackwardConfig::dq_from_registers, enumerated with the causal mask at head dim 64)
+// against the two-stage twin whose dQ writer adds it, from
+// bench/results/attention-backward-ws-h200/dq-from-registers-2026-11-28 (three D64 causal shapes
+// on the H200; tests/model recompute it): time 0.990 of the twin's, the median.
+inline constexpr double kDeeperRingByRegistersDqRateShare = 1 / 0.990;
 
 // The share of the best variant's rate a config runs at (the product of the above).
 double backward_rate_share(const AttentionBackwardConfig& config, const AttentionProblem& shape);

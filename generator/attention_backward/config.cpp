@@ -13,6 +13,7 @@ constexpr std::string_view kBackwardKeyPrefix = "bwd";
 constexpr std::string_view kWgmmaKeyToken = "wgmma";
 constexpr std::string_view kLaggedKeyToken = "lag";
 constexpr std::string_view kPairsKeyToken = "pair";
+constexpr std::string_view kRegistersDqKeyToken = "red";
 constexpr std::string_view kDeterministicKeyToken = "det";
 constexpr std::string_view kFaultKeyToken = "fault";
 
@@ -48,6 +49,7 @@ std::string AttentionBackwardConfig::key() const {
   key += '-' + config_parsing::swizzle_key_token(swizzle, head_group);
   if (cta_pairs) key += '-' + std::string(kPairsKeyToken);
   if (consumers == ConsumerSync::lagged) key += '-' + std::string(kLaggedKeyToken);
+  if (dq_from_registers) key += '-' + std::string(kRegistersDqKeyToken);
   if (dq == DqAccumulation::deterministic) key += '-' + std::string(kDeterministicKeyToken);
   if (planted_fault) key += '-' + std::string(kFaultKeyToken);
   return key;
@@ -69,6 +71,10 @@ std::optional<AttentionBackwardConfig> AttentionBackwardConfig::from_key(std::st
   }
   if (parts.size() > 4 && parts.back() == kDeterministicKeyToken) {
     config.dq = DqAccumulation::deterministic;
+    parts.pop_back();
+  }
+  if (parts.size() > 4 && parts.back() == kRegistersDqKeyToken) {
+    config.dq_from_registers = true;
     parts.pop_back();
   }
   if (parts.size() > 4 && parts.back() == kLaggedKeyToken) {
@@ -112,6 +118,7 @@ nlohmann::json AttentionBackwardConfig::to_json() const {
                          {"dq", to_string(dq)},
                          {"consumers", to_string(consumers)},
                          {"cta_pairs", cta_pairs},
+                         {"dq_from_registers", dq_from_registers},
                          {"key", key()}};
   if (planted_fault) json["planted_fault"] = true;
   return json;
@@ -144,6 +151,10 @@ AttentionBackwardConfig AttentionBackwardConfig::from_json(const nlohmann::json&
   }
   // Configs written before the knob are single CTAs.
   if (json.contains("cta_pairs")) config.cta_pairs = fields.boolean("cta_pairs");
+  // Configs written before the knob add dQ by the writer.
+  if (json.contains("dq_from_registers")) {
+    config.dq_from_registers = fields.boolean("dq_from_registers");
+  }
   if (json.contains("planted_fault")) config.planted_fault = fields.boolean("planted_fault");
   if (const auto it = json.find("key"); it != json.end()) {
     if (!it->is_string() || it->get<std::string>() != config.key()) {

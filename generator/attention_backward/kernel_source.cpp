@@ -38,7 +38,8 @@ KernelSource render_attention_backward_kernel(const AttentionBackwardProblem& pr
   if (config.pairs_kv_warpgroups()) {
     schedule += ", /*lagged_dq*/ " +
                 std::string(boolean(config.consumers == ConsumerSync::lagged)) +
-                ", /*cta_pairs*/ " + boolean(config.cta_pairs);
+                ", /*cta_pairs*/ " + boolean(config.cta_pairs) + ", /*dq_from_registers*/ " +
+                boolean(config.dq_from_registers);
   }
   schedule += ">;\n";
   const std::string main_namespace = wgmma ? "swr::attention::sm90::" : "swr::attention::";

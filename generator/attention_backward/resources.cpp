@@ -147,7 +147,8 @@ int attention_backward_shared_bytes(const AttentionBackwardProblem& problem,
     // slots of dS^T, dQ's fp32 tile, stages x (L, delta), the barriers, and 1024 bytes to align
     // the swizzled tiles.
     return 2 * config.block_n * head_dim * 2 + config.stages * 2 * config.block_m * head_dim * 2 +
-           2 * config.block_n * config.block_m * 2 + config.block_m * head_dim * 4 +
+           2 * config.block_n * config.block_m * 2 +
+           (config.dq_from_registers ? 0 : config.block_m * head_dim * 4) +
            config.stages * 2 * config.block_m * 4 + kWsBarrierBytes + 1024;
   }
   if (config.path == InstructionPath::wgmma) {
@@ -179,6 +180,12 @@ std::string attention_backward_tile_problem(const AttentionBackwardProblem& prob
     }
     if (config.dq != DqAccumulation::atomic) {
       return "cta_pairs with deterministic dQ: pairs add dQ atomically only";
+    }
+  }
+  if (config.dq_from_registers) {
+    if (!config.pairs_kv_warpgroups()) return "dq_from_registers" + only_that_kernel;
+    if (config.dq != DqAccumulation::atomic) {
+      return "dq_from_registers with deterministic dQ: the writer adds dQ in K/V-tile order";
     }
   }
   if (config.path == InstructionPath::wgmma) return wgmma_tile_problem(head_dim, config);

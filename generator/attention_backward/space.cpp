@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -79,6 +80,29 @@ AttentionBackwardConfig tile_config(const Tile& tile, int stages,
   config.warps = tile.warps;
   config.stages = stages;
   return config;
+}
+
+// The warp-specialized config one Q/dO stage deeper with dQ added from the consumers' registers,
+// where that stage fits only without the dQ writer's shared buffer (head dim 64 at 128 Q rows:
+// 200,192 bytes with two stages, 233,984 with three and the buffer), with the causal mask. On the
+// H200 (bench/results/attention-backward-ws-h200/dq-from-registers-2026-11-28) it took
+// 0.984-0.996x the two-stage time with the mask and 1.08x without it, and the route alone, at the
+// same depth, 1.00-1.10x: so it stays out where it frees no stage, and without the mask.
+std::optional<AttentionBackwardConfig> deeper_ring_by_registers_dq(
+    const AttentionBackwardProblem& problem, const AttentionBackwardConfig& config,
+    const GpuProfile& gpu) {
+  AttentionBackwardConfig deeper = config;
+  ++deeper.stages;
+  if (!problem.shape.causal || !config.may_add_dq_from_registers() ||
+      deeper.stages > kStages[std::size(kStages) - 1] ||
+      attention_backward_resource_use(problem, deeper, gpu).does_not_fit.empty()) {
+    return std::nullopt;
+  }
+  deeper.dq_from_registers = true;
+  if (!attention_backward_resource_use(problem, deeper, gpu).does_not_fit.empty()) {
+    return std::nullopt;
+  }
+  return deeper;
 }
 
 // (batch, K/V head) pairs whose shared reads (Q and dO of the K/V head's query heads) fit the part
@@ -154,10 +178,17 @@ std::vector<AttentionBackwardConfig> enumerate_attention_backward_configs(
                 config.head_group = swizzle == TileSwizzle::head_groups ? group : 1;
                 config.dq = dq;
                 config.consumers = consumers;
-                if (config != base) configs.push_back(config);
-                // And its CTA pairs where they may be.
-                config.cta_pairs = true;
-                if (config.may_pair_ctas()) configs.push_back(config);
+                // Each with its CTA pairs where they may be.
+                const auto push_with_pairs = [&](AttentionBackwardConfig variant) {
+                  if (variant != base) configs.push_back(variant);
+                  variant.cta_pairs = true;
+                  if (variant.may_pair_ctas()) configs.push_back(variant);
+                };
+                push_with_pairs(config);
+                if (const std::optional<AttentionBackwardConfig> deeper =
+                        deeper_ring_by_registers_dq(problem, config, gpu)) {
+                  push_with_pairs(*deeper);
+                }
               }
             }
           }

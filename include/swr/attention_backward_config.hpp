@@ -48,6 +48,11 @@ struct SWR_API AttentionBackwardConfig {
   // Q tiles, each loading half of every step's Q and dO for both (TMA multicast). Only where
   // pairs_kv_warpgroups(), with grid persistence and atomic dQ.
   bool cta_pairs = false;
+  // Who adds a step's dQ into the accumulator in that kernel: its dQ writer warp, one bulk
+  // reduction a consumer warpgroup's part from shared memory (false), or each consumer thread
+  // from its registers by 16-byte vector reductions, with no hand-over (true). Only where
+  // pairs_kv_warpgroups(), with atomic dQ.
+  bool dq_from_registers = false;
   InstructionPath path = InstructionPath::mma_sync;
   // Test-only: the main kernel writes through a null pointer (fault isolation). Never enumerated.
   bool planted_fault = false;
@@ -69,6 +74,10 @@ struct SWR_API AttentionBackwardConfig {
     return pairs_kv_warpgroups() && persistence == Persistence::grid &&
            dq == DqAccumulation::atomic;
   }
+  // Where dq_from_registers may be set.
+  bool may_add_dq_from_registers() const {
+    return pairs_kv_warpgroups() && dq == DqAccumulation::atomic;
+  }
   // The warp-specialized kernels keep the dQ accumulator in their wgmma fragments' order
   // (DqFragmentLayout, read by the postprocess a part of a Q tile at a time); the others by row.
   bool dq_in_fragments() const { return warp_specialized(); }
@@ -77,7 +86,8 @@ struct SWR_API AttentionBackwardConfig {
 
   // e.g. "bwd-m64n128w8s2-sawtooth-grid-head_major", "bwd-m64n64w4s2-cyclic-static-groups4-det",
   // "bwd-wgmma-m64n128w12s2-cyclic-dynamic-head_major-lag", "bwd-wgmma-m80n128w12s2-cyclic-grid-
-  // head_major-pair" ("-pair": CTA pairs; "-lag": lagged consumers; "-det": deterministic dQ;
+  // head_major-pair" ("-pair": CTA pairs; "-lag": lagged consumers; "-red": dQ added from the
+  // consumers' registers; "-det": deterministic dQ;
   // test-only variants end in "-fault").
   std::string key() const;
   static std::optional<AttentionBackwardConfig> from_key(std::string_view key);

@@ -2,7 +2,8 @@
 // needed: every tile and stage count its space keeps at every head dim (on the default schedule),
 // and every schedule knob value (Q-walk order, persistence, swizzle, dQ accumulation) mixed on the
 // base tile of each instruction path and kernel (the wgmma kernels' on sm_90a), the
-// warp-specialized producer's every walk (order x persistence x swizzle), each with no
+// warp-specialized producer's every walk (order x persistence x swizzle), its dQ added from the
+// consumers' registers under each persistence and sync, each with no
 // spills, setmaxnreg honoured (no C7508) and no serialized wgmma, the resource model's register
 // estimate confirmed by the compiler's count, and all three entries in the cubin.
 #include <gtest/gtest.h>
@@ -118,6 +119,16 @@ std::vector<Variant> variants(const GpuProfile& gpu) {
           list.push_back({walk_problem, config});
         }
       }
+    }
+  }
+  // dQ from the consumers' registers, as the space keeps it (head dim 64, causal, three stages):
+  // each persistence with both syncs (dynamic's queue without the writer as a reader), and a pair.
+  const AttentionBackwardProblem registers_problem{{2, 8, 1000, 1000, 64, DataType::f16, true}};
+  for (const AttentionBackwardConfig& config :
+       build_attention_backward_space(registers_problem, gpu).configs) {
+    if (config.dq_from_registers && config.order == KvOrder::cyclic &&
+        config.swizzle == TileSwizzle::head_major) {
+      list.push_back({registers_problem, config});
     }
   }
   return list;

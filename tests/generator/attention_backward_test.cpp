@@ -38,7 +38,9 @@ TEST(AttentionBackwardConfig, KeysRoundTrip) {
         "bwd-wgmma-m64n128w12s2-sawtooth-dynamic-head_major-lag",
         "bwd-wgmma-m128n128w12s2-cyclic-grid-groups3-lag-det",
         "bwd-wgmma-m80n128w12s2-sawtooth-grid-head_major-pair",
-        "bwd-wgmma-m64n128w12s2-cyclic-grid-groups3-pair-lag"}) {
+        "bwd-wgmma-m64n128w12s2-cyclic-grid-groups3-pair-lag",
+        "bwd-wgmma-m128n128w12s3-cyclic-dynamic-head_major-lag-red",
+        "bwd-wgmma-m128n128w12s3-sawtooth-grid-head_major-pair-red"}) {
     const auto parsed = AttentionBackwardConfig::from_key(key);
     if (key == "bwd-m32n64w4s1-sawtooth-dynamic-det") {
       EXPECT_FALSE(parsed) << "a key without its swizzle";
@@ -60,7 +62,10 @@ TEST(AttentionBackwardConfig, OnlyCanonicalKeysParse) {
         "bwd-wgmma-m64n128w12s2-cyclic-grid-head_major-det-lag",
         "bwd-wgmma-m64n128w12s2-cyclic-grid-head_major-lag-lag",
         "bwd-wgmma-m64n128w12s2-cyclic-grid-head_major-lag-pair",
-        "bwd-wgmma-m64n128w12s2-cyclic-grid-head_major-pair-pair", ""}) {
+        "bwd-wgmma-m64n128w12s2-cyclic-grid-head_major-pair-pair",
+        "bwd-wgmma-m128n128w12s3-cyclic-grid-head_major-red-lag",
+        "bwd-wgmma-m128n128w12s3-cyclic-grid-head_major-red-red",
+        "bwd-wgmma-m128n128w12s3-cyclic-grid-head_major-red-pair", ""}) {
     EXPECT_FALSE(AttentionBackwardConfig::from_key(key)) << key;
   }
 }
@@ -214,6 +219,23 @@ TEST(AttentionBackwardResources, TileRulesInWords) {
   EXPECT_NE(attention_backward_tile_problem(problem(256), config).find("cta_pairs: only"),
             std::string::npos)
       << "the wide-head kernel";
+  // dQ from the consumers' registers: that kernel alone, adding dQ atomically.
+  config = {};
+  config.dq_from_registers = true;
+  EXPECT_NE(attention_backward_tile_problem(problem(128), config).find("dq_from_registers: only"),
+            std::string::npos)
+      << "mma.sync";
+  config.path = InstructionPath::wgmma;
+  config.warps = 12;
+  EXPECT_EQ(attention_backward_tile_problem(problem(128), config), "");
+  config.dq = DqAccumulation::deterministic;
+  EXPECT_NE(attention_backward_tile_problem(problem(128), config).find("deterministic dQ"),
+            std::string::npos);
+  config.dq = DqAccumulation::atomic;
+  config.block_n = 64;
+  EXPECT_NE(attention_backward_tile_problem(problem(256), config).find("dq_from_registers: only"),
+            std::string::npos)
+      << "the wide-head kernel";
 }
 
 TEST(AttentionBackwardResources, TheWgmmaPathNeedsSm90a) {
@@ -248,6 +270,21 @@ TEST(AttentionBackwardResources, SharedMemoryOfTheTiles) {
   EXPECT_EQ(attention_backward_shared_bytes(problem(256), config),
             2 * 64 * 512 + 2 * (2 * 64 * 512) + 2 * 64 * 64 * 2 + 2 * 512 + 256 + 1024);
   EXPECT_LE(attention_backward_shared_bytes(problem(256), config), 232448);
+  // The warp-specialized kernel of two 64-row K/V warpgroups at head dim 64: K, V; stages x (Q,
+  // dO); two dS^T slots; dQ's fp32 buffer, which the route from registers does without; stages x
+  // (L, delta); the barriers; 1024 to align. A third stage fits only without the buffer.
+  config = {};
+  config.path = InstructionPath::wgmma;
+  config.warps = 12;
+  config.block_m = 128;
+  config.stages = 3;
+  const int without_buffer =
+      2 * 128 * 128 + 3 * (2 * 128 * 128) + 2 * 128 * 128 * 2 + 3 * 1024 + 512 + 1024;
+  EXPECT_EQ(attention_backward_shared_bytes(problem(64), config), without_buffer + 128 * 64 * 4);
+  EXPECT_GT(attention_backward_shared_bytes(problem(64), config), 232448);
+  config.dq_from_registers = true;
+  EXPECT_EQ(attention_backward_shared_bytes(problem(64), config), without_buffer);
+  EXPECT_LE(without_buffer, 232448);
 }
 
 TEST(AttentionBackwardSpace, EveryKnobValueIsKeptOnBothTargets) {
@@ -286,6 +323,7 @@ TEST(AttentionBackwardSpace, EveryKnobValueIsKeptOnBothTargets) {
               << config.key();
           seen.insert("cta_pairs");
         }
+        if (config.dq_from_registers) seen.insert("dq_from_registers");
       }
       for (const Pruned<AttentionBackwardConfig>& pruned : space.pruned) {
         EXPECT_FALSE(pruned.reason.empty()) << pruned.config.key();
@@ -299,6 +337,7 @@ TEST(AttentionBackwardSpace, EveryKnobValueIsKeptOnBothTargets) {
     }
     EXPECT_EQ(seen.count("lagged"), std::string(gpu_name) == "h200" ? 1u : 0u);
     EXPECT_EQ(seen.count("cta_pairs"), std::string(gpu_name) == "h200" ? 1u : 0u);
+    EXPECT_EQ(seen.count("dq_from_registers"), std::string(gpu_name) == "h200" ? 1u : 0u);
     for (const char* wgmma : {"wgmma d64", "wgmma d128", "wgmma d256", "m80n128w12"}) {
       EXPECT_EQ(seen.count(wgmma), std::string(gpu_name) == "h200" ? 1u : 0u) << wgmma;
     }
@@ -408,6 +447,45 @@ TEST(AttentionBackwardSource, RendersTheThreeEntriesInLaunchOrder) {
   EXPECT_EQ(source.text.find("lagged_dq"), std::string::npos) << "only the warp-specialized traits";
 }
 
+// dQ from the consumers' registers comes only as the third stage it makes room for: with the
+// causal mask, where the writer's buffer leaves no room for it (head dim 64 at 128 Q rows), each
+// beside its two-stage twin whose writer adds dQ.
+TEST(AttentionBackwardSpace, DqFromRegistersOnlyMakesRoomForAStage) {
+  const GpuProfile h200 = find_gpu_profile("h200").value();
+  for (int head_dim : {64, 128}) {
+    for (bool causal : {true, false}) {
+      const std::vector<AttentionBackwardConfig> configs =
+          build_attention_backward_space(problem(head_dim, causal), h200).configs;
+      const std::set<std::string> keys = [&] {
+        std::set<std::string> all;
+        for (const AttentionBackwardConfig& config : configs) all.insert(config.key());
+        return all;
+      }();
+      std::size_t deeper = 0;
+      for (const AttentionBackwardConfig& config : configs) {
+        if (!config.dq_from_registers) continue;
+        ++deeper;
+        EXPECT_EQ(config.stages, 3) << config.key();
+        EXPECT_EQ(config.dq, DqAccumulation::atomic) << config.key();
+        AttentionBackwardConfig twin = config;
+        twin.dq_from_registers = false;
+        twin.stages = 2;
+        EXPECT_TRUE(keys.count(twin.key())) << config.key();
+        twin.stages = 3;
+        EXPECT_FALSE(attention_backward_resource_use(problem(head_dim, causal), twin, h200)
+                         .does_not_fit.empty())
+            << twin.key() << " fits: the route would free no stage";
+      }
+      if (head_dim == 64 && causal) {
+        // Both consumer syncs, each order, persistence and swizzle, and the pairs on grids.
+        EXPECT_GE(deeper, 40u);
+      } else {
+        EXPECT_EQ(deeper, 0u) << "d" << head_dim << (causal ? " causal" : "");
+      }
+    }
+  }
+}
+
 TEST(AttentionBackwardSpace, CtaPairsNeedTwoKvTilesAHead) {
   const GpuProfile h200 = find_gpu_profile("h200").value();
   AttentionBackwardProblem one_tile = problem(128);
@@ -434,19 +512,22 @@ TEST(AttentionBackwardSpace, CtaPairsNeedTwoKvTilesAHead) {
   EXPECT_EQ(kept_pairs, pruned_pairs);
 }
 
-TEST(AttentionBackwardSource, ConsumerSyncAndCtaPairsAreTraitsOfTheWarpSpecializedKernel) {
+TEST(AttentionBackwardSource, ConsumerSyncCtaPairsAndDqRouteAreTraitsOfTheWarpSpecializedKernel) {
   AttentionBackwardConfig config;
   config.path = InstructionPath::wgmma;
   config.warps = 12;
   const auto text = [&] { return render_attention_backward_kernel(problem(128), config).text; };
-  EXPECT_NE(text().find("/*lagged_dq*/ false, /*cta_pairs*/ false>;"), std::string::npos);
+  EXPECT_NE(text().find("/*lagged_dq*/ false, /*cta_pairs*/ false, /*dq_from_registers*/ false>;"),
+            std::string::npos);
   EXPECT_EQ(text().find("__cluster_dims__"), std::string::npos);
   config.consumers = ConsumerSync::lagged;
-  EXPECT_NE(text().find("/*lagged_dq*/ true, /*cta_pairs*/ false>;"), std::string::npos);
+  EXPECT_NE(text().find("/*lagged_dq*/ true, /*cta_pairs*/ false,"), std::string::npos);
   // A pair is a cluster of two CTAs.
   config.cta_pairs = true;
-  EXPECT_NE(text().find("/*cta_pairs*/ true>;"), std::string::npos);
+  EXPECT_NE(text().find("/*cta_pairs*/ true,"), std::string::npos);
   EXPECT_NE(text().find("__cluster_dims__(2, 1, 1) __launch_bounds__"), std::string::npos);
+  config.dq_from_registers = true;
+  EXPECT_NE(text().find("/*dq_from_registers*/ true>;"), std::string::npos);
 }
 
 }  // namespace

@@ -166,6 +166,15 @@ std::vector<BackwardCase> wgmma_cases() {
       // The last wave split into parts under each persistence (the grid's and static's above):
       // dynamic, whose scheduler hands out the parts, lagged.
       {config_named("bwd-wgmma-m80n128w12s2-sawtooth-dynamic-head_major-lag"), 128, f16, false},
+      // dQ added from the consumers' registers (no writer), with the third stage it makes room
+      // for at head dim 64: each persistence (dynamic's queue without the writer as a reader),
+      // both syncs, a pair; and at two stages on both head dim 128 tiles.
+      {config_named("bwd-wgmma-m128n128w12s3-cyclic-dynamic-head_major-lag-red"), 64, bf16, true},
+      {config_named("bwd-wgmma-m128n128w12s3-sawtooth-static-groups3-red"), 64, f16, true},
+      {config_named("bwd-wgmma-m128n128w12s3-cyclic-grid-heads_interleaved-pair-lag-red"), 64, f16,
+       false},
+      {config_named("bwd-wgmma-m64n128w12s2-sawtooth-grid-head_major-lag-red"), 128, bf16, true},
+      {config_named("bwd-wgmma-m80n128w12s2-cyclic-dynamic-head_major-red"), 128, f16, false},
       // The wide-head kernel (head dim 256: a producer warpgroup and two consumer warpgroups that
       // split the products of a 64 x 64 tile).
       {config_named("bwd-wgmma-m64n64w12s2-cyclic-grid-head_major"), 256, f16, true},

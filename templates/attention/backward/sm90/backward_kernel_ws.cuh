@@ -177,6 +177,22 @@ __device__ __forceinline__ void consume(const BackwardWsTiles<T>& tiles, void* d
     named_barrier_arrive(dq_full, kDqHandOverThreads);
     ++dq_hand_overs;
   };
+  // Or (T::kDqFromRegisters) this warpgroup's part of a step's dQ straight from its registers into
+  // the accumulator's block of the step's Q tile, each thread's 16 bytes where DqFragmentLayout
+  // puts them (a warp's requests cover 512 contiguous bytes).
+  const auto add_dq = [&](const float* dq, const BackwardWsTile& tile, const BackwardWsStep& of) {
+    float* const part =
+        args.workspace.dq_accum +
+        static_cast<unsigned long long>(backward_ws_list_row<T>(tile, of, args)) * T::kHeadDim +
+        wg * T::DqLayout::kWarpgroupFloats + 4 * (threadIdx.x % 128);
+#pragma unroll
+    for (int j = 0; j < kDqRegs / 4; ++j) {
+      const float four[4] = {dq[4 * j], dq[4 * j + 1], dq[4 * j + 2], dq[4 * j + 3]};
+      reduce_add_four(part + 512 * j, four);
+    }
+  };
+  // The step whose dQ a lagged step computes: the last one.
+  BackwardWsStep last_step{0, 0};
   // Lagged: this warpgroup's dQ has read the oldest written slot.
   const auto release_read_slot = [&] {
     bars.ds_slots.consumer_release(ds_read.index);
@@ -202,7 +218,8 @@ __device__ __forceinline__ void consume(const BackwardWsTiles<T>& tiles, void* d
       // S^T = K Q^T and dP^T = V dO^T: K-major both, k16 steps of 32 bytes in a chunk.
       float s[kScoreRegs], dp[kScoreRegs];
       bars.q.consumer_wait(state);
-      const int q_row0 = bars.steps[slot].q_row0;
+      const BackwardWsStep this_step = bars.steps[slot];
+      const int q_row0 = this_step.q_row0;
       // This thread's columns of L, read before the products are issued so that the loads are
       // in by the time S^T is; the rest just before each is used. At 128 Q rows a step all 16
       // column blocks spilled; 14 do not, and measured 1.6-1.7% faster on the H100 without the
@@ -303,14 +320,19 @@ __device__ __forceinline__ void consume(const BackwardWsTiles<T>& tiles, void* d
       const bool dq_of_a_step = !T::kLaggedDq || step > 0;
       if (dq_of_a_step) {
         if constexpr (T::kLaggedDq) release_read_slot();
-        store_dq(dq);
+        if constexpr (T::kDqFromRegisters) {
+          add_dq(dq, tile, T::kLaggedDq ? last_step : this_step);
+        } else {
+          store_dq(dq);
+        }
       }
 
       wgmma_wait<0>();  // dK, while the stores land
       fence_floats<kAccumRegs>(dk_acc);
       fence_words<kPackedRegs>(ds_packed);
       release_shared_slot<T>(bars.q, slot);  // Q and L are read
-      if (dq_of_a_step) hand_over_dq();
+      if (!T::kDqFromRegisters && dq_of_a_step) hand_over_dq();
+      last_step = this_step;
       state.advance();
     }
     if (tile.steps > 0) {
@@ -323,8 +345,12 @@ __device__ __forceinline__ void consume(const BackwardWsTiles<T>& tiles, void* d
         wgmma_wait<0>();
         fence_floats<kDqRegs>(dq);
         release_read_slot();
-        store_dq(dq);
-        hand_over_dq();
+        if constexpr (T::kDqFromRegisters) {
+          add_dq(dq, tile, last_step);
+        } else {
+          store_dq(dq);
+          hand_over_dq();
+        }
       }
       mbarrier_arrive(&bars.kv.empty[0]);  // every product reading K and V has completed
       kv_state.advance();
@@ -359,7 +385,10 @@ __device__ __forceinline__ void backward_ws(const TmaDescriptor* q_map, const Tm
   extern __shared__ __align__(1024) unsigned char shared_memory[];
   const BackwardWsTiles<T> tiles{swr::sm90::align_shared<1024>(shared_memory)};
   run_backward_ws<T>(
-      q_map, k_map, v_map, d_o_map, tiles, args, [&] { write_dq<T>(tiles, args); },
+      q_map, k_map, v_map, d_o_map, tiles, args,
+      [&] {
+        if constexpr (!T::kDqFromRegisters) write_dq<T>(tiles, args);
+      },
       [&] { consume<T>(tiles, dk, dv, args); });
 }
 

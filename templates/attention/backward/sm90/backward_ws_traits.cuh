@@ -17,7 +17,7 @@ namespace sm90 {
 
 template <int HeadDim, int BlockM, int Stages, Element Elem, bool Causal, KvOrder Order,
           Persistence Persist, TileSwizzle Swizzle, int HeadGroup, bool DeterministicDq,
-          bool LaggedDq, bool CtaPairs = false>
+          bool LaggedDq, bool CtaPairs = false, bool DqFromRegisters = false>
 struct BackwardWsTraits : BackwardStepTraits<HeadDim, BlockM, 2, 2, Elem, Causal, Order, Persist,
                                              Swizzle, HeadGroup, DeterministicDq>,
                           BackwardWsRoles<HeadDim, BlockM, Stages> {
@@ -43,10 +43,14 @@ struct BackwardWsTraits : BackwardStepTraits<HeadDim, BlockM, 2, 2, Elem, Causal
   // (backward_last_wave, where backward_splits_last_wave says).
   static constexpr bool kSplitsLastWave =
       backward_splits_last_wave(Causal, DeterministicDq, Swizzle == TileSwizzle::head_groups);
+  // Who adds a step's dQ into the workspace's accumulator: the dQ writer's warp, one bulk
+  // reduction a warpgroup's part from shared memory, or (atomic dQ only) each consumer thread from
+  // its registers, 16 bytes a vector reduction, with no writer and no hand-over.
+  static constexpr bool kDqFromRegisters = DqFromRegisters;
   // Who reads each of dynamic persistence's tiles from the queue: every consumer thread, the
   // producer and the dQ writer's warp (which walks the tiles itself, backward_kernel_ws.cuh).
   static constexpr int kTileReaders =
-      BackwardWsRoles<HeadDim, BlockM, Stages>::kConsumerThreads + 1 + 32;
+      BackwardWsRoles<HeadDim, BlockM, Stages>::kConsumerThreads + 1 + (DqFromRegisters ? 0 : 32);
   // Two dS^T slots, so that a step writes one while the other warpgroup's dQ of the last step
   // may still read the other (BackwardWsBarriers::ds_slots).
   static constexpr int kDsStages = 2;
@@ -54,7 +58,7 @@ struct BackwardWsTraits : BackwardStepTraits<HeadDim, BlockM, 2, 2, Elem, Causal
   // consumer thread's registers 16 bytes at a time, in thread order), each warpgroup's part
   // added by one bulk reduction.
   using DqLayout = DqFragmentLayout<HeadDim, BlockM>;
-  static constexpr int kDqBytes = BlockM * HeadDim * 4;
+  static constexpr int kDqBytes = DqFromRegisters ? 0 : BlockM * HeadDim * 4;
   static constexpr int kListBytes = BlockM * 4;  // a step's L * log2(e), or its delta
 
   static constexpr int kKOffset = 0;
@@ -77,6 +81,8 @@ struct BackwardWsTraits : BackwardStepTraits<HeadDim, BlockM, 2, 2, Elem, Causal
   static_assert(Stages >= 1 && Stages <= 3, "Q/dO pipeline depth 1..3");
   static_assert(!CtaPairs || (Persist == Persistence::grid && !DeterministicDq),
                 "CTA pairs take a grid's tiles, and add dQ atomically");
+  static_assert(!DqFromRegisters || !DeterministicDq,
+                "deterministic dQ is added in K/V-tile order by the writer");
   static_assert(kSharedBytes <= 232448, "sm_90 opt-in shared memory per block");
 };
 
