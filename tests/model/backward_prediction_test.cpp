@@ -239,22 +239,38 @@ TEST(BackwardPrediction, TheLaggedConsumersSharesAreTheMeasuredOnes) {
   EXPECT_EQ(backward_rate_share(lagged, causal_shape), backward_rate_share(lockstep, causal_shape));
 }
 
-// bench/backward_build_ab.sh's lines "SIDE ROUND SHAPE CONFIG MEDIAN_MS TFLOPS STATUS", A the
-// single CTAs and B the pairs: each shape's median of B over A's, by head dim.
-TEST(BackwardPrediction, TheCtaPairsSharesAreTheMeasuredOnes) {
-  const std::string relative =
-      "bench/results/attention-backward-ws-h200/cta-pairs-2026-11-27/ab-h200.txt";
+// The measurements of a bench/backward_build_ab.sh output in bench/results (its lines "SIDE ROUND
+// SHAPE CONFIG MEDIAN_MS TFLOPS STATUS" whose status is ok).
+struct AbRun {
+  std::string side, shape, config;
+  double ms = 0;
+};
+std::vector<AbRun> ab_runs(const std::string& relative) {
   std::ifstream file(std::string(SWR_SOURCE_DIR) + "/" + relative);
-  ASSERT_TRUE(file) << relative;
-  std::map<std::string, std::map<std::string, std::vector<double>>> runs;  // shape -> side -> ms
+  EXPECT_TRUE(file) << relative;
+  std::vector<AbRun> runs;
   std::string line;
   while (std::getline(file, line)) {
     std::istringstream fields(line);
-    std::string side, round, shape, config, status;
-    double ms = 0, tflops = 0;
-    if (!(fields >> side >> round >> shape >> config >> ms >> tflops >> status)) continue;
-    if (status == "ok") runs[shape][side].push_back(ms);
+    AbRun run;
+    std::string round, status;
+    double tflops = 0;
+    if (!(fields >> run.side >> round >> run.shape >> run.config >> run.ms >> tflops >> status)) {
+      continue;
+    }
+    if (status == "ok") runs.push_back(run);
   }
+  return runs;
+}
+
+// A the single CTAs and B the pairs: each shape's median of B over A's, by head dim.
+TEST(BackwardPrediction, TheCtaPairsSharesAreTheMeasuredOnes) {
+  std::map<std::string, std::map<std::string, std::vector<double>>> runs;  // shape -> side -> ms
+  for (const AbRun& run :
+       ab_runs("bench/results/attention-backward-ws-h200/cta-pairs-2026-11-27/ab-h200.txt")) {
+    runs[run.shape][run.side].push_back(run.ms);
+  }
+  ASSERT_FALSE(runs.empty());
   std::map<int, std::vector<double>> ratios;  // head dim -> pair over single
   const std::regex head_dim("--head-dim([0-9]+)");
   for (const auto& [shape, sides] : runs) {
@@ -282,25 +298,17 @@ TEST(BackwardPrediction, TheCtaPairsSharesAreTheMeasuredOnes) {
   EXPECT_EQ(backward_rate_share(pairs, shape), backward_rate_share(single, shape));
 }
 
-// The deeper ring's share: bench/backward_build_ab.sh's lines (both sides the same binary) in the
-// two files that time each third-stage variant that adds dQ from registers beside its two-stage
+// The deeper ring's share: the ab_runs (both sides the same binary) of the two files that time
+// each third-stage variant that adds dQ from registers beside its two-stage
 // twin whose writer adds it; each file and head dim 64 shape's median over its twin's.
 TEST(BackwardPrediction, TheDeeperRingByRegistersDqShareIsTheMeasuredOne) {
   std::vector<double> causal, plain;
   for (const char* name : {"ab-deeper.txt", "ab-deeper-causal.txt"}) {
-    const std::string relative =
-        std::string("bench/results/attention-backward-ws-h200/dq-from-registers-2026-11-28/") +
-        name;
-    std::ifstream file(std::string(SWR_SOURCE_DIR) + "/" + relative);
-    ASSERT_TRUE(file) << relative;
     std::map<std::string, std::map<std::string, std::vector<double>>> runs;  // shape -> config
-    std::string line;
-    while (std::getline(file, line)) {
-      std::istringstream fields(line);
-      std::string side, round, shape, config, status;
-      double ms = 0, tflops = 0;
-      if (!(fields >> side >> round >> shape >> config >> ms >> tflops >> status)) continue;
-      if (status == "ok") runs[shape][config].push_back(ms);
+    for (const AbRun& run : ab_runs(
+             std::string("bench/results/attention-backward-ws-h200/dq-from-registers-2026-11-28/") +
+             name)) {
+      runs[run.shape][run.config].push_back(run.ms);
     }
     for (const auto& [shape, configs] : runs) {
       // Head dim 64, where the space keeps it (at 128 the file times it against other tiles).
