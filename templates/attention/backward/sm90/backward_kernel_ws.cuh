@@ -8,7 +8,8 @@
 //   dQ writer (warpgroup 0, one warp)   walks the tiles and steps as the producer does; each
 //       step's dQ, which each consumer leaves in shared memory as its part (DqFragmentLayout),
 //       added into the workspace's fp32 accumulator by one bulk reduction a part (in K/V-tile
-//       order for the deterministic mode).
+//       order for the deterministic mode). With T::kDqFromRegisters there is no writer: each
+//       consumer thread adds its dQ registers by vector reductions, and the buffer's bytes go.
 //   consumers (warpgroups 1, 2)         64 K/V rows each, every product a wgmma:
 //       S^T = K Q^T, dP^T = V dO^T              SS, [64 K/V rows x BlockM Q rows]
 //       P^T = 2^(S^T scale log2(e) - L log2(e)), dS^T = P^T o (dP^T - delta)    in registers

@@ -48,7 +48,8 @@ struct BackwardWsTraits : BackwardStepTraits<HeadDim, BlockM, 2, 2, Elem, Causal
   // its registers, 16 bytes a vector reduction, with no writer and no hand-over.
   static constexpr bool kDqFromRegisters = DqFromRegisters;
   // Who reads each of dynamic persistence's tiles from the queue: every consumer thread, the
-  // producer and the dQ writer's warp (which walks the tiles itself, backward_kernel_ws.cuh).
+  // producer and, where there is one, the dQ writer's warp (which walks the tiles itself,
+  // backward_kernel_ws.cuh).
   static constexpr int kTileReaders =
       BackwardWsRoles<HeadDim, BlockM, Stages>::kConsumerThreads + 1 + (DqFromRegisters ? 0 : 32);
   // Two dS^T slots, so that a step writes one while the other warpgroup's dQ of the last step
@@ -56,7 +57,7 @@ struct BackwardWsTraits : BackwardStepTraits<HeadDim, BlockM, 2, 2, Elem, Causal
   static constexpr int kDsStages = 2;
   // dQ of a step in fp32, as the workspace's accumulator keeps a Q tile (DqFragmentLayout: each
   // consumer thread's registers 16 bytes at a time, in thread order), each warpgroup's part
-  // added by one bulk reduction.
+  // added by one bulk reduction from the shared buffer, which kDqFromRegisters does without.
   using DqLayout = DqFragmentLayout<HeadDim, BlockM>;
   static constexpr int kDqBytes = DqFromRegisters ? 0 : BlockM * HeadDim * 4;
   static constexpr int kListBytes = BlockM * 4;  // a step's L * log2(e), or its delta
