@@ -15,13 +15,12 @@ namespace attention {
 namespace sm90 {
 
 // acc (m64 x BlockM) = this warpgroup's 64 rows of K or V times the step's Q or dO tile
-// transposed: S^T = K Q^T, dP^T = V dO^T. K-major both, k16 steps of 32 bytes in a chunk.
+// transposed: S^T = K Q^T, dP^T = V dO^T. K-major both, k16 steps of 32 bytes in a chunk; the
+// operands' descriptors (make_desc_kmajor<128>).
 template <class T>
-__device__ __forceinline__ void issue_transposed_scores(float* acc, const unsigned char* kv_rows,
-                                                        const unsigned char* q_tile) {
+__device__ __forceinline__ void issue_transposed_scores(float* acc, unsigned long long kv_desc,
+                                                        unsigned long long q_desc) {
   using namespace swr::sm90;
-  const unsigned long long kv_desc = make_desc_kmajor<128>(kv_rows);
-  const unsigned long long q_desc = make_desc_kmajor<128>(q_tile);
 #pragma unroll
   for (int kk = 0; kk < T::kHeadDim / 16; ++kk) {
     const int offset = (kk / 4) * T::kKvChunkBytes + (kk % 4) * 32;
@@ -30,6 +29,12 @@ __device__ __forceinline__ void issue_transposed_scores(float* acc, const unsign
                                            advance_desc(q_desc, q_offset), kk > 0 ? 1 : 0);
   }
   wgmma_commit();
+}
+template <class T>
+__device__ __forceinline__ void issue_transposed_scores(float* acc, const unsigned char* kv_rows,
+                                                        const unsigned char* q_tile) {
+  using namespace swr::sm90;
+  issue_transposed_scores<T>(acc, make_desc_kmajor<128>(kv_rows), make_desc_kmajor<128>(q_tile));
 }
 
 // S^T into P^T = 2^(S^T scale log2(e) - L log2(e)) in place; lse_of(j): the float2 of L log2(e)
@@ -108,12 +113,16 @@ __device__ __forceinline__ void transposed_ds(POf&& p_of, const float* dp, Delta
 }
 
 // acc (m64 x HeadDim) += this warpgroup's packed P^T or dS^T (A from registers) times the step's
-// dO or Q tile, MN-major (16 Q rows a k16 step): dV += P^T dO, dK += dS^T Q.
+// dO or Q tile, MN-major (16 Q rows a k16 step): dV += P^T dO, dK += dS^T Q. q_desc: the tile's
+// register_product_desc.
+template <class T>
+__device__ __forceinline__ unsigned long long register_product_desc(const unsigned char* q_tile) {
+  return swr::sm90::make_desc_mnmajor<128>(q_tile, T::kQChunkBytes);
+}
 template <class T>
 __device__ __forceinline__ void issue_register_product(float* acc, const unsigned* packed,
-                                                       const unsigned char* q_tile) {
+                                                       unsigned long long q_desc) {
   using namespace swr::sm90;
-  const unsigned long long q_desc = make_desc_mnmajor<128>(q_tile, T::kQChunkBytes);
 #pragma unroll
   for (int kk = 0; kk < T::kBlockM / 16; ++kk) {
     wgmma_rs_n<T::kHeadDim, T::kElement, 1>(acc, packed + 4 * kk,
@@ -121,19 +130,38 @@ __device__ __forceinline__ void issue_register_product(float* acc, const unsigne
   }
   wgmma_commit();
 }
+template <class T>
+__device__ __forceinline__ void issue_register_product(float* acc, const unsigned* packed,
+                                                       const unsigned char* q_tile) {
+  issue_register_product<T>(acc, packed, register_product_desc<T>(q_tile));
+}
 
 // This warpgroup's part of dQ = dS K: the shared dS^T tile read MN-major (its rows are K/V rows,
 // the reduction) from Q row `dq_row0`, K MN-major from column `dq_column0`, m64 x kDqColumns.
 // T::kDqTransposed: dQ^T = K^T dS^T instead, m64 (columns `dq_column0` on) x BlockM Q rows: K read
-// MN-major as A, the dS tile (Q rows by K/V columns) K-major as B.
+// MN-major as A, the dS tile (Q rows by K/V columns) K-major as B. The operands' descriptors:
+// dq_ds_desc and dq_k_desc.
 template <class T>
-__device__ __forceinline__ void issue_dq(float* dq, const unsigned char* ds_tile,
-                                         const unsigned char* k_tile, int dq_row0, int dq_column0) {
+__device__ __forceinline__ unsigned long long dq_ds_desc(const unsigned char* ds_tile,
+                                                         int dq_row0) {
   using namespace swr::sm90;
-  const unsigned long long k_desc =
-      make_desc_mnmajor<128>(k_tile + (dq_column0 / 64) * T::kKvChunkBytes, T::kKvChunkBytes);
   if constexpr (T::kDqTransposed) {
-    const unsigned long long ds_desc = make_desc_kmajor<128>(ds_tile);
+    return make_desc_kmajor<128>(ds_tile);
+  } else {
+    return make_desc_mnmajor<128>(ds_tile + (dq_row0 / 64) * T::kDsChunkBytes, T::kDsChunkBytes);
+  }
+}
+template <class T>
+__device__ __forceinline__ unsigned long long dq_k_desc(const unsigned char* k_tile,
+                                                        int dq_column0) {
+  using namespace swr::sm90;
+  return make_desc_mnmajor<128>(k_tile + (dq_column0 / 64) * T::kKvChunkBytes, T::kKvChunkBytes);
+}
+template <class T>
+__device__ __forceinline__ void issue_dq(float* dq, unsigned long long ds_desc,
+                                         unsigned long long k_desc) {
+  using namespace swr::sm90;
+  if constexpr (T::kDqTransposed) {
 #pragma unroll
     for (int kk = 0; kk < T::kBlockN / 16; ++kk) {
       const int ds_offset = (kk / 4) * T::kDsChunkBytes + (kk % 4) * 32;
@@ -141,8 +169,6 @@ __device__ __forceinline__ void issue_dq(float* dq, const unsigned char* ds_tile
                                              advance_desc(ds_desc, ds_offset), kk > 0 ? 1 : 0);
     }
   } else {
-    const unsigned long long ds_desc =
-        make_desc_mnmajor<128>(ds_tile + (dq_row0 / 64) * T::kDsChunkBytes, T::kDsChunkBytes);
 #pragma unroll
     for (int kk = 0; kk < T::kBlockN / 16; ++kk) {
       wgmma_ss_n<T::kDqColumns, T::kElement, 1, 1>(dq, advance_desc(ds_desc, kk * 16 * 128),
@@ -151,6 +177,11 @@ __device__ __forceinline__ void issue_dq(float* dq, const unsigned char* ds_tile
     }
   }
   wgmma_commit();
+}
+template <class T>
+__device__ __forceinline__ void issue_dq(float* dq, const unsigned char* ds_tile,
+                                         const unsigned char* k_tile, int dq_row0, int dq_column0) {
+  issue_dq<T>(dq, dq_ds_desc<T>(ds_tile, dq_row0), dq_k_desc<T>(k_tile, dq_column0));
 }
 
 }  // namespace sm90
