@@ -31,6 +31,11 @@ __device__ __forceinline__ unsigned long long make_smem_desc(const void* tile, u
 // uniform instructions per wgmma; rebuilding it from the address cost about ten, and adding to
 // the low word alone then splicing the high word back four to six (the compiler rematerialized
 // the constant fields).
+__device__ __forceinline__ unsigned long long advance_desc(unsigned long long desc,
+                                                           unsigned bytes) {
+  return desc + (bytes >> 4);
+}
+
 // The same descriptor, with nothing known about its bits: advancing it is then one 64-bit add a
 // wgmma operand. Where the compiler can see that a k16 step's offset falls on zero bits of the
 // start address (a 1024-byte aligned tile), it ORs the offset into the low word instead, and then
@@ -39,11 +44,6 @@ __device__ __forceinline__ unsigned long long make_smem_desc(const void* tile, u
 __device__ __forceinline__ unsigned long long opaque_desc(unsigned long long desc) {
   asm("" : "+l"(desc));
   return desc;
-}
-
-__device__ __forceinline__ unsigned long long advance_desc(unsigned long long desc,
-                                                           unsigned bytes) {
-  return desc + (bytes >> 4);
 }
 
 // The descriptor's swizzle mode for rows of `swizzle_bytes` (128, 64 or 32).

@@ -31,8 +31,8 @@ struct BackwardWsDescriptors {
       : tiles(tiles_), wg_row0(wg_row0_), dq_row0(dq_row0_), dq_column0(dq_column0_) {
     using namespace swr::sm90;
     if constexpr (kBuiltOnce) {
-      k = opaque_desc(make_desc_kmajor<128>(tiles.k() + wg_row0 * 128));
-      v = opaque_desc(make_desc_kmajor<128>(tiles.v() + wg_row0 * 128));
+      k = opaque_desc(make_desc_kmajor<128>(kv_rows(false)));
+      v = opaque_desc(make_desc_kmajor<128>(kv_rows(true)));
       q = opaque_desc(make_desc_kmajor<128>(tiles.q(0)));
       d_o = opaque_desc(make_desc_kmajor<128>(tiles.d_o(0)));
       q_mn = opaque_desc(register_product_desc<T>(tiles.q(0)));
@@ -43,10 +43,14 @@ struct BackwardWsDescriptors {
     }
   }
 
+  // This warpgroup's rows of K or V.
+  __device__ __forceinline__ const unsigned char* kv_rows(bool of_v) const {
+    return (of_v ? tiles.v() : tiles.k()) + wg_row0 * 128;
+  }
   // S^T's operands (K, Q) or dP^T's (V, dO) at Q/dO slot `slot`.
   __device__ __forceinline__ unsigned long long scores_kv(bool of_v) const {
     if constexpr (kBuiltOnce) return of_v ? v : k;
-    return swr::sm90::make_desc_kmajor<128>((of_v ? tiles.v() : tiles.k()) + wg_row0 * 128);
+    return swr::sm90::make_desc_kmajor<128>(kv_rows(of_v));
   }
   __device__ __forceinline__ unsigned long long scores_q(bool of_d_o, int slot) const {
     if constexpr (kBuiltOnce) return swr::sm90::advance_desc(of_d_o ? d_o : q, slot * T::kQBytes);
