@@ -96,27 +96,49 @@ std::vector<Variant> variants(const GpuProfile& gpu) {
   // The warp-specialized producer walks every Q-walk order with every persistence and swizzle, at
   // each of its register budgets (head dims 64 and 128, causal; at 128 both Q tiles, 64 rows with
   // 40 producer registers and 80 with 24): with 24 registers some walks spilled 8 bytes where the
-  // mixes above did not look.
+  // mixes above did not look. Then each persistence under both consumer syncs, with the mask and
+  // without: static persistence's tile loop once spilled in the consumers, without the mask only.
   for (const auto [head_dim, block_m] :
        {std::pair{64, 128}, std::pair{128, 64}, std::pair{128, 80}}) {
-    const AttentionBackwardProblem walk_problem{{2, 8, 1000, 1000, head_dim, DataType::bf16, true}};
-    const std::vector<AttentionBackwardConfig> walk_space =
-        build_attention_backward_space(walk_problem, gpu).configs;
-    const auto base = std::find_if(walk_space.begin(), walk_space.end(), [&](const auto& config) {
-      return config.warp_specialized() && !config.splits_products() && config.block_m == block_m;
-    });
-    if (base == walk_space.end()) continue;
-    for (KvOrder order : {KvOrder::cyclic, KvOrder::sawtooth}) {
+    for (const bool causal : {true, false}) {
+      const AttentionBackwardProblem walk_problem{
+          {2, 8, 1000, 1000, head_dim, DataType::bf16, causal}};
+      const std::vector<AttentionBackwardConfig> walk_space =
+          build_attention_backward_space(walk_problem, gpu).configs;
+      const auto base = std::find_if(walk_space.begin(), walk_space.end(), [&](const auto& config) {
+        return config.warp_specialized() && !config.splits_products() &&
+               config.block_m == block_m && !config.cta_pairs;
+      });
+      if (base == walk_space.end()) continue;
+      const auto add = [&](AttentionBackwardConfig config) {
+        if (attention_backward_tile_problem(walk_problem, config).empty()) {
+          list.push_back({walk_problem, config});
+        }
+      };
+      int mix = 0;
       for (Persistence persistence :
            {Persistence::grid, Persistence::static_loop, Persistence::dynamic}) {
-        for (TileSwizzle swizzle :
-             {TileSwizzle::head_major, TileSwizzle::heads_interleaved, TileSwizzle::head_groups}) {
+        for (ConsumerSync consumers : {ConsumerSync::lockstep, ConsumerSync::lagged}) {
           AttentionBackwardConfig config = *base;
-          config.order = order;
           config.persistence = persistence;
-          config.swizzle = swizzle;
-          config.head_group = swizzle == TileSwizzle::head_groups ? 4 : 1;
-          list.push_back({walk_problem, config});
+          config.consumers = consumers;
+          if (causal && consumers == ConsumerSync::lockstep) {
+            for (KvOrder order : {KvOrder::cyclic, KvOrder::sawtooth}) {
+              for (TileSwizzle swizzle : {TileSwizzle::head_major, TileSwizzle::heads_interleaved,
+                                          TileSwizzle::head_groups}) {
+                config.order = order;
+                config.swizzle = swizzle;
+                config.head_group = swizzle == TileSwizzle::head_groups ? 4 : 1;
+                add(config);
+              }
+            }
+          } else {
+            config.order = mix % 2 ? KvOrder::sawtooth : KvOrder::cyclic;
+            config.swizzle =
+                mix++ % 3 == 1 ? TileSwizzle::heads_interleaved : TileSwizzle::head_major;
+            config.head_group = 1;
+            add(config);
+          }
         }
       }
     }

@@ -48,7 +48,7 @@ struct BackwardWsBarriers {
   PipelineBarriers<1> kv;            // K and V of the CTA's tile
   PipelineBarriers<T::kStages> q;    // a step's Q tile and its L list
   PipelineBarriers<T::kStages> d_o;  // a step's dO tile and its delta list
-  swr::sm90::TileQueue<1> queue;     // dynamic persistence: the scheduler's tiles
+  swr::sm90::TileQueue<1> queue;     // a persistent CTA's tiles, from its scheduler
   // The wide kernel's hand-overs between its consumers, each once a step after one warpgroup's
   // 128 threads have arrived: P^T handed to the dS warpgroup, dS^T in its tile.
   unsigned long long p_full;
@@ -180,14 +180,16 @@ __device__ __forceinline__ unsigned backward_ws_list_row(const BackwardWsTile& t
   return static_cast<unsigned>(tile.batch * args.heads + at.head) * args.seq_q_padded + at.q_row0;
 }
 
-// The tiles of this CTA, body(linear, round) each, alike for every role: computed by each for grid
-// and static persistence (for_each_tile), taken from the scheduler's queue for dynamic. A role
-// that `Holds` each tile releases its queue entry only once its body is done (the producer: once
-// it has issued the tile's loads).
+// The tiles of this CTA, body(linear, round) each, alike for every role: the grid's one computed
+// by each (for_each_tile), a persistent CTA's taken from the scheduler's queue. A role that
+// `Holds` each tile releases its queue entry only once its body is done (the producer: once it
+// has issued the tile's loads). Static persistence's tiles are known from the start, but a tile
+// loop of the consumers' own kept its count and the walk's state live across the steps: at 80 Q
+// rows, and with lagged consumers, they spilled 48-184 bytes, some of it a step.
 template <class T, bool Holds = false, class Body>
 __device__ __forceinline__ void backward_ws_tiles(BackwardWsBarriers<T>& bars,
                                                   const BackwardArgs& args, Body&& body) {
-  if constexpr (T::kPersistence != Persistence::dynamic) {
+  if constexpr (T::kPersistence == Persistence::grid) {
     // A pair's CTAs walk in the round of the pair's first tile (backward_unit_round).
     const auto in_unit_round = [&](int linear, int round) {
       if constexpr (T::kClusterCtas > 1)
@@ -207,8 +209,9 @@ __device__ __forceinline__ void backward_ws_tiles(BackwardWsBarriers<T>& bars,
   }
 }
 
-// Dynamic persistence's scheduler (one thread of the producer warpgroup): the CTA's first tile,
-// then each tile claimed from the counter once the queue's slot is free, that is once every
+// The scheduler of a persistent CTA (one thread of the producer warpgroup): the CTA's first tile,
+// then each next one once the queue's slot is free: static persistence's every launched_ctas()-th
+// tile; dynamic's claimed from the counter then, that is once every
 // reader has taken the last tile and the producer has issued its loads: a CTA claims its next
 // tile when it is about to need it, so that tiles go out in the order the CTAs free up, as the
 // hardware hands out a grid's. Claimed as each tile started, a CTA's next tile was settled a
@@ -220,12 +223,16 @@ __device__ __forceinline__ void backward_ws_tiles(BackwardWsBarriers<T>& bars,
 template <class T>
 __device__ __forceinline__ void schedule_tiles(BackwardWsBarriers<T>& bars,
                                                const BackwardArgs& args) {
-  static_assert(T::kClusterCtas == 1, "dynamic persistence hands out single tiles");
+  static_assert(T::kClusterCtas == 1, "persistent CTAs take single tiles");
   const int total = backward_ws_total_tiles<T>(args);
   int tile = blockIdx.x;
   for (int n = 0;; ++n) {
     bars.queue.wait_free(n);
-    if (n > 0) tile = dynamic_claimed_tile(atomicAdd(args.tile_counter, 1), launched_ctas());
+    if (n > 0) {
+      tile = T::kPersistence == Persistence::dynamic
+                 ? dynamic_claimed_tile(atomicAdd(args.tile_counter, 1), launched_ctas())
+                 : static_tile(blockIdx.x, n, launched_ctas());
+    }
     if (tile >= total) {
       bars.queue.publish(n, kNoMoreTiles);
       return;
@@ -318,7 +325,7 @@ __device__ __forceinline__ void produce(const TmaDescriptor* q_map, const TmaDes
 }
 
 // A kernel's entry: one thread initializes the barriers, then warpgroup 0 gives its registers to
-// the consumers and runs the producer (thread 0), the scheduler (thread 64, dynamic persistence)
+// the consumers and runs the producer (thread 0), the scheduler (thread 64, persistent CTAs)
 // and `warp_one` (warp 1: the kernel's own role, if any); warpgroups 1 and 2 run `consumers`.
 template <class T, class WarpOne, class Consumers>
 __device__ __forceinline__ void run_backward_ws(
@@ -337,9 +344,7 @@ __device__ __forceinline__ void run_backward_ws(
     swr::sm90::mbarrier_init(&bars.p_full, 128);
     swr::sm90::mbarrier_init(&bars.ds_full, 128);
     bars.ds_slots.init(T::kConsumerThreads, T::kConsumerThreads);
-    if constexpr (T::kPersistence == Persistence::dynamic) {
-      bars.queue.init(T::kTileReaders);
-    }
+    if constexpr (T::kPersistence != Persistence::grid) bars.queue.init(T::kTileReaders);
     swr::sm90::mbarrier_init_fence();
     swr::sm90::tma_prefetch_descriptor(q_map);
     swr::sm90::tma_prefetch_descriptor(k_map);
@@ -359,8 +364,7 @@ __device__ __forceinline__ void run_backward_ws(
     } else if (threadIdx.x / 32 == 1) {
       warp_one();
     } else if (threadIdx.x == 64) {
-      if constexpr (T::kPersistence == Persistence::dynamic)
-        schedule_tiles<T>(tiles.barriers(), args);
+      if constexpr (T::kPersistence != Persistence::grid) schedule_tiles<T>(tiles.barriers(), args);
     }
   } else {
     swr::sm90::warpgroup_reg_alloc<T::kConsumerRegisters>();
