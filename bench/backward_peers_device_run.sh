@@ -13,8 +13,11 @@
 #            catalog and results under $OUT/gpuG; a point is timed on one GPU)
 #
 # tune:  copies FA4's first part to /tmp; tunes the forward and the backward of every point with
-#        --model-top 10 into /tmp/swr-peers/catalog.db (kept for call 2). (The whole backward
-#        space of one shape, timed: bench/backward_ws_device_run.sh measure.)
+#        --model-top 10 into /tmp/swr-peers/catalog.db (kept for call 2). On one GPU the grid's
+#        tune outgrows a call: tune SWR_PEER_POINTS subsets in turn, and stage each call's catalog
+#        (from its tune.tar.gz) as DEST/catalog.db before the next, which goes on from it where a
+#        fresh machine has none (so does peers). (The whole backward space of one shape, timed:
+#        bench/backward_ws_device_run.sh measure.)
 # peers: unpacks FA4, runs bench/training_step.py on every point against the catalog (checks
 #        every candidate's gradients first, then times them interleaved with the L2 flushed),
 #        with the SM clock and power logged beside it.
@@ -116,9 +119,19 @@ if [[ ${1:-} == repeat ]]; then
   exit 0
 fi
 
+# A catalog staged beside this script (a tune call's, from its tune.tar.gz) stands in for the
+# machine's where it has none (a fresh machine); under `split`, catalog-gpuG.db for GPU G where
+# there is one (a split tune's own shares).
+take_staged_catalog() {
+  local staged=$here/catalog${SWR_GPU:+-gpu$SWR_GPU}.db
+  [[ -f $staged ]] || staged=$here/catalog.db
+  [[ -f $W/catalog.db || ! -f $staged ]] || cp "$staged" "$W/catalog.db"
+}
+
 if [[ ${1:-} == tune ]]; then
   STEPS=$W/steps-tune.txt
   keep_fa4_first_pack
+  take_staged_catalog
   {
     nvidia-smi -i "$GPU" --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
     cat "$here/COMMIT"
@@ -144,11 +157,7 @@ if [[ ${1:-} == peers ]]; then
   else
     echo "FA4's first part is gone (a fresh machine): FA4 not installed" >> "$STEPS"
   fi
-  # A catalog staged beside this script (a tune call's, from its tune.tar.gz) stands in for one;
-  # under `split`, catalog-gpuG.db for GPU G where there is one (a split tune's own shares).
-  staged=$here/catalog${SWR_GPU:+-gpu$SWR_GPU}.db
-  [[ -f $staged ]] || staged=$here/catalog.db
-  [[ -f $W/catalog.db || ! -f $staged ]] || cp "$staged" "$W/catalog.db"
+  take_staged_catalog
   [[ -f $W/catalog.db ]] || { echo "no catalog: run the tune call first" >> "$STEPS"; cat "$STEPS"; exit 1; }
   cd "$here/bench" || exit 1
   # The SM clock and power every 100 ms beside the runs (their `at` is the host's clock too).
