@@ -115,6 +115,18 @@ std::vector<Variant> variants(const GpuProfile& gpu) {
           list.push_back({walk_problem, config});
         }
       };
+      // Every order and swizzle of `config`'s walk.
+      const auto add_every_walk = [&](AttentionBackwardConfig config) {
+        for (KvOrder order : {KvOrder::cyclic, KvOrder::sawtooth}) {
+          for (TileSwizzle swizzle : {TileSwizzle::head_major, TileSwizzle::heads_interleaved,
+                                      TileSwizzle::head_groups}) {
+            config.order = order;
+            config.swizzle = swizzle;
+            config.head_group = swizzle == TileSwizzle::head_groups ? 4 : 1;
+            add(config);
+          }
+        }
+      };
       int mix = 0;
       for (Persistence persistence :
            {Persistence::grid, Persistence::static_loop, Persistence::dynamic}) {
@@ -123,22 +135,14 @@ std::vector<Variant> variants(const GpuProfile& gpu) {
           config.persistence = persistence;
           config.consumers = consumers;
           if (causal && consumers == ConsumerSync::lockstep) {
-            for (KvOrder order : {KvOrder::cyclic, KvOrder::sawtooth}) {
-              for (TileSwizzle swizzle : {TileSwizzle::head_major, TileSwizzle::heads_interleaved,
-                                          TileSwizzle::head_groups}) {
-                config.order = order;
-                config.swizzle = swizzle;
-                config.head_group = swizzle == TileSwizzle::head_groups ? 4 : 1;
-                add(config);
-              }
-            }
-          } else {
-            config.order = mix % 2 ? KvOrder::sawtooth : KvOrder::cyclic;
-            config.swizzle =
-                mix++ % 3 == 1 ? TileSwizzle::heads_interleaved : TileSwizzle::head_major;
-            config.head_group = 1;
-            add(config);
+            add_every_walk(config);
+            continue;
           }
+          config.order = mix % 2 ? KvOrder::sawtooth : KvOrder::cyclic;
+          config.swizzle =
+              mix++ % 3 == 1 ? TileSwizzle::heads_interleaved : TileSwizzle::head_major;
+          config.head_group = 1;
+          add(config);
         }
       }
     }

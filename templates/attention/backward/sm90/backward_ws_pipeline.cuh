@@ -210,10 +210,10 @@ __device__ __forceinline__ void backward_ws_tiles(BackwardWsBarriers<T>& bars,
 }
 
 // The scheduler of a persistent CTA (one thread of the producer warpgroup): the CTA's first tile,
-// then each next one once the queue's slot is free: static persistence's every launched_ctas()-th
-// tile; dynamic's claimed from the counter then, that is once every
-// reader has taken the last tile and the producer has issued its loads: a CTA claims its next
-// tile when it is about to need it, so that tiles go out in the order the CTAs free up, as the
+// then each next one once the queue's slot is free, that is once every reader has taken the last
+// tile and the producer has issued its loads. Static persistence's is every launched_ctas()-th
+// tile; dynamic's is claimed from the counter then: a CTA claims its next tile when it is about
+// to need it, so that tiles go out in the order the CTAs free up, as the
 // hardware hands out a grid's. Claimed as each tile started, a CTA's next tile was settled a
 // whole tile early; where tiles differ in length (causal) the tiles running at once drifted apart
 // along their walks and missed in the L2: at B1 H32/8 S32768 D128 causal on the H100 the dynamic
