@@ -6,7 +6,8 @@
 #   bench/backward_peers_device_run.sh stage [BUILD_DIR] [DEST]    # here (DEST: .device/peers)
 #   call 1, carry [DEST, .device/fa4a]:  OUT=$OUT bash DEST/run.sh tune
 #   call 2, carry [DEST, .device/fa4b]:  OUT=$OUT bash DEST/run.sh peers   (at once after call 1)
-#           (ORDERS="balanced rotating" times the grid in each round order, one after the other)
+#           (ORDERS="balanced balanced" times the grid twice, one round after the other; the rounds
+#            are numbered on over the calls of one machine: training_step-rN-ORDER.json.xz)
 #   then, on the same machine:          OUT=$OUT bash DEST/run.sh repeat
 #   on a machine of N GPUs:             OUT=$OUT bash DEST/run.sh split tune|peers
 #           (GPU g takes points g, g + N, g + 2N, ..., all GPUs at once: each its own work folder,
@@ -50,6 +51,7 @@ if [[ ${1:-} == stage ]]; then
 fi
 
 OUT=${OUT:?OUT: where the results go}
+mkdir -p "$OUT"
 # SWR_GPU: the one GPU (its index) this run uses, by itself or as one share of `split`.
 GPU=${SWR_GPU:-0}
 export CUDA_VISIBLE_DEVICES=$GPU
@@ -160,23 +162,31 @@ if [[ ${1:-} == peers ]]; then
   take_staged_catalog
   [[ -f $W/catalog.db ]] || { echo "no catalog: run the tune call first" >> "$STEPS"; cat "$STEPS"; exit 1; }
   cd "$here/bench" || exit 1
+  # Rounds are numbered on from those already on this machine, so that no call overwrites another's
+  # (ORDERS="balanced balanced" is two rounds); each round's files go to $OUT as soon as it ends.
+  first=$(($(ls "$W"/logs/training_step-r*.log 2>/dev/null | wc -l) + 1))
   # The SM clock and power every 100 ms beside the runs (their `at` is the host's clock too).
+  clocks_csv=$W/clocks-from-r$first.csv
   nvidia-smi -i "$GPU" --query-gpu=timestamp,clocks.sm,power.draw,clocks_throttle_reasons.active \
-    --format=csv,noheader -lms 100 > "$W/clocks.csv" 2>&1 &
+    --format=csv,noheader -lms 100 > "$clocks_csv" 2>&1 &
   clocks=$!
   # ORDERS: the round orders to run the grid in, one after the other (training_step.py --order).
+  round=$first names=()
   for order in ${ORDERS:-balanced}; do
-    step "training step, ${#POINTS[@]} points, $order order" 540 \
-      "$W/logs/training_step-$order.log" env PYTHONPATH="$here/python:${PYTHONPATH:-}" \
+    name=training_step-r$round-$order && names+=("$name")
+    step "round $round: training step, ${#POINTS[@]} points, $order order" 540 \
+      "$W/logs/$name.log" env PYTHONPATH="$here/python:${PYTHONPATH:-}" \
       python3 training_step.py --points "${POINTS[@]}" --catalog "$W/catalog.db" \
-      --order "$order" --out "$W/training_step-$order.json"
+      --order "$order" --out "$W/$name.json"
+    xz -f "$W/$name.json"
+    cp "$STEPS" "$W/logs/$name.log" "$W/$name.json.xz" "$OUT/" 2>/dev/null
+    xz -c "$clocks_csv" > "$OUT/$(basename "$clocks_csv").xz"
+    round=$((round + 1))
   done
   kill "$clocks" 2>/dev/null
-  xz -f "$W"/training_step-*.json "$W/clocks.csv"
-  cp "$STEPS" "$W"/logs/training_step-*.log "$W"/training_step-*.json.xz "$W/clocks.csv.xz" \
-    "$OUT/" 2>/dev/null
+  xz -c "$clocks_csv" > "$OUT/$(basename "$clocks_csv").xz"
   cat "$STEPS"
-  for order in ${ORDERS:-balanced}; do tail -17 "$W/logs/training_step-$order.log"; done
+  for name in "${names[@]}"; do tail -17 "$W/logs/$name.log"; done
   exit 0
 fi
 echo "usage: $0 stage [BUILD_DIR] [DEST] | tune | peers | repeat" >&2

@@ -293,6 +293,39 @@ def compare_table(results_list, paths):
     return "\n".join(lines)
 
 
+def rounds_table(results_list):
+    """Results files that are rounds of one grid (--out, the same points) as one markdown table:
+    a row each point, swr over the faster of FA4 and cuDNN in every round, its median, lowest and
+    highest, how many rounds it was at or above 1.0, and the medians of swr's and FA4's backward
+    alone, then forward alone, in TFLOP/s: what issue 27's criterion reads from a run of several
+    rounds, and which half of the step decides it."""
+    by_point = [{row["point"]: row for row in results["points"]} for results in results_list]
+    rank = {name: i for i, name in enumerate(DEFAULT_POINTS)}
+    names = sorted({name for points in by_point for name in points},
+                   key=lambda name: rank.get(name, len(rank)))
+    lines = [f"| point | swr / best, round by round ({len(results_list)}) | median | lowest |"
+             " highest | rounds >= 1.0 | swr backward alone | FA4 backward alone |"
+             " swr forward alone | FA4 forward alone |", "|---" * 10 + "|"]
+    for name in names:
+        rows = [points.get(name, {}) for points in by_point]
+        ratios = [row.get("swr_vs_faster_of_fa4_cudnn") for row in rows]
+        measured = [r for r in ratios if r is not None]
+
+        def median_rate(candidate, key="bwd_tflops"):
+            rates = [row.get("candidates", {}).get(candidate, {}).get(key) for row in rows]
+            rates = [r for r in rates if r is not None]
+            return f"{statistics.median(rates):.1f}" if rates else "-"
+
+        cells = [" ".join("-" if r is None else f"{r:.3f}" for r in ratios)]
+        cells += ([f"{statistics.median(measured):.3f}", f"{min(measured):.3f}",
+                   f"{max(measured):.3f}", f"{sum(r >= 1.0 for r in measured)} of {len(measured)}"]
+                  if measured else ["-"] * 4)
+        cells += [median_rate("swr"), median_rate("fa4"), median_rate("swr", "fwd_tflops"),
+                  median_rate("fa4", "fwd_tflops")]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def gpu_session(dtype_name, catalog_path):
     """What a run on the GPU starts from: (torch, swr.torch, the dtype of "bf16" or "f16", the
     swr.Catalog at catalog_path or None for swr's default, the device's properties, an L2 flush
@@ -330,7 +363,14 @@ def main(argv=None):
     parser.add_argument("--compare", metavar="RESULTS_JSON", nargs="+",
                         help="print results files (--out, or .xz) side by side, points matched "
                              "by name, and exit (no GPU)")
+    parser.add_argument("--rounds", metavar="RESULTS_JSON", nargs="+",
+                        help="print results files (--out, or .xz) that are rounds of one grid as "
+                             "one markdown table: each point's swr / best in every round, its "
+                             "median, lowest and highest, and exit (no GPU)")
     args = parser.parse_args(argv)
+    if args.rounds:
+        print(rounds_table([load_results(path) for path in args.rounds]))
+        return 0
     if args.table:
         print(markdown_table(merged_results([load_results(path) for path in args.table])))
         return 0

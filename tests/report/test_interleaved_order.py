@@ -209,6 +209,26 @@ class CompareTable(unittest.TestCase):
                                 "c": ["-", "0.600"]})
 
 
+class RoundsTable(unittest.TestCase):
+    def test_each_points_rounds_median_extremes_and_count_at_or_above_one(self):
+        def round_of(ratio_a, ratio_b, swr_bwd):
+            return {"points": [
+                {"point": "zz-extra", "swr_vs_faster_of_fa4_cudnn": ratio_b,
+                 "candidates": {"swr": {"bwd_tflops": swr_bwd},
+                                "fa4": {"bwd_tflops": 500.0, "fwd_tflops": 400.0}}},
+                {"point": training_step.DEFAULT_POINTS[0], "swr_vs_faster_of_fa4_cudnn": ratio_a,
+                 "candidates": {"swr": {"bwd_tflops": swr_bwd}}}]}
+
+        rounds = [round_of(1.02, 0.99, 510.0), round_of(0.98, None, 530.0),
+                  round_of(1.00, 1.01, 520.0)]
+        rows = [[cell.strip() for cell in line.strip("|").split("|")]
+                for line in training_step.rounds_table(rounds).splitlines()[2:]]
+        self.assertEqual(rows[0], [training_step.DEFAULT_POINTS[0], "1.020 0.980 1.000", "1.000",
+                                   "0.980", "1.020", "2 of 3", "520.0", "-", "-", "-"])
+        self.assertEqual(rows[1], ["zz-extra", "0.990 - 1.010", "1.000", "0.990", "1.010",
+                                   "1 of 2", "520.0", "500.0", "-", "400.0"])
+
+
 class MergedResults(unittest.TestCase):
     def test_a_split_runs_shares_become_one_table_in_the_grids_order(self):
         def share(*names):
