@@ -232,9 +232,14 @@ def merged_results(results_list):
     """Results files of one run split over GPUs (each its share of the points) as one, the
     points in the grid's order (DEFAULT_POINTS, then any others as given)."""
     points = [point for results in results_list for point in results["points"]]
-    rank = {name: i for i, name in enumerate(DEFAULT_POINTS)}
-    points.sort(key=lambda point: rank.get(point["point"], len(rank)))
+    points.sort(key=lambda point: grid_rank(point["point"]))
     return {**results_list[0], "points": points}
+
+
+def grid_rank(name):
+    """A point's sort key: the grid's points (DEFAULT_POINTS) in its order, then any others (a
+    stable sort keeps them as given)."""
+    return DEFAULT_POINTS.index(name) if name in DEFAULT_POINTS else len(DEFAULT_POINTS)
 
 
 def predecessor_table(results_list):
@@ -300,9 +305,7 @@ def rounds_table(results_list):
     alone, then forward alone, in TFLOP/s: what issue 27's criterion reads from a run of several
     rounds, and which half of the step decides it."""
     by_point = [{row["point"]: row for row in results["points"]} for results in results_list]
-    rank = {name: i for i, name in enumerate(DEFAULT_POINTS)}
-    names = sorted({name for points in by_point for name in points},
-                   key=lambda name: rank.get(name, len(rank)))
+    names = sorted(dict.fromkeys(name for points in by_point for name in points), key=grid_rank)
     lines = [f"| point | swr / best, round by round ({len(results_list)}) | median | lowest |"
              " highest | rounds >= 1.0 | swr backward alone | FA4 backward alone |"
              " swr forward alone | FA4 forward alone |", "|---" * 10 + "|"]
