@@ -138,11 +138,15 @@ if [[ ${1:-} == tune ]]; then
     nvidia-smi -i "$GPU" --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
     cat "$here/COMMIT"
   } > "$W/env.txt" 2>&1
-  for point in "${POINTS[@]}"; do
-    read -ra shape <<<"$(shape_options "$point")"
-    step "tune forward $point" 60 "$W/logs/tune_fwd_$point.log" "$here/bin/swr-tune" --gpu auto \
-      "${shape[@]}" --model-top 10 --counters none --db "$W/catalog.db" -j 16
-  done
+  # SWR_PEER_PASSES=backward: the backward alone, where only its kernels changed since the staged
+  # catalog's forward was tuned (the catalog staged without its backward rows).
+  if [[ ${SWR_PEER_PASSES:-forward backward} == *forward* ]]; then
+    for point in "${POINTS[@]}"; do
+      read -ra shape <<<"$(shape_options "$point")"
+      step "tune forward $point" 60 "$W/logs/tune_fwd_$point.log" "$here/bin/swr-tune" --gpu auto \
+        "${shape[@]}" --model-top 10 --counters none --db "$W/catalog.db" -j 16
+    done
+  fi
   tune_backward "$W/catalog.db"
   "$here/bin/swr-tune" show --family attention-backward --gpu auto --db "$W/catalog.db" --json \
     > "$W/catalog_show.json" 2>&1
