@@ -17,8 +17,9 @@
 #        --model-top 10 into /tmp/swr-peers/catalog.db (kept for call 2). On one GPU the grid's
 #        tune outgrows a call: tune SWR_PEER_POINTS subsets in turn, and stage each call's catalog
 #        (from its tune.tar.gz) as DEST/catalog.db before the next, which goes on from it where a
-#        fresh machine has none (so does peers). (The whole backward space of one shape, timed:
-#        bench/backward_ws_device_run.sh measure.)
+#        fresh machine has none (so does peers). SWR_PEER_PASSES=backward tunes the backward
+#        alone. (The whole backward space of one shape, timed: bench/backward_ws_device_run.sh
+#        measure.)
 # peers: unpacks FA4, runs bench/training_step.py on every point against the catalog (checks
 #        every candidate's gradients first, then times them interleaved with the L2 flushed),
 #        with the SM clock and power logged beside it.
