@@ -17,9 +17,9 @@
 #        --model-top 10 into /tmp/swr-peers/catalog.db (kept for call 2). On one GPU the grid's
 #        tune outgrows a call: tune SWR_PEER_POINTS subsets in turn, and stage each call's catalog
 #        (from its tune.tar.gz) as DEST/catalog.db before the next, which goes on from it where a
-#        fresh machine has none (so does peers). SWR_PEER_PASSES=backward tunes the backward
-#        alone. (The whole backward space of one shape, timed: bench/backward_ws_device_run.sh
-#        measure.)
+#        fresh machine has none (so does peers). SWR_PEER_PASSES=backward (or forward) tunes
+#        that pass alone. (The whole backward space of one shape, timed:
+#        bench/backward_ws_device_run.sh measure.)
 # peers: unpacks FA4, runs bench/training_step.py on every point against the catalog (checks
 #        every candidate's gradients first, then times them interleaved with the L2 flushed),
 #        with the SM clock and power logged beside it.
@@ -139,16 +139,18 @@ if [[ ${1:-} == tune ]]; then
     nvidia-smi -i "$GPU" --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
     cat "$here/COMMIT"
   } > "$W/env.txt" 2>&1
-  # SWR_PEER_PASSES=backward: the backward alone, where only its kernels changed since the staged
-  # catalog's forward was tuned (the catalog staged without its backward rows).
-  if [[ ${SWR_PEER_PASSES:-forward backward} == *forward* ]]; then
+  # SWR_PEER_PASSES: the passes to tune (default both); `backward` alone where only its kernels
+  # changed since the staged catalog's forward was tuned (the catalog staged without its backward
+  # rows).
+  passes=${SWR_PEER_PASSES:-forward backward}
+  if [[ $passes == *forward* ]]; then
     for point in "${POINTS[@]}"; do
       read -ra shape <<<"$(shape_options "$point")"
       step "tune forward $point" 60 "$W/logs/tune_fwd_$point.log" "$here/bin/swr-tune" --gpu auto \
         "${shape[@]}" --model-top 10 --counters none --db "$W/catalog.db" -j 16
     done
   fi
-  tune_backward "$W/catalog.db"
+  [[ $passes == *backward* ]] && tune_backward "$W/catalog.db"
   "$here/bin/swr-tune" show --family attention-backward --gpu auto --db "$W/catalog.db" --json \
     > "$W/catalog_show.json" 2>&1
   cp "$STEPS" "$W/env.txt" "$OUT/"

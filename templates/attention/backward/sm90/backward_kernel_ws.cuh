@@ -377,8 +377,8 @@ __device__ __forceinline__ void consume(const BackwardWsTiles<T>& tiles, void* d
   if (dq_hand_overs > 0) named_barrier_sync(dq_empty, kDqHandOverThreads);
 }
 
-// The consumers' tiles at a base the compiler cannot trace back to the CTA's shared window. Left
-// to itself, under static or dynamic persistence it derived the base again at every step (an
+// The consumers' tiles: under static or dynamic persistence, at a base the compiler cannot trace
+// back to the CTA's shared window. Left to itself, it derived the base again at every step (an
 // S2UR of SR_CgaCtaId at the step loop's head and 13 more instructions in the D64 loop, 559
 // against the grid's 546), and those variants ran 2-3% slower on the H200
 // (bench/results/attention-backward-ws-h200/opaque-base-2026-11-29). The base goes through a
@@ -387,9 +387,13 @@ __device__ __forceinline__ void consume(const BackwardWsTiles<T>& tiles, void* d
 // no such S2UR; there the shuffle saved nothing measurable and lengthened the causal `-lag-red`
 // loop (564 to 583), so they take the tiles as they are.
 template <class T>
-__device__ __forceinline__ BackwardWsTiles<T> opaque_base(const BackwardWsTiles<T>& tiles) {
-  const unsigned base = static_cast<unsigned>(__cvta_generic_to_shared(tiles.base));
-  return {static_cast<unsigned char*>(__cvta_shared_to_generic(__shfl_sync(~0u, base, 0)))};
+__device__ __forceinline__ BackwardWsTiles<T> consumer_tiles(const BackwardWsTiles<T>& tiles) {
+  if constexpr (T::kPersistence == Persistence::grid) {
+    return tiles;
+  } else {
+    const unsigned base = static_cast<unsigned>(__cvta_generic_to_shared(tiles.base));
+    return {static_cast<unsigned char*>(__cvta_shared_to_generic(__shfl_sync(~0u, base, 0)))};
+  }
 }
 
 // dk, dv at args' strides; Q, K, V, dO through their tensor maps; the workspace filled by the
@@ -406,13 +410,7 @@ __device__ __forceinline__ void backward_ws(const TmaDescriptor* q_map, const Tm
       [&] {
         if constexpr (!T::kDqFromRegisters) write_dq<T>(tiles, args);
       },
-      [&] {
-        if constexpr (T::kPersistence == Persistence::grid) {
-          consume<T>(tiles, dk, dv, args);
-        } else {
-          consume<T>(opaque_base<T>(tiles), dk, dv, args);
-        }
-      });
+      [&] { consume<T>(consumer_tiles<T>(tiles), dk, dv, args); });
 }
 
 }  // namespace sm90
