@@ -18,7 +18,19 @@ if command -v ccache >/dev/null; then
   export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
 fi
 scripts/build.sh
-ctest --preset default "$@"
+# A failed test's output scrolls by among 1,100 tests; where it failed, the end of each failed
+# test's output is printed again after the summary, where a reader of the last lines looks.
+ctest_status=0
+ctest --preset default "$@" || ctest_status=$?
+if ((ctest_status != 0)); then
+  log=build/Testing/Temporary/LastTest.log
+  for name in $(cut -d: -f2- build/Testing/Temporary/LastTestsFailed.log 2>/dev/null); do
+    echo "=== the last 40 lines of $name's output ($log) ==="
+    awk -v name="$name" '/^[0-9]+\/[0-9]+ Testing: / && substr($0, index($0, ": ") + 2) == name {
+      found = 1; next } found && /^<end of output>$/ {exit} found' "$log" | tail -40
+  done
+  exit "$ctest_status"
+fi
 
 fuzz_seconds=${SWR_FUZZ_SECONDS:-60}
 if [[ $fuzz_seconds != 0 ]]; then

@@ -24,12 +24,46 @@ torch_version=${TORCH_VERSION:-2.11.0}
 python=${PYTHON:-python3}
 gemm_db=${SWR_TEST_GEMM_DB:?SWR_TEST_GEMM_DB: the decompressed GEMM database (tests/CMakeLists.txt)}
 
+# What comes from the package registry is fetched with pip's own retries and, where a download
+# still breaks off (a reset connection in the middle of a 1 GB wheel), again from the start: a
+# registry's hiccup is not the package's fault. The first argument is how many tries, 20 s apart.
+pip_install_retrying() {
+  local attempts=$1 attempt
+  shift
+  for ((attempt = 1; ; attempt++)); do
+    "$@" && return 0
+    if ((attempt >= attempts)); then
+      echo "python_package_install: '$*' failed $attempt times" >&2
+      return 1
+    fi
+    echo "python_package_install: attempt $attempt of $attempts failed; again in 20 s" >&2
+    sleep 20
+  done
+}
+pip_network=(--disable-pip-version-check --retries 10 --timeout 60)
+
 # torch into TORCH_SITE, once: into a new directory beside it, renamed into place when whole.
+# Its 30 wheels (2.6 GiB, in pip's temporary directory) and their files (4.7 GiB) are on disk at
+# once; where less is free, say so in one line instead of pip's "No space left" among its output.
+torch_needs_gib=8
 if [[ ! -f $torch_site/torch-$torch_version.installed ]]; then
   echo "installing torch $torch_version from PyPI into $torch_site (once per build tree)"
   rm -rf "$torch_site" "$torch_site.partial"
-  "$python" -m pip --disable-pip-version-check install --quiet --no-cache-dir \
-    --target "$torch_site.partial" "torch==$torch_version" numpy
+  mkdir -p "$(dirname "$torch_site")"
+  for directory in "$(dirname "$torch_site")" "${TMPDIR:-/tmp}"; do
+    free_gib=$(($(df --output=avail -B1 "$directory" | tail -1) >> 30))
+    if ((free_gib < torch_needs_gib)); then
+      echo "python_package_install: $directory has $free_gib GiB free; installing torch" \
+        "$torch_version from PyPI needs about $torch_needs_gib GiB there" >&2
+      exit 1
+    fi
+  done
+  install_torch() {
+    rm -rf "$torch_site.partial"
+    "$python" -m pip "${pip_network[@]}" install --quiet --no-cache-dir \
+      --target "$torch_site.partial" "torch==$torch_version" numpy
+  }
+  pip_install_retrying 3 install_torch
   touch "$torch_site.partial/torch-$torch_version.installed"
   mv "$torch_site.partial" "$torch_site"
 fi
@@ -55,8 +89,9 @@ export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}
 venv=$work/venv
 "$python" -m venv "$venv"
 start=$SECONDS
-(cd "$work" && "$venv/bin/python" -m pip --disable-pip-version-check install --no-cache-dir \
-  --quiet --config-settings=build-dir="$work/clone/build" ./clone)
+# (the build backend comes from the registry too; a second attempt rebuilds from ccache)
+(cd "$work" && pip_install_retrying 2 "$venv/bin/python" -m pip "${pip_network[@]}" install \
+  --no-cache-dir --quiet --config-settings=build-dir="$work/clone/build" ./clone)
 echo "pip install . took $((SECONDS - start)) s"
 site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 echo "$torch_site" > "$site/torch-site.pth"
@@ -95,7 +130,7 @@ print(f"swr {swr.__version__} (library {swr.version()}) imported from {swr.__fil
       f"its library {loaded}, both hot paths")
 PYTHON
 
-"$venv/bin/python" -m pip --disable-pip-version-check install --quiet pytest
+pip_install_retrying 3 "$venv/bin/python" -m pip "${pip_network[@]}" install --quiet pytest
 tests=$work/clone/tests/python
 SWR_TEST_INSTALLED=1 SWR_TEST_REQUIRE_TORCH=1 SWR_TEST_GEMM_DB=$gemm_db \
   SWR_TEST_HOT_PATHS=compiled,python python -m pytest -q -p no:cacheprovider -rs \
