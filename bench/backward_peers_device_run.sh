@@ -132,6 +132,16 @@ take_staged_catalog() {
 }
 
 if [[ ${1:-} == tune ]]; then
+  # SWR_PEER_PASSES: the passes to tune (default both); `backward` alone where only its kernels
+  # changed since the staged catalog's forward was tuned (the catalog staged without its backward
+  # rows).
+  passes=${SWR_PEER_PASSES:-forward backward}
+  for pass in $passes; do
+    [[ $pass == forward || $pass == backward ]] || {
+      echo "$0: SWR_PEER_PASSES='$passes': '$pass' is not a pass (forward, backward or both)" >&2
+      exit 2
+    }
+  done
   STEPS=$W/steps-tune.txt
   keep_fa4_first_pack
   take_staged_catalog
@@ -139,18 +149,14 @@ if [[ ${1:-} == tune ]]; then
     nvidia-smi -i "$GPU" --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
     cat "$here/COMMIT"
   } > "$W/env.txt" 2>&1
-  # SWR_PEER_PASSES: the passes to tune (default both); `backward` alone where only its kernels
-  # changed since the staged catalog's forward was tuned (the catalog staged without its backward
-  # rows).
-  passes=${SWR_PEER_PASSES:-forward backward}
-  if [[ $passes == *forward* ]]; then
+  if [[ " $passes " == *" forward "* ]]; then
     for point in "${POINTS[@]}"; do
       read -ra shape <<<"$(shape_options "$point")"
       step "tune forward $point" 60 "$W/logs/tune_fwd_$point.log" "$here/bin/swr-tune" --gpu auto \
         "${shape[@]}" --model-top 10 --counters none --db "$W/catalog.db" -j 16
     done
   fi
-  [[ $passes == *backward* ]] && tune_backward "$W/catalog.db"
+  [[ " $passes " == *" backward "* ]] && tune_backward "$W/catalog.db"
   "$here/bin/swr-tune" show --family attention-backward --gpu auto --db "$W/catalog.db" --json \
     > "$W/catalog_show.json" 2>&1
   cp "$STEPS" "$W/env.txt" "$OUT/"

@@ -21,6 +21,7 @@ scripts/build.sh
 # A failed test's output scrolls by among 1,100 tests; where it failed, the end of each failed
 # test's output is printed again after the summary, where a reader of the last lines looks.
 ctest_status=0
+rm -f build/Testing/Temporary/LastTestsFailed.log  # ctest leaves an earlier run's in place
 ctest --preset default "$@" || ctest_status=$?
 if ((ctest_status != 0)); then
   log=build/Testing/Temporary/LastTest.log
