@@ -36,8 +36,8 @@ std::string attention_layout_refusal(const AttentionProblem& problem, const Atte
                                      const AttentionBuffers& buffers) {
   if (config.is_wgmma()) {
     // Q, K and V arrive by TMA (the launch's AttentionTensorMapCache refuses what it cannot
-    // describe, as attention_tensor_map_problem names it); O is written from registers in
-    // 4-byte pairs.
+    // describe, as attention_tensor_map_problem names it); O is written from registers, 16 bytes a
+    // lane where its rows are 16-byte aligned and in 4-byte pairs otherwise.
     if (std::string why = unaligned_pointer("o", buffers.o, 4, "4-byte stores"); !why.empty())
       return why;
     return unaligned_stride("o", layout.o, problem.batch, problem.heads, problem.seq_q, 2,

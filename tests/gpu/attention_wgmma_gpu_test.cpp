@@ -169,8 +169,8 @@ TEST_P(WgmmaOnGpu, MatchesReferenceThroughTheLauncher) {
     const auto stored_k = gpu_test::stored(k, shape.kv_storage, kv_dims);
     const auto stored_v = gpu_test::stored(v, shape.kv_storage, kv_dims);
     const std::size_t q_bytes = q_dims.elements() * 2, kv_bytes = kv_dims.elements() * 2;
-    Buffer dq(driver, q_bytes), dk(driver, kv_bytes), dv(driver, kv_bytes), dout(driver, q_bytes),
-        counter(driver, sizeof(int));
+    Buffer dq(driver, q_bytes), dk(driver, kv_bytes), dv(driver, kv_bytes),
+        dout(driver, q_bytes + 16), counter(driver, sizeof(int));
     SWR_CU(driver, cuMemcpyHtoD(dq.pointer(), stored_q.data(), q_bytes));
     SWR_CU(driver, cuMemcpyHtoD(dk.pointer(), stored_k.data(), kv_bytes));
     SWR_CU(driver, cuMemcpyHtoD(dv.pointer(), stored_v.data(), kv_bytes));
@@ -180,19 +180,22 @@ TEST_P(WgmmaOnGpu, MatchesReferenceThroughTheLauncher) {
     buffers.o_strides = buffers.q_strides;
     buffers.k_strides = gpu_test::strides_of(shape.kv_storage, kv_dims);
     buffers.v_strides = buffers.k_strides;
-    for (int persistent_ctas : {0, 3}) {
+    // O 16-byte aligned (written 16 bytes a lane), then only 4-byte aligned (4 bytes a lane).
+    for (auto [persistent_ctas, o_offset] : {std::pair{0, 0}, std::pair{3, 0}, std::pair{0, 4}}) {
       if (persistent_ctas && variant.config.persistence == Persistence::grid) continue;
-      SWR_CU(driver, cuMemsetD8Async(dout.pointer(), 0xff, q_bytes, nullptr));  // NaN poison
+      buffers.o = dout.pointer() + o_offset;
+      SWR_CU(driver, cuMemsetD8Async(dout.pointer(), 0xff, q_bytes + 16, nullptr));  // NaN poison
       module.launch(problem, buffers, nullptr, persistent_ctas);
       SWR_CU(driver, cuStreamSynchronize(nullptr));
       std::vector<std::uint16_t> out(q_dims.elements());
-      SWR_CU(driver, cuMemcpyDtoH(out.data(), dout.pointer(), q_bytes));
+      SWR_CU(driver, cuMemcpyDtoH(out.data(), buffers.o, q_bytes));
       const OutputComparison result = compare_with_reference(
           problem, gpu_test::gathered(out, shape.q_storage, q_dims), reference);
       EXPECT_TRUE(result.passes(relative_error_tolerance(dtype)))
           << variant.config.key() << " " << problem.key() << " Q/O "
           << gpu_test::storage_name(shape.q_storage) << " K/V "
           << gpu_test::storage_name(shape.kv_storage) << " persistent_ctas " << persistent_ctas
+          << " O at +" << o_offset << " bytes"
           << ": relative error " << result.relative_error << ", non-finite " << result.non_finite;
     }
   }

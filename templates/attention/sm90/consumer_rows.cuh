@@ -30,6 +30,8 @@ struct ConsumerRows {
   static constexpr int kScoreRegs = kBlockN / 2;  // S accumulator of m64nBlockN
   static constexpr int kOutputRegs = kHeadDim / 2;
   static constexpr int kPRegs = kBlockN / 4;  // P as 16-bit pairs, 4 per k16 step
+  // O's rows as 16-byte chunks, four quad lanes' words in one lane (store below).
+  static constexpr bool kWideStores = kHeadDim % 32 == 0;
 
   int lane;
   int first_row;     // of this thread's warp, within the Q tile
@@ -140,12 +142,16 @@ struct ConsumerRows {
     swr::sm90::fence_proxy_async_shared();
   }
 
-  // O / l as 16-bit pairs straight to global memory, rows `row_stride` elements apart from
-  // o_head (rows past seq_q are not written; a row that saw no key has l = 0 and is written 0),
-  // and when lse_rows (row 0 of the head's log-sum-exp) is not null, each row's log-sum-exp.
+  // O / l as 16-bit pairs to global memory, rows `row_stride` elements apart from o_head (rows past
+  // seq_q are not written; a row that saw no key has l = 0 and is written 0), and when lse_rows
+  // (row 0 of the head's log-sum-exp) is not null, each row's log-sum-exp. Where the rows are
+  // 16-byte aligned, 16 bytes a lane: the 4-byte pairs wrote each 32-byte sector in two halves,
+  // and the forward took 0.2-3% longer on the H200 (bench/results/attention-backward-ws-h200/
+  // forward-stores-2026-11-29).
   __device__ __forceinline__ void store(const float* output, unsigned short* o_head,
                                         long long row_stride, int q_row0, int seq_q,
                                         float* lse_rows) const {
+    const bool wide = ((reinterpret_cast<unsigned long long>(o_head) | (row_stride * 2)) & 15) == 0;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       float sum = row_sum[h];
@@ -156,14 +162,46 @@ struct ConsumerRows {
       if (lse_rows != nullptr && quad() == 0 && row < seq_q) {
         lse_rows[row] = log_sum_exp(row_max[h], sum);
       }
-      if (row < seq_q) {
-        unsigned* out_row = reinterpret_cast<unsigned*>(o_head + row * row_stride);
+      unsigned words[kHeadDim / 8];  // this lane's columns 8n + 2 quad() (+1) of the row
 #pragma unroll
-        for (int n = 0; n < kHeadDim / 8; ++n)
-          out_row[n * 4 + quad()] = pack_pair<T::kElement>(output[4 * n + 2 * h] * inverse,
-                                                           output[4 * n + 2 * h + 1] * inverse);
+      for (int n = 0; n < kHeadDim / 8; ++n)
+        words[n] = pack_pair<T::kElement>(output[4 * n + 2 * h] * inverse,
+                                          output[4 * n + 2 * h + 1] * inverse);
+      unsigned short* row_start = o_head + row * row_stride;
+      if (kWideStores && wide) {
+        // Each 16-byte chunk of four quad lanes' words gathered in one lane: 16-byte stores that
+        // fill whole sectors, instead of 4-byte ones that write each sector in two halves.
+#pragma unroll
+        for (int g = 0; g < kHeadDim / 32; ++g) {
+          const uint4 chunk = gather_chunk(words + 4 * g);
+          if (row < seq_q) reinterpret_cast<uint4*>(row_start)[4 * g + quad()] = chunk;
+        }
+      } else if (row < seq_q) {
+        unsigned* out_row = reinterpret_cast<unsigned*>(row_start);
+#pragma unroll
+        for (int n = 0; n < kHeadDim / 8; ++n) out_row[n * 4 + quad()] = words[n];
       }
     }
+  }
+
+  // Quad lane q holds words M[q][k] (k = 0..3: its word of chunk k, columns 8k + 2q, 8k + 2q + 1);
+  // returns chunk q's four words M[0..3][q] by two butterfly exchanges (lanes q ^ 2, then q ^ 1),
+  // with selects instead of register indices that depend on the lane.
+  __device__ __forceinline__ uint4 gather_chunk(const unsigned* m) const {
+    const bool b0 = quad() & 1, b1 = quad() & 2;
+    // Keep chunks 2 b1 and 2 b1 + 1; give the partner its two.
+    const unsigned keep0 = b1 ? m[2] : m[0], keep1 = b1 ? m[3] : m[1];
+    const unsigned other0 = __shfl_xor_sync(0xffffffffu, b1 ? m[0] : m[2], 2);
+    const unsigned other1 = __shfl_xor_sync(0xffffffffu, b1 ? m[1] : m[3], 2);
+    // Of those, keep chunk q = 2 b1 + b0 (this lane's word and q ^ 2's); give q ^ 1 its chunk.
+    const unsigned self = b0 ? keep1 : keep0, across = b0 ? other1 : other0;
+    const unsigned next = __shfl_xor_sync(0xffffffffu, b0 ? keep0 : keep1, 1);        // from q ^ 1
+    const unsigned diagonal = __shfl_xor_sync(0xffffffffu, b0 ? other0 : other1, 1);  // from q ^ 3
+    // Word j came from lane j: self (j = q), next (q ^ 1), across (q ^ 2), diagonal (q ^ 3).
+    const unsigned low_even = b0 ? next : self, high_even = b0 ? diagonal : across;
+    const unsigned low_odd = b0 ? self : next, high_odd = b0 ? across : diagonal;
+    return make_uint4(b1 ? high_even : low_even, b1 ? high_odd : low_odd, b1 ? low_even : high_even,
+                      b1 ? low_odd : high_odd);
   }
 };
 
