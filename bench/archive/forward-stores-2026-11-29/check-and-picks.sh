@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Call 1 of the forward change's check and grid (carry .device/gchk: the built test and swr-tune in
 # bin/, this script as run.sh, picks.txt, a catalog; .device/fa4a too where the carry limit allows,
-# which at 74c2ac6 it did not, so a call of its own copied FA4's first pack); the wgmma forward GPU test (every knob, every shape) beside racecheck and
-# synccheck on four consumer modes; then 7c79035's backward picks (picks.txt, the kernels unchanged)
-# measured by fixed config into the staged catalog (3090edf's forward rows), for run.sh peers.
+# which at 74c2ac6 it did not, so a call of its own copied FA4's first pack); the wgmma forward GPU
+# test (every knob, every shape) beside racecheck and synccheck on four consumer modes; then
+# 7c79035's backward picks (picks.txt, the kernels unchanged) measured by fixed config into the
+# staged catalog (3090edf's forward rows), for run.sh peers.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 W=/tmp/swr-peers
