@@ -1,7 +1,14 @@
-# Call 1 (carry .device/peers, .device/fa4a, .device/diag): FA4's first pack kept; swr's step at
-# the weak point under ncu --set full, real clocks, with SASS.
+# profile-call1.sh (ran as .device/diag/call1.sh, from the repository root on the GPU machine,
+# carrying .device/pslim: bench/backward_peers_device_run.sh's staged package without bin/;
+# .device/diag: these scripts and a catalog; for swr also .device/fa4a): WHO=swr (default) or fa4,
+# that candidate's training step at B2 H32 S16384 D64 under ncu --set full at real clocks, the
+# details and SASS pages exported. The staged catalog had no backward rows, so a call of its own
+# tuned this point's backward into $W/catalog.db first (swr-tune --family attention-backward
+# ... --model-top 10 --counters none --db $W/catalog.db).
 set -u
-source .device/diag/env.sh
+# registers-and-host's env.sh with the package staged here (ran as a copy, .device/diag/env.sh)
+env=bench/archive/registers-and-host-2026-11-27/env.sh
+source <(sed "s|^P=.device/peers|P=.device/pslim|" "$env")
 keep_fa4_first_pack
 [[ -f $W/catalog.db ]] || cp .device/diag/catalog.db $W/catalog.db
 PROF=bench/archive/peer-profiles-2026-11-27/prof.py

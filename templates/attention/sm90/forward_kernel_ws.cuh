@@ -274,20 +274,30 @@ __device__ __forceinline__ void consume(unsigned char* tiles, SharedStorage<T>& 
           // loop 574 -> 439 instructions). The other kernels keep one walk: with the copy, the
           // three-warpgroup D128 kernel ran 1.2-1.7% slower on the H200.
           const auto walk = [&](auto masked) {
+            // Once a step's S is in: K's slot handed back (and Q's after the tile's last step),
+            // then the keys masked where this copy masks.
+            const auto scores_in = [&](int step, int kv_col0) {
+              fence_floats<kS>(s);
+              release(&bars.k.empty[k_state.index]);
+              k_state.advance();
+              if (step == kv_tiles - 1) release(&bars.q.empty[0]);
+              if constexpr (decltype(masked)::value)
+                rows.mask(s, q_row0, kv_col0, seq_kv, causal_shift);
+            };
+            // A step's S issued and waited for alone: every step of the plain walk, step 0 of the
+            // overlapped one.
+            const auto scores_alone = [&](int step) {
+              const int kv_col0 = kv_tile_at(T::kOrder, step, kv_tiles, round) * T::kBlockN;
+              bars.k.consumer_wait(k_state);
+              order_sync();
+              issue_s(k_state.index);
+              order_arrive();
+              swr::sm90::wgmma_wait<0>();
+              scores_in(step, kv_col0);
+            };
             if constexpr (!T::kIntraWgOverlap) {
               for (int step = 0; step < kv_tiles; ++step) {
-                const int kv_col0 = kv_tile_at(T::kOrder, step, kv_tiles, round) * T::kBlockN;
-                bars.k.consumer_wait(k_state);
-                order_sync();
-                issue_s(k_state.index);
-                order_arrive();
-                swr::sm90::wgmma_wait<0>();
-                fence_floats<kS>(s);
-                release(&bars.k.empty[k_state.index]);
-                k_state.advance();
-                if (step == kv_tiles - 1) release(&bars.q.empty[0]);
-                if constexpr (decltype(masked)::value)
-                  rows.mask(s, q_row0, kv_col0, seq_kv, causal_shift);
+                scores_alone(step);
                 float rescale[2];
                 if (rows.softmax(s, scale_log2, rescale)) Rows::rescale_output(out, rescale);
                 stage_p();
@@ -301,18 +311,7 @@ __device__ __forceinline__ void consume(unsigned char* tiles, SharedStorage<T>& 
             } else {
               // Step 0: S(0) alone.
               {
-                const int kv_col0 = kv_tile_at(T::kOrder, 0, kv_tiles, round) * T::kBlockN;
-                bars.k.consumer_wait(k_state);
-                order_sync();
-                issue_s(k_state.index);
-                order_arrive();
-                swr::sm90::wgmma_wait<0>();
-                fence_floats<kS>(s);
-                release(&bars.k.empty[k_state.index]);
-                k_state.advance();
-                if (kv_tiles == 1) release(&bars.q.empty[0]);
-                if constexpr (decltype(masked)::value)
-                  rows.mask(s, q_row0, kv_col0, seq_kv, causal_shift);
+                scores_alone(0);
                 float rescale[2];
                 rows.softmax(s, scale_log2, rescale);  // O is still 0: nothing to rescale
                 stage_p();
@@ -327,12 +326,7 @@ __device__ __forceinline__ void consume(unsigned char* tiles, SharedStorage<T>& 
                 issue_pv(v_state.index);
                 order_arrive();
                 swr::sm90::wgmma_wait<1>();
-                fence_floats<kS>(s);
-                release(&bars.k.empty[k_state.index]);
-                k_state.advance();
-                if (step == kv_tiles - 1) release(&bars.q.empty[0]);
-                if constexpr (decltype(masked)::value)
-                  rows.mask(s, q_row0, kv_col0, seq_kv, causal_shift);
+                scores_in(step, kv_col0);
                 float rescale[2];
                 const bool moved = rows.softmax(s, scale_log2, rescale);
                 // PV(j-1)'s wait, in both arms of a branch after the softmax: in the softmax's
