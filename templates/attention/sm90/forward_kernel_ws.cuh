@@ -356,10 +356,14 @@ __device__ __forceinline__ void consume(unsigned char* tiles, SharedStorage<T>& 
               v_state.advance();
             }
           };
-          if (!T::kIntraWgOverlap || T::kCausal || seq_kv % T::kBlockN != 0) {
-            walk(CompileTimeFlag<true>{});
+          if constexpr (T::kIntraWgOverlap) {
+            if (T::kCausal || seq_kv % T::kBlockN != 0) {
+              walk(CompileTimeFlag<true>{});
+            } else {
+              walk(CompileTimeFlag<false>{});
+            }
           } else {
-            walk(CompileTimeFlag<false>{});
+            walk(CompileTimeFlag<true>{});
           }
           q_state.advance();
         }
