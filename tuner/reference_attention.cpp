@@ -17,7 +17,7 @@ std::vector<double> widen(DataType type, const std::vector<std::uint16_t>& value
 }
 
 void attention_of_one_head(const AttentionProblem& p, const double* q, const double* k,
-                           const double* v, double* out) {
+                           const double* v, double* out, double* log_sum_exp) {
   const int d = p.head_dim;
   const double scale = 1.0 / std::sqrt(static_cast<double>(d));
   const int shift = p.causal_shift();
@@ -27,6 +27,7 @@ void attention_of_one_head(const AttentionProblem& p, const double* q, const dou
     const int visible = p.causal ? std::clamp(i + 1 + shift, 0, p.seq_kv) : p.seq_kv;
     double* row = out + static_cast<std::size_t>(i) * d;
     std::fill(row, row + d, 0.0);
+    if (log_sum_exp != nullptr) log_sum_exp[i] = std::numeric_limits<double>::infinity();
     if (visible == 0) continue;
     double max_score = -std::numeric_limits<double>::infinity();
     for (int j = 0; j < visible; ++j) {
@@ -41,6 +42,7 @@ void attention_of_one_head(const AttentionProblem& p, const double* q, const dou
       weights[j] = std::exp(weights[j] - max_score);
       sum += weights[j];
     }
+    if (log_sum_exp != nullptr) log_sum_exp[i] = max_score + std::log(sum);
     for (int j = 0; j < visible; ++j) {
       const double w = weights[j] / sum;
       for (int c = 0; c < d; ++c) row[c] += w * v[static_cast<std::size_t>(j) * d + c];
@@ -53,7 +55,8 @@ void attention_of_one_head(const AttentionProblem& p, const double* q, const dou
 std::vector<double> reference_attention(const AttentionProblem& problem,
                                         const std::vector<std::uint16_t>& q,
                                         const std::vector<std::uint16_t>& k,
-                                        const std::vector<std::uint16_t>& v) {
+                                        const std::vector<std::uint16_t>& v,
+                                        std::vector<double>* log_sum_exp) {
   const std::vector<double> qd = widen(problem.dtype, q);
   const std::vector<double> kd = widen(problem.dtype, k);
   const std::vector<double> vd = widen(problem.dtype, v);
@@ -62,13 +65,17 @@ std::vector<double> reference_attention(const AttentionProblem& problem,
   const int heads = problem.batch * problem.heads;
   const int group = problem.query_heads_per_kv_head();
   std::vector<double> out(q_head * heads);
+  if (log_sum_exp != nullptr)
+    log_sum_exp->assign(static_cast<std::size_t>(problem.seq_q) * heads, 0);
 
   parallel_for(heads, 0, [&](std::size_t h) {
     // Query head h of batch b reads K/V head (h mod heads) / group of the same batch.
     const std::size_t batch = h / problem.heads;
     const std::size_t kv = batch * problem.kv_head_count() + (h % problem.heads) / group;
-    attention_of_one_head(problem, qd.data() + h * q_head, kd.data() + kv * kv_head,
-                          vd.data() + kv * kv_head, out.data() + h * q_head);
+    attention_of_one_head(
+        problem, qd.data() + h * q_head, kd.data() + kv * kv_head, vd.data() + kv * kv_head,
+        out.data() + h * q_head,
+        log_sum_exp == nullptr ? nullptr : log_sum_exp->data() + h * problem.seq_q);
   });
   return out;
 }
@@ -91,6 +98,19 @@ OutputComparison compare_with_reference(const AttentionProblem& problem,
   result.relative_error = reference_squared > 0 ? std::sqrt(error_squared / reference_squared)
                                                 : std::sqrt(error_squared);
   return result;
+}
+
+double log_sum_exp_error(const std::vector<float>& log_sum_exp,
+                         const std::vector<double>& reference) {
+  double largest = 0;
+  for (std::size_t i = 0; i < reference.size(); ++i) {
+    const double got = log_sum_exp[i];
+    if (std::isinf(reference[i]) && got == reference[i]) continue;  // a row that sees no key
+    const double error = std::abs(got - reference[i]);
+    if (std::isnan(error)) return std::numeric_limits<double>::infinity();
+    largest = std::max(largest, error);
+  }
+  return largest;
 }
 
 double relative_error_tolerance(DataType type) {

@@ -40,7 +40,7 @@ struct WarpRows {
   unsigned value_lane_bytes;
   unsigned q_fragments[kRowAtoms][kHeldQSteps][4];
   float output[kRowAtoms][kOutputAtoms][4];
-  float row_max[kRowAtoms][2];  // running max of S·scale·log2(e), rows group and group+8
+  float row_max[kRowAtoms][2];  // max P is taken against (raised_max), rows group and group+8
   float row_sum[kRowAtoms][2];  // this lane's partial sums; reduced over the quad at the end
 
   __device__ __forceinline__ int group() const { return lane / 4; }
@@ -130,9 +130,9 @@ struct WarpRows {
         }
   }
 
-  // Online softmax: new running max, rescale what was accumulated, S becomes P = 2^(S·c - max).
-  // Once a row's max has settled it rarely moves, so the warp skips the output rescale (an exact
-  // multiply by 1) unless some lane's max changed.
+  // Online softmax: the max raised if the tile passes it (raised_max), what was accumulated
+  // rescaled, S becomes P = 2^(S·c - max). Once a row's max has settled it rarely moves, so the
+  // warp skips the output rescale (an exact multiply by 1) unless some lane's max changed.
   __device__ __forceinline__ void softmax(Scores& s, float scale_log2) {
     float rescale[kRowAtoms][2];
     bool max_moved = false;
@@ -146,7 +146,7 @@ struct WarpRows {
           tile_max = fmaxf(tile_max, fmaxf(s[m][n][2 * h], s[m][n][2 * h + 1]));
         tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1));
         tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 2));
-        const float new_max = fmaxf(row_max[m][h], tile_max * scale_log2);
+        const float new_max = raised_max(row_max[m][h], tile_max * scale_log2);
         max_moved |= new_max != row_max[m][h];
         // A row with no visible key yet keeps max = -inf; subtract 0 then, not -inf (NaN).
         const float reference = new_max == negative_infinity() ? 0.f : new_max;

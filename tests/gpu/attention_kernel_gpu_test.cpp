@@ -119,10 +119,12 @@ struct ModelShape {
   CausalAlignment align;
   Storage q_storage, kv_storage;
   int persistent_ctas;
+  bool ramped_keys = false;  // gpu_test::ramp_keys
 };
 
-// H = 8 query heads over 8, 2 and 1 K/V heads (H/H_kv = 1, 4, H), odd lengths.
-std::vector<ModelShape> model_shapes(bool causal) {
+// H = 8 query heads over 8, 2 and 1 K/V heads (H/H_kv = 1, 4, H), odd lengths; last, keys ramped
+// along a multiple of block_n (with the causal mask, rows that see nearly every key).
+std::vector<ModelShape> model_shapes(bool causal, int block_n) {
   const CausalAlignment top = CausalAlignment::top_left;
   const CausalAlignment bottom = causal ? CausalAlignment::bottom_right : top;
   std::vector<ModelShape> shapes = {
@@ -134,6 +136,7 @@ std::vector<ModelShape> model_shapes(bool causal) {
   };
   // Bottom-right with S_q > S_kv: the first 123 rows see no key.
   if (causal) shapes.push_back({1, 8, 2, 200, 77, bottom, Storage::bhsd, Storage::bhsd, 3});
+  shapes.push_back({1, 2, 2, 130, 8 * block_n, bottom, Storage::bhsd, Storage::bhsd, 3, true});
   return shapes;
 }
 
@@ -189,7 +192,7 @@ TEST(AttentionKernelCases, CoverEveryKnobValueAndHeadDim) {
   for (const std::string& value : expected) EXPECT_TRUE(seen.count(value)) << value;
   // Every ratio, storage and alignment, with S_q below, equal to and above S_kv.
   std::set<std::string> shapes;
-  for (const ModelShape& s : model_shapes(true)) {
+  for (const ModelShape& s : model_shapes(true, 64)) {
     shapes.insert("ratio" + std::to_string(s.heads / s.kv_heads));
     shapes.insert(gpu_test::storage_name(s.q_storage));
     shapes.insert(gpu_test::storage_name(s.kv_storage));
@@ -245,7 +248,7 @@ TEST_P(AttentionKernelOnGpu, MatchesReferenceOnModelShapes) {
   const auto gpu = detect_present_gpu();
   ASSERT_TRUE(gpu.has_value());
 
-  const std::vector<ModelShape> shapes = model_shapes(c.causal);
+  const std::vector<ModelShape> shapes = model_shapes(c.causal, c.config.block_n);
   const AttentionProblem first = compiled_problem(c);
   if (std::string why = attention_resource_use(first, c.config, *gpu).does_not_fit; !why.empty()) {
     GTEST_SKIP() << c.config.key() << " d" << c.head_dim << " does not fit " << gpu->name << ": "
@@ -266,11 +269,12 @@ TEST_P(AttentionKernelOnGpu, MatchesReferenceOnModelShapes) {
     const TensorDims q_dims{shape.batch, shape.heads, shape.seq_q, c.head_dim};
     const TensorDims kv_dims{shape.batch, shape.kv_heads, shape.seq_kv, c.head_dim};
     const auto q = random_elements(c.dtype, q_dims.elements(), rng);
-    const auto k = random_elements(c.dtype, kv_dims.elements(), rng);
+    auto k = random_elements(c.dtype, kv_dims.elements(), rng);
+    if (shape.ramped_keys) gpu_test::ramp_keys(c.dtype, k, shape.seq_kv, c.head_dim);
     const auto v = random_elements(c.dtype, kv_dims.elements(), rng);
     DeviceAllocation dq(driver, q_dims.elements() * 2), dk(driver, kv_dims.elements() * 2),
         dv(driver, kv_dims.elements() * 2), dout(driver, q_dims.elements() * 2),
-        counter(driver, sizeof(int));
+        counter(driver, sizeof(int)), dlse(driver, q_dims.elements() / c.head_dim * 4);
     const auto upload = [&](const DeviceAllocation& to, const std::vector<std::uint16_t>& values,
                             Storage storage, const TensorDims& dims) {
       const std::vector<std::uint16_t> laid = gpu_test::stored(values, storage, dims);
@@ -280,11 +284,16 @@ TEST_P(AttentionKernelOnGpu, MatchesReferenceOnModelShapes) {
     upload(dk, k, shape.kv_storage, kv_dims);
     upload(dv, v, shape.kv_storage, kv_dims);
     SWR_CU(driver, cuMemsetD8Async(dout.pointer(), 0xff, q_dims.elements() * 2, nullptr));  // NaN
+    SWR_CU(driver,
+           cuMemsetD8Async(dlse.pointer(), 0xff, q_dims.elements() / c.head_dim * 4, nullptr));
 
     AttentionBuffers buffers{dq.pointer(), dk.pointer(), dv.pointer(), dout.pointer(),
                              counter.pointer()};
     buffers.q_strides = buffers.o_strides = gpu_test::strides_of(shape.q_storage, q_dims);
     buffers.k_strides = buffers.v_strides = gpu_test::strides_of(shape.kv_storage, kv_dims);
+    // The ramped keys' rows also hand the backward their log-sum-exp (the max P was taken against
+    // kept over some tiles and raised in others).
+    if (shape.ramped_keys) buffers.lse = dlse.pointer();
     const int ctas = c.config.persistence == Persistence::grid ? 0 : shape.persistent_ctas;
     module.launch(problem, buffers, nullptr, ctas);
     SWR_CU(driver, cuStreamSynchronize(nullptr));
@@ -292,12 +301,18 @@ TEST_P(AttentionKernelOnGpu, MatchesReferenceOnModelShapes) {
     SWR_CU(driver, cuMemcpyDtoH(laid.data(), dout.pointer(), laid.size() * 2));
     const std::vector<std::uint16_t> out = gpu_test::gathered(laid, shape.q_storage, q_dims);
 
+    std::vector<double> reference_lse;
     const OutputComparison result =
-        compare_with_reference(problem, out, reference_attention(problem, q, k, v));
+        compare_with_reference(problem, out, reference_attention(problem, q, k, v, &reference_lse));
     EXPECT_TRUE(result.passes(relative_error_tolerance(c.dtype)))
         << problem.key() << " Q/O " << gpu_test::storage_name(shape.q_storage) << ", K/V "
         << gpu_test::storage_name(shape.kv_storage) << ", persistent_ctas " << ctas
         << ": relative error " << result.relative_error << ", non-finite " << result.non_finite;
+    if (buffers.lse != 0) {
+      std::vector<float> lse(reference_lse.size());
+      SWR_CU(driver, cuMemcpyDtoH(lse.data(), buffers.lse, lse.size() * 4));
+      EXPECT_LT(log_sum_exp_error(lse, reference_lse), 1e-3) << problem.key();
+    }
   }
 }
 

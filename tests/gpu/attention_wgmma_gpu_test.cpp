@@ -94,14 +94,17 @@ struct Shape {
   int batch, heads, kv_heads, seq_q, seq_kv;
   CausalAlignment align;
   Storage q_storage, kv_storage;
+  bool ramped_keys = false;  // gpu_test::ramp_keys
 };
 
 // Odd lengths everywhere (masked tails). First the shapes of models: H = 8 query heads over 8, 2
 // and 1 K/V heads (H/H_kv = 1, 4, H), BSHD and BHSD storage, the causal diagonal top-left and
 // bottom-right with S_q < S_kv, S_q = S_kv and (rows that see no key are 0) S_q > S_kv; then
 // multi-head shapes with S_q != S_kv both ways, B > 1, H > 1. The first is the one the sanitizer
-// runs take (grouped heads, strided storage and for causal variants the bottom-right shift).
-std::vector<Shape> shapes(bool causal) {
+// runs take (grouped heads, strided storage and for causal variants the bottom-right shift). Last,
+// keys ramped along a multiple of block_n: without the causal mask, the walk of tiles no key mask
+// touches; with it, rows that see nearly every key.
+std::vector<Shape> shapes(bool causal, int block_n) {
   const CausalAlignment top = CausalAlignment::top_left;
   const CausalAlignment bottom = causal ? CausalAlignment::bottom_right : top;
   std::vector<Shape> list = {
@@ -117,12 +120,13 @@ std::vector<Shape> shapes(bool causal) {
   };
   // Bottom-right with S_q > S_kv: the first 123 rows see no key (whole Q tiles of them).
   if (causal) list.push_back({1, 8, 2, 200, 77, bottom, Storage::bhsd, Storage::bhsd});
+  list.push_back({1, 2, 2, 130, 8 * block_n, bottom, Storage::bhsd, Storage::bhsd, true});
   return list;
 }
 
 TEST(WgmmaShapes, CoverEveryRatioStorageAndAlignment) {
   std::set<std::string> seen;
-  for (const Shape& s : shapes(true)) {
+  for (const Shape& s : shapes(true, 128)) {
     seen.insert("ratio" + std::to_string(s.heads / s.kv_heads));
     seen.insert(std::string("q_") + gpu_test::storage_name(s.q_storage));
     seen.insert(std::string("kv_") + gpu_test::storage_name(s.kv_storage));
@@ -151,7 +155,7 @@ TEST_P(WgmmaOnGpu, MatchesReferenceThroughTheLauncher) {
   const bool causal = variant.problem.causal;
   // SWR_WGMMA_FIRST_SHAPE_ONLY=1: the first shape only (compute-sanitizer runs, ~100x slower).
   const char* first_only = std::getenv("SWR_WGMMA_FIRST_SHAPE_ONLY");
-  std::vector<Shape> list = shapes(causal);
+  std::vector<Shape> list = shapes(causal, variant.config.block_n);
   if (first_only && std::string(first_only) == "1") list.resize(1);
   std::mt19937 rng(std::random_device{}());
   for (const Shape& shape : list) {
@@ -162,15 +166,18 @@ TEST_P(WgmmaOnGpu, MatchesReferenceThroughTheLauncher) {
     const TensorDims kv_dims{shape.batch, shape.kv_heads, shape.seq_kv, d};
     // Contiguous [B, H, S, D] for the reference, stored as the shape says for the kernel.
     const auto q = random_elements(dtype, q_dims.elements(), rng);
-    const auto k = random_elements(dtype, kv_dims.elements(), rng);
+    auto k = random_elements(dtype, kv_dims.elements(), rng);
+    if (shape.ramped_keys) gpu_test::ramp_keys(dtype, k, shape.seq_kv, d);
     const auto v = random_elements(dtype, kv_dims.elements(), rng);
-    const std::vector<double> reference = reference_attention(problem, q, k, v);
+    std::vector<double> reference_lse;
+    const std::vector<double> reference = reference_attention(problem, q, k, v, &reference_lse);
     const auto stored_q = gpu_test::stored(q, shape.q_storage, q_dims);
     const auto stored_k = gpu_test::stored(k, shape.kv_storage, kv_dims);
     const auto stored_v = gpu_test::stored(v, shape.kv_storage, kv_dims);
     const std::size_t q_bytes = q_dims.elements() * 2, kv_bytes = kv_dims.elements() * 2;
     Buffer dq(driver, q_bytes), dk(driver, kv_bytes), dv(driver, kv_bytes),
-        dout(driver, q_bytes + 16), counter(driver, sizeof(int));
+        dout(driver, q_bytes + 16), counter(driver, sizeof(int)),
+        dlse(driver, reference_lse.size() * sizeof(float));
     SWR_CU(driver, cuMemcpyHtoD(dq.pointer(), stored_q.data(), q_bytes));
     SWR_CU(driver, cuMemcpyHtoD(dk.pointer(), stored_k.data(), kv_bytes));
     SWR_CU(driver, cuMemcpyHtoD(dv.pointer(), stored_v.data(), kv_bytes));
@@ -180,11 +187,15 @@ TEST_P(WgmmaOnGpu, MatchesReferenceThroughTheLauncher) {
     buffers.o_strides = buffers.q_strides;
     buffers.k_strides = gpu_test::strides_of(shape.kv_storage, kv_dims);
     buffers.v_strides = buffers.k_strides;
+    // The ramped keys' rows also hand the backward their log-sum-exp (the max P was taken against
+    // kept over some tiles and raised in others).
+    if (shape.ramped_keys) buffers.lse = dlse.pointer();
     // O 16-byte aligned (written 16 bytes a lane), then only 4-byte aligned (4 bytes a lane).
     for (auto [persistent_ctas, o_offset] : {std::pair{0, 0}, std::pair{3, 0}, std::pair{0, 4}}) {
       if (persistent_ctas && variant.config.persistence == Persistence::grid) continue;
       buffers.o = dout.pointer() + o_offset;
       SWR_CU(driver, cuMemsetD8Async(dout.pointer(), 0xff, q_bytes + 16, nullptr));  // NaN poison
+      SWR_CU(driver, cuMemsetD8Async(dlse.pointer(), 0xff, reference_lse.size() * 4, nullptr));
       module.launch(problem, buffers, nullptr, persistent_ctas);
       SWR_CU(driver, cuStreamSynchronize(nullptr));
       std::vector<std::uint16_t> out(q_dims.elements());
@@ -197,6 +208,13 @@ TEST_P(WgmmaOnGpu, MatchesReferenceThroughTheLauncher) {
           << gpu_test::storage_name(shape.kv_storage) << " persistent_ctas " << persistent_ctas
           << " O at +" << o_offset << " bytes"
           << ": relative error " << result.relative_error << ", non-finite " << result.non_finite;
+      if (buffers.lse != 0) {
+        std::vector<float> lse(reference_lse.size());
+        SWR_CU(driver, cuMemcpyDtoH(lse.data(), buffers.lse, lse.size() * 4));
+        EXPECT_LT(log_sum_exp_error(lse, reference_lse), 1e-3)
+            << variant.config.key() << " " << problem.key() << " persistent_ctas "
+            << persistent_ctas;
+      }
     }
   }
 }

@@ -35,7 +35,7 @@ struct ConsumerRows {
 
   int lane;
   int first_row;     // of this thread's warp, within the Q tile
-  float row_max[2];  // running max of S * scale * log2(e), rows lane/4 and lane/4 + 8
+  float row_max[2];  // max P is taken against (raised_max), rows lane/4 and lane/4 + 8
   float row_sum[2];  // this lane's partial sums, reduced over the quad at the end
 
   __device__ __forceinline__ int group() const { return lane / 4; }
@@ -69,8 +69,9 @@ struct ConsumerRows {
       }
   }
 
-  // Online softmax: new running max; S becomes P = 2^(S*c - max); returns in `rescale` the
-  // factor the accumulated O must be multiplied by. Returns whether any row's max moved.
+  // Online softmax: the max raised if the tile passes it (raised_max); S becomes P = 2^(S*c - max);
+  // returns in `rescale` the factor the accumulated O must be multiplied by. Returns whether any
+  // row's max moved.
   __device__ __forceinline__ bool softmax(float* s, float scale_log2, float (&rescale)[2]) {
     bool max_moved = false;
 #pragma unroll
@@ -81,7 +82,7 @@ struct ConsumerRows {
         tile_max = fmaxf(tile_max, fmaxf(s[4 * n + 2 * h], s[4 * n + 2 * h + 1]));
       tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1));
       tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 2));
-      const float new_max = fmaxf(row_max[h], tile_max * scale_log2);
+      const float new_max = raised_max(row_max[h], tile_max * scale_log2);
       max_moved |= new_max != row_max[h];
       // A row with no visible key yet keeps max = -inf; subtract 0 then, not -inf (NaN).
       const float reference = new_max == negative_infinity() ? 0.f : new_max;
