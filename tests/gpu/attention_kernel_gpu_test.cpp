@@ -272,9 +272,10 @@ TEST_P(AttentionKernelOnGpu, MatchesReferenceOnModelShapes) {
     auto k = random_elements(c.dtype, kv_dims.elements(), rng);
     if (shape.ramped_keys) gpu_test::ramp_keys(c.dtype, k, shape.seq_kv, c.head_dim);
     const auto v = random_elements(c.dtype, kv_dims.elements(), rng);
+    const std::size_t lse_bytes = q_dims.elements() / c.head_dim * sizeof(float);
     DeviceAllocation dq(driver, q_dims.elements() * 2), dk(driver, kv_dims.elements() * 2),
         dv(driver, kv_dims.elements() * 2), dout(driver, q_dims.elements() * 2),
-        counter(driver, sizeof(int)), dlse(driver, q_dims.elements() / c.head_dim * 4);
+        counter(driver, sizeof(int)), dlse(driver, lse_bytes);
     const auto upload = [&](const DeviceAllocation& to, const std::vector<std::uint16_t>& values,
                             Storage storage, const TensorDims& dims) {
       const std::vector<std::uint16_t> laid = gpu_test::stored(values, storage, dims);
@@ -284,8 +285,6 @@ TEST_P(AttentionKernelOnGpu, MatchesReferenceOnModelShapes) {
     upload(dk, k, shape.kv_storage, kv_dims);
     upload(dv, v, shape.kv_storage, kv_dims);
     SWR_CU(driver, cuMemsetD8Async(dout.pointer(), 0xff, q_dims.elements() * 2, nullptr));  // NaN
-    SWR_CU(driver,
-           cuMemsetD8Async(dlse.pointer(), 0xff, q_dims.elements() / c.head_dim * 4, nullptr));
 
     AttentionBuffers buffers{dq.pointer(), dk.pointer(), dv.pointer(), dout.pointer(),
                              counter.pointer()};
@@ -293,7 +292,10 @@ TEST_P(AttentionKernelOnGpu, MatchesReferenceOnModelShapes) {
     buffers.k_strides = buffers.v_strides = gpu_test::strides_of(shape.kv_storage, kv_dims);
     // The ramped keys' rows also hand the backward their log-sum-exp (the max P was taken against
     // kept over some tiles and raised in others).
-    if (shape.ramped_keys) buffers.lse = dlse.pointer();
+    if (shape.ramped_keys) {
+      buffers.lse = dlse.pointer();
+      SWR_CU(driver, cuMemsetD8Async(dlse.pointer(), 0xff, lse_bytes, nullptr));  // NaN
+    }
     const int ctas = c.config.persistence == Persistence::grid ? 0 : shape.persistent_ctas;
     module.launch(problem, buffers, nullptr, ctas);
     SWR_CU(driver, cuStreamSynchronize(nullptr));

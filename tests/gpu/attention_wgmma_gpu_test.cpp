@@ -174,10 +174,10 @@ TEST_P(WgmmaOnGpu, MatchesReferenceThroughTheLauncher) {
     const auto stored_q = gpu_test::stored(q, shape.q_storage, q_dims);
     const auto stored_k = gpu_test::stored(k, shape.kv_storage, kv_dims);
     const auto stored_v = gpu_test::stored(v, shape.kv_storage, kv_dims);
-    const std::size_t q_bytes = q_dims.elements() * 2, kv_bytes = kv_dims.elements() * 2;
+    const std::size_t q_bytes = q_dims.elements() * 2, kv_bytes = kv_dims.elements() * 2,
+                      lse_bytes = reference_lse.size() * sizeof(float);
     Buffer dq(driver, q_bytes), dk(driver, kv_bytes), dv(driver, kv_bytes),
-        dout(driver, q_bytes + 16), counter(driver, sizeof(int)),
-        dlse(driver, reference_lse.size() * sizeof(float));
+        dout(driver, q_bytes + 16), counter(driver, sizeof(int)), dlse(driver, lse_bytes);
     SWR_CU(driver, cuMemcpyHtoD(dq.pointer(), stored_q.data(), q_bytes));
     SWR_CU(driver, cuMemcpyHtoD(dk.pointer(), stored_k.data(), kv_bytes));
     SWR_CU(driver, cuMemcpyHtoD(dv.pointer(), stored_v.data(), kv_bytes));
@@ -195,7 +195,9 @@ TEST_P(WgmmaOnGpu, MatchesReferenceThroughTheLauncher) {
       if (persistent_ctas && variant.config.persistence == Persistence::grid) continue;
       buffers.o = dout.pointer() + o_offset;
       SWR_CU(driver, cuMemsetD8Async(dout.pointer(), 0xff, q_bytes + 16, nullptr));  // NaN poison
-      SWR_CU(driver, cuMemsetD8Async(dlse.pointer(), 0xff, reference_lse.size() * 4, nullptr));
+      if (buffers.lse != 0) {
+        SWR_CU(driver, cuMemsetD8Async(dlse.pointer(), 0xff, lse_bytes, nullptr));  // NaN poison
+      }
       module.launch(problem, buffers, nullptr, persistent_ctas);
       SWR_CU(driver, cuStreamSynchronize(nullptr));
       std::vector<std::uint16_t> out(q_dims.elements());
